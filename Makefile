@@ -1,0 +1,29 @@
+# Two entry points for a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/kgroups serve --override listeners=PLAINTEXT://127.0.0.1:9092 --override log.dirs=./data
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict src/
+
+test: lint typecheck
+	$(BIN)/pytest -q
+
+clean:
+	rm -rf $(VENV) data .mypy_cache .pytest_cache .ruff_cache
