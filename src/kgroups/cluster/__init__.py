@@ -1,1 +1,1 @@
-
+"""Cluster metadata: topics and their partitions, and group placement."""

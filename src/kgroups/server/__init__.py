@@ -1,1 +1,1 @@
-
+"""The broker: asyncio server, connections, request dispatch and configuration."""

@@ -1,0 +1,33 @@
+"""Which `__consumer_offsets` partition coordinates a group.
+
+Kafka uses `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions`. Both
+halves are Java's, so both are reproduced: String.hashCode runs over UTF-16 code
+units with 32-bit wrap-around, and Kafka's `Utils.abs` maps Integer.MIN_VALUE to
+0 (where Math.abs would return it unchanged, negative).
+"""
+
+from __future__ import annotations
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+
+
+def java_string_hash(s: str) -> int:
+    h = 0
+    for unit in _utf16_units(s):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - 0x1_0000_0000 if h & 0x8000_0000 else h
+
+
+def kafka_abs(n: int) -> int:
+    return 0 if n == -0x8000_0000 else abs(n)
+
+
+def partition_for_group(group_id: str, partitions: int) -> int:
+    return kafka_abs(java_string_hash(group_id)) % partitions
+
+
+def _utf16_units(s: str) -> list[int]:
+    data = s.encode("utf-16-be", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]

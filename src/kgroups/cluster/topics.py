@@ -1,0 +1,148 @@
+"""The topic registry: names, ids, partition counts and per-topic configs.
+
+It is small and changes rarely, so it lives in one JSON file in the log
+directory, replaced atomically (write, fsync, rename, fsync the directory) so a
+crash leaves either the old or the new registry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgroups.cluster.placement import INTERNAL_TOPICS
+from kgroups.errors import ErrorCode, KafkaError
+
+REGISTRY_FILE = "kgroups-topics.json"
+MAX_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+@dataclass(slots=True)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+def validate_topic_name(name: str) -> None:
+    if not name:
+        raise KafkaError(ErrorCode.invalid_topic_exception, "Topic name is empty")
+    if name in (".", ".."):
+        raise KafkaError(ErrorCode.invalid_topic_exception, f"Topic name {name!r} is illegal")
+    if len(name) > MAX_NAME_LENGTH:
+        raise KafkaError(
+            ErrorCode.invalid_topic_exception,
+            f"Topic name is longer than {MAX_NAME_LENGTH} characters",
+        )
+    if not _LEGAL.fullmatch(name):
+        raise KafkaError(
+            ErrorCode.invalid_topic_exception,
+            f"Topic name {name!r} has characters other than ASCII letters, digits, '.', '_', '-'",
+        )
+
+
+def _collision_key(name: str) -> str:
+    # Kafka's metric names turn '.' into '_', so two such names may not coexist.
+    return name.replace(".", "_")
+
+
+class TopicRegistry:
+    def __init__(self, log_dir: Path) -> None:
+        self._path = log_dir / REGISTRY_FILE
+        self._topics: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self.cluster_id = ""
+        self._load()
+
+    def _load(self) -> None:
+        if not self._path.exists():
+            self.cluster_id = _new_cluster_id()
+            self._save()
+            return
+        data = json.loads(self._path.read_text())
+        self.cluster_id = data["cluster_id"]
+        for t in data["topics"]:
+            topic = Topic(t["name"], uuid.UUID(t["id"]), t["partitions"], dict(t["configs"]))
+            self._topics[topic.name] = topic
+            self._by_id[topic.topic_id] = topic
+
+    def _save(self) -> None:
+        data = {
+            "cluster_id": self.cluster_id,
+            "topics": [
+                {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions,
+                 "configs": t.configs}
+                for t in self._topics.values()
+            ],
+        }
+        tmp = self._path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self._path)
+        dir_fd = os.open(self._path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def get(self, name: str) -> Topic | None:
+        return self._topics.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(list(self._topics.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._topics
+
+    def partition_exists(self, name: str, partition: int) -> bool:
+        topic = self._topics.get(name)
+        return topic is not None and 0 <= partition < topic.partitions
+
+    def check_new(self, name: str) -> None:
+        validate_topic_name(name)
+        if name in self._topics:
+            raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        key = _collision_key(name)
+        for other in self._topics:
+            if _collision_key(other) == key:
+                raise KafkaError(
+                    ErrorCode.invalid_topic_exception,
+                    f"Topic '{name}' collides with existing topic '{other}'",
+                )
+
+    def add(self, name: str, partitions: int, configs: dict[str, str]) -> Topic:
+        self.check_new(name)
+        topic = Topic(name, uuid.uuid4(), partitions, dict(configs))
+        self._topics[name] = topic
+        self._by_id[topic.topic_id] = topic
+        self._save()
+        return topic
+
+    def remove(self, name: str) -> Topic:
+        topic = self._topics.pop(name)
+        del self._by_id[topic.topic_id]
+        self._save()
+        return topic
+
+
+def _new_cluster_id() -> str:
+    # Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding.
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

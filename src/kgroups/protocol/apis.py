@@ -1,0 +1,115 @@
+"""The API-version table: which requests kgroups serves, and in which versions.
+
+Ranges start where kio's schemas start (Kafka 4.0 dropped the same old versions,
+KIP-896) and stop where kgroups implements the semantics: Fetch stops at v12
+because v13+ addresses topics by id only, Produce at v9 for the same reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from io import BytesIO
+from typing import Any
+
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRange:
+    key: int
+    name: str
+    min_version: int
+    max_version: int
+
+
+PRODUCE = 0
+FETCH = 1
+LIST_OFFSETS = 2
+METADATA = 3
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
+FIND_COORDINATOR = 10
+JOIN_GROUP = 11
+HEARTBEAT = 12
+LEAVE_GROUP = 13
+SYNC_GROUP = 14
+DESCRIBE_GROUPS = 15
+LIST_GROUPS = 16
+API_VERSIONS = 18
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+INIT_PRODUCER_ID = 22
+DESCRIBE_CONFIGS = 32
+DELETE_GROUPS = 42
+OFFSET_DELETE = 47
+DESCRIBE_CLUSTER = 60
+
+SUPPORTED: dict[int, ApiRange] = {
+    r.key: r
+    for r in (
+        ApiRange(PRODUCE, "Produce", 3, 9),
+        ApiRange(FETCH, "Fetch", 4, 12),
+        ApiRange(LIST_OFFSETS, "ListOffsets", 1, 7),
+        ApiRange(METADATA, "Metadata", 0, 12),
+        ApiRange(OFFSET_COMMIT, "OffsetCommit", 2, 9),
+        ApiRange(OFFSET_FETCH, "OffsetFetch", 1, 9),
+        ApiRange(FIND_COORDINATOR, "FindCoordinator", 0, 4),
+        ApiRange(JOIN_GROUP, "JoinGroup", 0, 9),
+        ApiRange(HEARTBEAT, "Heartbeat", 0, 4),
+        ApiRange(LEAVE_GROUP, "LeaveGroup", 0, 5),
+        ApiRange(SYNC_GROUP, "SyncGroup", 0, 5),
+        ApiRange(DESCRIBE_GROUPS, "DescribeGroups", 0, 5),
+        ApiRange(LIST_GROUPS, "ListGroups", 0, 5),
+        ApiRange(API_VERSIONS, "ApiVersions", 0, 3),
+        ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
+        ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
+        ApiRange(INIT_PRODUCER_ID, "InitProducerId", 0, 4),
+        ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
+        ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
+        ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
+        ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
+    )
+}
+
+
+def is_supported(api_key: int, api_version: int) -> bool:
+    r = SUPPORTED.get(api_key)
+    return r is not None and r.min_version <= api_version <= r.max_version
+
+
+@dataclass(frozen=True, slots=True)
+class ApiCodec:
+    """Everything needed to read one request version and write its response."""
+
+    request_type: type[Any]
+    response_type: type[Any]
+    request_header_flexible: bool
+    response_header_flexible: bool
+    read_request: Any
+    write_response: Any
+
+    def encode_response(self, response: object) -> bytes:
+        buf = BytesIO()
+        self.write_response(buf, response)
+        return buf.getvalue()
+
+
+@cache
+def codec(api_key: int, api_version: int) -> ApiCodec:
+    request_type = load_request_schema(api_key, api_version)
+    response_type = load_response_schema(api_key, api_version)
+    return ApiCodec(
+        request_type=request_type,
+        response_type=response_type,
+        request_header_flexible=request_type.__header_schema__.__version__ >= 2,
+        response_header_flexible=response_type.__header_schema__.__version__ >= 1,
+        read_request=entity_reader(request_type),
+        write_response=entity_writer(response_type),
+    )
+
+
+@cache
+def newest(api_key: int) -> ApiCodec:
+    return codec(api_key, SUPPORTED[api_key].max_version)

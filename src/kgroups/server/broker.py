@@ -1,0 +1,198 @@
+"""The broker: owns the logs, the topic registry, the group coordinator and
+the listening socket, and is what every request handler talks to."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from kgroups.clock import Clock, SystemClock
+from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.cluster.producer_ids import ProducerIdManager
+from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.config import BrokerConfig
+from kgroups.server.connection import serve_connection
+from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.server.flusher import Flusher
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log import PartitionLog
+from kgroups.storage.log_manager import LogManager
+
+log = logging.getLogger(__name__)
+
+# How long a shutdown waits for in-flight requests before cutting connections.
+SHUTDOWN_GRACE_S = 5.0
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock: Clock = clock or SystemClock()
+        self.broker_id = config.broker_id
+        self.log_dir = config.log_dir
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.default_log_config = _default_log_config(config)
+        self.topics = TopicRegistry(self.log_dir)
+        self.logs = LogManager(self.log_dir, self.default_log_config)
+        self.producer_ids = ProducerIdManager(self.log_dir)
+        self.append_waiters = AppendWaiters()
+        self.flusher = Flusher()
+        self.coordinator = CoordinatorRuntime(self)
+        self.closing = False
+        self.advertised: tuple[str, int] = config.advertised(0)
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._background: list[asyncio.Task[None]] = []
+
+    # -- lifecycle ---------------------------------------------------------
+
+    async def start(self) -> None:
+        """Recover the logs, start listening, then load the coordinator in the background."""
+        now = self.clock.now_ms()
+        self.logs.open_all(now)
+        for topic in self.topics:
+            for p in range(topic.partitions):
+                if self.logs.get(topic.name, p) is None:
+                    self.logs.create(topic.name, p, self.topic_config(topic))
+        host, port = self.config.listener()
+        self._server = await asyncio.start_server(self._on_connection, host or None, port)
+        bound = self._server.sockets[0].getsockname()[1]
+        self.advertised = self.config.advertised(bound)
+        self._background.append(asyncio.create_task(self._retention_loop()))
+        self._background.append(asyncio.create_task(self._flush_loop()))
+        self.coordinator.start()
+        log.info(
+            "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
+            self.broker_id, host or "0.0.0.0", bound, *self.advertised, self.log_dir,
+        )
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    async def stop(self) -> None:
+        """Stop accepting, answer what is in flight, flush and close every file."""
+        self.closing = True
+        if self._server is not None:
+            self._server.close()
+        self.append_waiters.wake_all()
+        await self.coordinator.stop()
+        if self._connections:
+            _done, pending = await asyncio.wait(set(self._connections), timeout=SHUTDOWN_GRACE_S)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.flusher.close()
+        self.logs.close()
+        if self._server is not None:
+            await self._server.wait_closed()
+        log.info("kgroups broker %d stopped", self.broker_id)
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await serve_connection(self, reader, writer)
+        finally:
+            self._connections.discard(task)
+
+    # -- topics and logs ---------------------------------------------------
+
+    def topic_config(self, topic: Topic) -> LogConfig:
+        return self.default_log_config.with_overrides(topic.configs)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int | None,
+        configs: dict[str, str],
+        *,
+        validate_only: bool = False,
+    ) -> Topic:
+        count = partitions if partitions is not None else self.config.get_int("num.partitions")
+        self.topics.check_new(name)
+        log_config = self.default_log_config.with_overrides(configs)  # validates the values
+        if validate_only:
+            return Topic(name, _NO_TOPIC_ID, count, dict(configs))
+        topic = self.topics.add(name, count, configs)
+        for p in range(count):
+            self.logs.create(name, p, log_config)
+        log.info("created topic %s with %d partition(s)", name, count)
+        return topic
+
+    def delete_topic(self, name: str) -> Topic:
+        if not self.config.get_bool("delete.topic.enable"):
+            raise KafkaError(ErrorCode.topic_deletion_disabled, "Topic deletion is disabled.")
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Unknown topic {name}")
+        if name == OFFSETS_TOPIC:
+            raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}")
+        self.topics.remove(name)
+        for p in range(topic.partitions):
+            self.logs.delete(name, p)
+            self.append_waiters.notify(name, p)
+        log.info("deleted topic %s", name)
+        return topic
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        plog = self.logs.get(topic, partition)
+        if plog is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition,
+                f"This server does not host this topic-partition: {topic}-{partition}",
+            )
+        return plog
+
+    def appended(self, topic: str, partition: int, plog: PartitionLog) -> None:
+        """Called after every append: wake fetchers, start an fsync if the policy says so."""
+        self.append_waiters.notify(topic, partition)
+        if plog.needs_flush(self.clock.now_ms()):
+            self.flusher.request(plog)
+
+    # -- background work ---------------------------------------------------
+
+    async def _retention_loop(self) -> None:
+        interval = self.config.get_int("log.retention.check.interval.ms") / 1000
+        while True:
+            await asyncio.sleep(interval)
+            deleted = self.logs.apply_retention(self.clock.now_ms())
+            if deleted:
+                log.info("retention deleted %d segment(s)", deleted)
+
+    async def _flush_loop(self) -> None:
+        """Time-based flush policy (`log.flush.interval.ms`)."""
+        interval_ms = min(self.config.log_flush_interval_ms, 1000)
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            for plog in self.logs.flush_due(self.clock.now_ms()):
+                self.flusher.request(plog)
+
+
+_NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+def _default_log_config(config: BrokerConfig) -> LogConfig:
+    return LogConfig(
+        segment_bytes=config.get_int("log.segment.bytes"),
+        segment_ms=config.log_roll_ms,
+        retention_ms=config.log_retention_ms,
+        retention_bytes=config.get_int("log.retention.bytes"),
+        index_interval_bytes=config.get_int("log.index.interval.bytes"),
+        segment_index_bytes=config.get_int("log.index.size.max.bytes"),
+        flush_messages=config.get_int("log.flush.interval.messages"),
+        flush_ms=config.log_flush_interval_ms,
+        cleanup_policy=config.get_str("log.cleanup.policy"),
+        message_timestamp_type=config.get_str("log.message.timestamp.type"),
+        max_message_bytes=config.get_int("message.max.bytes"),
+        delete_retention_ms=config.get_int("log.cleaner.delete.retention.ms"),
+    )

@@ -1,0 +1,304 @@
+"""Broker configuration: Kafka's property names, Kafka's defaults.
+
+A `server.properties` file and `--override key=value` pairs are merged (overrides
+win). Every key is checked: an unknown key or an unparsable value stops the
+broker at start with a message naming it. Keys that a Kafka operator may carry
+over but that mean nothing to a single kgroups broker (thread counts, ZooKeeper,
+replication) are accepted and reported as having no effect.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+LONG_MAX = 9223372036854775807
+INT_MAX = 2147483647
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise ValueError("expected true or false")
+
+
+def _int(value: str) -> int:
+    return int(value.strip())
+
+
+def _str(value: str) -> str:
+    return value.strip()
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        v = value.strip()
+        if v not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return v
+
+    return parse
+
+
+def _listeners(value: str) -> str:
+    for item in filter(None, (v.strip() for v in value.split(","))):
+        parse_listener(item)
+    return value.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    parse: Callable[[str], object]
+    default: object
+    doc: str
+    minimum: int | None = None
+
+
+_SETTINGS: tuple[Setting, ...] = (
+    Setting("broker.id", _int, 0, "Id of this broker in metadata responses.", 0),
+    Setting("node.id", _int, None, "Alias of broker.id (KRaft name)."),
+    Setting("listeners", _listeners, "PLAINTEXT://:9092", "Where the broker listens."),
+    Setting("advertised.listeners", _listeners, None, "Address given to clients."),
+    Setting("log.dirs", _str, "/tmp/kafka-logs", "Directory of the partition logs."),
+    Setting("log.dir", _str, None, "Used when log.dirs is not set."),
+    Setting("num.partitions", _int, 1, "Partitions of an auto-created topic.", 1),
+    Setting("default.replication.factor", _int, 1, "Replication factor (1 only).", 1),
+    Setting("auto.create.topics.enable", _bool, True, "Create topics on first use."),
+    Setting("delete.topic.enable", _bool, True, "Allow DeleteTopics."),
+    Setting("socket.request.max.bytes", _int, 104857600, "Largest request accepted.", 1),
+    Setting("message.max.bytes", _int, 1048588, "Largest record batch.", 0),
+    Setting("log.segment.bytes", _int, 1073741824, "Segment roll size.", 14),
+    Setting("log.roll.ms", _int, None, "Segment roll age (ms)."),
+    Setting("log.roll.hours", _int, 168, "Segment roll age (hours).", 1),
+    Setting("log.retention.ms", _int, None, "Retention by age (ms; -1 unlimited)."),
+    Setting("log.retention.minutes", _int, None, "Retention by age (minutes)."),
+    Setting("log.retention.hours", _int, 168, "Retention by age (hours)."),
+    Setting("log.retention.bytes", _int, -1, "Retention by size per partition."),
+    Setting("log.retention.check.interval.ms", _int, 300000, "Retention check period.", 1),
+    Setting("log.flush.interval.messages", _int, LONG_MAX, "fsync after this many.", 1),
+    Setting("log.flush.interval.ms", _int, None, "fsync after this long (ms)."),
+    Setting("log.flush.scheduler.interval.ms", _int, LONG_MAX, "Flush check period."),
+    Setting("log.index.interval.bytes", _int, 4096, "Bytes between index entries.", 0),
+    Setting("log.index.size.max.bytes", _int, 10485760, "Index size bound.", 4),
+    Setting(
+        "log.cleanup.policy",
+        _choice("delete", "compact", "compact,delete", "delete,compact"),
+        "delete",
+        "Default cleanup policy.",
+    ),
+    Setting(
+        "log.message.timestamp.type",
+        _choice("CreateTime", "LogAppendTime"),
+        "CreateTime",
+        "Timestamp kept in records.",
+    ),
+    Setting("log.cleaner.enable", _bool, True, "Run the log cleaner."),
+    Setting("log.cleaner.delete.retention.ms", _int, 86400000, "Tombstone retention.", 0),
+    Setting("offsets.topic.num.partitions", _int, 50, "__consumer_offsets partitions.", 1),
+    Setting("offsets.topic.segment.bytes", _int, 104857600, "__consumer_offsets segment.", 1),
+    Setting("offsets.retention.minutes", _int, 10080, "Committed offset retention.", 1),
+    Setting("offsets.retention.check.interval.ms", _int, 600000, "Expiry check period.", 1),
+    Setting("offset.metadata.max.bytes", _int, 4096, "Largest commit metadata.", 0),
+    Setting("offsets.commit.timeout.ms", _int, 5000, "Commit append timeout.", 1),
+    Setting("group.min.session.timeout.ms", _int, 6000, "Smallest session timeout.", 0),
+    Setting("group.max.session.timeout.ms", _int, 1800000, "Largest session timeout.", 0),
+    Setting("group.initial.rebalance.delay.ms", _int, 3000, "Delay of a first join.", 0),
+    Setting("group.max.size", _int, INT_MAX, "Members per group.", 1),
+)
+
+SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
+
+# Kafka keys a single-node kgroups broker accepts but has no use for.
+NO_EFFECT = frozenset(
+    {
+        "num.network.threads",
+        "num.io.threads",
+        "num.recovery.threads.per.data.dir",
+        "num.replica.fetchers",
+        "socket.send.buffer.bytes",
+        "socket.receive.buffer.bytes",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
+        "min.insync.replicas",
+        "zookeeper.connect",
+        "zookeeper.connection.timeout.ms",
+        "process.roles",
+        "controller.quorum.voters",
+        "controller.listener.names",
+        "inter.broker.listener.name",
+        "listener.security.protocol.map",
+        "unclean.leader.election.enable",
+        "group.coordinator.rebalance.protocols",
+    }
+)
+
+
+def parse_listener(value: str) -> tuple[str, str, int]:
+    """`NAME://host:port` -> (name, host, port); an empty host means all interfaces."""
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)://(\[[^\]]*\]|[^:]*):(\d+)", value.strip())
+    if not m:
+        raise ValueError(f"listener {value!r} is not of the form PLAINTEXT://host:port")
+    name, host, port = m.group(1), m.group(2).strip("[]"), int(m.group(3))
+    if not 0 <= port <= 65535:
+        raise ValueError(f"listener port {port} is out of range")
+    return name, host, port
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Java-properties subset: `key=value` or `key: value`, `#`/`!` comments."""
+    props: dict[str, str] = {}
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        m = re.match(r"([^=:\s]+)\s*[=:]\s*(.*)", line)
+        if not m:
+            raise ConfigError(f"{path}:{number}: expected key=value, got {raw!r}")
+        props[m.group(1)] = m.group(2)
+    return props
+
+
+def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
+    props: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override {pair!r} is not of the form key=value")
+        props[key.strip()] = value
+    return props
+
+
+class BrokerConfig:
+    """Validated broker settings; read them with Kafka's key names."""
+
+    def __init__(self, props: Mapping[str, str] | None = None) -> None:
+        self._values: dict[str, object] = {s.key: s.default for s in _SETTINGS}
+        self.ignored: list[str] = []
+        for key, raw in (props or {}).items():
+            if key in NO_EFFECT:
+                self.ignored.append(key)
+                continue
+            setting = SETTINGS.get(key)
+            if setting is None:
+                raise ConfigError(f"unknown configuration key {key!r}")
+            try:
+                value = setting.parse(raw)
+            except ValueError as e:
+                raise ConfigError(f"invalid value {raw!r} for {key}: {e}") from None
+            if setting.minimum is not None and isinstance(value, int):
+                if value < setting.minimum:
+                    raise ConfigError(
+                        f"invalid value {raw!r} for {key}: must be at least {setting.minimum}"
+                    )
+            self._values[key] = value
+        self._check()
+
+    @classmethod
+    def load(cls, config_file: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:
+        props = read_properties(config_file) if config_file else {}
+        props.update(parse_overrides(overrides))
+        return cls(props)
+
+    def _check(self) -> None:
+        if self.get_int("group.min.session.timeout.ms") > self.get_int(
+            "group.max.session.timeout.ms"
+        ):
+            raise ConfigError(
+                "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
+            )
+        if self.get_int("default.replication.factor") != 1:
+            raise ConfigError("default.replication.factor must be 1 on a single broker")
+        self.listener()
+
+    def get(self, key: str) -> object:
+        return self._values[key]
+
+    def get_int(self, key: str) -> int:
+        value = self._values[key]
+        assert isinstance(value, int) and not isinstance(value, bool), key
+        return value
+
+    def get_str(self, key: str) -> str:
+        value = self._values[key]
+        assert isinstance(value, str), key
+        return value
+
+    def get_bool(self, key: str) -> bool:
+        value = self._values[key]
+        assert isinstance(value, bool), key
+        return value
+
+    @property
+    def broker_id(self) -> int:
+        node_id = self._values["node.id"]
+        return node_id if isinstance(node_id, int) else self.get_int("broker.id")
+
+    @property
+    def log_dir(self) -> Path:
+        dirs = self._values["log.dirs"]
+        if self._values["log.dir"] is not None and dirs == SETTINGS["log.dirs"].default:
+            dirs = self._values["log.dir"]
+        assert isinstance(dirs, str)
+        first = dirs.split(",")[0].strip()
+        return Path(first)
+
+    def listener(self) -> tuple[str, int]:
+        """(host, port) to bind: the first listener."""
+        first = self.get_str("listeners").split(",")[0]
+        _name, host, port = parse_listener(first)
+        return host, port
+
+    def advertised(self, bound_port: int) -> tuple[str, int]:
+        """(host, port) given to clients in Metadata and FindCoordinator."""
+        raw = self._values["advertised.listeners"]
+        if isinstance(raw, str) and raw:
+            _name, host, port = parse_listener(raw.split(",")[0])
+        else:
+            host, port = self.listener()
+        return host or "localhost", port or bound_port
+
+    def _ms(self, ms_key: str, *coarser: tuple[str, int]) -> int:
+        value = self._values[ms_key]
+        if isinstance(value, int):
+            return value
+        for key, factor in coarser:
+            v = self._values[key]
+            if isinstance(v, int):
+                return v * factor if v >= 0 else -1
+        raise AssertionError(ms_key)
+
+    @property
+    def log_roll_ms(self) -> int:
+        return self._ms("log.roll.ms", ("log.roll.hours", 3_600_000))
+
+    @property
+    def log_retention_ms(self) -> int:
+        return self._ms(
+            "log.retention.ms", ("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)
+        )
+
+    @property
+    def log_flush_interval_ms(self) -> int:
+        value = self._values["log.flush.interval.ms"]
+        return value if isinstance(value, int) else self.get_int("log.flush.scheduler.interval.ms")
+
+    def describe(self) -> dict[str, str]:
+        """Every setting as a string, for DescribeConfigs."""
+        return {k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in self._values.items()}

@@ -1,0 +1,59 @@
+"""One client connection: read frames, dispatch, answer in order.
+
+Like Kafka's socket server, a connection handles one request at a time and
+reads the next only after answering (pipelined requests wait in the socket
+buffer), which is what keeps responses in request order. Anything that can't
+be parsed closes this connection with a log line naming the peer and the
+reason; other connections never notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from kgroups.protocol.framing import BadFrame, read_frame
+from kgroups.server.dispatch import BadRequest, dispatch
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+
+log = logging.getLogger(__name__)
+
+# Past this many unsent bytes, wait for the peer to read before handling more.
+_HIGH_WATER = 4 * 1024 * 1024
+
+
+async def serve_connection(
+    broker: Broker, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    peer = writer.get_extra_info("peername")
+    host = peer[0] if isinstance(peer, tuple) else str(peer)
+    peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+    max_bytes = broker.config.get_int("socket.request.max.bytes")
+    transport = writer.transport
+    try:
+        while True:
+            request = await read_frame(reader, max_bytes)
+            if request is None:
+                break
+            response = await dispatch(broker, request, host)
+            if response is not None:
+                writer.write(response)
+                if transport.get_write_buffer_size() > _HIGH_WATER:
+                    await writer.drain()
+    except (BadFrame, BadRequest) as e:
+        log.warning("closing connection from %s: %s", peer_name, e)
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("closing connection from %s after an internal error", peer_name)
+    finally:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass

@@ -1,0 +1,74 @@
+"""From a request frame to a response frame: header, version check, body, handler."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, TypeVar
+
+from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
+from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.protocol.framing import frame
+from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
+from kgroups.protocol.versions import upgrade
+from kgroups.server.context import RequestContext
+from kgroups.server.handlers import ROUTES
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class BadRequest(ValueError):
+    """A request the broker cannot answer; the connection is closed."""
+
+
+async def dispatch(broker: Broker, request: bytes, client_host: str) -> bytes | None:
+    try:
+        api_key, api_version, correlation_id = peek_api(request)
+    except MalformedHeader as e:
+        raise BadRequest(str(e)) from None
+    if not apis.is_supported(api_key, api_version):
+        if api_key == apis.API_VERSIONS:
+            return _unsupported_api_versions(correlation_id)
+        name = apis.SUPPORTED[api_key].name if api_key in apis.SUPPORTED else "unknown API"
+        raise BadRequest(f"unsupported request: api key {api_key} ({name}) version {api_version}")
+    codec = apis.codec(api_key, api_version)
+    try:
+        header, offset = read_request_header(request, codec.request_header_flexible)
+        body, _size = codec.read_request(request, offset)
+    except Exception as e:
+        raise BadRequest(
+            f"malformed {apis.SUPPORTED[api_key].name} v{api_version} request: {e}"
+        ) from None
+    route = ROUTES[api_key]
+    if route.upgrade:
+        body = upgrade(body, apis.newest(api_key).request_type)
+    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    response = await route.handler(broker, ctx, body)
+    if response is None:
+        return None
+    payload = codec.encode_response(response)
+    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _unsupported_api_versions(correlation_id: int) -> bytes:
+    """Kafka's rule: a client asking ApiVersions in a version we lack gets a v0
+    answer with UNSUPPORTED_VERSION and our ranges, then retries lower."""
+    response = ApiVersionsResponseV0(
+        error_code=ErrorCode.unsupported_version,
+        api_keys=api_version_entries(ApiVersionV0),
+    )
+    payload = apis.codec(apis.API_VERSIONS, 0).encode_response(response)
+    return frame(response_header(correlation_id, flexible=False) + payload)
+
+
+def api_version_entries(entry_type: type[_T]) -> tuple[_T, ...]:
+    return tuple(
+        entry_type(api_key=r.key, min_version=r.min_version, max_version=r.max_version)  # type: ignore[call-arg]
+        for r in apis.SUPPORTED.values()
+    )

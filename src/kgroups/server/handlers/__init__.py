@@ -1,0 +1,60 @@
+"""Request handlers, one file per API; ROUTES maps an API key to its handler.
+
+A handler gets the request in the newest schema version we serve (see
+protocol/versions.py) unless its route says otherwise, and returns the
+response in that same newest version, or None when no response is due
+(Produce with acks=0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgroups.protocol import apis
+from kgroups.server.handlers import (
+    api_versions,
+    create_topics,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    fetch,
+    find_coordinator,
+    groups,
+    init_producer_id,
+    list_offsets,
+    metadata,
+    produce,
+)
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+Handler = Callable[["Broker", "RequestContext", Any], Awaitable[object | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    handler: Handler
+    upgrade: bool = True
+
+
+ROUTES: dict[int, Route] = {
+    apis.API_VERSIONS: Route(api_versions.handle),
+    apis.METADATA: Route(metadata.handle),
+    apis.CREATE_TOPICS: Route(create_topics.handle),
+    apis.DELETE_TOPICS: Route(delete_topics.handle),
+    apis.DESCRIBE_CONFIGS: Route(describe_configs.handle),
+    apis.DESCRIBE_CLUSTER: Route(describe_cluster.handle),
+    apis.PRODUCE: Route(produce.handle),
+    apis.FETCH: Route(fetch.handle),
+    apis.LIST_OFFSETS: Route(list_offsets.handle),
+    apis.INIT_PRODUCER_ID: Route(init_producer_id.handle),
+    # v0-v3 name one key, v4 a list: the handler reads both shapes.
+    apis.FIND_COORDINATOR: Route(find_coordinator.handle, upgrade=False),
+    **groups.ROUTES,
+}
+
+assert set(ROUTES) == set(apis.SUPPORTED), set(apis.SUPPORTED) ^ set(ROUTES)

@@ -1,0 +1,36 @@
+"""DescribeCluster: this broker is the whole cluster and its controller."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.describe_cluster.v1 import DescribeClusterRequest, DescribeClusterResponse
+from kio.schema.describe_cluster.v1.response import DescribeClusterBroker
+from kio.schema.types import BrokerId
+from kio.static.primitive import i8, i32
+
+from kgroups.errors import ErrorCode
+from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+BROKERS_ENDPOINT = 1
+
+
+async def handle(
+    broker: Broker, ctx: RequestContext, request: DescribeClusterRequest
+) -> DescribeClusterResponse:
+    host, port = broker.advertised
+    node = BrokerId(broker.broker_id)
+    return DescribeClusterResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=ErrorCode.none,
+        error_message=None,
+        endpoint_type=i8(BROKERS_ENDPOINT),
+        cluster_id=broker.topics.cluster_id,
+        controller_id=node,
+        brokers=(DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),),
+        cluster_authorized_operations=OPERATIONS_OMITTED,
+    )

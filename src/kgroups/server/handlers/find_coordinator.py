@@ -1,0 +1,70 @@
+"""FindCoordinator: the leader of the group's `__consumer_offsets` partition.
+
+That leader is always this broker; asking creates `__consumer_offsets` on first
+use. Transaction coordinators are not supported and answer
+COORDINATOR_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.find_coordinator.v3 import FindCoordinatorResponse as FindCoordinatorResponseV3
+from kio.schema.find_coordinator.v4 import FindCoordinatorRequest, FindCoordinatorResponse
+from kio.schema.find_coordinator.v4.response import Coordinator
+from kio.schema.types import BrokerId
+from kio.static.primitive import i32
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.server.handlers.common import NO_THROTTLE
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+GROUP = 0
+TRANSACTION = 1
+
+
+async def handle(
+    broker: Broker, ctx: RequestContext, request: object
+) -> FindCoordinatorResponse | FindCoordinatorResponseV3:
+    if isinstance(request, FindCoordinatorRequest):
+        found = [(key, _find(broker, request.key_type, key)) for key in request.coordinator_keys]
+        return FindCoordinatorResponse(
+            throttle_time=NO_THROTTLE,
+            coordinators=tuple(
+                Coordinator(
+                    key=key, node_id=node, host=host, port=port, error_code=error,
+                    error_message=message,
+                )
+                for key, (error, message, node, host, port) in found
+            ),
+        )
+    # v0-v3 carry one key; v0 has no key type (groups only).
+    key: str = getattr(request, "key")  # noqa: B009
+    key_type: int = getattr(request, "key_type", GROUP)
+    error, message, node, host, port = _find(broker, key_type, key)
+    return FindCoordinatorResponseV3(
+        throttle_time=NO_THROTTLE, error_code=error, error_message=message,
+        node_id=node, host=host, port=port,
+    )
+
+
+def _find(broker: Broker, key_type: int, key: str) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
+    if key_type == TRANSACTION:
+        return _no_coordinator(ErrorCode.coordinator_not_available, "Transactions are not supported")
+    if key_type != GROUP:
+        return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
+    if not key:
+        return _no_coordinator(ErrorCode.invalid_request, "Empty group id")
+    try:
+        broker.coordinator.ensure_offsets_topic()
+    except KafkaError as e:
+        return _no_coordinator(e.error_code, e.message)
+    host, port = broker.advertised
+    return ErrorCode.none, None, BrokerId(broker.broker_id), host, i32(port)
+
+
+def _no_coordinator(error: ErrorCode, message: str) -> tuple[ErrorCode, str, BrokerId, str, i32]:
+    return error, message, BrokerId(-1), "", i32(-1)

@@ -1,0 +1,38 @@
+"""InitProducerId for idempotent producers (transactions are not supported)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.init_producer_id.v4 import InitProducerIdRequest, InitProducerIdResponse
+from kio.schema.types import ProducerId
+from kio.static.primitive import i16
+
+from kgroups.errors import ErrorCode
+from kgroups.server.handlers.common import NO_THROTTLE
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+_EPOCH_MAX = 32767
+
+
+async def handle(
+    broker: Broker, ctx: RequestContext, request: InitProducerIdRequest
+) -> InitProducerIdResponse:
+    if request.transactional_id is not None:
+        return _response(ErrorCode.coordinator_not_available, -1, -1)
+    if request.producer_id >= 0 and 0 <= request.producer_epoch < _EPOCH_MAX - 1:
+        # KIP-360: a producer that knows its id asks for an epoch bump.
+        return _response(ErrorCode.none, request.producer_id, request.producer_epoch + 1)
+    return _response(ErrorCode.none, broker.producer_ids.next_id(), 0)
+
+
+def _response(error: ErrorCode, producer_id: int, epoch: int) -> InitProducerIdResponse:
+    return InitProducerIdResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        producer_id=ProducerId(producer_id),
+        producer_epoch=i16(epoch),
+    )

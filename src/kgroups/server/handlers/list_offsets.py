@@ -1,0 +1,67 @@
+"""ListOffsets: earliest (-2), latest (-1), max timestamp (-3), or by timestamp."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.list_offsets.v7 import ListOffsetsRequest, ListOffsetsResponse
+from kio.schema.list_offsets.v7.response import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsTopicResponse,
+)
+from kio.static.primitive import i32, i64
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.server.handlers.common import NO_THROTTLE
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+
+
+async def handle(
+    broker: Broker, ctx: RequestContext, request: ListOffsetsRequest
+) -> ListOffsetsResponse:
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            error = ErrorCode.none
+            offset = timestamp = -1
+            try:
+                offset, timestamp = _lookup(broker, topic.name, p.partition_index, p.timestamp)
+            except KafkaError as e:
+                error = e.error_code
+            partitions.append(
+                ListOffsetsPartitionResponse(
+                    partition_index=p.partition_index,
+                    error_code=error,
+                    timestamp=i64(timestamp),
+                    offset=i64(offset),
+                    leader_epoch=i32(0 if error == ErrorCode.none else -1),
+                )
+            )
+        topics.append(ListOffsetsTopicResponse(name=topic.name, partitions=tuple(partitions)))
+    return ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple(topics))
+
+
+def _lookup(broker: Broker, topic: str, partition: int, timestamp: int) -> tuple[int, int]:
+    log = broker.log(topic, partition)
+    if timestamp == LATEST:
+        return log.high_watermark, -1
+    if timestamp == EARLIEST:
+        return log.log_start_offset, -1
+    if timestamp == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset()
+    elif timestamp < 0:
+        raise KafkaError(ErrorCode.invalid_request, f"Unsupported timestamp {timestamp}")
+    else:
+        found = log.offset_for_timestamp(timestamp)
+    if found is None:
+        return -1, -1
+    offset, ts = found
+    return offset, ts
