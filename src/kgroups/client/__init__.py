@@ -1,1 +1,1 @@
-
+"""kgroups' own Kafka client: connections, admin calls, producer and consumer."""

@@ -107,3 +107,12 @@ def _default_for(f: dataclasses.Field[Any]) -> object:
         return ()
     kafka_type = f.metadata.get("kafka_type", "")
     return _ZERO_BY_KAFKA_TYPE.get(kafka_type, 0)
+
+
+def build(cls: type[T], **values: Any) -> T:
+    """An entity of `cls` from the values it has fields for; schema defaults for
+    the rest. For responses whose older versions have fields the newest lacks."""
+    wanted = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        wanted[f.name] = values[f.name] if f.name in values else _default_for(f)
+    return cls(**wanted)

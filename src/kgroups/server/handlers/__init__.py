@@ -45,7 +45,8 @@ ROUTES: dict[int, Route] = {
     apis.API_VERSIONS: Route(api_versions.handle),
     apis.METADATA: Route(metadata.handle),
     apis.CREATE_TOPICS: Route(create_topics.handle),
-    apis.DELETE_TOPICS: Route(delete_topics.handle),
+    # v1-v5 list names, v6 names or ids: the handler reads both shapes.
+    apis.DELETE_TOPICS: Route(delete_topics.handle, upgrade=False),
     apis.DESCRIBE_CONFIGS: Route(describe_configs.handle),
     apis.DESCRIBE_CLUSTER: Route(describe_cluster.handle),
     apis.PRODUCE: Route(produce.handle),
@@ -54,7 +55,22 @@ ROUTES: dict[int, Route] = {
     apis.INIT_PRODUCER_ID: Route(init_producer_id.handle),
     # v0-v3 name one key, v4 a list: the handler reads both shapes.
     apis.FIND_COORDINATOR: Route(find_coordinator.handle, upgrade=False),
-    **groups.ROUTES,
 }
+
+ROUTES.update(
+    {
+        apis.JOIN_GROUP: Route(groups.join_group),
+        apis.SYNC_GROUP: Route(groups.sync_group),
+        apis.HEARTBEAT: Route(groups.heartbeat),
+        # Shapes changed across versions: the handlers convert themselves.
+        apis.LEAVE_GROUP: Route(groups.leave_group, upgrade=False),
+        apis.OFFSET_COMMIT: Route(groups.offset_commit, upgrade=False),
+        apis.OFFSET_FETCH: Route(groups.offset_fetch, upgrade=False),
+        apis.OFFSET_DELETE: Route(groups.offset_delete),
+        apis.DESCRIBE_GROUPS: Route(groups.describe_groups),
+        apis.LIST_GROUPS: Route(groups.list_groups),
+        apis.DELETE_GROUPS: Route(groups.delete_groups),
+    }
+)
 
 assert set(ROUTES) == set(apis.SUPPORTED), set(apis.SUPPORTED) ^ set(ROUTES)

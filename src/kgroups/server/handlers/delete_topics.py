@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest, DeleteTopicsResponse
+from kio.schema.delete_topics.v6.request import DeleteTopicState
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kio.schema.types import TopicName
 
@@ -19,11 +20,14 @@ if TYPE_CHECKING:
 _NO_ID = UUID(int=0)
 
 
-async def handle(
-    broker: Broker, ctx: RequestContext, request: DeleteTopicsRequest
-) -> DeleteTopicsResponse:
+async def handle(broker: Broker, ctx: RequestContext, request: object) -> DeleteTopicsResponse:
+    if isinstance(request, DeleteTopicsRequest):
+        states = request.topics
+    else:  # v1-v5 name topics in a plain list
+        names: tuple[str, ...] = getattr(request, "topic_names")  # noqa: B009
+        states = tuple(DeleteTopicState(name=TopicName(n), topic_id=None) for n in names)
     results = []
-    for state in request.topics:
+    for state in states:
         name: str | None = state.name
         topic_id = state.topic_id if state.topic_id not in (None, _NO_ID) else None
         error, message = ErrorCode.none, None

@@ -22,6 +22,8 @@ from kio.static.primitive import i32
 
 from kgroups.cluster.topics import Topic
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
+from kgroups.protocol.versions import build
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:
@@ -39,12 +41,15 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         topics = []
         for wanted in request.topics:
             topics.append(_lookup(broker, wanted.name, wanted.topic_id, auto_create))
-    return MetadataResponse(
+    # v8-v10 carry cluster_authorized_operations, which later versions dropped.
+    return build(
+        apis.codec(apis.METADATA, ctx.api_version).response_type,
         throttle_time=NO_THROTTLE,
-        brokers=(MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),)
+        brokers=(MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),),
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         topics=tuple(topics),
+        cluster_authorized_operations=OPERATIONS_OMITTED,
     )
 
 

@@ -1,0 +1,3 @@
+from kgroups.cli import main
+
+raise SystemExit(main())

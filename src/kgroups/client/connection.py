@@ -1,0 +1,162 @@
+"""One client connection to a broker: pipelined requests matched to responses
+by correlation id, with API versions negotiated on connect."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import struct
+from io import BytesIO
+from typing import Any, TypeVar
+
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.api_versions.v0 import ApiVersionsRequest as ApiVersionsRequestV0
+from kio.schema.api_versions.v3 import ApiVersionsRequest
+from kio.serial import entity_reader, entity_writer
+
+from kgroups import __version__
+from kgroups.errors import ErrorCode, KafkaError
+
+_SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">hhi")
+T = TypeVar("T")
+
+
+class ConnectionClosed(ConnectionError):
+    pass
+
+
+class BrokerConnection:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._client_id = client_id.encode()
+        self._correlation = itertools.count(1)
+        self._pending: dict[int, tuple[asyncio.Future[Any], Any]] = {}
+        self._receiver = asyncio.get_running_loop().create_task(self._receive())
+        self.versions: dict[int, tuple[int, int]] = {}
+
+    @classmethod
+    async def open(
+        cls, host: str, port: int, *, client_id: str = "kgroups", timeout: float = 10.0
+    ) -> BrokerConnection:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        conn = cls(reader, writer, client_id)
+        try:
+            await conn._negotiate()
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _negotiate(self) -> None:
+        response = await self.send(
+            ApiVersionsRequest(
+                client_software_name="kgroups", client_software_version=__version__
+            )
+        )
+        if response.error_code == ErrorCode.unsupported_version:
+            response = await self.send(ApiVersionsRequestV0())
+        if response.error_code != ErrorCode.none:
+            raise KafkaError(response.error_code, "ApiVersions failed")
+        self.versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+    def version_for(self, api_key: int, lowest: int, highest: int) -> int:
+        """The newest version both we (lowest..highest) and the broker support."""
+        theirs = self.versions.get(api_key)
+        if theirs is None or theirs[1] < lowest or theirs[0] > highest:
+            raise KafkaError(ErrorCode.unsupported_version, f"broker lacks API {api_key}")
+        return min(highest, theirs[1])
+
+    async def send(
+        self, request: Any, *, version: int | None = None, expect_response: bool = True
+    ) -> Any:
+        """Send a kio request entity, as `version` when given (a newer entity
+        serialises as an older version by field name); returns the response."""
+        if self._receiver.done():
+            raise ConnectionClosed("connection is closed")
+        api_key = request.__api_key__
+        schema = type(request)
+        if version is None:
+            version = request.__version__
+        elif version != request.__version__:
+            schema = load_request_schema(api_key, version)
+        correlation = next(self._correlation)
+        buf = BytesIO()
+        buf.write(_HEADER.pack(api_key, version, correlation))
+        buf.write(struct.pack(">h", len(self._client_id)) + self._client_id)
+        if schema.__header_schema__.__version__ >= 2:
+            buf.write(b"\x00")
+        _writer(schema)(buf, request)
+        payload = buf.getvalue()
+        future: asyncio.Future[Any] | None = None
+        if expect_response:
+            future = asyncio.get_running_loop().create_future()
+            self._pending[correlation] = (future, _response_reader(api_key, version))
+        self._writer.write(_SIZE.pack(len(payload)) + payload)
+        await self._writer.drain()
+        if future is None:
+            return None
+        return await future
+
+    async def _receive(self) -> None:
+        error: BaseException = ConnectionClosed("broker closed the connection")
+        try:
+            while True:
+                (size,) = _SIZE.unpack(await self._reader.readexactly(4))
+                frame = await self._reader.readexactly(size)
+                (correlation,) = _SIZE.unpack_from(frame, 0)
+                entry = self._pending.pop(correlation, None)
+                if entry is None:
+                    continue
+                future, (read, flexible) = entry
+                try:
+                    response, _ = read(frame, 5 if flexible else 4)
+                except Exception as e:  # a response we cannot parse fails only its request
+                    if not future.done():
+                        future.set_exception(e)
+                    continue
+                if not future.done():
+                    future.set_result(response)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            error = ConnectionClosed(f"connection lost: {e}")
+        except asyncio.CancelledError:
+            error = ConnectionClosed("connection closed")
+        finally:
+            for future, _ in self._pending.values():
+                if not future.done():
+                    future.set_exception(error)
+            self._pending.clear()
+
+    async def close(self) -> None:
+        self._receiver.cancel()
+        with contextlib.suppress(BaseException):
+            await self._receiver
+        self._writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await self._writer.wait_closed()
+
+
+_writers: dict[type[Any], Any] = {}
+_readers: dict[tuple[int, int], tuple[Any, bool]] = {}
+
+
+def _writer(cls: type[Any]) -> Any:
+    w = _writers.get(cls)
+    if w is None:
+        w = _writers[cls] = entity_writer(cls)
+    return w
+
+
+def _response_reader(api_key: int, version: int) -> tuple[Any, bool]:
+    r = _readers.get((api_key, version))
+    if r is None:
+        cls = load_response_schema(api_key, version)
+        r = _readers[(api_key, version)] = (
+            entity_reader(cls),
+            cls.__header_schema__.__version__ >= 1,
+        )
+    return r

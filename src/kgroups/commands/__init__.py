@@ -1,0 +1,1 @@
+"""The bodies of the `kgroups` subcommands; cli.py parses and dispatches."""

@@ -1,0 +1,131 @@
+"""`kgroups consume TOPIC`: read partitions directly (no consumer group)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import timedelta
+from typing import TextIO
+
+from kio.schema.fetch.v12 import FetchRequest
+from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
+from kio.schema.list_offsets.v7 import ListOffsetsRequest
+from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
+from kio.schema.types import BrokerId, TopicName
+from kio.static.primitive import i8, i32, i32Timedelta, i64
+
+from kgroups.client.cluster import ClusterClient
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.apis import FETCH, LIST_OFFSETS
+from kgroups.storage.records import decode_records, iter_batches
+
+_MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))
+
+
+async def run(
+    bootstrap: str,
+    topic: str,
+    *,
+    partition: int | None,
+    from_beginning: bool,
+    max_messages: int | None,
+    timeout_ms: int | None,
+    print_key: bool,
+    out: TextIO = sys.stdout,
+) -> int:
+    client = ClusterClient(bootstrap, client_id="kgroups-consumer")
+    seen = 0
+    try:
+        info = await client.topic(topic)
+        partitions = [partition] if partition is not None else sorted(info.partitions)
+        if partition is not None and partition not in info.partitions:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"topic {topic} has no partition {partition}"
+            )
+        conn = await client.leader(topic, partitions[0])
+        positions = await _start_offsets(client, topic, partitions, -2 if from_beginning else -1)
+        idle_since = time.monotonic()
+        fetch_version = conn.version_for(FETCH, 4, 12)
+        while max_messages is None or seen < max_messages:
+            response = await conn.send(_fetch_request(topic, positions), version=fetch_version)
+            got = 0
+            for t in response.responses:
+                for p in t.partitions:
+                    if p.error_code != ErrorCode.none:
+                        raise KafkaError(p.error_code, f"fetch from {topic}-{p.partition_index}")
+                    data = p.records or b""
+                    for pos, header in iter_batches(data):
+                        for record in decode_records(data[pos : pos + header.size]):
+                            if record.offset < positions[p.partition_index]:
+                                continue
+                            positions[p.partition_index] = record.offset + 1
+                            value = (record.value or b"").decode("utf-8", "replace")
+                            if print_key:
+                                key = (record.key or b"").decode("utf-8", "replace")
+                                value = f"{key}\t{value}"
+                            out.write(value + "\n")
+                            seen += 1
+                            got += 1
+                            if max_messages is not None and seen >= max_messages:
+                                break
+            out.flush()
+            if got:
+                idle_since = time.monotonic()
+            elif timeout_ms is not None and (time.monotonic() - idle_since) * 1000 >= timeout_ms:
+                break
+    finally:
+        await client.close()
+    return seen
+
+
+def _fetch_request(topic: str, positions: dict[int, int]) -> FetchRequest:
+    return FetchRequest(
+        replica_id=BrokerId(-1),
+        max_wait=_MAX_WAIT,
+        min_bytes=i32(1),
+        max_bytes=i32(52428800),
+        isolation_level=i8(0),
+        session_id=i32(0),
+        session_epoch=i32(-1),
+        topics=(
+            FetchTopic(
+                topic=TopicName(topic),
+                partitions=tuple(
+                    FetchPartition(
+                        partition=i32(p), fetch_offset=i64(o), partition_max_bytes=i32(1048576)
+                    )
+                    for p, o in positions.items()
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+    )
+
+
+async def _start_offsets(
+    client: ClusterClient, topic: str, partitions: list[int], timestamp: int
+) -> dict[int, int]:
+    conn = await client.leader(topic, partitions[0])
+    request = ListOffsetsRequest(
+        replica_id=BrokerId(-1),
+        isolation_level=i8(0),
+        topics=(
+            ListOffsetsTopic(
+                name=TopicName(topic),
+                partitions=tuple(
+                    ListOffsetsPartition(
+                        partition_index=i32(p), current_leader_epoch=i32(-1), timestamp=i64(timestamp)
+                    )
+                    for p in partitions
+                ),
+            ),
+        ),
+    )
+    response = await conn.send(request, version=conn.version_for(LIST_OFFSETS, 1, 7))
+    offsets = {}
+    for t in response.topics:
+        for p in t.partitions:
+            if p.error_code != ErrorCode.none:
+                raise KafkaError(p.error_code, f"list offsets of {topic}-{p.partition_index}")
+            offsets[p.partition_index] = p.offset
+    return offsets

@@ -1,0 +1,94 @@
+"""`kgroups produce TOPIC`: one record per line of standard input."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from datetime import timedelta
+from typing import TextIO, cast
+
+from kio.schema.produce.v9 import ProduceRequest
+from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
+from kio.schema.types import TopicName
+from kio.static.primitive import Records, i16, i32, i32Timedelta
+
+from kgroups.client.cluster import ClusterClient
+from kgroups.client.partitioner import partition_for_key
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.apis import PRODUCE
+from kgroups.storage.records import encode_batch
+
+_BATCH = 500
+_TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
+
+Pending = dict[int, list[tuple[bytes | None, bytes | None, tuple[()], int]]]
+
+
+async def run(
+    bootstrap: str,
+    topic: str,
+    key_separator: str | None,
+    partition: int | None,
+    acks: int,
+    source: TextIO = sys.stdin,
+) -> int:
+    client = ClusterClient(bootstrap, client_id="kgroups-producer")
+    sent = 0
+    try:
+        info = await client.topic(topic)
+        count = len(info.partitions)
+        if partition is not None and partition not in info.partitions:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"topic {topic} has no partition {partition}"
+            )
+        pending: Pending = defaultdict(list)
+        next_partition = 0
+        for line in source:
+            text = line.rstrip("\n")
+            key: bytes | None = None
+            value = text
+            if key_separator is not None and key_separator in text:
+                k, value = text.split(key_separator, 1)
+                key = k.encode()
+            if partition is not None:
+                target = partition
+            elif key is not None:
+                target = partition_for_key(key, count)
+            else:
+                target, next_partition = next_partition, (next_partition + 1) % count
+            pending[target].append((key, value.encode(), (), int(time.time() * 1000)))
+            if len(pending[target]) >= _BATCH:
+                sent += await _send(client, topic, {target: pending.pop(target)}, acks)
+        sent += await _send(client, topic, pending, acks)
+    finally:
+        await client.close()
+    return sent
+
+
+async def _send(client: ClusterClient, topic: str, pending: Pending, acks: int) -> int:
+    if not pending:
+        return 0
+    conn = await client.leader(topic, next(iter(pending)))
+    request = ProduceRequest(
+        transactional_id=None,
+        acks=i16(acks),
+        timeout=_TIMEOUT,
+        topic_data=(
+            TopicProduceData(
+                name=TopicName(topic),
+                partition_data=tuple(
+                    PartitionProduceData(index=i32(p), records=cast(Records, encode_batch(records)))
+                    for p, records in pending.items()
+                ),
+            ),
+        ),
+    )
+    version = conn.version_for(PRODUCE, 3, 9)
+    response = await conn.send(request, version=version, expect_response=acks != 0)
+    if response is not None:
+        for t in response.responses:
+            for p in t.partition_responses:
+                if p.error_code != ErrorCode.none:
+                    raise KafkaError(p.error_code, p.error_message)
+    return sum(len(r) for r in pending.values())

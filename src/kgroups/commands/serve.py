@@ -1,0 +1,39 @@
+"""`kgroups serve`: run a broker until SIGTERM or SIGINT, then stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+from kgroups.server.broker import Broker
+from kgroups.server.config import BrokerConfig
+
+log = logging.getLogger("kgroups")
+
+
+def run(config_file: Path | None, overrides: list[str]) -> int:
+    config = BrokerConfig.load(config_file, overrides)
+    for key in config.ignored:
+        log.info("configuration key %s has no effect on a single kgroups broker", key)
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
+        runner = asyncio.run
+    runner(_serve(config))
+    return 0
+
+
+async def _serve(config: BrokerConfig) -> None:
+    broker = Broker(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await broker.start()
+    await stop.wait()
+    log.info("shutting down")
+    await broker.stop()

@@ -1,0 +1,140 @@
+"""`kgroups topics create|list|describe|delete`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from kio.schema.create_topics.v7 import CreateTopicsRequest
+from kio.schema.create_topics.v7.request import CreatableTopic, CreatableTopicConfig
+from kio.schema.delete_topics.v6 import DeleteTopicsRequest
+from kio.schema.delete_topics.v6.request import DeleteTopicState
+from kio.schema.list_offsets.v7 import ListOffsetsRequest
+from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
+from kio.schema.types import BrokerId, TopicName
+from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
+
+from kgroups.client.cluster import ClusterClient
+from kgroups.errors import ErrorCode, KafkaError
+
+_TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
+
+
+async def create(
+    bootstrap: str, name: str, partitions: int | None, configs: list[str]
+) -> str:
+    overrides = []
+    for item in configs:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--config {item!r} is not of the form key=value")
+        overrides.append(CreatableTopicConfig(name=key, value=value))
+    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    try:
+        conn = await client.controller()
+        response = await conn.send(
+            CreateTopicsRequest(
+                topics=(
+                    CreatableTopic(
+                        name=TopicName(name),
+                        num_partitions=i32(partitions if partitions is not None else -1),
+                        replication_factor=i16(-1),
+                        assignments=(),
+                        configs=tuple(overrides),
+                    ),
+                ),
+                timeout=_TIMEOUT,
+                validate_only=False,
+            )
+        )
+        result = response.topics[0]
+        if result.error_code != ErrorCode.none:
+            raise KafkaError(result.error_code, result.error_message)
+        return f"Created topic {name} with {result.num_partitions} partition(s)."
+    finally:
+        await client.close()
+
+
+async def delete(bootstrap: str, name: str) -> str:
+    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    try:
+        conn = await client.controller()
+        response = await conn.send(
+            DeleteTopicsRequest(
+                topics=(DeleteTopicState(name=TopicName(name), topic_id=None),), timeout=_TIMEOUT
+            )
+        )
+        result = response.responses[0]
+        if result.error_code != ErrorCode.none:
+            raise KafkaError(result.error_code, result.error_message)
+        return f"Deleted topic {name}."
+    finally:
+        await client.close()
+
+
+async def list_topics(bootstrap: str, include_internal: bool) -> str:
+    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    try:
+        await client.refresh(None)
+        names = sorted(
+            t.name for t in client.metadata.topics.values() if include_internal or not t.internal
+        )
+        return "\n".join(names)
+    finally:
+        await client.close()
+
+
+async def describe(bootstrap: str, names: list[str]) -> str:
+    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    try:
+        await client.refresh(names or None)
+        topics = [client.metadata.topics[n] for n in sorted(client.metadata.topics)]
+        lines = []
+        for topic in topics:
+            if topic.error != ErrorCode.none:
+                lines.append(f"Topic: {topic.name}\tError: {topic.error.name}")
+                continue
+            earliest = await _offsets(client, topic.name, list(topic.partitions), -2)
+            latest = await _offsets(client, topic.name, list(topic.partitions), -1)
+            internal = "\tInternal: true" if topic.internal else ""
+            lines.append(f"Topic: {topic.name}\tPartitions: {len(topic.partitions)}{internal}")
+            for p in sorted(topic.partitions):
+                lines.append(
+                    f"\tPartition: {p}\tLeader: {topic.partitions[p]}"
+                    f"\tStart offset: {earliest.get(p, -1)}\tEnd offset: {latest.get(p, -1)}"
+                )
+        return "\n".join(lines)
+    finally:
+        await client.close()
+
+
+async def _offsets(
+    client: ClusterClient, topic: str, partitions: list[int], timestamp: int
+) -> dict[int, int]:
+    conn = await client.leader(topic, partitions[0]) if partitions else None
+    if conn is None:
+        return {}
+    response = await conn.send(
+        ListOffsetsRequest(
+            replica_id=BrokerId(-1),
+            isolation_level=i8(0),
+            topics=(
+                ListOffsetsTopic(
+                    name=TopicName(topic),
+                    partitions=tuple(
+                        ListOffsetsPartition(
+                            partition_index=i32(p),
+                            current_leader_epoch=i32(-1),
+                            timestamp=i64(timestamp),
+                        )
+                        for p in partitions
+                    ),
+                ),
+            ),
+        )
+    )
+    return {
+        p.partition_index: p.offset
+        for t in response.topics
+        for p in t.partitions
+        if p.error_code == ErrorCode.none
+    }

@@ -1,0 +1,241 @@
+"""The IO shell around the sans-IO group coordinator.
+
+One `GroupCoordinatorShard` per `__consumer_offsets` partition. For each
+request the runtime picks the group's shard, calls the handler with the
+current time and a future to answer through, appends the records the shard
+returns to the shard's partition, waits until they are durable, and only then
+completes the futures the shard replied to. A failed append is handed back to
+the shard, which answers with the error instead. Each shard's earliest timer
+is one loop timer; firing it feeds the result through the same path.
+
+Loading: at start every existing `__consumer_offsets` partition is replayed
+into a fresh shard in the background; until its shard is loaded a group's
+requests get COORDINATOR_LOAD_IN_PROGRESS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
+from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.result import Result
+from kgroups.coordinator.shard import GroupCoordinatorShard
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.records import decode_records, encode_batch, iter_batches
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# Records read per step while loading, between which the loop serves requests.
+_LOAD_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+class CoordinatorRuntime:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        cfg = broker.config
+        self.config = CoordinatorConfig(
+            min_session_timeout_ms=cfg.get_int("group.min.session.timeout.ms"),
+            max_session_timeout_ms=cfg.get_int("group.max.session.timeout.ms"),
+            initial_rebalance_delay_ms=cfg.get_int("group.initial.rebalance.delay.ms"),
+            max_size=cfg.get_int("group.max.size"),
+            offsets_topic_partitions=cfg.get_int("offsets.topic.num.partitions"),
+            offset_metadata_max_bytes=cfg.get_int("offset.metadata.max.bytes"),
+            offsets_retention_ms=cfg.get_int("offsets.retention.minutes") * 60_000,
+            offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
+        )
+        self.partitions = self.config.offsets_topic_partitions
+        self._shards: dict[int, GroupCoordinatorShard] = {}
+        self._loading: set[int] = set()
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self) -> None:
+        topic = self._broker.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            return
+        self.partitions = topic.partitions
+        for p in range(topic.partitions):
+            self._loading.add(p)
+        self._spawn(self._load_all(topic.partitions))
+
+    async def stop(self) -> None:
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def ensure_offsets_topic(self) -> None:
+        """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
+        if self._broker.topics.get(OFFSETS_TOPIC) is not None:
+            return
+        cfg = self._broker.config
+        self._broker.create_topic(
+            OFFSETS_TOPIC,
+            self.partitions,
+            {
+                "cleanup.policy": "compact",
+                "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
+            },
+        )
+        for p in range(self.partitions):
+            self._shards[p] = self._new_shard(p)
+
+    def _new_shard(self, partition: int) -> GroupCoordinatorShard:
+        return GroupCoordinatorShard(
+            partition, self.config, partition_exists=self._broker.topics.partition_exists
+        )
+
+    # -- loading -----------------------------------------------------------
+
+    async def _load_all(self, partitions: int) -> None:
+        for p in range(partitions):
+            await self._load(p)
+
+    async def _load(self, partition: int) -> None:
+        started = time.monotonic()
+        shard = self._new_shard(partition)
+        plog = self._broker.log(OFFSETS_TOPIC, partition)
+        offset, end = plog.log_start_offset, plog.log_end_offset
+        count = 0
+        while offset < end:
+            chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
+            if not chunk:
+                break
+            for pos, header in iter_batches(chunk):
+                if header.is_control:
+                    offset = header.last_offset + 1
+                    continue
+                for record in decode_records(chunk[pos : pos + header.size]):
+                    if record.offset >= offset and record.key is not None:
+                        shard.replay(record.key, record.value)
+                        count += 1
+                offset = header.last_offset + 1
+            await asyncio.sleep(0)
+        self._shards[partition] = shard
+        self._loading.discard(partition)
+        await self._apply(partition, shard.finish_load(self._broker.clock.now_ms()))
+        if count:
+            log.info(
+                "loaded %s-%d: %d records in %.3f s",
+                OFFSETS_TOPIC, partition, count, time.monotonic() - started,
+            )
+
+    # -- requests ----------------------------------------------------------
+
+    def shard_for(self, group_id: str) -> tuple[int, GroupCoordinatorShard]:
+        self.ensure_offsets_topic()
+        partition = partition_for_group(group_id, self.partitions)
+        if partition in self._loading:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress)
+        shard = self._shards.get(partition)
+        if shard is None:
+            raise KafkaError(ErrorCode.not_coordinator)
+        return partition, shard
+
+    def context(self, ctx: RequestContext, reply_to: object) -> CoordinatorContext:
+        return CoordinatorContext(
+            api_version=ctx.api_version,
+            client_id=ctx.client_id,
+            client_host=ctx.client_host,
+            reply_to=reply_to,
+        )
+
+    async def call(
+        self,
+        group_id: str,
+        ctx: RequestContext,
+        handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+    ) -> Any:
+        """Run one handler on the group's shard; the response once it is due."""
+        partition, shard = self.shard_for(group_id)
+        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        result = handler(shard, self.context(ctx, reply), self._broker.clock.now_ms())
+        await self._apply(partition, result)
+        return await reply
+
+    @property
+    def loading(self) -> bool:
+        return bool(self._loading)
+
+    def each_loaded_shard(self) -> list[GroupCoordinatorShard]:
+        return [s for p, s in sorted(self._shards.items()) if p not in self._loading]
+
+    async def _apply(self, partition: int, result: Result) -> None:
+        if result.records:
+            try:
+                await self._append(partition, result.records)
+            except KafkaError as e:
+                now = self._broker.clock.now_ms()
+                failed = self._shards[partition].append_failed(
+                    result.append_token, e.error_code, now
+                )
+                self._reply(failed)
+                self._schedule(partition)
+                return
+        self._reply(result)
+        self._schedule(partition)
+
+    async def _append(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> None:
+        broker = self._broker
+        plog = broker.log(OFFSETS_TOPIC, partition)
+        now = broker.clock.now_ms()
+        batch = encode_batch([(key, value, (), now) for key, value in records])
+        try:
+            plog.append_batch(batch, now)
+        except OSError as e:
+            log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
+            raise KafkaError(ErrorCode.unknown_server_error, str(e)) from None
+        broker.appended(OFFSETS_TOPIC, partition, plog)
+        if plog.needs_flush(now):
+            await broker.flusher.request(plog)
+
+    @staticmethod
+    def _reply(result: Result) -> None:
+        for token, response in result.replies:
+            assert isinstance(token, asyncio.Future)
+            if not token.done():
+                token.set_result(response)
+
+    # -- timers ------------------------------------------------------------
+
+    def _schedule(self, partition: int) -> None:
+        shard = self._shards.get(partition)
+        old = self._timers.pop(partition, None)
+        if old is not None:
+            old.cancel()
+        if shard is None:
+            return
+        deadline = shard.next_deadline_ms()
+        if deadline is None:
+            return
+        delay = max(0.0, (deadline - self._broker.clock.now_ms()) / 1000)
+        loop = asyncio.get_running_loop()
+        self._timers[partition] = loop.call_later(delay, self._fire, partition)
+
+    def _fire(self, partition: int) -> None:
+        self._timers.pop(partition, None)
+        shard = self._shards.get(partition)
+        if shard is None:
+            return
+        result = shard.on_timer(self._broker.clock.now_ms())
+        self._spawn(self._apply(partition, result))

@@ -1,0 +1,293 @@
+"""Group APIs: routed to the shard that coordinates each group.
+
+The coordinator speaks the newest schema of each API. Where an older version
+has a different shape (LeaveGroup v0-v2 name one member, OffsetFetch v1-v7 one
+group, OffsetCommit v2-v4 carry a retention time), this file converts on the
+way in and out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.delete_groups.v2 import DeleteGroupsRequest, DeleteGroupsResponse
+from kio.schema.delete_groups.v2.response import DeletableGroupResult
+from kio.schema.describe_groups.v5 import DescribeGroupsRequest, DescribeGroupsResponse
+from kio.schema.describe_groups.v5.response import DescribedGroup
+from kio.schema.heartbeat.v4 import HeartbeatRequest, HeartbeatResponse
+from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
+from kio.schema.leave_group.v5 import LeaveGroupRequest, LeaveGroupResponse
+from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.list_groups.v5 import ListGroupsRequest, ListGroupsResponse
+from kio.schema.offset_commit.v9 import OffsetCommitRequest, OffsetCommitResponse
+from kio.schema.offset_commit.v9.response import (
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from kio.schema.offset_delete.v0 import OffsetDeleteRequest, OffsetDeleteResponse
+from kio.schema.offset_delete.v0.response import (
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
+from kio.schema.offset_fetch.v9 import OffsetFetchRequest, OffsetFetchResponse
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kio.schema.offset_fetch.v9.response import (
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
+)
+from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
+from kio.schema.types import GroupId
+from kio.static.primitive import i32, i64
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
+from kgroups.protocol.versions import build, upgrade
+from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+
+if TYPE_CHECKING:
+    from kgroups.server.broker import Broker
+    from kgroups.server.context import RequestContext
+
+
+def _error_response(api_key: int, error: ErrorCode, request: Any) -> Any:
+    """A whole-request error (coordinator loading, not coordinator, bad group id)."""
+    if api_key == apis.JOIN_GROUP:
+        return JoinGroupResponse(
+            throttle_time=NO_THROTTLE, error_code=error, generation_id=i32(-1),
+            protocol_type=None, protocol_name=None, leader="", skip_assignment=False,
+            member_id=request.member_id, members=(),
+        )
+    if api_key == apis.SYNC_GROUP:
+        return SyncGroupResponse(
+            throttle_time=NO_THROTTLE, error_code=error, protocol_type=None, protocol_name=None,
+            assignment=b"",
+        )
+    if api_key == apis.HEARTBEAT:
+        return HeartbeatResponse(throttle_time=NO_THROTTLE, error_code=error)
+    if api_key == apis.LEAVE_GROUP:
+        return LeaveGroupResponse(throttle_time=NO_THROTTLE, error_code=error, members=())
+    if api_key == apis.OFFSET_COMMIT:
+        return OffsetCommitResponse(
+            throttle_time=NO_THROTTLE,
+            topics=tuple(
+                OffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=tuple(
+                        OffsetCommitResponsePartition(
+                            partition_index=p.partition_index, error_code=error
+                        )
+                        for p in t.partitions
+                    ),
+                )
+                for t in request.topics
+            ),
+        )
+    if api_key == apis.OFFSET_DELETE:
+        return OffsetDeleteResponse(error_code=error, throttle_time=NO_THROTTLE, topics=())
+    raise AssertionError(api_key)
+
+
+async def _single(broker: Broker, ctx: RequestContext, request: Any, method: str) -> Any:
+    group_id: str = request.group_id
+    if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
+        return _error_response(ctx.api_key, ErrorCode.invalid_group_id, request)
+    try:
+        return await broker.coordinator.call(
+            group_id, ctx, lambda shard, c, now: getattr(shard, method)(request, c, now)
+        )
+    except KafkaError as e:
+        return _error_response(ctx.api_key, e.error_code, request)
+
+
+async def join_group(
+    broker: Broker, ctx: RequestContext, request: JoinGroupRequest
+) -> JoinGroupResponse:
+    response: JoinGroupResponse = await _single(broker, ctx, request, "join_group")
+    return response
+
+
+async def sync_group(
+    broker: Broker, ctx: RequestContext, request: SyncGroupRequest
+) -> SyncGroupResponse:
+    response: SyncGroupResponse = await _single(broker, ctx, request, "sync_group")
+    return response
+
+
+async def heartbeat(
+    broker: Broker, ctx: RequestContext, request: HeartbeatRequest
+) -> HeartbeatResponse:
+    response: HeartbeatResponse = await _single(broker, ctx, request, "heartbeat")
+    return response
+
+
+async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
+    if ctx.api_version < 3:  # v0-v2 name one member and answer with one error code
+        request = LeaveGroupRequest(
+            group_id=request.group_id,
+            members=(MemberIdentity(member_id=request.member_id, group_instance_id=None),),
+        )
+    else:
+        request = upgrade(request, LeaveGroupRequest)
+    response: LeaveGroupResponse = await _single(broker, ctx, request, "leave_group")
+    if ctx.api_version < 3 and response.error_code == ErrorCode.none and response.members:
+        return LeaveGroupResponse(
+            throttle_time=response.throttle_time,
+            error_code=response.members[0].error_code,
+            members=(),
+        )
+    return response
+
+
+async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> OffsetCommitResponse:
+    # v2-v4 carry a retention time that later versions dropped (-1: broker default).
+    retention_ms: int = getattr(request, "retention_time", -1)
+    request = upgrade(request, OffsetCommitRequest)
+    group_id: str = request.group_id
+    try:
+        response: OffsetCommitResponse = await broker.coordinator.call(
+            group_id,
+            ctx,
+            lambda shard, c, now: shard.offset_commit(request, c, now, retention_ms=retention_ms),
+        )
+        return response
+    except KafkaError as e:
+        return _error_response(apis.OFFSET_COMMIT, e.error_code, request)  # type: ignore[no-any-return]
+
+
+async def offset_delete(
+    broker: Broker, ctx: RequestContext, request: OffsetDeleteRequest
+) -> OffsetDeleteResponse:
+    response: OffsetDeleteResponse = await _single(broker, ctx, request, "offset_delete")
+    return response
+
+
+async def offset_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+    if ctx.api_version >= 8:
+        groups = upgrade(request, OffsetFetchRequest).groups
+    else:  # v1-v7: one group, answered in the old flat shape
+        groups = (
+            OffsetFetchRequestGroup(
+                group_id=request.group_id,
+                member_id=None,
+                member_epoch=i32(-1),
+                topics=None
+                if request.topics is None
+                else tuple(
+                    OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
+                    for t in request.topics
+                ),
+            ),
+        )
+    require_stable: bool = getattr(request, "require_stable", False)
+    results = [await _fetch_group(broker, ctx, g, require_stable) for g in groups]
+    if ctx.api_version >= 8:
+        return OffsetFetchResponse(throttle_time=NO_THROTTLE, groups=tuple(results))
+    group = results[0]
+    return build(
+        apis.codec(apis.OFFSET_FETCH, ctx.api_version).response_type,
+        throttle_time=NO_THROTTLE,
+        error_code=group.error_code,
+        topics=tuple(
+            build(
+                _nested(ctx.api_version, "OffsetFetchResponseTopic"),
+                name=t.name,
+                partitions=tuple(
+                    build(
+                        _nested(ctx.api_version, "OffsetFetchResponsePartition"),
+                        partition_index=p.partition_index,
+                        committed_offset=p.committed_offset,
+                        committed_leader_epoch=p.committed_leader_epoch,
+                        metadata=p.metadata,
+                        error_code=p.error_code if p.error_code else group.error_code,
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in group.topics
+        ),
+    )
+
+
+def _nested(version: int, name: str) -> type[Any]:
+    import importlib
+
+    module = importlib.import_module(f"kio.schema.offset_fetch.v{version}.response")
+    cls: type[Any] = getattr(module, name)
+    return cls
+
+
+async def _fetch_group(
+    broker: Broker, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
+) -> OffsetFetchResponseGroup:
+    try:
+        response: OffsetFetchResponseGroup = await broker.coordinator.call(
+            group.group_id,
+            ctx,
+            lambda shard, c, now: shard.offset_fetch(group, require_stable, c, now),
+        )
+        return response
+    except KafkaError as e:
+        return OffsetFetchResponseGroup(
+            group_id=group.group_id,
+            topics=tuple(
+                OffsetFetchResponseTopics(
+                    name=t.name,
+                    partitions=tuple(
+                        OffsetFetchResponsePartitions(
+                            partition_index=p, committed_offset=i64(-1),
+                            committed_leader_epoch=i32(-1), metadata=None,
+                            error_code=e.error_code,
+                        )
+                        for p in t.partition_indexes
+                    ),
+                )
+                for t in group.topics or ()
+            ),
+            error_code=e.error_code,
+        )
+
+
+async def describe_groups(
+    broker: Broker, ctx: RequestContext, request: DescribeGroupsRequest
+) -> DescribeGroupsResponse:
+    described = []
+    for group_id in request.groups:
+        try:
+            group: DescribedGroup = await broker.coordinator.call(
+                group_id, ctx, lambda shard, c, now, g=group_id: shard.describe_group(g, c, now)
+            )
+        except KafkaError as e:
+            group = DescribedGroup(
+                error_code=e.error_code, group_id=group_id, group_state="", protocol_type="",
+                protocol_data="", members=(), authorized_operations=OPERATIONS_OMITTED,
+            )
+        described.append(group)
+    return DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=tuple(described))
+
+
+async def list_groups(
+    broker: Broker, ctx: RequestContext, request: ListGroupsRequest
+) -> ListGroupsResponse:
+    listed = []
+    error = ErrorCode.none
+    if broker.coordinator.loading:
+        error = ErrorCode.coordinator_load_in_progress
+    for shard in broker.coordinator.each_loaded_shard():
+        listed.extend(shard.list_groups(request, ctx.api_version))
+    return ListGroupsResponse(throttle_time=NO_THROTTLE, error_code=error, groups=tuple(listed))
+
+
+async def delete_groups(
+    broker: Broker, ctx: RequestContext, request: DeleteGroupsRequest
+) -> DeleteGroupsResponse:
+    results = []
+    for group_id in request.groups_names:
+        try:
+            error: ErrorCode = await broker.coordinator.call(
+                group_id, ctx, lambda shard, c, now, g=group_id: shard.delete_group(g, c, now)
+            )
+        except KafkaError as e:
+            error = e.error_code
+        results.append(DeletableGroupResult(group_id=GroupId(group_id), error_code=error))
+    return DeleteGroupsResponse(throttle_time=NO_THROTTLE, results=tuple(results))

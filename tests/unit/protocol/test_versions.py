@@ -1,0 +1,58 @@
+import io
+
+from kio.schema.join_group.v0 import JoinGroupRequest as JoinGroupRequestV0
+from kio.schema.join_group.v0.request import JoinGroupRequestProtocol as ProtocolV0
+from kio.schema.join_group.v2 import JoinGroupResponse as JoinGroupResponseV2
+from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
+from kio.schema.join_group.v9.response import JoinGroupResponseMember
+from kio.schema.types import GroupId
+from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i32, i32Timedelta
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.protocol.versions import upgrade
+
+
+def test_upgrade_fills_fields_the_old_version_lacks() -> None:
+    old = JoinGroupRequestV0(
+        group_id=GroupId("g"),
+        session_timeout=i32Timedelta.parse(__import__("datetime").timedelta(seconds=10)),
+        member_id="",
+        protocol_type="consumer",
+        protocols=(ProtocolV0(name="range", metadata=b"m"),),
+    )
+    new = upgrade(old, JoinGroupRequest)
+    assert isinstance(new, JoinGroupRequest)
+    assert new.group_id == "g" and new.member_id == ""
+    assert new.group_instance_id is None and new.reason is None
+    # v0 has no rebalance timeout: the schema default (-1 ms) stands in.
+    assert new.rebalance_timeout.total_seconds() == -0.001
+    assert [(p.name, p.metadata) for p in new.protocols] == [("range", b"m")]
+
+
+def test_newest_response_serialises_as_an_older_version() -> None:
+    response = JoinGroupResponse(
+        throttle_time=i32Timedelta.parse(__import__("datetime").timedelta(0)),
+        error_code=ErrorCode.none,
+        generation_id=i32(3),
+        protocol_type="consumer",
+        protocol_name="range",
+        leader="a",
+        skip_assignment=False,
+        member_id="a",
+        members=(JoinGroupResponseMember(member_id="a", group_instance_id=None, metadata=b"x"),),
+    )
+    buf = io.BytesIO()
+    apis.codec(apis.JOIN_GROUP, 2).write_response(buf, response)
+    decoded, _ = entity_reader(JoinGroupResponseV2)(buf.getvalue(), 0)
+    assert decoded.generation_id == 3 and decoded.leader == "a"
+    assert [m.member_id for m in decoded.members] == ["a"]
+
+
+def test_every_supported_version_has_a_codec() -> None:
+    for r in apis.SUPPORTED.values():
+        for v in range(r.min_version, r.max_version + 1):
+            c = apis.codec(r.key, v)
+            assert c.request_type.__version__ == v
+            entity_writer(c.response_type)

@@ -1,0 +1,51 @@
+from pathlib import Path
+
+import pytest
+
+from kgroups.server.config import BrokerConfig, ConfigError
+
+
+def test_defaults_are_kafkas() -> None:
+    c = BrokerConfig()
+    assert c.get_int("num.partitions") == 1
+    assert c.get_int("socket.request.max.bytes") == 104857600
+    assert c.get_int("group.initial.rebalance.delay.ms") == 3000
+    assert c.get_int("offsets.topic.num.partitions") == 50
+    assert c.log_retention_ms == 168 * 3_600_000
+    assert c.listener() == ("", 9092)
+
+
+def test_file_and_overrides(tmp_path: Path) -> None:
+    f = tmp_path / "server.properties"
+    f.write_text("# comment\nnum.partitions=3\nlog.dirs = /tmp/x\nnum.network.threads=3\n")
+    c = BrokerConfig.load(f, ["num.partitions=4", "listeners=PLAINTEXT://127.0.0.1:19092"])
+    assert c.get_int("num.partitions") == 4
+    assert c.log_dir == Path("/tmp/x")
+    assert c.listener() == ("127.0.0.1", 19092)
+    assert c.ignored == ["num.network.threads"]
+
+
+def test_retention_units() -> None:
+    assert BrokerConfig({"log.retention.minutes": "2"}).log_retention_ms == 120_000
+    assert BrokerConfig({"log.retention.ms": "5", "log.retention.hours": "1"}).log_retention_ms == 5
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"no.such.key": "1"}, "unknown configuration key 'no.such.key'"),
+        ({"num.partitions": "many"}, "invalid value 'many' for num.partitions"),
+        ({"num.partitions": "0"}, "must be at least 1"),
+        ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
+        ({"listeners": "localhost:9092"}, "not of the form"),
+        ({"log.cleanup.policy": "shred"}, "log.cleanup.policy"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(props: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig(props)
+
+
+def test_bad_override_syntax() -> None:
+    with pytest.raises(ConfigError, match="key=value"):
+        BrokerConfig.load(None, ["novalue"])
