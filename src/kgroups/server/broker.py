@@ -23,6 +23,10 @@ from kgroups.storage.log_manager import LogManager
 
 log = logging.getLogger(__name__)
 
+# A bound Kafka does not have, because creating partitions here is synchronous:
+# one request must not be able to make the broker create millions of directories.
+MAX_PARTITIONS_PER_TOPIC = 10_000
+
 # How long a shutdown waits for in-flight requests before cutting connections.
 SHUTDOWN_GRACE_S = 5.0
 
@@ -119,6 +123,11 @@ class Broker:
         validate_only: bool = False,
     ) -> Topic:
         count = partitions if partitions is not None else self.config.get_int("num.partitions")
+        if not 0 < count <= MAX_PARTITIONS_PER_TOPIC:
+            raise KafkaError(
+                ErrorCode.invalid_partitions,
+                f"Number of partitions must be between 1 and {MAX_PARTITIONS_PER_TOPIC}.",
+            )
         self.topics.check_new(name)
         log_config = self.default_log_config.with_overrides(configs)  # validates the values
         if validate_only:

@@ -1,0 +1,99 @@
+"""Garbage on the wire closes that connection only; every other client is served."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from broker_thread import BrokerThread
+
+
+def _api_versions_roundtrip(port: int) -> bytes:
+    """A well-behaved ApiVersions v0 request on a fresh connection."""
+    body = struct.pack(">hhih", 18, 0, 99, 4) + b"test"
+    with socket.create_connection(("127.0.0.1", port), 5) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        size = struct.unpack(">i", _read(s, 4))[0]
+        return _read(s, size)
+
+
+def _read(s: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError("closed")
+        out += chunk
+    return out
+
+
+def _send_garbage(port: int, payload: bytes) -> None:
+    with socket.create_connection(("127.0.0.1", port), 5) as s:
+        s.settimeout(2)
+        try:
+            s.sendall(payload)
+            s.shutdown(socket.SHUT_WR)
+            while s.recv(65536):
+                pass
+        except OSError:
+            pass
+
+
+def test_well_formed_request_is_answered(broker: BrokerThread) -> None:
+    assert broker.broker is not None
+    response = _api_versions_roundtrip(broker.broker.port)
+    correlation, error = struct.unpack_from(">ih", response)
+    assert (correlation, error) == (99, 0)
+
+
+def test_specific_bad_frames(broker: BrokerThread) -> None:
+    assert broker.broker is not None
+    port = broker.broker.port
+    frames = [
+        struct.pack(">i", -1),  # negative size
+        struct.pack(">i", 200 * 1024 * 1024),  # above socket.request.max.bytes
+        struct.pack(">i", 100) + b"short",  # truncated frame
+        struct.pack(">i", 8) + struct.pack(">hhi", 999, 0, 1),  # unknown API key
+        struct.pack(">i", 10) + struct.pack(">hhih", 3, 99, 1, 0),  # unsupported version
+        struct.pack(">i", 12) + struct.pack(">hhih", 3, 1, 1, 0) + b"\xff\xff",  # bad body
+        b"\x00\x00",  # torn size prefix
+    ]
+    for frame in frames:
+        _send_garbage(port, frame)
+        assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+
+
+def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -> None:
+    assert broker.broker is not None
+    body = struct.pack(">hhih", 18, 42, 7, 0)
+    with socket.create_connection(("127.0.0.1", broker.broker.port), 5) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        size = struct.unpack(">i", _read(s, 4))[0]
+        response = _read(s, size)
+    correlation, error, count = struct.unpack_from(">ihi", response)
+    assert (correlation, error) == (7, 35)  # UNSUPPORTED_VERSION
+    assert count > 10
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    payload=st.one_of(
+        st.binary(max_size=300),
+        st.builds(
+            lambda key, version, body: struct.pack(">i", 8 + len(body))
+            + struct.pack(">hhi", key, version, 1)
+            + body,
+            st.sampled_from([0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22]),
+            st.integers(0, 12),
+            st.binary(max_size=200),
+        ),
+    )
+)
+def test_fuzzed_frames_never_hurt_the_broker(shared_broker: BrokerThread, payload: bytes) -> None:
+    assert shared_broker.broker is not None
+    port = shared_broker.broker.port
+    _send_garbage(port, payload)
+    assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
