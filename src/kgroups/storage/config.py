@@ -1,0 +1,235 @@
+"""Per-topic log configuration with Kafka's topic-level names and broker defaults.
+
+A topic's effective config is the broker defaults (``log.*`` keys in the broker's
+properties) overlaid with the topic's own overrides (``segment.bytes`` ...), both
+validated as Kafka's ConfigDef does: a bad value is INVALID_CONFIG naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgroups.errors import ErrorCode, KafkaError
+
+__all__ = ["BROKER_CONFIG_KEYS", "TOPIC_CONFIG_KEYS", "LogConfig"]
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+_LONG_MIN = -(2**63)
+_INT_MIN = -(2**31)
+
+CREATE_TIME = "CreateTime"
+LOG_APPEND_TIME = "LogAppendTime"
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    segment_bytes: int = 1073741824
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    retention_ms: int = 604800000
+    retention_bytes: int = -1
+    index_interval_bytes: int = 4096
+    segment_index_bytes: int = 10485760
+    flush_messages: int = LONG_MAX
+    flush_ms: int = LONG_MAX
+    cleanup_policy: str = "delete"
+    message_timestamp_type: str = CREATE_TIME
+    max_message_bytes: int = 1048588
+    delete_retention_ms: int = 86400000
+    min_cleanable_dirty_ratio: float = 0.5
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    # Topic-level names set explicitly (DescribeConfigs reports them as overrides).
+    overridden: frozenset[str] = field(default=frozenset(), compare=False)
+
+    @property
+    def compact(self) -> bool:
+        return "compact" in self.cleanup_policy.split(",")
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy.split(",")
+
+    @property
+    def log_append_time(self) -> bool:
+        return self.message_timestamp_type == LOG_APPEND_TIME
+
+    def with_overrides(self, overrides: Mapping[str, str | None]) -> LogConfig:
+        """This config with topic-level overrides applied; ``None`` resets a key.
+
+        Unknown names and bad values raise INVALID_CONFIG, as CreateTopics and
+        AlterConfigs answer in Kafka.
+        """
+        changes: dict[str, Any] = {}
+        overridden = set(self.overridden)
+        for name, raw in overrides.items():
+            spec = _TOPIC_SPECS.get(name)
+            if spec is None:
+                raise KafkaError(ErrorCode.invalid_config, f"Unknown topic config name: {name}")
+            if raw is None:
+                changes[spec.attr] = getattr(LogConfig, spec.attr)
+                overridden.discard(name)
+                continue
+            changes[spec.attr] = spec.parse(name, raw)
+            overridden.add(name)
+        return dataclasses.replace(self, **changes, overridden=frozenset(overridden))
+
+    def to_topic_configs(self) -> dict[str, str]:
+        """Every topic-level name mapped to its value as Kafka prints it."""
+        return {name: spec.format(getattr(self, spec.attr)) for name, spec in _TOPIC_SPECS.items()}
+
+    @classmethod
+    def from_broker_config(cls, props: Mapping[str, str]) -> LogConfig:
+        """Broker-wide defaults from ``log.*`` properties (server.properties names).
+
+        As in Kafka, ``log.roll.ms`` beats ``log.roll.hours`` and
+        ``log.retention.ms`` beats ``.minutes`` beats ``.hours``.
+        """
+        changes: dict[str, Any] = {}
+        for name, spec in _BROKER_SPECS.items():
+            raw = props.get(name)
+            if raw is not None:
+                changes[spec.attr] = spec.parse(name, raw)
+        for attr, chain in _BROKER_TIME_CHAINS.items():
+            if attr in changes:
+                continue
+            for name, unit_ms, low in chain:
+                raw = props.get(name)
+                if raw is not None:
+                    changes[attr] = _parse_int(name, raw, low, INT_MAX) * unit_ms
+                    break
+        retention = changes.get("retention_ms")
+        if retention is not None and retention < 0:
+            changes["retention_ms"] = -1
+        return cls(**changes)
+
+
+class _Spec:
+    """How one config key parses, validates and prints its value."""
+
+    def __init__(
+        self,
+        attr: str,
+        parse: Callable[[str, str], Any],
+        format: Callable[[Any], str] = str,
+    ) -> None:
+        self.attr = attr
+        self.parse = parse
+        self.format = format
+
+
+def _bad(name: str, raw: str, why: str) -> KafkaError:
+    return KafkaError(
+        ErrorCode.invalid_config, f"Invalid value {raw} for configuration {name}: {why}"
+    )
+
+
+def _parse_int(name: str, raw: str, low: int, high: int) -> int:
+    text = raw.strip()
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise _bad(name, raw, "Not a number") from None
+    if not _LONG_MIN <= value <= LONG_MAX or (high <= INT_MAX and not _INT_MIN <= value <= high):
+        raise _bad(name, raw, "Not a number of the expected type")
+    if value < low:
+        raise _bad(name, raw, f"Value must be at least {low}")
+    if value > high:
+        raise _bad(name, raw, f"Value must be no more than {high}")
+    return value
+
+
+def _long(low: int) -> Callable[[str, str], int]:
+    return lambda name, raw: _parse_int(name, raw, low, LONG_MAX)
+
+
+def _int(low: int) -> Callable[[str, str], int]:
+    return lambda name, raw: _parse_int(name, raw, low, INT_MAX)
+
+
+def _ratio(name: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise _bad(name, raw, "Not a number") from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise _bad(name, raw, "Value must be between 0 and 1")
+    return value
+
+
+def _cleanup_policy(name: str, raw: str) -> str:
+    items = [item.strip() for item in raw.split(",") if item.strip()]
+    if not items:
+        raise _bad(name, raw, "must be a list of compact and/or delete")
+    for item in items:
+        if item not in ("compact", "delete"):
+            raise _bad(name, raw, f"String must be one of: compact, delete (got {item})")
+    return ",".join(dict.fromkeys(items))
+
+
+def _timestamp_type(name: str, raw: str) -> str:
+    value = raw.strip()
+    if value not in (CREATE_TIME, LOG_APPEND_TIME):
+        raise _bad(name, raw, f"String must be one of: {CREATE_TIME}, {LOG_APPEND_TIME}")
+    return value
+
+
+def _format_ratio(value: float) -> str:
+    return repr(float(value))
+
+
+_TOPIC_SPECS: dict[str, _Spec] = {
+    # Kafka 3.x floors; 4.x raised segment.bytes to 1 MiB, small ones help tests.
+    "segment.bytes": _Spec("segment_bytes", _int(14)),
+    "segment.ms": _Spec("segment_ms", _long(1)),
+    "retention.ms": _Spec("retention_ms", _long(-1)),
+    "retention.bytes": _Spec("retention_bytes", _long(_LONG_MIN)),
+    "index.interval.bytes": _Spec("index_interval_bytes", _int(0)),
+    "segment.index.bytes": _Spec("segment_index_bytes", _int(4)),
+    "flush.messages": _Spec("flush_messages", _long(1)),
+    "flush.ms": _Spec("flush_ms", _long(0)),
+    "cleanup.policy": _Spec("cleanup_policy", _cleanup_policy),
+    "message.timestamp.type": _Spec("message_timestamp_type", _timestamp_type),
+    "max.message.bytes": _Spec("max_message_bytes", _int(0)),
+    "delete.retention.ms": _Spec("delete_retention_ms", _long(0)),
+    "min.cleanable.dirty.ratio": _Spec("min_cleanable_dirty_ratio", _ratio, _format_ratio),
+    "min.compaction.lag.ms": _Spec("min_compaction_lag_ms", _long(0)),
+    "max.compaction.lag.ms": _Spec("max_compaction_lag_ms", _long(1)),
+}
+
+_BROKER_SPECS: dict[str, _Spec] = {
+    "log.segment.bytes": _TOPIC_SPECS["segment.bytes"],
+    "log.roll.ms": _TOPIC_SPECS["segment.ms"],
+    "log.retention.ms": _Spec("retention_ms", _long(_LONG_MIN)),
+    "log.retention.bytes": _TOPIC_SPECS["retention.bytes"],
+    "log.index.interval.bytes": _TOPIC_SPECS["index.interval.bytes"],
+    "log.index.size.max.bytes": _TOPIC_SPECS["segment.index.bytes"],
+    "log.flush.interval.messages": _TOPIC_SPECS["flush.messages"],
+    "log.flush.interval.ms": _TOPIC_SPECS["flush.ms"],
+    "log.cleanup.policy": _TOPIC_SPECS["cleanup.policy"],
+    "log.message.timestamp.type": _TOPIC_SPECS["message.timestamp.type"],
+    "message.max.bytes": _TOPIC_SPECS["max.message.bytes"],
+    "log.cleaner.delete.retention.ms": _TOPIC_SPECS["delete.retention.ms"],
+    "log.cleaner.min.cleanable.ratio": _TOPIC_SPECS["min.cleanable.dirty.ratio"],
+    "log.cleaner.min.compaction.lag.ms": _TOPIC_SPECS["min.compaction.lag.ms"],
+    "log.cleaner.max.compaction.lag.ms": _TOPIC_SPECS["max.compaction.lag.ms"],
+}
+
+# Coarser-unit fallbacks, tried in order when the ms key is absent.
+# (name, unit in ms, lowest value); -1 retention means unlimited.
+_BROKER_TIME_CHAINS: dict[str, tuple[tuple[str, int, int], ...]] = {
+    "segment_ms": (("log.roll.hours", 3_600_000, 1),),
+    "retention_ms": (
+        ("log.retention.minutes", 60_000, -1),
+        ("log.retention.hours", 3_600_000, -1),
+    ),
+}
+
+TOPIC_CONFIG_KEYS: frozenset[str] = frozenset(_TOPIC_SPECS)
+BROKER_CONFIG_KEYS: frozenset[str] = frozenset(_BROKER_SPECS) | frozenset(
+    name for chain in _BROKER_TIME_CHAINS.values() for name, _, _ in chain
+)

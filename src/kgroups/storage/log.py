@@ -1,0 +1,645 @@
+"""The log of one topic-partition: a directory ``<topic>-<partition>`` of segments.
+
+Theory of operation
+-------------------
+Offsets grow without gaps from ``log_start_offset`` to ``log_end_offset``; the
+segments partition that range, the newest (the *active* segment) taking appends.
+An append validates the producer's batches, checks idempotent-producer state,
+stamps offsets into a copy of the payload and writes it with a single
+``os.write``. When the write returns the data is in the page cache: acknowledged
+produce requests survive ``kill -9``. Surviving power loss needs ``flush()``
+(fsync), which the flush policy (``flush.messages`` / ``flush.ms``) or the caller's
+own group-commit decides; ``flush()`` may run on a worker thread while the event
+loop keeps appending.
+
+With one replica, the high watermark is the log end offset.
+
+Opening after a crash recovers the active segment batch by batch (length, magic,
+CRC32C, offsets) and cuts off a torn or corrupt tail; after a clean shutdown that
+scan is skipped. Retention deletes whole segments, oldest first. The idempotent
+producer state is rebuilt from the last snapshot (written at every roll and at
+close) plus the batch headers after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import threading
+import uuid
+from bisect import bisect_right
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.append_file import AppendFile
+from kgroups.storage.batch_validation import assign_offsets, validate_batches
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log_files import prepare_directory
+from kgroups.storage.producer_state import (
+    BatchMetadata,
+    ProducerStateManager,
+    delete_snapshots,
+    list_snapshots,
+)
+from kgroups.storage.records import RecordInput, decode_records, encode_batch
+from kgroups.storage.segment import Segment
+
+__all__ = [
+    "DELETE_DIR_SUFFIX",
+    "AppendResult",
+    "PartitionLog",
+    "TimestampOffset",
+    "remove_log_directory",
+]
+
+log = logging.getLogger(__name__)
+
+DELETE_DIR_SUFFIX = "-delete"
+
+# Producer snapshots kept (besides those dropped with the segments they follow).
+_SNAPSHOTS_KEPT = 3
+
+
+class AppendResult(NamedTuple):
+    base_offset: int
+    last_offset: int
+    log_append_time: int  # -1 for CreateTime topics
+    log_start_offset: int
+    duplicate: bool = False
+
+
+class TimestampOffset(NamedTuple):
+    offset: int
+    timestamp: int
+
+
+class PartitionLog:
+    """Use ``PartitionLog.open``; the constructor takes already-opened segments."""
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        segments: list[Segment],
+        *,
+        leader_epoch: int = 0,
+    ) -> None:
+        if not segments:
+            raise ValueError("a log has at least one segment")
+        self.directory = directory
+        self.config = config
+        # Stamped into every appended batch's partitionLeaderEpoch field.
+        self.leader_epoch = leader_epoch
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self._active = segments[-1]
+        self._next_offset = self._active.next_offset
+        self.producers = ProducerStateManager()
+        self._closed = False
+        # Flush bookkeeping. Single-writer counters: the loop bumps the "appended"
+        # ones, the flusher sets the "flushed" ones, so neither needs a lock.
+        self._appended_messages = 0
+        self._flushed_messages = 0
+        self._oldest_unflushed_ms = 0
+        self._dir_changes = 0
+        self._dir_synced = 0
+        self._flush_lock = threading.Lock()
+
+    # -- opening ------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        now_ms: int,
+        *,
+        recover: bool = True,
+        leader_epoch: int = 0,
+    ) -> PartitionLog:
+        """Open (or create) the log in ``directory``.
+
+        ``recover=False`` trusts the files (after a clean shutdown): the active
+        segment is not re-checked batch by batch.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        bases = prepare_directory(directory)
+        segments: list[Segment] = []
+        try:
+            for i, base in enumerate(bases):
+                segment = Segment.open(
+                    directory,
+                    base,
+                    index_interval_bytes=config.index_interval_bytes,
+                    max_index_bytes=config.segment_index_bytes,
+                    now_ms=now_ms,
+                    recover=recover and i == len(bases) - 1,
+                )
+                if segments and segment.base_offset < segments[-1].next_offset:
+                    log.warning(
+                        "%s overlaps the segment before it (ends at %d)",
+                        segment,
+                        segments[-1].next_offset,
+                    )
+                segments.append(segment)
+            if not segments:
+                segments.append(
+                    Segment.create(
+                        directory,
+                        0,
+                        index_interval_bytes=config.index_interval_bytes,
+                        max_index_bytes=config.segment_index_bytes,
+                        now_ms=now_ms,
+                    )
+                )
+        except BaseException:
+            for segment in segments:
+                segment.close()
+            raise
+        partition_log = cls(directory, config, segments, leader_epoch=leader_epoch)
+        partition_log._load_producer_state()
+        return partition_log
+
+    def _load_producer_state(self) -> None:
+        """Latest usable snapshot at or below the log end, then the headers after it."""
+        end = self._next_offset
+        delete_snapshots(self.directory, above=end)
+        state = ProducerStateManager()
+        start = self.log_start_offset
+        for offset, path in reversed(list_snapshots(self.directory)):
+            try:
+                state = ProducerStateManager.from_snapshot(path.read_bytes())
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring producer snapshot %s: %s", path, exc)
+                continue
+            start = max(offset, start)
+            break
+        self.producers = state
+        if start >= end:
+            return
+        i = max(0, bisect_right(self._bases, start) - 1)
+        for segment in self._segments[i:]:
+            found = segment.find(start)
+            if found is None:
+                continue
+            for _pos, header in segment.scan(found[0]):
+                if header.producer_id >= 0 and header.base_offset >= start:
+                    state.update(header, header.base_offset, header.max_timestamp)
+            start = segment.next_offset
+
+    # -- offsets --------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._next_offset
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        return tuple(self._segments)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply changed topic configs (AlterConfigs) to later appends and rolls."""
+        self.config = config
+        self._active.index_interval_bytes = config.index_interval_bytes
+
+    # -- appending -------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaError(ErrorCode.kafka_storage_error, f"log {self.directory} is closed")
+
+    def append(
+        self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
+    ) -> AppendResult:
+        """Validate, assign offsets and write a producer's batches.
+
+        ``from_client=False`` is for the broker's own writes (coordinator records):
+        Kafka's producer-only checks and idempotence checks are skipped.
+        """
+        self._check_open()
+        config = self.config
+        batches = validate_batches(
+            payload,
+            max_message_bytes=config.max_message_bytes,
+            segment_bytes=config.segment_bytes,
+            from_client=from_client,
+            require_keys=from_client and config.compact,
+        )
+        first_offset = self._next_offset
+        log_append_time = now_ms if config.message_timestamp_type == "LogAppendTime" else None
+        producers = self.producers
+        pending = None
+        if from_client:
+            if len(batches) == 1:
+                header = batches[0][1]
+                if header.producer_id >= 0:
+                    duplicate = producers.check(header)
+                    if duplicate is not None:
+                        return self._duplicate(duplicate)
+            else:
+                staged = []
+                offset = first_offset
+                for _pos, header in batches:
+                    ts = header.max_timestamp if log_append_time is None else log_append_time
+                    staged.append((header, offset, ts))
+                    offset += header.last_offset_delta + 1
+                pending, duplicate = producers.check_all(staged)
+                if duplicate is not None:
+                    return self._duplicate(duplicate)
+
+        buf = bytearray(payload)
+        metas = assign_offsets(
+            buf,
+            batches,
+            first_offset,
+            partition_leader_epoch=self.leader_epoch,
+            log_append_time=log_append_time,
+        )
+        last_offset = metas[-1][2]
+        max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
+        segment = self._active
+        if segment.should_roll(
+            len(buf), max_timestamp, last_offset, config.segment_bytes, config.segment_ms, now_ms
+        ):
+            segment = self._roll(now_ms)
+        segment.append(buf, metas)
+        self._next_offset = last_offset + 1
+
+        if pending is not None:
+            producers.commit(pending)
+        else:
+            for (_pos, header), meta in zip(batches, metas, strict=True):
+                if header.producer_id >= 0:
+                    producers.update(header, meta[2] - header.last_offset_delta, meta[3])
+        if self._appended_messages == self._flushed_messages:
+            self._oldest_unflushed_ms = now_ms
+        self._appended_messages += last_offset + 1 - first_offset
+        return AppendResult(
+            first_offset,
+            last_offset,
+            -1 if log_append_time is None else log_append_time,
+            self._segments[0].base_offset,
+        )
+
+    def append_batch(self, batch: bytes | bytearray | memoryview, now_ms: int) -> AppendResult:
+        """Append batches the broker built itself (coordinator records)."""
+        return self.append(batch, now_ms, from_client=False)
+
+    def append_records(
+        self, records: Sequence[RecordInput], now_ms: int, *, compression: int = 0
+    ) -> AppendResult:
+        """Encode ``(key, value, headers, timestamp_ms)`` records as one batch and append it."""
+        return self.append(
+            encode_batch(records, compression=compression), now_ms, from_client=False
+        )
+
+    def _duplicate(self, batch: BatchMetadata) -> AppendResult:
+        log_append_time = batch.timestamp if self.config.log_append_time else -1
+        return AppendResult(
+            batch.first_offset,
+            batch.last_offset,
+            log_append_time,
+            self._segments[0].base_offset,
+            duplicate=True,
+        )
+
+    def _roll(self, now_ms: int) -> Segment:
+        """Start a new active segment at the log end offset."""
+        old = self._active
+        if old.is_empty:
+            return old  # an empty segment is as new as a new one
+        old.seal()
+        base = self._next_offset
+        config = self.config
+        segment = Segment.create(
+            self.directory,
+            base,
+            index_interval_bytes=config.index_interval_bytes,
+            max_index_bytes=config.segment_index_bytes,
+            now_ms=now_ms,
+        )
+        self._segments.append(segment)
+        self._bases.append(base)
+        self._active = segment
+        self._dir_changes += 1
+        try:
+            self.producers.write_snapshot(self.directory, base)
+            self._prune_snapshots()
+        except OSError as exc:
+            log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
+        return segment
+
+    def _prune_snapshots(self) -> None:
+        snapshots = list_snapshots(self.directory)
+        keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
+        delete_snapshots(self.directory, below=max(keep_from, self.log_start_offset))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _segment_index(self, offset: int) -> int:
+        return max(0, bisect_right(self._bases, offset) - 1)
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one: bool = True,
+    ) -> bytes:
+        """Whole batches from the one holding ``offset``, up to ``max_bytes``.
+
+        With ``min_one`` (KIP-74) the first batch is returned even when larger than
+        ``max_bytes``. Batches reaching ``max_offset`` (exclusive) are left out. Empty
+        at the log end; OFFSET_OUT_OF_RANGE outside [log start, log end].
+        """
+        self._check_open()
+        end_offset = self._next_offset
+        if offset < self._segments[0].base_offset or offset > end_offset:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {offset} is outside [{self.log_start_offset}, {end_offset}] "
+                f"of {self.directory.name}",
+            )
+        if max_offset is not None and max_offset < end_offset:
+            end_offset = max_offset
+        if offset >= end_offset:
+            return b""
+        segments = self._segments
+        i = self._segment_index(offset)
+        found = None
+        while i < len(segments):
+            segment = segments[i]
+            found = segment.find(offset)
+            if found is not None:
+                break
+            i += 1
+        if found is None:
+            return b""
+        start, header = found
+        end = segment.size
+        if end_offset < segment.next_offset:
+            cut = segment.find(end_offset)
+            if cut is not None:
+                end = cut[0]
+        if end <= start:
+            return b""
+        if start + max_bytes < end:
+            if not min_one and header.size > max_bytes:
+                return b""
+            end = min(end, segment.end_position_within(start, start + max_bytes))
+        return segment.read(start, end)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""
+        self._check_open()
+        for segment in self._segments:
+            if segment.is_empty or segment.max_timestamp < timestamp:
+                continue
+            start = segment.index.lookup(segment.time_index.lookup(timestamp))
+            for pos, header in segment.scan(start):
+                if header.max_timestamp < timestamp:
+                    continue
+                for record in decode_records(segment.read(pos, pos + header.size)):
+                    if record.timestamp >= timestamp:
+                        return TimestampOffset(record.offset, record.timestamp)
+        return None
+
+    def max_timestamp_offset(self) -> TimestampOffset | None:
+        """The record with the largest timestamp, the first such (ListOffsets -3)."""
+        self._check_open()
+        best: Segment | None = None
+        for segment in self._segments:
+            if not segment.is_empty and (
+                best is None or segment.max_timestamp > best.max_timestamp
+            ):
+                best = segment
+        if best is None:
+            return None
+        found = best.find(best.offset_of_max_timestamp)
+        if found is None:
+            return None
+        pos, header = found
+        for record in decode_records(best.read(pos, pos + header.size)):
+            if record.timestamp == best.max_timestamp:
+                return TimestampOffset(record.offset, record.timestamp)
+        return TimestampOffset(header.last_offset, header.max_timestamp)
+
+    # -- durability -------------------------------------------------------------------------
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._appended_messages - self._flushed_messages
+
+    def needs_flush(self, now_ms: int) -> bool:
+        """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
+        unflushed = self._appended_messages - self._flushed_messages
+        if unflushed <= 0:
+            return False
+        config = self.config
+        return (
+            unflushed >= config.flush_messages
+            or now_ms - self._oldest_unflushed_ms >= config.flush_ms
+        )
+
+    def flush(self) -> None:
+        """fsync everything appended so far; safe on a worker thread.
+
+        The active segment's indexes are left out: recovery rebuilds them anyway.
+        """
+        self._sync(all_files=False)
+
+    def _sync(self, *, all_files: bool) -> None:
+        with self._flush_lock:
+            appended = self._appended_messages
+            dir_changes = self._dir_changes
+            segments = list(self._segments)
+            files: list[AppendFile] = []
+            for segment in segments:
+                if all_files or segment is not segments[-1]:
+                    files.extend(segment.files())
+                else:
+                    files.append(segment.log)
+            jobs: list[tuple[AppendFile, int, int]] = []
+            try:
+                for f in files:
+                    job = f.dup_for_sync()
+                    if job is not None:
+                        jobs.append((f, *job))
+                for f, fd, writes in jobs:
+                    os.fsync(fd)
+                    f.synced = writes
+                if dir_changes != self._dir_synced:
+                    _fsync_directory(self.directory)
+                    self._dir_synced = dir_changes
+            except OSError as exc:
+                raise KafkaError(
+                    ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
+                ) from exc
+            finally:
+                for _f, fd, _w in jobs:
+                    os.close(fd)
+            self._flushed_messages = appended
+
+    # -- retention and truncation ---------------------------------------------------------------
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete the oldest segments past ``retention.ms`` or beyond ``retention.bytes``.
+
+        As in Kafka, a segment counts as old by its largest record timestamp, and an
+        active segment that is entirely expired is first rolled (so a quiet topic
+        empties too); the active segment itself is never deleted. Returns the
+        number of segments deleted.
+        """
+        self._check_open()
+        config = self.config
+        if not config.delete:
+            return 0
+        segments = self._segments
+        count = 0
+        if config.retention_ms >= 0:
+            for segment in segments:
+                if segment.is_empty or now_ms - segment.max_timestamp <= config.retention_ms:
+                    break
+                count += 1
+        if config.retention_bytes >= 0:
+            excess = sum(s.size for s in segments) - config.retention_bytes
+            by_size = 0
+            for segment in segments:
+                if segment.is_empty or excess - segment.size < 0:
+                    break
+                excess -= segment.size
+                by_size += 1
+            count = max(count, by_size)
+        if count == 0:
+            return 0
+        if count == len(segments):
+            self._roll(now_ms)
+        return self._delete_oldest(count)
+
+    def _delete_oldest(self, count: int) -> int:
+        doomed = self._segments[:count]
+        del self._segments[:count]
+        del self._bases[:count]
+        for segment in doomed:
+            segment.delete()
+        self._dir_changes += 1
+        delete_snapshots(self.directory, below=self.log_start_offset)
+        log.info(
+            "%s: deleted %d segment(s); log start offset is now %d",
+            self.directory.name,
+            len(doomed),
+            self.log_start_offset,
+        )
+        return len(doomed)
+
+    def truncate_to(self, offset: int, now_ms: int = 0) -> None:
+        """Drop everything from ``offset`` on (the batch holding it goes whole).
+
+        Below the log start the log is emptied and restarts at ``offset``.
+        """
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate to negative offset {offset}")
+        if offset >= self._next_offset:
+            return
+        if offset <= self.log_start_offset:
+            for segment in self._segments:
+                segment.delete()
+            self._segments[:] = [
+                Segment.create(
+                    self.directory,
+                    offset,
+                    index_interval_bytes=self.config.index_interval_bytes,
+                    max_index_bytes=self.config.segment_index_bytes,
+                    now_ms=now_ms,
+                )
+            ]
+        else:
+            keep = bisect_right(self._bases, offset - 1)  # segments starting below offset
+            for segment in self._segments[keep:]:
+                segment.delete()
+            del self._segments[keep:]
+            self._segments[-1].truncate_to(offset)
+        self._bases = [s.base_offset for s in self._segments]
+        self._active = self._segments[-1]
+        self._next_offset = self._active.next_offset
+        self._dir_changes += 1
+        self._load_producer_state()
+        log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
+
+    def expire_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
+        """Forget idle producer ids (producer.id.expiration.ms, default one day)."""
+        return self.producers.expire(now_ms, expiration_ms)
+
+    # -- shutting down ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Seal, snapshot, fsync and close every file. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self._active.seal()
+            try:
+                self.producers.write_snapshot(self.directory, self._next_offset)
+                self._dir_changes += 1
+            except OSError as exc:
+                log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
+            self._sync(all_files=True)
+        finally:
+            self._closed = True
+            for segment in self._segments:
+                segment.close()
+
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        self._closed = True
+        for segment in self._segments:
+            segment.close()
+        remove_log_directory(self.directory)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.directory.name}, offsets "
+            f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
+        )
+
+
+def remove_log_directory(directory: Path) -> None:
+    """Rename to ``<name>.<id>-delete`` first, so a crash midway leaves no partition
+    that looks live (leftovers are removed at the next open), then remove."""
+    doomed = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+    try:
+        directory.rename(doomed)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)  # some filesystems refuse fsync on directories
+    finally:
+        os.close(fd)

@@ -1,0 +1,192 @@
+"""All partition logs of one log directory.
+
+Each partition lives in ``<log dir>/<topic>-<partition>``; topic names may contain
+dashes and dots, so the partition number is whatever follows the *last* dash.
+A deleted partition's directory is first renamed ``<topic>-<partition>.<id>-delete``
+(Kafka's convention), then removed, so a crash in between leaves nothing that
+looks like a live partition; leftovers are removed at the next open.
+
+A clean ``close()`` leaves a ``cleanly_shutdown`` marker; the next open consumes it
+and skips re-checking the active segments batch by batch. The directory is
+locked (``.lock``, flock) so two brokers can never share it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from kgroups.clock import Clock, SystemClock
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_log_directory
+
+__all__ = ["LogManager", "parse_partition_dir"]
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = "cleanly_shutdown"
+LOCK_FILE = ".lock"
+_DELETE_DIR = re.compile(r"^.+\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX) + "$")
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """``("my.topic-name", 3)`` from ``"my.topic-name-3"``; None if not a partition."""
+    topic, dash, partition = name.rpartition("-")
+    if not dash or not topic or not partition.isdigit() or name.startswith("."):
+        return None
+    if partition != str(int(partition)):
+        return None
+    return topic, int(partition)
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+class LogManager:
+    def __init__(
+        self, log_dir: Path, default_config: LogConfig, clock: Clock | None = None
+    ) -> None:
+        self.log_dir = log_dir
+        self.default_config = default_config
+        self._clock = clock or SystemClock()
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._lock_fd = -1
+
+    def _lock(self) -> None:
+        if self._lock_fd >= 0:
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.log_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise KafkaError(
+                ErrorCode.kafka_storage_error,
+                f"log directory {self.log_dir} is in use by another process",
+            ) from exc
+        self._lock_fd = fd
+
+    def open_all(self, now_ms: int, configs: Mapping[str, LogConfig] | None = None) -> None:
+        """Open every partition found in the log directory (may take a while).
+
+        ``configs`` maps topic names to their configs; others get the default.
+        """
+        self._lock()
+        marker = self.log_dir / CLEAN_SHUTDOWN_FILE
+        clean = marker.exists()
+        for path in sorted(self.log_dir.iterdir()):
+            if not path.is_dir():
+                continue
+            if _DELETE_DIR.match(path.name):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            parsed = parse_partition_dir(path.name)
+            if parsed is None or parsed in self._logs:
+                continue
+            topic, _partition = parsed
+            config = (configs or {}).get(topic, self.default_config)
+            self._logs[parsed] = PartitionLog.open(path, config, now_ms, recover=not clean)
+        # From here on a crash must trigger recovery again.
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
+        log.info(
+            "opened %d partition log(s) in %s%s",
+            len(self._logs),
+            self.log_dir,
+            " after a clean shutdown" if clean else "",
+        )
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def create(
+        self,
+        topic: str,
+        partition: int,
+        config: LogConfig | None = None,
+        now_ms: int | None = None,
+    ) -> PartitionLog:
+        """Open the partition's log, creating it if new (an open one is returned as is)."""
+        existing = self._logs.get((topic, partition))
+        if existing is not None:
+            return existing
+        self._lock()
+        directory = self.log_dir / partition_dir_name(topic, partition)
+        partition_log = PartitionLog.open(
+            directory,
+            config or self.default_config,
+            self._clock.now_ms() if now_ms is None else now_ms,
+        )
+        self._logs[(topic, partition)] = partition_log
+        return partition_log
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Remove the partition's log and files; False if there was none."""
+        partition_log = self._logs.pop((topic, partition), None)
+        if partition_log is not None:
+            partition_log.delete()
+            return True
+        directory = self.log_dir / partition_dir_name(topic, partition)
+        if not directory.is_dir():
+            return False
+        remove_log_directory(directory)
+        return True
+
+    def logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
+        """``(topic, partition, log)`` for every open log."""
+        for (topic, partition), partition_log in list(self._logs.items()):
+            yield topic, partition, partition_log
+
+    def __len__(self) -> int:
+        return len(self._logs)
+
+    def flush_due(self, now_ms: int) -> list[PartitionLog]:
+        """Logs whose flush policy says to fsync now (flush them off the loop)."""
+        return [pl for pl in self._logs.values() if pl.needs_flush(now_ms)]
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Apply retention to every log; returns the number of segments deleted."""
+        deleted = 0
+        for (topic, partition), partition_log in list(self._logs.items()):
+            try:
+                deleted += partition_log.apply_retention(now_ms)
+            except (OSError, KafkaError) as exc:
+                log.error("retention failed for %s-%d: %s", topic, partition, exc)
+        return deleted
+
+    def close(self) -> None:
+        """Close every log (fsync included) and mark the shutdown clean."""
+        failed = False
+        for (topic, partition), partition_log in list(self._logs.items()):
+            try:
+                partition_log.close()
+            except (OSError, KafkaError) as exc:
+                failed = True
+                log.error("closing %s-%d failed: %s", topic, partition, exc)
+        self._logs.clear()
+        if self._lock_fd < 0:
+            return
+        if not failed:
+            marker = self.log_dir / CLEAN_SHUTDOWN_FILE
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            dir_fd = os.open(self.log_dir, os.O_RDONLY)
+            try:
+                with contextlib.suppress(OSError):
+                    os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        os.close(self._lock_fd)
+        self._lock_fd = -1

@@ -1,0 +1,279 @@
+"""Idempotent producer state of one partition (Kafka's ProducerStateManager).
+
+For every producer id seen in the log the partition remembers the producer's
+epoch and the metadata of its last five batches (Kafka's producers keep at most
+five requests in flight, so a retry is always one of them). Appending a batch
+with a producer id:
+
+- an epoch below the known one is fenced:                 INVALID_PRODUCER_EPOCH
+- a batch whose sequence range equals a cached one (same epoch) is a duplicate: it
+  is not written again and the original offsets are returned
+- a new, higher epoch must start at sequence 0, else       OUT_OF_ORDER_SEQUENCE_NUMBER
+- the same epoch must continue at last sequence + 1 (int32 max wraps to 0), else
+  OUT_OF_ORDER_SEQUENCE_NUMBER
+- an unknown producer id starts its state with whatever sequence it sends (as in
+  Kafka 3.x, where the producer may have been expired or its data deleted)
+
+The state is rebuilt at open from the last snapshot plus the batch headers after
+it. Snapshots (``<offset>.snapshot``) are this project's own format: a magic, a
+CRC32C of the rest, then each producer with its cached batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from crc32c import crc32c
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.records import BatchHeader
+
+__all__ = ["BatchMetadata", "ProducerEntry", "ProducerStateManager"]
+
+MAX_CACHED_BATCHES = 5
+INT32_MAX = 2**31 - 1
+SNAPSHOT_SUFFIX = ".snapshot"
+
+_SNAPSHOT_MAGIC = b"KGPS"
+_SNAPSHOT_HEAD = struct.Struct(">4shIi")  # magic, version, crc, producer count
+_PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
+_BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, ts
+
+
+class BatchMetadata(NamedTuple):
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+class ProducerEntry:
+    __slots__ = ("batches", "epoch", "producer_id")
+
+    def __init__(self, producer_id: int, epoch: int) -> None:
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.batches: deque[BatchMetadata] = deque(maxlen=MAX_CACHED_BATCHES)
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+    @property
+    def last_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    @property
+    def last_timestamp(self) -> int:
+        return self.batches[-1].timestamp if self.batches else -1
+
+    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        if epoch != self.epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                return batch
+        return None
+
+    def copy(self) -> ProducerEntry:
+        entry = ProducerEntry(self.producer_id, self.epoch)
+        entry.batches.extend(self.batches)
+        return entry
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
+
+
+class ProducerStateManager:
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self.producers)
+
+    def get(self, producer_id: int) -> ProducerEntry | None:
+        return self.producers.get(producer_id)
+
+    # -- the append path ------------------------------------------------------
+
+    def check(self, header: BatchHeader) -> BatchMetadata | None:
+        """Check a client batch against the state; returns a duplicate's metadata.
+
+        Raises INVALID_PRODUCER_EPOCH or OUT_OF_ORDER_SEQUENCE_NUMBER.
+        """
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            return None
+        epoch = header.producer_epoch
+        first_seq = header.base_sequence
+        if epoch == entry.epoch:
+            duplicate = entry.find_duplicate(epoch, first_seq, header.last_sequence)
+            if duplicate is not None:
+                return duplicate
+            if entry.batches and not _in_sequence(entry.last_seq, first_seq):
+                raise KafkaError(
+                    ErrorCode.out_of_order_sequence_number,
+                    f"out of order sequence number for producer {header.producer_id} at epoch "
+                    f"{epoch}: {first_seq} (incoming seq. number), {entry.last_seq} "
+                    "(current end sequence number)",
+                )
+            return None
+        if epoch < entry.epoch:
+            raise KafkaError(
+                ErrorCode.invalid_producer_epoch,
+                f"epoch of producer {header.producer_id} is {epoch}, which is smaller than "
+                f"the last seen epoch {entry.epoch}",
+            )
+        if first_seq != 0:
+            raise KafkaError(
+                ErrorCode.out_of_order_sequence_number,
+                f"invalid sequence number for new epoch {epoch} of producer "
+                f"{header.producer_id}: {first_seq} (must be 0)",
+            )
+        return None
+
+    def update(self, header: BatchHeader, first_offset: int, timestamp: int) -> None:
+        """Record a batch that is now in the log (appended, or found while loading)."""
+        producer_id = header.producer_id
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry(producer_id, header.producer_epoch)
+        elif header.producer_epoch != entry.epoch:
+            if header.producer_epoch < entry.epoch:
+                return  # only reachable when replaying a log written out of order
+            entry.epoch = header.producer_epoch
+            entry.batches.clear()
+        if header.base_sequence < 0:
+            return  # e.g. a transaction marker: it moves the epoch, not the sequence
+        entry.batches.append(
+            BatchMetadata(
+                header.base_sequence,
+                header.last_sequence,
+                first_offset,
+                first_offset + header.last_offset_delta,
+                timestamp,
+            )
+        )
+
+    def check_all(
+        self, batches: Iterable[tuple[BatchHeader, int, int]]
+    ) -> tuple[dict[int, ProducerEntry], BatchMetadata | None]:
+        """Check several batches, each against the state the earlier ones leave.
+
+        ``batches`` holds ``(header, first offset, max timestamp)``. Returns the
+        producers' new entries to ``commit`` once written, or the first duplicate.
+        """
+        scratch = ProducerStateManager()
+        for header, first_offset, timestamp in batches:
+            if header.producer_id < 0:
+                continue
+            pid = header.producer_id
+            if pid not in scratch.producers and pid in self.producers:
+                scratch.producers[pid] = self.producers[pid].copy()
+            duplicate = scratch.check(header)
+            if duplicate is not None:
+                return {}, duplicate
+            scratch.update(header, first_offset, timestamp)
+        return scratch.producers, None
+
+    def commit(self, entries: dict[int, ProducerEntry]) -> None:
+        self.producers.update(entries)
+
+    # -- maintenance --------------------------------------------------------------
+
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms)."""
+        expired = [
+            pid
+            for pid, entry in self.producers.items()
+            if now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for pid in expired:
+            del self.producers[pid]
+        return len(expired)
+
+    def clear(self) -> None:
+        self.producers.clear()
+
+    # -- snapshots ---------------------------------------------------------------------
+
+    def to_snapshot(self) -> bytes:
+        body = bytearray()
+        for entry in self.producers.values():
+            body += _PRODUCER.pack(entry.producer_id, entry.epoch, len(entry.batches))
+            for batch in entry.batches:
+                body += _BATCH.pack(*batch)
+        head = _SNAPSHOT_HEAD.pack(_SNAPSHOT_MAGIC, 1, crc32c(body), len(self.producers))
+        return head + bytes(body)
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> ProducerStateManager:
+        """Parse a snapshot; ValueError if it is not a whole, valid one."""
+        if len(data) < _SNAPSHOT_HEAD.size:
+            raise ValueError("snapshot too short")
+        magic, version, crc, count = _SNAPSHOT_HEAD.unpack_from(data, 0)
+        body = memoryview(data)[_SNAPSHOT_HEAD.size :]
+        if magic != _SNAPSHOT_MAGIC or version != 1:
+            raise ValueError("not a producer state snapshot")
+        if crc32c(body) != crc:
+            raise ValueError("snapshot CRC mismatch")
+        state = cls()
+        pos = _SNAPSHOT_HEAD.size
+        try:
+            for _ in range(count):
+                pid, epoch, n = _PRODUCER.unpack_from(data, pos)
+                pos += _PRODUCER.size
+                entry = ProducerEntry(pid, epoch)
+                for _b in range(n):
+                    entry.batches.append(BatchMetadata._make(_BATCH.unpack_from(data, pos)))
+                    pos += _BATCH.size
+                state.producers[pid] = entry
+        except struct.error as exc:
+            raise ValueError(f"truncated snapshot: {exc}") from exc
+        if pos != len(data):
+            raise ValueError("trailing bytes in snapshot")
+        return state
+
+    def write_snapshot(self, directory: Path, offset: int) -> Path:
+        """Write ``<offset>.snapshot`` (via a temporary file, so never half a file)."""
+        path = snapshot_path(directory, offset)
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, self.to_snapshot())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return path
+
+
+def snapshot_path(directory: Path, offset: int) -> Path:
+    return directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+
+def list_snapshots(directory: Path) -> list[tuple[int, Path]]:
+    """``(offset, path)`` of every snapshot file, oldest first."""
+    found = []
+    for path in directory.glob("*" + SNAPSHOT_SUFFIX):
+        stem = path.name[: -len(SNAPSHOT_SUFFIX)]
+        if stem.isdigit():
+            found.append((int(stem), path))
+    found.sort()
+    return found
+
+
+def delete_snapshots(
+    directory: Path, *, below: int | None = None, above: int | None = None
+) -> None:
+    for offset, path in list_snapshots(directory):
+        if (below is not None and offset < below) or (above is not None and offset > above):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

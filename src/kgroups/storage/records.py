@@ -1,0 +1,425 @@
+"""Kafka record batch v2 (magic 2): header access, record decoding and encoding.
+
+Layout of a batch (all integers big-endian)::
+
+    baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8 |
+    crc uint32 | attributes int16 | lastOffsetDelta int32 | baseTimestamp int64 |
+    maxTimestamp int64 | producerId int64 | producerEpoch int16 | baseSequence int32 |
+    recordsCount int32 | records...
+
+``batchLength`` counts the bytes after itself, so a batch occupies ``batchLength + 12``
+bytes. The CRC32C covers everything from ``attributes`` to the end, which is why the
+broker may rewrite ``baseOffset`` and ``partitionLeaderEpoch`` without touching it.
+When the batch is compressed, everything after ``recordsCount`` is one compressed
+blob. Each record is::
+
+    length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
+    keyLength varint | key | valueLength varint | value | headerCount varint |
+    (headerKeyLength varint | headerKey | headerValueLength varint | headerValue)*
+
+Varints are zig-zag encoded; a length of -1 means null.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from crc32c import crc32c
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.compression import compress, decompress
+
+__all__ = [
+    "ATTRIBUTES_OFFSET",
+    "BASE_TIMESTAMP_OFFSET",
+    "CRC_OFFSET",
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "MAX_TIMESTAMP_OFFSET",
+    "PARTITION_LEADER_EPOCH_OFFSET",
+    "BatchHeader",
+    "BatchMeta",
+    "Header",
+    "Record",
+    "RecordInput",
+    "batch_crc",
+    "decode_records",
+    "encode_batch",
+    "iter_batches",
+    "read_header",
+]
+
+# Offsets of the fields the broker reads or rewrites in place.
+PARTITION_LEADER_EPOCH_OFFSET = 12
+MAGIC_OFFSET = 16
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+BASE_TIMESTAMP_OFFSET = 27
+MAX_TIMESTAMP_OFFSET = 35
+HEADER_SIZE = 61
+# baseOffset + batchLength: the part of a batch that batchLength does not count.
+LOG_OVERHEAD = 12
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_BATCH_LENGTH = struct.Struct(">i")
+assert _HEADER.size == HEADER_SIZE
+
+Header = tuple[str, bytes | None]
+
+
+class Record(NamedTuple):
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+
+
+# What encode_batch takes for each record: (key, value, headers, timestamp_ms).
+RecordInput = tuple[bytes | None, bytes | None, Sequence[Header], int]
+
+# What the log needs to know about each batch it writes: (position within the
+# written bytes, size, last offset, max timestamp) as finally stored.
+BatchMeta = tuple[int, int, int, int]
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> int:
+        """0 = CreateTime, 1 = LogAppendTime."""
+        return (self.attributes & TIMESTAMP_TYPE_MASK) >> 3
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_MASK)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def last_sequence(self) -> int:
+        """Sequence of the last record; sequences wrap from int32 max to 0."""
+        if self.base_sequence < 0:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+
+def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+    """Unpack the 61-byte header at ``pos``; the caller checks it fits."""
+    return BatchHeader._make(_HEADER.unpack_from(buf, pos))
+
+
+def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:
+    """Yield ``(position, header)`` for each whole batch in ``buf``.
+
+    Stops quietly at an incomplete trailing batch (a fetch may end mid-batch);
+    a length field too small to hold a header is corruption, not truncation.
+    """
+    end = len(buf)
+    pos = 0
+    unpack = _HEADER.unpack_from
+    make = BatchHeader._make
+    while pos + HEADER_SIZE <= end:
+        header = make(unpack(buf, pos))
+        size = header.batch_length + LOG_OVERHEAD
+        if size < HEADER_SIZE:
+            raise KafkaError(
+                ErrorCode.corrupt_message,
+                f"record batch at byte {pos} has invalid length {header.batch_length}",
+            )
+        if pos + size > end:
+            return
+        yield pos, header
+        pos += size
+
+
+def batch_crc(batch: bytes | bytearray | memoryview, size: int) -> int:
+    """CRC32C of a batch as stored in its crc field (attributes to the end)."""
+    with memoryview(batch) as view:
+        return int(crc32c(view[ATTRIBUTES_OFFSET:size]))
+
+
+def _corrupt(reason: str) -> KafkaError:
+    return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
+
+
+def _varint_slow(data: bytes, pos: int) -> tuple[int, int]:
+    """Zig-zag varint of more than one byte (the one-byte case is inlined)."""
+    result = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise _corrupt("varint longer than 10 bytes")
+
+
+def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
+    """Decode every record of one batch, decompressing as needed."""
+    if len(batch) < HEADER_SIZE:
+        raise _corrupt("shorter than a batch header")
+    header = read_header(batch, 0)
+    if header.magic != 2:
+        raise KafkaError(
+            ErrorCode.unsupported_for_message_format,
+            f"record batch magic {header.magic} is not supported",
+        )
+    size = header.size
+    if size > len(batch) or size < HEADER_SIZE:
+        raise _corrupt("batch length does not match the buffer")
+    data = bytes(batch[HEADER_SIZE:size])
+    if header.compression:
+        data = decompress(header.compression, data)
+    base_offset = header.base_offset
+    base_timestamp = header.base_timestamp
+    log_append_time = header.max_timestamp if header.timestamp_type else None
+    records: list[Record] = []
+    append = records.append
+    slow = _varint_slow
+    pos = 0
+    try:
+        for _ in range(header.records_count):
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = slow(data, pos)
+            start = pos
+            pos += 1  # record attributes: unused in v2
+            b = data[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = slow(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = slow(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n, pos = slow(data, pos)
+            if n < 0:
+                key = None
+            else:
+                key = data[pos : pos + n]
+                pos += n
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n, pos = slow(data, pos)
+            if n < 0:
+                value = None
+            else:
+                value = data[pos : pos + n]
+                pos += n
+            b = data[pos]
+            if b < 0x80:
+                count = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                count, pos = slow(data, pos)
+            headers: tuple[Header, ...] = ()
+            if count:
+                if count < 0:
+                    raise _corrupt("negative header count")
+                hs: list[Header] = []
+                for _h in range(count):
+                    n, pos = slow(data, pos)
+                    if n < 0:
+                        raise _corrupt("null header key")
+                    hkey = data[pos : pos + n].decode("utf-8", "surrogateescape")
+                    pos += n
+                    n, pos = slow(data, pos)
+                    if n < 0:
+                        hvalue = None
+                    else:
+                        hvalue = data[pos : pos + n]
+                        pos += n
+                    hs.append((hkey, hvalue))
+                headers = tuple(hs)
+            if pos != start + length or pos > len(data):
+                raise _corrupt(f"record at offset delta {offset_delta} has the wrong length")
+            append(
+                Record(
+                    base_offset + offset_delta,
+                    log_append_time if log_append_time is not None else base_timestamp + ts_delta,
+                    key,
+                    value,
+                    headers,
+                )
+            )
+    except IndexError:
+        raise _corrupt("records run past the end of the batch") from None
+    return records
+
+
+def _zigzag_varint(value: int) -> bytes:
+    n = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+# Zig-zag encodings of small values, which is nearly every length and delta.
+_SMALL_VARINTS = tuple(_zigzag_varint(i) for i in range(4096))
+_MINUS_ONE = _zigzag_varint(-1)
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 4096:
+        return _SMALL_VARINTS[value]
+    return _zigzag_varint(value)
+
+
+def _encode_record(
+    out: bytearray,
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[Header],
+) -> None:
+    body = bytearray(b"\x00")
+    body += _varint(timestamp_delta)
+    body += _varint(offset_delta)
+    if key is None:
+        body += _MINUS_ONE
+    else:
+        body += _varint(len(key))
+        body += key
+    if value is None:
+        body += _MINUS_ONE
+    else:
+        body += _varint(len(value))
+        body += value
+    body += _varint(len(headers))
+    for hkey, hvalue in headers:
+        raw = hkey.encode("utf-8", "surrogateescape")
+        body += _varint(len(raw))
+        body += raw
+        if hvalue is None:
+            body += _MINUS_ONE
+        else:
+            body += _varint(len(hvalue))
+            body += hvalue
+    out += _varint(len(body))
+    out += body
+
+
+def encode_batch(
+    records: Sequence[RecordInput],
+    *,
+    base_offset: int = 0,
+    compression: int = 0,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    timestamp_type: int = 0,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """Build one batch; records get consecutive offsets from ``base_offset``."""
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    base_timestamp = records[0][3]
+    max_timestamp = base_timestamp
+    body = bytearray()
+    for delta, (key, value, headers, timestamp) in enumerate(records):
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
+        _encode_record(body, delta, timestamp - base_timestamp, key, value, headers)
+    payload: bytes | bytearray = compress(compression, bytes(body)) if compression else body
+    attributes = compression & COMPRESSION_MASK
+    if timestamp_type:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= TRANSACTIONAL_MASK
+    if is_control:
+        attributes |= CONTROL_MASK
+    size = HEADER_SIZE + len(payload)
+    out = bytearray(size)
+    _HEADER.pack_into(
+        out,
+        0,
+        base_offset,
+        size - LOG_OVERHEAD,
+        partition_leader_epoch,
+        2,
+        0,
+        attributes,
+        len(records) - 1,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
+    out[HEADER_SIZE:] = payload
+    struct.pack_into(">I", out, CRC_OFFSET, batch_crc(out, size))
+    return bytes(out)
+
+
+def batch_length_at(buf: bytes | bytearray | memoryview, pos: int) -> int:
+    """The batchLength field of the batch starting at ``pos``."""
+    return int(_BATCH_LENGTH.unpack_from(buf, pos + 8)[0])

@@ -1,0 +1,532 @@
+"""One log segment: ``<base offset>.log`` with its ``.index`` and ``.timeindex``.
+
+The ``.log`` file is a plain concatenation of record batches, exactly as they go
+out in fetch responses. The segment keeps in memory what the log needs per append
+(size, next offset, largest timestamp) so that appending is one ``os.write`` plus,
+every ``index.interval.bytes``, one small index write.
+
+Files of a segment can carry a suffix after their extension while a cleaner or
+retention is replacing them (``.cleaned``, ``.swap``, ``.deleted``); see
+``log_files`` for what opening a log does with each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from kgroups.storage.append_file import AppendFile
+from kgroups.storage.index import IndexCorruptError, OffsetIndex
+from kgroups.storage.records import (
+    HEADER_SIZE,
+    BatchHeader,
+    BatchMeta,
+    batch_crc,
+    read_header,
+)
+from kgroups.storage.time_index import NO_TIMESTAMP, TimeIndex
+
+__all__ = ["Segment", "index_path", "log_path", "time_index_path"]
+
+log = logging.getLogger(__name__)
+
+INT32_MAX = 2**31 - 1
+_SCAN_CHUNK = 16 * 1024
+_RECOVERY_CHUNK = 1024 * 1024
+
+
+def file_stem(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+def log_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.log{suffix}"
+
+
+def index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.index{suffix}"
+
+
+def time_index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.timeindex{suffix}"
+
+
+class Segment:
+    __slots__ = (
+        "_bytes_since_index",
+        "_rolling_timestamp",
+        "base_offset",
+        "created_ms",
+        "directory",
+        "index",
+        "index_interval_bytes",
+        "log",
+        "max_timestamp",
+        "next_offset",
+        "offset_of_max_timestamp",
+        "suffix",
+        "time_index",
+    )
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        log_file: AppendFile,
+        index: OffsetIndex,
+        time_index: TimeIndex,
+        *,
+        index_interval_bytes: int,
+        now_ms: int,
+        suffix: str = "",
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.log = log_file
+        self.index = index
+        self.time_index = time_index
+        self.index_interval_bytes = index_interval_bytes
+        self.suffix = suffix
+        self.created_ms = now_ms
+        self.next_offset = base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = base_offset
+        self._bytes_since_index = 0
+        # Max timestamp of the segment's first batch; segment.ms counts from it.
+        self._rolling_timestamp: int | None = None
+
+    # -- creation and loading -------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        now_ms: int,
+        suffix: str = "",
+    ) -> Segment:
+        """A new empty segment (any files already at its names are emptied)."""
+        log_file = AppendFile.open(log_path(directory, base_offset, suffix))
+        if log_file.size:
+            log_file.truncate(0)
+        index = OffsetIndex.create(
+            index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+        )
+        time_index = TimeIndex.create(
+            time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+        )
+        return cls(
+            directory,
+            base_offset,
+            log_file,
+            index,
+            time_index,
+            index_interval_bytes=index_interval_bytes,
+            now_ms=now_ms,
+            suffix=suffix,
+        )
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        now_ms: int,
+        recover: bool,
+        suffix: str = "",
+    ) -> Segment:
+        """Open an existing segment.
+
+        With ``recover`` every batch is checked (length, magic, CRC, offsets) and a
+        bad tail is cut off; the indexes are rebuilt as a side effect. Otherwise the
+        indexes are loaded, and rebuilt only if missing or inconsistent.
+        """
+        log_file = AppendFile.open(log_path(directory, base_offset, suffix), create=False)
+        segment: Segment | None = None
+        try:
+            if recover:
+                index = OffsetIndex.create(
+                    index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+                )
+                time_index = TimeIndex.create(
+                    time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+                )
+                segment = cls(
+                    directory,
+                    base_offset,
+                    log_file,
+                    index,
+                    time_index,
+                    index_interval_bytes=index_interval_bytes,
+                    now_ms=now_ms,
+                    suffix=suffix,
+                )
+                segment.recover()
+                return segment
+            segment = cls._load(
+                directory,
+                base_offset,
+                log_file,
+                index_interval_bytes=index_interval_bytes,
+                max_index_bytes=max_index_bytes,
+                now_ms=now_ms,
+                suffix=suffix,
+            )
+            return segment
+        except BaseException:
+            if segment is not None:
+                segment.close()
+            else:
+                log_file.close()
+            raise
+
+    @classmethod
+    def _load(
+        cls,
+        directory: Path,
+        base_offset: int,
+        log_file: AppendFile,
+        *,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        now_ms: int,
+        suffix: str,
+    ) -> Segment:
+        ipath = index_path(directory, base_offset, suffix)
+        tpath = time_index_path(directory, base_offset, suffix)
+        index: OffsetIndex | None = None
+        time_index: TimeIndex | None = None
+        rebuild = False
+        try:
+            index = OffsetIndex.load(ipath, base_offset, max_index_bytes, log_file.size)
+            time_index = TimeIndex.load(tpath, base_offset, max_index_bytes)
+        except (FileNotFoundError, IndexCorruptError) as exc:
+            if not isinstance(exc, FileNotFoundError):
+                log.warning("rebuilding indexes: %s", exc)
+            if index is not None:
+                index.close()
+            index = OffsetIndex.create(ipath, base_offset, max_index_bytes)
+            time_index = TimeIndex.create(tpath, base_offset, max_index_bytes)
+            rebuild = True
+        segment = cls(
+            directory,
+            base_offset,
+            log_file,
+            index,
+            time_index,
+            index_interval_bytes=index_interval_bytes,
+            now_ms=now_ms,
+            suffix=suffix,
+        )
+        if rebuild:
+            segment.rebuild_indexes()
+            return segment
+        # The indexes say nothing about batches after their last entry: scan those.
+        segment._scan_tail()
+        ts, offset = time_index.last_entry
+        if len(time_index) and offset >= segment.next_offset:
+            log.warning("rebuilding indexes: %s points beyond the log", tpath)
+            segment.rebuild_indexes()
+        elif ts > segment.max_timestamp:
+            segment.max_timestamp, segment.offset_of_max_timestamp = ts, offset
+        return segment
+
+    def _scan_tail(self) -> None:
+        """Learn next offset and recent max timestamp from the batches after the last
+        index entry (the index itself says nothing about them)."""
+        start = self.index.lookup(self.index.last_offset) if len(self.index) else 0
+        self._bytes_since_index = 0
+        for pos, header in self.scan(start):
+            self._track(header.last_offset, header.max_timestamp)
+            self.next_offset = header.next_offset
+            self._bytes_since_index += header.size
+            if self._rolling_timestamp is None and pos == 0:
+                self._rolling_timestamp = header.max_timestamp
+
+    # -- properties -------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return self.log.size
+
+    @property
+    def is_empty(self) -> bool:
+        return self.log.size == 0
+
+    @property
+    def last_offset(self) -> int:
+        return self.next_offset - 1
+
+    @property
+    def rolling_timestamp(self) -> int | None:
+        """Max timestamp of the first batch (None while the segment is empty)."""
+        if self._rolling_timestamp is None and self.log.size >= HEADER_SIZE:
+            self._rolling_timestamp = read_header(self.log.pread(HEADER_SIZE, 0)).max_timestamp
+        return self._rolling_timestamp
+
+    def files(self) -> tuple[AppendFile, AppendFile, AppendFile]:
+        return self.log, self.index.file, self.time_index.file
+
+    # -- appending ----------------------------------------------------------------
+
+    def _track(self, last_offset: int, max_timestamp: int) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = last_offset
+
+    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta]) -> int:
+        """Append whole batches in one write; returns their file position."""
+        position = self.log.append(data)
+        if self._rolling_timestamp is None and position == 0:
+            self._rolling_timestamp = batches[0][3]
+        for relative, size, last_offset, max_timestamp in batches:
+            if max_timestamp > self.max_timestamp:
+                self.max_timestamp = max_timestamp
+                self.offset_of_max_timestamp = last_offset
+            if self._bytes_since_index > self.index_interval_bytes:
+                self.index.append(last_offset, position + relative)
+                self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+                self._bytes_since_index = 0
+            self._bytes_since_index += size
+        self.next_offset = batches[-1][2] + 1
+        return position
+
+    def should_roll(
+        self,
+        append_size: int,
+        max_timestamp: int,
+        last_offset: int,
+        segment_bytes: int,
+        segment_ms: int,
+        now_ms: int,
+    ) -> bool:
+        """Kafka's roll rule: size, age (by record time), full index, offset range."""
+        size = self.log.size
+        if size == 0:
+            return False
+        if size > segment_bytes - append_size:
+            return True
+        rolling = self.rolling_timestamp
+        waited = (
+            max_timestamp - rolling
+            if rolling is not None and rolling >= 0
+            else now_ms - self.created_ms
+        )
+        if waited > segment_ms:
+            return True
+        return (
+            self.index.is_full
+            or self.time_index.is_full
+            or last_offset - self.base_offset > INT32_MAX
+        )
+
+    def seal(self) -> None:
+        """Record the largest timestamp in the time index (on roll and close)."""
+        if self.max_timestamp != NO_TIMESTAMP and not self.time_index.file.closed:
+            self.time_index.maybe_append(
+                self.max_timestamp, self.offset_of_max_timestamp, force=True
+            )
+
+    # -- reading ----------------------------------------------------------------------
+
+    def scan(
+        self, start: int = 0, end: int | None = None, chunk: int = _SCAN_CHUNK
+    ) -> Iterator[tuple[int, BatchHeader]]:
+        """Yield ``(position, header)`` of batches from ``start`` (a batch boundary),
+        reading headers in chunks; stops at a batch that does not fit before ``end``."""
+        if end is None:
+            end = self.log.size
+        pos = start
+        buf = b""
+        buf_start = pos
+        pread = self.log.pread
+        while pos + HEADER_SIZE <= end:
+            offset = pos - buf_start
+            if offset + HEADER_SIZE > len(buf):
+                buf = pread(min(chunk, end - pos), pos)
+                buf_start = pos
+                offset = 0
+                if len(buf) < HEADER_SIZE:
+                    return
+            header = read_header(buf, offset)
+            size = header.batch_length + 12
+            if size < HEADER_SIZE or pos + size > end:
+                return
+            yield pos, header
+            pos += size
+
+    def find(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """Position and header of the first batch whose last offset is >= ``offset``."""
+        if offset >= self.next_offset:
+            return None
+        for pos, header in self.scan(self.index.lookup(offset)):
+            if header.last_offset >= offset:
+                return pos, header
+        return None
+
+    def end_position_within(self, start: int, limit: int) -> int:
+        """The last batch boundary <= ``limit`` at or after ``start``; if even the first
+        batch at ``start`` ends beyond ``limit`` its end is returned instead."""
+        size = self.log.size
+        if limit >= size:
+            return size
+        scan_from = max(start, self.index.entry_at_or_before_position(limit))
+        end = scan_from
+        for pos, header in self.scan(scan_from):
+            batch_end = pos + header.size
+            if batch_end > limit:
+                if end == start:
+                    return batch_end
+                break
+            end = batch_end
+        return end
+
+    def read(self, start: int, end: int) -> bytes:
+        return self.log.pread(end - start, start)
+
+    # -- recovery ---------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Check every batch, rebuild the indexes, cut off anything bad at the end.
+
+        Returns the number of bytes truncated.
+        """
+        self._reset_tracking()
+        self.index.reset()
+        self.time_index.reset()
+        file_size = self.log.size
+        pos = 0
+        buf = b""
+        buf_start = 0
+        expected_offset = self.base_offset
+        problem = None
+        while pos < file_size:
+            offset = pos - buf_start
+            if offset + HEADER_SIZE > len(buf):
+                buf = self.log.pread(min(_RECOVERY_CHUNK, file_size - pos), pos)
+                buf_start, offset = pos, 0
+                if len(buf) < HEADER_SIZE:
+                    problem = "partial batch header"
+                    break
+            header = read_header(buf, offset)
+            size = header.batch_length + 12
+            if header.magic != 2:
+                problem = f"unsupported magic {header.magic}"
+                break
+            if size < HEADER_SIZE or pos + size > file_size:
+                problem = f"batch length {header.batch_length} runs past the end"
+                break
+            if header.base_offset < expected_offset or header.last_offset_delta < 0:
+                problem = (
+                    f"batch offsets {header.base_offset}+{header.last_offset_delta} out of order"
+                )
+                break
+            if header.last_offset - self.base_offset > INT32_MAX:
+                problem = f"offset {header.last_offset} too far from the segment base"
+                break
+            if offset + size > len(buf):
+                buf = self.log.pread(max(size, min(_RECOVERY_CHUNK, file_size - pos)), pos)
+                buf_start, offset = pos, 0
+            with memoryview(buf) as view:
+                crc = batch_crc(view[offset : offset + size], size)
+            if crc != header.crc:
+                problem = f"CRC mismatch (stored {header.crc:#x}, computed {crc:#x})"
+                break
+            self.append_indexes(pos, header)
+            expected_offset = header.next_offset
+            pos += size
+        truncated = file_size - pos
+        if truncated:
+            log.warning(
+                "%s: %s at position %d (offset %d); truncating %d bytes",
+                self.log.path,
+                problem,
+                pos,
+                expected_offset,
+                truncated,
+            )
+            self.log.truncate(pos)
+        return truncated
+
+    def rebuild_indexes(self) -> None:
+        """Rebuild both indexes from batch headers (no CRC checks: a closed segment)."""
+        self._reset_tracking()
+        self.index.reset()
+        self.time_index.reset()
+        for pos, header in self.scan(0, chunk=_RECOVERY_CHUNK):
+            self.append_indexes(pos, header)
+
+    def _reset_tracking(self) -> None:
+        self.next_offset = self.base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = self.base_offset
+        self._bytes_since_index = 0
+        self._rolling_timestamp = None
+
+    def append_indexes(self, position: int, header: BatchHeader) -> None:
+        """Account for a batch already in the file at ``position``."""
+        if position == 0:
+            self._rolling_timestamp = header.max_timestamp
+        last_offset = header.last_offset
+        self._track(last_offset, header.max_timestamp)
+        if self._bytes_since_index > self.index_interval_bytes:
+            self.index.append(last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_index = 0
+        self._bytes_since_index += header.size
+        self.next_offset = last_offset + 1
+
+    # -- truncation, renaming, closing --------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove batches whose last offset is >= ``offset``; returns bytes removed.
+
+        A batch holding ``offset`` goes entirely (batches are never split), so the
+        segment may end before ``offset``.
+        """
+        found = self.find(offset)
+        if found is None:
+            return 0
+        position = found[0]
+        removed = self.log.size - position
+        self.log.truncate(position)
+        self.index.truncate_to_position(position)
+        self.time_index.truncate_to_offset(found[1].base_offset)
+        # Re-derive what the kept batches say about offsets and timestamps.
+        self._reset_tracking()
+        ts, ts_offset = self.time_index.last_entry
+        self.max_timestamp, self.offset_of_max_timestamp = ts, ts_offset
+        self._scan_tail()
+        return removed
+
+    def change_suffix(self, suffix: str) -> None:
+        """Rename the segment's files to carry ``suffix`` (``""`` for live)."""
+        self.log.rename(log_path(self.directory, self.base_offset, suffix))
+        self.index.rename(index_path(self.directory, self.base_offset, suffix))
+        self.time_index.rename(time_index_path(self.directory, self.base_offset, suffix))
+        self.suffix = suffix
+
+    def close(self) -> None:
+        for f in self.files():
+            f.close()
+
+    def delete(self) -> None:
+        self.close()
+        for f in self.files():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f.path)
+
+    def __repr__(self) -> str:
+        return (
+            f"Segment({self.log.path.name}, offsets {self.base_offset}..{self.next_offset - 1}, "
+            f"{self.log.size} bytes)"
+        )
