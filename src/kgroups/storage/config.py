@@ -58,8 +58,8 @@ class LogConfig:
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == LOG_APPEND_TIME
 
-    def with_overrides(self, overrides: Mapping[str, str | None]) -> LogConfig:
-        """This config with topic-level overrides applied; ``None`` resets a key.
+    def with_overrides(self, overrides: Mapping[str, str]) -> LogConfig:
+        """This config (the broker defaults) with a topic's overrides applied.
 
         Unknown names and bad values raise INVALID_CONFIG, as CreateTopics and
         AlterConfigs answer in Kafka.
@@ -70,10 +70,6 @@ class LogConfig:
             spec = _TOPIC_SPECS.get(name)
             if spec is None:
                 raise KafkaError(ErrorCode.invalid_config, f"Unknown topic config name: {name}")
-            if raw is None:
-                changes[spec.attr] = getattr(LogConfig, spec.attr)
-                overridden.discard(name)
-                continue
             changes[spec.attr] = spec.parse(name, raw)
             overridden.add(name)
         return dataclasses.replace(self, **changes, overridden=frozenset(overridden))
