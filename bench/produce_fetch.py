@@ -20,15 +20,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from process_broker import BrokerProcess  # noqa: E402
+from process_broker import BrokerProcess
 
 
 def produce(bootstrap: str, topic: str, count: int, size: int) -> dict[str, float]:
     from confluent_kafka import Producer
 
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 1_000_000,
-         "queue.buffering.max.messages": 1_000_000}
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+        }
     )
     payload = b"x" * size
     started = time.perf_counter()
@@ -43,16 +47,24 @@ def produce(bootstrap: str, topic: str, count: int, size: int) -> dict[str, floa
             producer.poll(0)
     assert producer.flush(120) == 0
     elapsed = time.perf_counter() - started
-    return {"messages_per_s": count / elapsed, "mb_per_s": count * size / elapsed / 1e6,
-            "seconds": elapsed}
+    return {
+        "messages_per_s": count / elapsed,
+        "mb_per_s": count * size / elapsed / 1e6,
+        "seconds": elapsed,
+    }
 
 
 def fetch(bootstrap: str, topic: str, count: int, size: int, partitions: int) -> dict[str, float]:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-         "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 10485760}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52428800,
+            "max.partition.fetch.bytes": 10485760,
+        }
     )
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
     started = time.perf_counter()
@@ -62,8 +74,11 @@ def fetch(bootstrap: str, topic: str, count: int, size: int, partitions: int) ->
         got += sum(1 for m in batch if m.error() is None)
     elapsed = time.perf_counter() - started
     consumer.close()
-    return {"messages_per_s": count / elapsed, "mb_per_s": count * size / elapsed / 1e6,
-            "seconds": elapsed}
+    return {
+        "messages_per_s": count / elapsed,
+        "mb_per_s": count * size / elapsed / 1e6,
+        "seconds": elapsed,
+    }
 
 
 def main() -> None:
@@ -85,9 +100,18 @@ def main() -> None:
             admin.create_topics([NewTopic(topic, args.partitions, 1)])[topic].result(20)
             p = produce(bootstrap, topic, args.messages, size)
             f = fetch(bootstrap, topic, args.messages, size, args.partitions)
-            print(json.dumps({"bench": "produce_fetch", "client": "confluent-kafka",
-                              "message_bytes": size, "messages": args.messages,
-                              "produce": p, "fetch": f}))
+            print(
+                json.dumps(
+                    {
+                        "bench": "produce_fetch",
+                        "client": "confluent-kafka",
+                        "message_bytes": size,
+                        "messages": args.messages,
+                        "produce": p,
+                        "fetch": f,
+                    }
+                )
+            )
     finally:
         if broker is not None:
             broker.stop()

@@ -22,3 +22,15 @@ def broker(tmp_path: Path) -> Iterator[BrokerThread]:
         yield b
     finally:
         b.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerThread]:
+    """One broker for a whole module (hypothesis runs many examples against it)."""
+    from broker_thread import BrokerThread
+
+    b = BrokerThread(tmp_path_factory.mktemp("shared") / "data").start()
+    try:
+        yield b
+    finally:
+        b.stop()

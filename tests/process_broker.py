@@ -40,9 +40,8 @@ class BrokerProcess:
         args = [sys.executable, "-m", "kgroups", "serve"]
         for o in self.overrides:
             args += ["--override", o]
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:

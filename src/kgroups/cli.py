@@ -93,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kgroups: configuration error: {e}", file=sys.stderr)
         return 2
     except KafkaError as e:
-        print(f"kgroups: {e.error_code.name.upper()}: {e.message or ''}".rstrip(": "), file=sys.stderr)
+        print(
+            f"kgroups: {e.error_code.name.upper()}: {e.message or ''}".rstrip(": "), file=sys.stderr
+        )
         return 1
     except (ConnectionError, OSError, TimeoutError, ValueError) as e:
         print(f"kgroups: {e}", file=sys.stderr)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import socket
 import struct
 
+from broker_thread import BrokerThread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from broker_thread import BrokerThread
 
 
 def _api_versions_roundtrip(port: int) -> bytes:
@@ -83,9 +82,9 @@ def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -
     payload=st.one_of(
         st.binary(max_size=300),
         st.builds(
-            lambda key, version, body: struct.pack(">i", 8 + len(body))
-            + struct.pack(">hhi", key, version, 1)
-            + body,
+            lambda key, version, body: (
+                struct.pack(">i", 8 + len(body)) + struct.pack(">hhi", key, version, 1) + body
+            ),
             st.sampled_from([0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22]),
             st.integers(0, 12),
             st.binary(max_size=200),

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from process_broker import BrokerProcess
 
 pytestmark = pytest.mark.interop
@@ -42,8 +41,9 @@ def test_acknowledged_messages_survive_sigkill(tmp_path: Path) -> None:
         killed_at = None
         started = time.time()
         while time.time() - started < 4:
-            producer.produce("crash", key=str(sent).encode(), value=f"m{sent}".encode(),
-                             on_delivery=on_delivery)
+            producer.produce(
+                "crash", key=str(sent).encode(), value=f"m{sent}".encode(), on_delivery=on_delivery
+            )
             sent += 1
             producer.poll(0)
             if killed_at is None and time.time() - started > 1.5:
@@ -56,8 +56,11 @@ def test_acknowledged_messages_survive_sigkill(tmp_path: Path) -> None:
 
         broker.start()
         consumer = Consumer(
-            {"bootstrap.servers": broker.bootstrap, "group.id": "reader",
-             "enable.auto.commit": False}
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "group.id": "reader",
+                "enable.auto.commit": False,
+            }
         )
         consumer.assign([TopicPartition("crash", p, OFFSET_BEGINNING) for p in range(3)])
         stored: set[bytes] = set()

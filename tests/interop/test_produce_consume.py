@@ -7,7 +7,6 @@ import time
 from collections import defaultdict
 
 import pytest
-
 from broker_thread import BrokerThread
 
 pytestmark = pytest.mark.interop
@@ -69,7 +68,10 @@ def test_confluent_kafka(broker: BrokerThread, compression: str) -> None:
     errors: list[object] = []
     for key, value, headers in _expected(count):
         producer.produce(
-            topic, key=key, value=value, headers=headers,
+            topic,
+            key=key,
+            value=value,
+            headers=headers,
             on_delivery=lambda err, _msg: err and errors.append(err),
         )
         producer.poll(0)
@@ -80,8 +82,8 @@ def test_confluent_kafka(broker: BrokerThread, compression: str) -> None:
         {"bootstrap.servers": broker.bootstrap, "group.id": "unused", "enable.auto.commit": False}
     )
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-    received: dict[int, list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]]] = (
-        defaultdict(list)
+    received: dict[int, list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]]] = defaultdict(
+        list
     )
     deadline = time.time() + 60
     got = 0
@@ -105,9 +107,7 @@ def test_kafka_python(broker: BrokerThread) -> None:
     _create_topic(broker.bootstrap, topic)
     started = int(time.time() * 1000)
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
-    futures = [
-        producer.send(topic, key=k, value=v, headers=h) for k, v, h in _expected(COUNT)
-    ]
+    futures = [producer.send(topic, key=k, value=v, headers=h) for k, v, h in _expected(COUNT)]
     producer.flush(30)
     for f in futures:
         f.get(10)
@@ -117,8 +117,8 @@ def test_kafka_python(broker: BrokerThread) -> None:
     parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
     consumer.assign(parts)
     consumer.seek_to_beginning(*parts)
-    received: dict[int, list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]]] = (
-        defaultdict(list)
+    received: dict[int, list[tuple[int, bytes, bytes, list[tuple[str, bytes]], int]]] = defaultdict(
+        list
     )
     deadline = time.time() + 60
     got = 0

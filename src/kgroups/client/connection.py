@@ -54,9 +54,7 @@ class BrokerConnection:
 
     async def _negotiate(self) -> None:
         response = await self.send(
-            ApiVersionsRequest(
-                client_software_name="kgroups", client_software_version=__version__
-            )
+            ApiVersionsRequest(client_software_name="kgroups", client_software_version=__version__)
         )
         if response.error_code == ErrorCode.unsupported_version:
             response = await self.send(ApiVersionsRequestV0())

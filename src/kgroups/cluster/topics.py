@@ -81,8 +81,12 @@ class TopicRegistry:
         data = {
             "cluster_id": self.cluster_id,
             "topics": [
-                {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions,
-                 "configs": t.configs}
+                {
+                    "name": t.name,
+                    "id": str(t.topic_id),
+                    "partitions": t.partitions,
+                    "configs": t.configs,
+                }
                 for t in self._topics.values()
             ],
         }

@@ -114,7 +114,9 @@ async def _start_offsets(
                 name=TopicName(topic),
                 partitions=tuple(
                     ListOffsetsPartition(
-                        partition_index=i32(p), current_leader_epoch=i32(-1), timestamp=i64(timestamp)
+                        partition_index=i32(p),
+                        current_leader_epoch=i32(-1),
+                        timestamp=i64(timestamp),
                     )
                     for p in partitions
                 ),

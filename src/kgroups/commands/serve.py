@@ -19,11 +19,10 @@ def run(config_file: Path | None, overrides: list[str]) -> int:
         log.info("configuration key %s has no effect on a single kgroups broker", key)
     try:
         import uvloop
-
-        runner = uvloop.run
     except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
-        runner = asyncio.run
-    runner(_serve(config))
+        asyncio.run(_serve(config))
+    else:
+        uvloop.run(_serve(config))
     return 0
 
 

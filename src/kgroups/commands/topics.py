@@ -19,9 +19,7 @@ from kgroups.errors import ErrorCode, KafkaError
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
 
 
-async def create(
-    bootstrap: str, name: str, partitions: int | None, configs: list[str]
-) -> str:
+async def create(bootstrap: str, name: str, partitions: int | None, configs: list[str]) -> str:
     overrides = []
     for item in configs:
         key, sep, value = item.partition("=")

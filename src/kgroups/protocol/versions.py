@@ -40,14 +40,17 @@ Converter = Callable[[Any], Any]
 
 
 def upgrade(entity: object, target: type[T]) -> T:
-    if type(entity) is target:
-        return entity  # type: ignore[return-value]
-    convert: Converter = _converter(type(entity), target)
-    return convert(entity)  # type: ignore[no-any-return]
+    if isinstance(entity, target):
+        return entity
+    source: Any = type(entity)
+    destination: Any = target
+    convert = _converter(source, destination)
+    result: T = convert(entity)
+    return result
 
 
 @cache
-def _converter(source: type[Any], target: type[Any]) -> Converter:
+def _converter(source: Any, target: Any) -> Converter:
     source_names = {f.name for f in dataclasses.fields(source)}
     source_fields = {f.name: f for f in dataclasses.fields(source)}
     steps: list[tuple[str, Callable[[Any], Any]]] = []
@@ -55,13 +58,16 @@ def _converter(source: type[Any], target: type[Any]) -> Converter:
         if f.name in source_names:
             steps.append((f.name, _field_copier(source_fields[f.name], f)))
         else:
-            default = _default_for(f)
-            steps.append((f.name, lambda _obj, d=default: d))
+            steps.append((f.name, _constant(_default_for(f))))
 
     def convert(obj: Any) -> Any:
         return target(**{name: step(obj) for name, step in steps})
 
     return convert
+
+
+def _constant(value: object) -> Converter:
+    return lambda _obj: value
 
 
 def _field_copier(source: dataclasses.Field[Any], target: dataclasses.Field[Any]) -> Converter:
@@ -86,10 +92,10 @@ def _field_copier(source: dataclasses.Field[Any], target: dataclasses.Field[Any]
     return lambda obj: getattr(obj, name)
 
 
-def _nested_converter(source: dataclasses.Field[Any], target_type: type[Any]) -> Converter:
+def _nested_converter(source: dataclasses.Field[Any], target_type: Any) -> Converter:
     source_kind = classify_field(source)
     assert isinstance(source_kind, EntityField | EntityTupleField)
-    source_type = source_kind.type_
+    source_type: Any = source_kind.type_
     if source_type is target_type:
         return lambda v: v
     return _converter(source_type, target_type)

@@ -56,7 +56,7 @@ class Broker:
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
         now = self.clock.now_ms()
-        self.logs.open_all(now)
+        self.logs.open_all(now, {t.name: self.topic_config(t) for t in self.topics})
         for topic in self.topics:
             for p in range(topic.partitions):
                 if self.logs.get(topic.name, p) is None:
@@ -70,7 +70,11 @@ class Broker:
         self.coordinator.start()
         log.info(
             "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
-            self.broker_id, host or "0.0.0.0", bound, *self.advertised, self.log_dir,
+            self.broker_id,
+            host or "0.0.0.0",
+            bound,
+            *self.advertised,
+            self.log_dir,
         )
 
     @property
@@ -100,7 +104,9 @@ class Broker:
             await self._server.wait_closed()
         log.info("kgroups broker %d stopped", self.broker_id)
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
@@ -145,7 +151,9 @@ class Broker:
         if topic is None:
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Unknown topic {name}")
         if name == OFFSETS_TOPIC:
-            raise KafkaError(ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}")
+            raise KafkaError(
+                ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}"
+            )
         self.topics.remove(name)
         for p in range(topic.partitions):
             self.logs.delete(name, p)

@@ -201,11 +201,9 @@ class BrokerConfig:
                 value = setting.parse(raw)
             except ValueError as e:
                 raise ConfigError(f"invalid value {raw!r} for {key}: {e}") from None
-            if setting.minimum is not None and isinstance(value, int):
-                if value < setting.minimum:
-                    raise ConfigError(
-                        f"invalid value {raw!r} for {key}: must be at least {setting.minimum}"
-                    )
+            minimum = setting.minimum
+            if minimum is not None and isinstance(value, int) and value < minimum:
+                raise ConfigError(f"invalid value {raw!r} for {key}: must be at least {minimum}")
             self._values[key] = value
         self._check()
 
@@ -290,7 +288,9 @@ class BrokerConfig:
     @property
     def log_retention_ms(self) -> int:
         return self._ms(
-            "log.retention.ms", ("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)
+            "log.retention.ms",
+            ("log.retention.minutes", 60_000),
+            ("log.retention.hours", 3_600_000),
         )
 
     @property
@@ -300,5 +300,7 @@ class BrokerConfig:
 
     def describe(self) -> dict[str, str]:
         """Every setting as a string, for DescribeConfigs."""
-        return {k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
-                for k, v in self._values.items()}
+        return {
+            k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in self._values.items()
+        }

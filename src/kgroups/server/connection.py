@@ -10,6 +10,7 @@ reason; other connections never notice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,5 @@ async def serve_connection(
         log.exception("closing connection from %s after an internal error", peer_name)
     finally:
         writer.close()
-        try:
+        with contextlib.suppress(ConnectionError, OSError):
             await writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass

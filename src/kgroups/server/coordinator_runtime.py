@@ -137,7 +137,10 @@ class CoordinatorRuntime:
         if count:
             log.info(
                 "loaded %s-%d: %d records in %.3f s",
-                OFFSETS_TOPIC, partition, count, time.monotonic() - started,
+                OFFSETS_TOPIC,
+                partition,
+                count,
+                time.monotonic() - started,
             )
 
     # -- requests ----------------------------------------------------------

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from kio.schema.api_versions.v3 import ApiVersionsRequest, ApiVersionsResponse
 from kio.schema.api_versions.v3.response import ApiVersion
-
 from kio.static.primitive import i16
 
 from kgroups.errors import ErrorCode

@@ -66,7 +66,9 @@ def _create(broker: Broker, topic: CreatableTopic, validate_only: bool) -> Creat
     elif partitions == -1:
         partitions = None
     elif partitions is not None and partitions <= 0:
-        raise KafkaError(ErrorCode.invalid_partitions, "Number of partitions must be larger than 0.")
+        raise KafkaError(
+            ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
+        )
     overrides: dict[str, str] = {}
     for c in topic.configs:
         if c.value is None:

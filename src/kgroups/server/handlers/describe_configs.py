@@ -47,7 +47,9 @@ async def handle(
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"
             else:
-                entries = [(k, v, STATIC_BROKER_CONFIG) for k, v in broker.config.describe().items()]
+                entries = [
+                    (k, v, STATIC_BROKER_CONFIG) for k, v in broker.config.describe().items()
+                ]
         else:
             error, message = ErrorCode.invalid_request, "Unsupported resource type"
         keys = resource.configuration_keys

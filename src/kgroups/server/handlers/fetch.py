@@ -9,6 +9,7 @@ they were stored: no decompression, no re-encoding.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.fetch.v12 import FetchRequest, FetchResponse
@@ -45,10 +46,8 @@ async def handle(broker: Broker, ctx: RequestContext, request: FetchRequest) -> 
                     session_id=i32(0),
                     responses=topics,
                 )
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(waiter.wait(), remaining)
-            except TimeoutError:
-                pass
         finally:
             broker.append_waiters.unregister(wanted, waiter)
 
@@ -56,7 +55,7 @@ async def handle(broker: Broker, ctx: RequestContext, request: FetchRequest) -> 
 def _read(
     broker: Broker, request: FetchRequest
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
-    budget = request.max_bytes
+    budget: int = request.max_bytes
     total = 0
     failed = False
     topics = []

@@ -35,7 +35,11 @@ async def handle(
             throttle_time=NO_THROTTLE,
             coordinators=tuple(
                 Coordinator(
-                    key=key, node_id=node, host=host, port=port, error_code=error,
+                    key=key,
+                    node_id=node,
+                    host=host,
+                    port=port,
+                    error_code=error,
                     error_message=message,
                 )
                 for key, (error, message, node, host, port) in found
@@ -46,14 +50,22 @@ async def handle(
     key_type: int = getattr(request, "key_type", GROUP)
     error, message, node, host, port = _find(broker, key_type, key)
     return FindCoordinatorResponseV3(
-        throttle_time=NO_THROTTLE, error_code=error, error_message=message,
-        node_id=node, host=host, port=port,
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        error_message=message,
+        node_id=node,
+        host=host,
+        port=port,
     )
 
 
-def _find(broker: Broker, key_type: int, key: str) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
+def _find(
+    broker: Broker, key_type: int, key: str
+) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
     if key_type == TRANSACTION:
-        return _no_coordinator(ErrorCode.coordinator_not_available, "Transactions are not supported")
+        return _no_coordinator(
+            ErrorCode.coordinator_not_available, "Transactions are not supported"
+        )
     if key_type != GROUP:
         return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
     if not key:
@@ -66,5 +78,7 @@ def _find(broker: Broker, key_type: int, key: str) -> tuple[ErrorCode, str | Non
     return ErrorCode.none, None, BrokerId(broker.broker_id), host, i32(port)
 
 
-def _no_coordinator(error: ErrorCode, message: str) -> tuple[ErrorCode, str, BrokerId, str, i32]:
+def _no_coordinator(
+    error: ErrorCode, message: str | None
+) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
     return error, message, BrokerId(-1), "", i32(-1)

@@ -25,10 +25,6 @@ from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponseTopic,
 )
 from kio.schema.offset_delete.v0 import OffsetDeleteRequest, OffsetDeleteResponse
-from kio.schema.offset_delete.v0.response import (
-    OffsetDeleteResponsePartition,
-    OffsetDeleteResponseTopic,
-)
 from kio.schema.offset_fetch.v9 import OffsetFetchRequest, OffsetFetchResponse
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from kio.schema.offset_fetch.v9.response import (
@@ -54,13 +50,22 @@ def _error_response(api_key: int, error: ErrorCode, request: Any) -> Any:
     """A whole-request error (coordinator loading, not coordinator, bad group id)."""
     if api_key == apis.JOIN_GROUP:
         return JoinGroupResponse(
-            throttle_time=NO_THROTTLE, error_code=error, generation_id=i32(-1),
-            protocol_type=None, protocol_name=None, leader="", skip_assignment=False,
-            member_id=request.member_id, members=(),
+            throttle_time=NO_THROTTLE,
+            error_code=error,
+            generation_id=i32(-1),
+            protocol_type=None,
+            protocol_name=None,
+            leader="",
+            skip_assignment=False,
+            member_id=request.member_id,
+            members=(),
         )
     if api_key == apis.SYNC_GROUP:
         return SyncGroupResponse(
-            throttle_time=NO_THROTTLE, error_code=error, protocol_type=None, protocol_name=None,
+            throttle_time=NO_THROTTLE,
+            error_code=error,
+            protocol_type=None,
+            protocol_name=None,
             assignment=b"",
         )
     if api_key == apis.HEARTBEAT:
@@ -235,8 +240,10 @@ async def _fetch_group(
                     name=t.name,
                     partitions=tuple(
                         OffsetFetchResponsePartitions(
-                            partition_index=p, committed_offset=i64(-1),
-                            committed_leader_epoch=i32(-1), metadata=None,
+                            partition_index=p,
+                            committed_offset=i64(-1),
+                            committed_leader_epoch=i32(-1),
+                            metadata=None,
                             error_code=e.error_code,
                         )
                         for p in t.partition_indexes
@@ -255,12 +262,17 @@ async def describe_groups(
     for group_id in request.groups:
         try:
             group: DescribedGroup = await broker.coordinator.call(
-                group_id, ctx, lambda shard, c, now, g=group_id: shard.describe_group(g, c, now)
+                group_id, ctx, _bind("describe_group", group_id)
             )
         except KafkaError as e:
             group = DescribedGroup(
-                error_code=e.error_code, group_id=group_id, group_state="", protocol_type="",
-                protocol_data="", members=(), authorized_operations=OPERATIONS_OMITTED,
+                error_code=e.error_code,
+                group_id=group_id,
+                group_state="",
+                protocol_type="",
+                protocol_data="",
+                members=(),
+                authorized_operations=OPERATIONS_OMITTED,
             )
         described.append(group)
     return DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=tuple(described))
@@ -285,9 +297,13 @@ async def delete_groups(
     for group_id in request.groups_names:
         try:
             error: ErrorCode = await broker.coordinator.call(
-                group_id, ctx, lambda shard, c, now, g=group_id: shard.delete_group(g, c, now)
+                group_id, ctx, _bind("delete_group", group_id)
             )
         except KafkaError as e:
             error = e.error_code
         results.append(DeletableGroupResult(group_id=GroupId(group_id), error_code=error))
     return DeleteGroupsResponse(throttle_time=NO_THROTTLE, results=tuple(results))
+
+
+def _bind(method: str, argument: object) -> Any:
+    return lambda shard, c, now: getattr(shard, method)(argument, c, now)

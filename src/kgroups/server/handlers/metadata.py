@@ -16,7 +16,6 @@ from kio.schema.metadata.v12.response import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-
 from kio.schema.types import BrokerId, TopicName
 from kio.static.primitive import i32
 
@@ -42,7 +41,7 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         for wanted in request.topics:
             topics.append(_lookup(broker, wanted.name, wanted.topic_id, auto_create))
     # v8-v10 carry cluster_authorized_operations, which later versions dropped.
-    return build(
+    response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
         throttle_time=NO_THROTTLE,
         brokers=(MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),),
@@ -51,6 +50,7 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         topics=tuple(topics),
         cluster_authorized_operations=OPERATIONS_OMITTED,
     )
+    return response
 
 
 def _lookup(
