@@ -1,0 +1,57 @@
+"""What a shard's timers carry: Kafka's delayed operations, as plain data.
+
+Each names the group incarnation it was set for, so it does nothing if the
+group has since been deleted and created again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgroups.coordinator.timers import TimerKey, TimerKind, TimerQueue
+
+# A new member's JoinGroup may stay parked this long before the member is
+# dropped; its client will have given up and will retry with a new request.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDeadline:
+    """DelayedHeartbeat: the member's session, or a pending member's wait."""
+
+    incarnation: int
+    pending: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JoinDeadline:
+    """DelayedJoin, or InitialDelayedJoin while the group fills up from Empty."""
+
+    incarnation: int
+    initial: bool = False
+    delay_ms: int = 0
+    remaining_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SyncDeadline:
+    """DelayedSync: members of this generation that have not sent SyncGroup."""
+
+    incarnation: int
+    generation_id: int
+
+
+DelayedOperation = MemberDeadline | JoinDeadline | SyncDeadline
+Timers = TimerQueue[TimerKey, DelayedOperation]
+
+
+def member_key(group_id: str, member_id: str) -> TimerKey:
+    return TimerKey(TimerKind.MEMBER, group_id, member_id)
+
+
+def join_key(group_id: str) -> TimerKey:
+    return TimerKey(TimerKind.JOIN, group_id)
+
+
+def sync_key(group_id: str) -> TimerKey:
+    return TimerKey(TimerKind.SYNC, group_id)

@@ -1,0 +1,392 @@
+"""OffsetCommit, OffsetFetch, OffsetDelete and DeleteGroups.
+
+Commits are fenced like Kafka's: a group managed by the coordinator takes
+commits only from members of its current generation, while generation -1
+commits ("simple" consumers, admin tools) go to groups without members.
+Every stored or removed offset is a record applied through the replay path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
+from kio.schema.errors import ErrorCode
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest
+from kio.schema.offset_commit.v9.response import OffsetCommitResponse
+from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
+from kio.schema.offset_delete.v0.response import (
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.offset_fetch.v9.response import (
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopics,
+)
+from kio.schema.types import GroupId, TopicName
+from kio.static.primitive import i32, i64
+
+from kgroups.coordinator.append_errors import deletion_append_error, offset_commit_append_error
+from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.context import RequestContext
+from kgroups.coordinator.effects import Effects
+from kgroups.coordinator.group import ClassicGroup
+from kgroups.coordinator.group_records import (
+    group_metadata_value,
+    group_tombstone,
+    offset_record,
+    offset_tombstone,
+)
+from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.membership import Membership, validate_current_member
+from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, offset_commit_response
+from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.undo import (
+    OffsetWrite,
+    RestoredGroup,
+    UndoDeleteGroups,
+    UndoOffsetCommit,
+    UndoOffsetDelete,
+)
+
+NO_OFFSET = -1
+NO_METADATA = ""
+
+
+class OffsetHandlers:
+    def __init__(
+        self,
+        table: GroupTable,
+        membership: Membership,
+        config: CoordinatorConfig,
+        partition_exists: Callable[[str, int], bool],
+    ) -> None:
+        self._table = table
+        self._membership = membership
+        self._config = config
+        self._partition_exists = partition_exists
+
+    # -- OffsetCommit ------------------------------------------------------
+
+    def offset_commit(
+        self, req: OffsetCommitRequest, ctx: RequestContext, now: int, fx: Effects
+    ) -> None:
+        outcome: list[tuple[TopicPartition, ErrorCode | None]] = []
+        to_commit: list[tuple[TopicPartition, int, int, str]] = []
+        for topic in req.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                if not self._partition_exists(topic.name, p.partition_index):
+                    outcome.append((tp, ErrorCode.unknown_topic_or_partition))
+                    continue
+                outcome.append((tp, None))
+                metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
+                to_commit.append((tp, p.committed_offset, p.committed_leader_epoch, metadata))
+        if not to_commit:
+            fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.none))
+            return
+
+        generation = req.generation_id_or_member_epoch
+        group = self._table.get(req.group_id)
+        created = False
+        if group is None:
+            if generation >= 0:
+                # A member of a generation we never saw: its group is gone.
+                fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.illegal_generation))
+                return
+            group = self._table.create(req.group_id, now)
+            created = True
+
+        error = _validate_commit(group, generation, req.member_id, req.group_instance_id)
+        if error is None and group.is_in(GroupState.COMPLETING_REBALANCE):
+            # The member has its new generation but not its assignment yet.
+            error = ErrorCode.rebalance_in_progress
+        if error is not None:
+            fx.reply(ctx.reply_to, _commit_response(outcome, error))
+            return
+        if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            # A commit shows the member is alive, like a heartbeat.
+            member = group.get(req.member_id)
+            self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
+
+        writes: list[OffsetWrite] = []
+        too_large = set()
+        for tp, offset, leader_epoch, metadata in to_commit:
+            if _java_length(metadata) > self._config.offset_metadata_max_bytes:
+                too_large.add(tp)
+                continue
+            committed = CommittedOffset(
+                offset=offset,
+                leader_epoch=leader_epoch,
+                metadata=metadata,
+                commit_timestamp_ms=now,
+            )
+            previous = group.offsets.get(tp)
+            fx.emit(offset_record(group.group_id, tp, committed), self._table)
+            writes.append(OffsetWrite(tp, committed, previous))
+        final = [
+            (tp, ErrorCode.offset_metadata_too_large if tp in too_large else error)
+            for tp, error in outcome
+        ]
+        fx.reply(ctx.reply_to, _commit_response(final, ErrorCode.none))
+        if writes:
+            fx.undo.append(
+                UndoOffsetCommit(
+                    group_id=group.group_id,
+                    reply_to=ctx.reply_to,
+                    writes=tuple(writes),
+                    outcome=tuple(final),
+                    created_group=created,
+                )
+            )
+
+    def undo_offset_commit(self, undo: UndoOffsetCommit, error: ErrorCode, fx: Effects) -> None:
+        group = self._table.get(undo.group_id)
+        if group is not None:
+            for write in undo.writes:
+                # Keep a later commit of the same partition; it was not lost.
+                if group.offsets.get(write.partition) is write.written:
+                    if write.previous is None:
+                        del group.offsets[write.partition]
+                    else:
+                        group.offsets[write.partition] = write.previous
+            if (
+                undo.created_group
+                and group.is_in(GroupState.EMPTY)
+                and not group.members
+                and not group.offsets
+                and group.generation_id == 0
+            ):
+                self._table.drop(group)
+        fx.reply(
+            undo.reply_to,
+            _commit_response(undo.outcome, offset_commit_append_error(error)),
+        )
+
+    # -- OffsetFetch -------------------------------------------------------
+
+    def offset_fetch(self, request: OffsetFetchRequestGroup) -> OffsetFetchResponse:
+        # Offsets are read whatever the group's state: simple consumers have no members.
+        group = self._table.get(request.group_id)
+        offsets = {} if group is None or group.is_in(GroupState.DEAD) else group.offsets
+        if request.topics is None:
+            wanted: Iterable[TopicPartition] = list(offsets)
+        else:
+            wanted = [
+                TopicPartition(topic.name, partition)
+                for topic in request.topics
+                for partition in topic.partition_indexes
+            ]
+        by_topic: dict[str, list[OffsetFetchResponsePartitions]] = {}
+        for tp in wanted:
+            committed = offsets.get(tp)
+            by_topic.setdefault(tp.topic, []).append(_fetched(tp.partition, committed))
+        return fetch_response(
+            request.group_id,
+            tuple(
+                OffsetFetchResponseTopics(name=TopicName(topic), partitions=tuple(partitions))
+                for topic, partitions in by_topic.items()
+            ),
+            ErrorCode.none,
+        )
+
+    # -- OffsetDelete ------------------------------------------------------
+
+    def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, fx: Effects) -> None:
+        if not req.group_id:
+            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.invalid_group_id))
+            return
+        group = self._table.get(req.group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.group_id_not_found))
+            return
+        requested = [
+            TopicPartition(topic.name, p.partition_index)
+            for topic in req.topics
+            for p in topic.partitions
+        ]
+        if group.is_in(GroupState.EMPTY):
+            subscribed: set[TopicPartition] = set()
+        elif group.is_consumer_group():
+            subscribed = {tp for tp in requested if group.is_subscribed_to_topic(tp.topic)}
+        else:
+            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.non_empty_group))
+            return
+
+        eligible = [tp for tp in requested if tp not in subscribed]
+        restore = self._remove_offsets(group, eligible, fx)
+        if restore is not None:
+            fx.undo.append(UndoOffsetDelete(ctx.reply_to, group.group_id, restore))
+        by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
+        for tp in requested:
+            error = ErrorCode.group_subscribed_to_topic if tp in subscribed else ErrorCode.none
+            by_topic.setdefault(tp.topic, []).append(
+                OffsetDeleteResponsePartition(partition_index=i32(tp.partition), error_code=error)
+            )
+        fx.reply(
+            ctx.reply_to,
+            OffsetDeleteResponse(
+                error_code=ErrorCode.none,
+                throttle_time=NO_THROTTLE,
+                topics=tuple(
+                    OffsetDeleteResponseTopic(name=TopicName(topic), partitions=tuple(partitions))
+                    for topic, partitions in by_topic.items()
+                ),
+            ),
+        )
+
+    def undo_offset_delete(self, undo: UndoOffsetDelete, error: ErrorCode, fx: Effects) -> None:
+        self._restore(undo.restore)
+        fx.reply(undo.reply_to, _offset_delete_error(deletion_append_error(error)))
+
+    # -- DeleteGroups ------------------------------------------------------
+
+    def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, fx: Effects) -> None:
+        outcome: list[tuple[str, ErrorCode | None]] = []
+        restores: list[RestoredGroup] = []
+        for group_id in dict.fromkeys(req.groups_names):
+            group = self._table.get(group_id)
+            if group is None or group.is_in(GroupState.DEAD):
+                outcome.append((group_id, ErrorCode.group_id_not_found))
+            elif not group.is_in(GroupState.EMPTY):
+                outcome.append((group_id, ErrorCode.non_empty_group))
+            else:
+                restore = self._remove_offsets(group, list(group.offsets), fx)
+                if restore is None:
+                    outcome.append((group_id, ErrorCode.none))  # nothing to store
+                else:
+                    restores.append(restore)
+                    outcome.append((group_id, None))
+        if restores:
+            fx.undo.append(UndoDeleteGroups(ctx.reply_to, tuple(outcome), tuple(restores)))
+        fx.reply(ctx.reply_to, _delete_groups_response(outcome, ErrorCode.none))
+
+    def undo_delete_groups(self, undo: UndoDeleteGroups, error: ErrorCode, fx: Effects) -> None:
+        for restore in undo.restore:
+            self._restore(restore)
+        fx.reply(undo.reply_to, _delete_groups_response(undo.outcome, deletion_append_error(error)))
+
+    # -- shared by the deletions -------------------------------------------
+
+    def _remove_offsets(
+        self, group: ClassicGroup, partitions: list[TopicPartition], fx: Effects
+    ) -> RestoredGroup | None:
+        """Tombstone the offsets; a group left Empty with none goes too.
+
+        Returns what restores the group if the tombstones fail to store, or
+        None when nothing was written.
+        """
+        removed = [(tp, group.offsets[tp]) for tp in partitions if tp in group.offsets]
+        goes_too = group.is_in(GroupState.EMPTY) and len(removed) == len(group.offsets)
+        metadata = group_metadata_value(group, {}) if goes_too else None
+        for tp, _ in removed:
+            fx.emit(offset_tombstone(group.group_id, tp), self._table)
+        if goes_too:
+            if group.generation_id > 0:
+                fx.emit(group_tombstone(group.group_id), self._table)
+            else:
+                # Never stored as metadata: forgetting it needs no record.
+                self._table.drop(group)
+        if not removed and not (goes_too and group.generation_id > 0):
+            return None
+        return RestoredGroup(
+            group_id=group.group_id,
+            metadata=metadata if group.generation_id > 0 else None,
+            offsets=tuple(removed),
+        )
+
+    def _restore(self, restore: RestoredGroup) -> None:
+        """Undo a deletion that did not reach the log, without touching newer state."""
+        if restore.metadata is not None and restore.group_id not in self._table:
+            self._table.apply_group_metadata(restore.group_id, restore.metadata)
+        group = self._table.get(restore.group_id)
+        for tp, offset in restore.offsets:
+            if group is None or tp not in group.offsets:
+                self._table.apply_offset(restore.group_id, tp, offset)
+                group = self._table.get(restore.group_id)
+
+
+def _validate_commit(
+    group: ClassicGroup, generation: int, member_id: str, group_instance_id: str | None
+) -> ErrorCode | None:
+    if group.is_in(GroupState.DEAD):
+        return ErrorCode.coordinator_not_available
+    if generation < 0 and group.is_in(GroupState.EMPTY):
+        return None  # not using group management: any commit to a memberless group
+    if generation >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+        error = validate_current_member(group, member_id, group_instance_id)
+        if error is not None:
+            return error
+        if generation != group.generation_id:
+            return ErrorCode.illegal_generation
+        return None
+    if not group.is_in(GroupState.EMPTY):
+        # Only members may commit to a group that has them.
+        return ErrorCode.unknown_member_id
+    return None
+
+
+def _java_length(text: str) -> int:
+    """Length as Kafka measures offset metadata: in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _commit_response(
+    outcome: Iterable[tuple[TopicPartition, ErrorCode | None]], default: ErrorCode
+) -> OffsetCommitResponse:
+    return offset_commit_response(
+        (tp, default if error is None else error) for tp, error in outcome
+    )
+
+
+def _fetched(partition: int, committed: CommittedOffset | None) -> OffsetFetchResponsePartitions:
+    if committed is None:
+        return OffsetFetchResponsePartitions(
+            partition_index=i32(partition),
+            committed_offset=i64(NO_OFFSET),
+            committed_leader_epoch=i32(-1),
+            metadata=NO_METADATA,
+            error_code=ErrorCode.none,
+        )
+    return OffsetFetchResponsePartitions(
+        partition_index=i32(partition),
+        committed_offset=i64(committed.offset),
+        committed_leader_epoch=i32(committed.leader_epoch),
+        metadata=committed.metadata,
+        error_code=ErrorCode.none,
+    )
+
+
+def fetch_response(
+    group_id: str, topics: tuple[OffsetFetchResponseTopics, ...], error: ErrorCode
+) -> OffsetFetchResponse:
+    return OffsetFetchResponse(
+        throttle_time=NO_THROTTLE,
+        groups=(
+            OffsetFetchResponseGroup(group_id=GroupId(group_id), topics=topics, error_code=error),
+        ),
+    )
+
+
+def _offset_delete_error(error: ErrorCode) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=error, throttle_time=NO_THROTTLE, topics=())
+
+
+def _delete_groups_response(
+    outcome: Iterable[tuple[str, ErrorCode | None]], default: ErrorCode
+) -> DeleteGroupsResponse:
+    return DeleteGroupsResponse(
+        throttle_time=NO_THROTTLE,
+        results=tuple(
+            DeletableGroupResult(
+                group_id=GroupId(group_id), error_code=default if error is None else error
+            )
+            for group_id, error in outcome
+        ),
+    )

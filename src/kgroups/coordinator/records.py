@@ -1,0 +1,381 @@
+"""Kafka's ``__consumer_offsets`` record formats, byte for byte.
+
+Every key and value starts with a big-endian int16 version. Keys of version
+0 and 1 name a committed offset (group, topic, partition), version 2 names a
+group's metadata. Values:
+
+OffsetCommitValue
+    v0, v2: offset int64, metadata string, commit_timestamp int64
+    v1:     offset int64, metadata string, commit_timestamp int64, expire_timestamp int64
+    v3:     offset int64, leader_epoch int32, metadata string, commit_timestamp int64
+    v4:     as v3, flexible (compact strings, tagged fields)
+
+GroupMetadataValue
+    protocol_type string, generation int32, protocol nullable string,
+    leader nullable string, current_state_timestamp int64 (v2+), members [
+        member_id string, group_instance_id nullable string (v3+),
+        client_id string, client_host string, rebalance_timeout int32 (v1+),
+        session_timeout int32, subscription bytes, assignment bytes ]
+    v4 is flexible.
+
+Kafka 3.x writes offset keys as v1, group keys as v2, group values as v3 and
+offset values as v3 — or v1 when the commit carries an explicit expiry. All
+versions are read. A ``None`` value is a tombstone.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+GROUP_METADATA_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1
+
+NO_TIMESTAMP = -1
+NO_LEADER_EPOCH = -1
+
+_FLEXIBLE_VALUE_VERSION = 4
+
+
+class RecordFormatError(ValueError):
+    """Bytes that are not a record of a known version."""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMetadataKey:
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownKey:
+    """A key of a version this coordinator does not own; skipped on load."""
+
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitValue:
+    offset: int
+    metadata: str
+    commit_timestamp: int
+    leader_epoch: int = NO_LEADER_EPOCH
+    expire_timestamp: int = NO_TIMESTAMP
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMetadataValue:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout: int
+    session_timeout: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMetadataValue:
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int
+    members: tuple[MemberMetadataValue, ...]
+
+
+RecordKey = OffsetCommitKey | GroupMetadataKey | UnknownKey
+
+
+# -- primitive writing -------------------------------------------------------
+
+
+class _Writer:
+    __slots__ = ("_buf", "_flexible")
+
+    def __init__(self, version: int, flexible: bool) -> None:
+        self._buf = bytearray(struct.pack(">h", version))
+        self._flexible = flexible
+
+    def int32(self, value: int) -> None:
+        self._buf += struct.pack(">i", value)
+
+    def int64(self, value: int) -> None:
+        self._buf += struct.pack(">q", value)
+
+    def _uvarint(self, value: int) -> None:
+        while value >= 0x80:
+            self._buf.append((value & 0x7F) | 0x80)
+            value >>= 7
+        self._buf.append(value)
+
+    def string(self, value: str | None) -> None:
+        if value is None:
+            if self._flexible:
+                self._uvarint(0)
+            else:
+                self._buf += struct.pack(">h", -1)
+            return
+        encoded = value.encode()
+        if self._flexible:
+            self._uvarint(len(encoded) + 1)
+        else:
+            self._buf += struct.pack(">h", len(encoded))
+        self._buf += encoded
+
+    def bytes_(self, value: bytes) -> None:
+        if self._flexible:
+            self._uvarint(len(value) + 1)
+        else:
+            self._buf += struct.pack(">i", len(value))
+        self._buf += value
+
+    def array_length(self, length: int) -> None:
+        if self._flexible:
+            self._uvarint(length + 1)
+        else:
+            self._buf += struct.pack(">i", length)
+
+    def no_tagged_fields(self) -> None:
+        if self._flexible:
+            self._uvarint(0)
+
+    def getvalue(self) -> bytes:
+        return bytes(self._buf)
+
+
+# -- primitive reading -------------------------------------------------------
+
+
+class _Reader:
+    __slots__ = ("_data", "_pos", "flexible")
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._pos = 0
+        self.flexible = False
+
+    def _take(self, size: int) -> memoryview:
+        end = self._pos + size
+        if size < 0 or end > len(self._data):
+            raise RecordFormatError("record ends early")
+        chunk = self._data[self._pos : end]
+        self._pos = end
+        return chunk
+
+    def int16(self) -> int:
+        value: int = struct.unpack(">h", self._take(2))[0]
+        return value
+
+    def int32(self) -> int:
+        value: int = struct.unpack(">i", self._take(4))[0]
+        return value
+
+    def int64(self) -> int:
+        value: int = struct.unpack(">q", self._take(8))[0]
+        return value
+
+    def _uvarint(self) -> int:
+        result = 0
+        for shift in range(0, 35, 7):
+            byte = self._take(1)[0]
+            result |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return result
+        raise RecordFormatError("varint too long")
+
+    def nullable_string(self) -> str | None:
+        length = self._uvarint() - 1 if self.flexible else self.int16()
+        if length < 0:
+            return None
+        try:
+            return bytes(self._take(length)).decode()
+        except UnicodeDecodeError as e:
+            raise RecordFormatError("string is not UTF-8") from e
+
+    def string(self) -> str:
+        value = self.nullable_string()
+        if value is None:
+            raise RecordFormatError("null where a string is required")
+        return value
+
+    def bytes_(self) -> bytes:
+        length = self._uvarint() - 1 if self.flexible else self.int32()
+        if length < 0:
+            raise RecordFormatError("null where bytes are required")
+        return bytes(self._take(length))
+
+    def array_length(self) -> int:
+        length = self._uvarint() - 1 if self.flexible else self.int32()
+        if length < 0:
+            raise RecordFormatError("null where an array is required")
+        return length
+
+    def skip_tagged_fields(self) -> None:
+        if not self.flexible:
+            return
+        for _ in range(self._uvarint()):
+            self._uvarint()  # tag
+            self._take(self._uvarint())
+
+
+# -- keys --------------------------------------------------------------------
+
+
+def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
+    writer = _Writer(OFFSET_COMMIT_KEY_VERSION, flexible=False)
+    writer.string(group)
+    writer.string(topic)
+    writer.int32(partition)
+    return writer.getvalue()
+
+
+def encode_group_metadata_key(group: str) -> bytes:
+    writer = _Writer(GROUP_METADATA_KEY_VERSION, flexible=False)
+    writer.string(group)
+    return writer.getvalue()
+
+
+def decode_key(data: bytes) -> RecordKey:
+    reader = _Reader(data)
+    version = reader.int16()
+    if version in (0, 1):
+        return OffsetCommitKey(reader.string(), reader.string(), reader.int32())
+    if version == GROUP_METADATA_KEY_VERSION:
+        return GroupMetadataKey(reader.string())
+    return UnknownKey(version)
+
+
+# -- offset commit values ----------------------------------------------------
+
+
+def offset_commit_value_version(value: OffsetCommitValue) -> int:
+    """The version Kafka 3.x writes: v1 only to keep an explicit expiry."""
+    if value.expire_timestamp != NO_TIMESTAMP:
+        return OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY
+    return OFFSET_COMMIT_VALUE_VERSION
+
+
+def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = None) -> bytes:
+    if version is None:
+        version = offset_commit_value_version(value)
+    if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
+        raise RecordFormatError(f"no offset commit value version {version}")
+    writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
+    writer.int64(value.offset)
+    if version >= 3:
+        writer.int32(value.leader_epoch)
+    writer.string(value.metadata)
+    writer.int64(value.commit_timestamp)
+    if version == 1:
+        writer.int64(value.expire_timestamp)
+    writer.no_tagged_fields()
+    return writer.getvalue()
+
+
+def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
+    reader = _Reader(data)
+    version = reader.int16()
+    if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
+        raise RecordFormatError(f"unknown offset commit value version {version}")
+    reader.flexible = version >= _FLEXIBLE_VALUE_VERSION
+    offset = reader.int64()
+    leader_epoch = reader.int32() if version >= 3 else NO_LEADER_EPOCH
+    metadata = reader.string()
+    commit_timestamp = reader.int64()
+    expire_timestamp = reader.int64() if version == 1 else NO_TIMESTAMP
+    reader.skip_tagged_fields()
+    return OffsetCommitValue(
+        offset=offset,
+        metadata=metadata,
+        commit_timestamp=commit_timestamp,
+        leader_epoch=leader_epoch,
+        expire_timestamp=expire_timestamp,
+    )
+
+
+# -- group metadata values ---------------------------------------------------
+
+
+def encode_group_metadata_value(
+    value: GroupMetadataValue, version: int = GROUP_METADATA_VALUE_VERSION
+) -> bytes:
+    if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
+        raise RecordFormatError(f"no group metadata value version {version}")
+    writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
+    writer.string(value.protocol_type)
+    writer.int32(value.generation)
+    writer.string(value.protocol)
+    writer.string(value.leader)
+    if version >= 2:
+        writer.int64(value.current_state_timestamp)
+    writer.array_length(len(value.members))
+    for member in value.members:
+        writer.string(member.member_id)
+        if version >= 3:
+            writer.string(member.group_instance_id)
+        writer.string(member.client_id)
+        writer.string(member.client_host)
+        if version >= 1:
+            writer.int32(member.rebalance_timeout)
+        writer.int32(member.session_timeout)
+        writer.bytes_(member.subscription)
+        writer.bytes_(member.assignment)
+        writer.no_tagged_fields()
+    writer.no_tagged_fields()
+    return writer.getvalue()
+
+
+def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
+    reader = _Reader(data)
+    version = reader.int16()
+    if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
+        raise RecordFormatError(f"unknown group metadata value version {version}")
+    reader.flexible = version >= _FLEXIBLE_VALUE_VERSION
+    protocol_type = reader.string()
+    generation = reader.int32()
+    protocol = reader.nullable_string()
+    leader = reader.nullable_string()
+    current_state_timestamp = reader.int64() if version >= 2 else NO_TIMESTAMP
+    members = []
+    for _ in range(reader.array_length()):
+        member_id = reader.string()
+        group_instance_id = reader.nullable_string() if version >= 3 else None
+        client_id = reader.string()
+        client_host = reader.string()
+        rebalance_timeout = reader.int32() if version >= 1 else -1
+        session_timeout = reader.int32()
+        subscription = reader.bytes_()
+        assignment = reader.bytes_()
+        reader.skip_tagged_fields()
+        members.append(
+            MemberMetadataValue(
+                member_id=member_id,
+                group_instance_id=group_instance_id,
+                client_id=client_id,
+                client_host=client_host,
+                rebalance_timeout=rebalance_timeout,
+                session_timeout=session_timeout,
+                subscription=subscription,
+                assignment=assignment,
+            )
+        )
+    reader.skip_tagged_fields()
+    return GroupMetadataValue(
+        protocol_type=protocol_type,
+        generation=generation,
+        protocol=protocol,
+        leader=leader,
+        current_state_timestamp=current_state_timestamp,
+        members=tuple(members),
+    )

@@ -1,0 +1,120 @@
+"""Building the response entities, with the quirks of older API versions.
+
+Responses are always the newest version's entities; the shell writes them
+with the writer of the version the client spoke, which drops newer fields.
+What older versions need beyond that — a non-null protocol name before
+JoinGroup v7, one flattened error before LeaveGroup v3 — is done here.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4.response import HeartbeatResponse
+from kio.schema.join_group.v9.response import JoinGroupResponse, JoinGroupResponseMember
+from kio.schema.leave_group.v5.response import LeaveGroupResponse, MemberResponse
+from kio.schema.offset_commit.v9.response import (
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from kio.schema.sync_group.v5.response import SyncGroupResponse
+from kio.schema.types import TopicName
+from kio.static.primitive import i32, i32Timedelta
+
+from kgroups.coordinator.offsets import TopicPartition
+
+NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
+NO_GENERATION = -1
+NO_LEADER = ""
+UNKNOWN_MEMBER_ID = ""
+
+# JoinGroup v7 made the protocol name nullable; before, "" stands for none.
+_NULLABLE_PROTOCOL_NAME_VERSION = 7
+# LeaveGroup v3 introduced per-member errors.
+_BATCH_LEAVE_VERSION = 3
+
+
+def join_response(
+    api_version: int,
+    error: ErrorCode,
+    member_id: str,
+    *,
+    generation_id: int = NO_GENERATION,
+    protocol_type: str | None = None,
+    protocol_name: str | None = None,
+    leader: str = NO_LEADER,
+    skip_assignment: bool = False,
+    members: tuple[JoinGroupResponseMember, ...] = (),
+) -> JoinGroupResponse:
+    if api_version < _NULLABLE_PROTOCOL_NAME_VERSION:
+        protocol_name = protocol_name or ""
+    elif protocol_name == "":
+        protocol_name = None
+    return JoinGroupResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        generation_id=i32(generation_id),
+        protocol_type=protocol_type,
+        protocol_name=protocol_name,
+        leader=leader,
+        skip_assignment=skip_assignment,
+        member_id=member_id,
+        members=members,
+    )
+
+
+def join_error(api_version: int, error: ErrorCode, member_id: str) -> JoinGroupResponse:
+    return join_response(api_version, error, member_id)
+
+
+def sync_response(
+    error: ErrorCode,
+    *,
+    protocol_type: str | None = None,
+    protocol_name: str | None = None,
+    assignment: bytes = b"",
+) -> SyncGroupResponse:
+    return SyncGroupResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        protocol_type=protocol_type,
+        protocol_name=protocol_name,
+        assignment=assignment,
+    )
+
+
+def heartbeat_response(error: ErrorCode) -> HeartbeatResponse:
+    return HeartbeatResponse(throttle_time=NO_THROTTLE, error_code=error)
+
+
+def leave_response(
+    api_version: int, error: ErrorCode, members: tuple[MemberResponse, ...] = ()
+) -> LeaveGroupResponse:
+    if api_version < _BATCH_LEAVE_VERSION and error is ErrorCode.none:
+        # Old clients read a single error: the first member's failure, if any.
+        error = next(
+            (m.error_code for m in members if m.error_code is not ErrorCode.none),
+            ErrorCode.none,
+        )
+    return LeaveGroupResponse(throttle_time=NO_THROTTLE, error_code=error, members=members)
+
+
+def offset_commit_response(
+    outcome: Iterable[tuple[TopicPartition, ErrorCode]],
+) -> OffsetCommitResponse:
+    """Partitions grouped by topic, topics in the order they first appear."""
+    by_topic: dict[str, list[OffsetCommitResponsePartition]] = {}
+    for (topic, partition), error in outcome:
+        by_topic.setdefault(topic, []).append(
+            OffsetCommitResponsePartition(partition_index=i32(partition), error_code=error)
+        )
+    return OffsetCommitResponse(
+        throttle_time=NO_THROTTLE,
+        topics=tuple(
+            OffsetCommitResponseTopic(name=TopicName(topic), partitions=tuple(partitions))
+            for topic, partitions in by_topic.items()
+        ),
+    )

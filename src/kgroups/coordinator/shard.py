@@ -1,0 +1,320 @@
+"""The group coordinator for one ``__consumer_offsets`` partition.
+
+Sans-IO: every entry point takes the current time and returns a Result —
+records to append to this partition as one batch, and the replies to send
+once they are durable. Nothing here reads a clock, does IO or keeps tasks;
+the shell drives timers through ``next_deadline_ms`` and ``on_timer``.
+
+State is rebuilt from the partition by ``replay`` (one call per record, in
+log order) and ``finish_load``. Live handlers apply the records they emit
+through that same ``replay`` path. Between loading's first ``replay`` and
+``finish_load`` requests are answered as Kafka answers a loading coordinator.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+
+from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
+from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4.request import HeartbeatRequest
+from kio.schema.join_group.v9.request import JoinGroupRequest
+from kio.schema.leave_group.v5.request import LeaveGroupRequest
+from kio.schema.list_groups.v5.request import ListGroupsRequest
+from kio.schema.list_groups.v5.response import ListGroupsResponse
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest
+from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
+from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.sync_group.v5.request import SyncGroupRequest
+
+from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.context import RequestContext
+from kgroups.coordinator.delayed_operations import (
+    JoinDeadline,
+    MemberDeadline,
+    SyncDeadline,
+    Timers,
+)
+from kgroups.coordinator.effects import Effects
+from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.membership import Membership
+from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
+from kgroups.coordinator.offsets import TopicPartition
+from kgroups.coordinator.responses import (
+    NO_THROTTLE,
+    heartbeat_response,
+    join_error,
+    leave_response,
+    offset_commit_response,
+    sync_response,
+)
+from kgroups.coordinator.result import AppendToken, Result
+from kgroups.coordinator.timers import TimerKey, TimerQueue
+from kgroups.coordinator.undo import (
+    UndoAssignment,
+    UndoDeleteGroups,
+    UndoOffsetCommit,
+    UndoOffsetDelete,
+    UndoStaticReplacement,
+)
+from kgroups.coordinator.views import (
+    GroupView,
+    describe_group,
+    described,
+    group_view,
+    listed_groups,
+)
+
+
+def kafka_member_id(prefix: str) -> str:
+    """Kafka's member id: client id (or group instance id), a dash, a UUID."""
+    return f"{prefix}-{uuid.uuid4()}"
+
+
+class GroupCoordinatorShard:
+    def __init__(
+        self,
+        partition: int,
+        config: CoordinatorConfig,
+        *,
+        partition_exists: Callable[[str, int], bool],
+        new_member_id: Callable[[str], str] | None = None,
+    ) -> None:
+        self.partition = partition
+        self.config = config
+        self._table = GroupTable()
+        self._timers: Timers = TimerQueue()
+        self._membership = Membership(
+            self._table, self._timers, config, new_member_id or kafka_member_id
+        )
+        self._offsets = OffsetHandlers(self._table, self._membership, config, partition_exists)
+        self._batch_ids = itertools.count(1)
+        self._loading = False
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    def _result(self, fx: Effects) -> Result:
+        return fx.to_result(next(self._batch_ids))
+
+    # -- membership --------------------------------------------------------
+
+    def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading and req.group_id:
+            error = ErrorCode.coordinator_load_in_progress
+            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+        else:
+            self._membership.join_group(req, ctx, now_ms, fx)
+        return self._result(fx)
+
+    def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading and req.group_id:
+            # The rebalance in progress was lost with the old coordinator: rejoin.
+            fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
+        else:
+            self._membership.sync_group(req, ctx, now_ms, fx)
+        return self._result(fx)
+
+    def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading and req.group_id:
+            fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
+        else:
+            self._membership.heartbeat(req, ctx, now_ms, fx)
+        return self._result(fx)
+
+    def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading and req.group_id:
+            error = ErrorCode.coordinator_load_in_progress
+            fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
+        else:
+            self._membership.leave_group(req, ctx, now_ms, fx)
+        return self._result(fx)
+
+    # -- offsets -----------------------------------------------------------
+
+    def offset_commit(self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading:
+            error = ErrorCode.coordinator_load_in_progress
+            fx.reply(
+                ctx.reply_to,
+                offset_commit_response(
+                    (TopicPartition(t.name, p.partition_index), error)
+                    for t in req.topics
+                    for p in t.partitions
+                ),
+            )
+        else:
+            self._offsets.offset_commit(req, ctx, now_ms, fx)
+        return self._result(fx)
+
+    def offset_fetch(
+        self,
+        group: OffsetFetchRequestGroup,
+        ctx: RequestContext,
+        now_ms: int,
+        *,
+        require_stable: bool = False,
+    ) -> Result:
+        """One group of an OffsetFetch request (v8+ shape).
+
+        The reply is a whole OffsetFetchResponse holding just this group; the
+        shell merges the groups of one request. ``require_stable`` only
+        matters for transactional commits, which this coordinator does not
+        take, so no offset is ever unstable.
+        """
+        fx = Effects()
+        if self._loading:
+            error = ErrorCode.coordinator_load_in_progress
+            fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
+        else:
+            fx.reply(ctx.reply_to, self._offsets.offset_fetch(group))
+        return self._result(fx)
+
+    def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
+        fx = Effects()
+        if self._loading and req.group_id:
+            fx.reply(
+                ctx.reply_to,
+                OffsetDeleteResponse(
+                    error_code=ErrorCode.coordinator_load_in_progress,
+                    throttle_time=NO_THROTTLE,
+                    topics=(),
+                ),
+            )
+        else:
+            self._offsets.offset_delete(req, ctx, fx)
+        return self._result(fx)
+
+    def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
+        """The groups of the request owned by this shard; the shell merges results."""
+        fx = Effects()
+        if self._loading:
+            fx.reply(
+                ctx.reply_to,
+                DeleteGroupsResponse(
+                    throttle_time=NO_THROTTLE,
+                    results=tuple(
+                        DeletableGroupResult(
+                            group_id=g, error_code=ErrorCode.coordinator_load_in_progress
+                        )
+                        for g in dict.fromkeys(req.groups_names)
+                    ),
+                ),
+            )
+        else:
+            self._offsets.delete_groups(req, ctx, fx)
+        return self._result(fx)
+
+    # -- descriptions ------------------------------------------------------
+
+    def describe_groups(
+        self, req: DescribeGroupsRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """The groups of the request owned by this shard; the shell merges results."""
+        fx = Effects()
+        if self._loading:
+            groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
+        else:
+            groups = tuple(describe_group(g, self._table.get(g)) for g in req.groups)
+        fx.reply(ctx.reply_to, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=groups))
+        return self._result(fx)
+
+    def list_groups(self, req: ListGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
+        """This shard's groups; the shell concatenates the shards' lists."""
+        fx = Effects()
+        error = ErrorCode.coordinator_load_in_progress if self._loading else ErrorCode.none
+        fx.reply(
+            ctx.reply_to,
+            ListGroupsResponse(
+                throttle_time=NO_THROTTLE,
+                error_code=error,
+                groups=listed_groups(self._table, req.states_filter, req.types_filter),
+            ),
+        )
+        return self._result(fx)
+
+    def groups(self) -> Iterator[GroupView]:
+        """A snapshot of every group, for metrics and tools."""
+        for group in list(self._table):
+            yield group_view(group)
+
+    def group(self, group_id: str) -> GroupView | None:
+        group = self._table.get(group_id)
+        return None if group is None else group_view(group)
+
+    # -- timers ------------------------------------------------------------
+
+    def next_deadline_ms(self) -> int | None:
+        return self._timers.next_deadline()
+
+    def on_timer(self, now_ms: int) -> Result:
+        """Fire every delayed operation due at ``now_ms``."""
+        fx = Effects()
+        fired: set[TimerKey] = set()
+        while True:
+            due = self._timers.pop_due(now_ms)
+            if due is None:
+                break
+            key, operation = due
+            if key in fired:
+                # Re-armed for no later than now by its own firing: leave it for
+                # the next call rather than spin here.
+                self._timers.schedule(key, now_ms, operation)
+                break
+            fired.add(key)
+            if isinstance(operation, MemberDeadline):
+                self._membership.on_member_deadline(
+                    key.group_id, key.member_id, operation, now_ms, fx
+                )
+            elif isinstance(operation, JoinDeadline):
+                self._membership.on_join_deadline(key.group_id, operation, now_ms, fx)
+            elif isinstance(operation, SyncDeadline):
+                self._membership.on_sync_deadline(key.group_id, operation, now_ms, fx)
+        return self._result(fx)
+
+    # -- loading and storage -----------------------------------------------
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        """Apply one record of the partition, in log order."""
+        self._loading = True
+        self._table.apply(key, value)
+
+    def finish_load(self, now_ms: int) -> Result:
+        """Loading is over: every member's session starts now."""
+        self._loading = False
+        fx = Effects()
+        for group in list(self._table):
+            self._membership.on_loaded(group, now_ms, fx)
+        return self._result(fx)
+
+    def append_failed(
+        self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
+    ) -> Result:
+        """The batch of ``append_token`` was not stored: take it back, answer with ``error``."""
+        fx = Effects()
+        if append_token is None:
+            return self._result(fx)
+        for undo in append_token.undo:
+            if isinstance(undo, UndoOffsetCommit):
+                self._offsets.undo_offset_commit(undo, error, fx)
+            elif isinstance(undo, UndoAssignment):
+                self._membership.undo_assignment(undo, error, now_ms, fx)
+            elif isinstance(undo, UndoStaticReplacement):
+                self._membership.undo_static_replacement(undo, error, now_ms, fx)
+            elif isinstance(undo, UndoDeleteGroups):
+                self._offsets.undo_delete_groups(undo, error, fx)
+            elif isinstance(undo, UndoOffsetDelete):
+                self._offsets.undo_offset_delete(undo, error, fx)
+        return self._result(fx)

@@ -1,0 +1,137 @@
+"""Read-only pictures of groups: DescribeGroups, ListGroups, metrics and CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGroupMember
+from kio.schema.errors import ErrorCode
+from kio.schema.list_groups.v5.response import ListedGroup
+from kio.schema.types import GroupId
+
+from kgroups.coordinator.group import ClassicGroup
+from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.state import GroupState
+
+# Every group this coordinator runs uses the classic protocol.
+CLASSIC_GROUP_TYPE = "classic"
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocols: tuple[str, ...]
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    group_id: str
+    state: GroupState
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[MemberView, ...]
+    offsets: MappingProxyType[TopicPartition, CommittedOffset]
+
+
+def group_view(group: ClassicGroup) -> GroupView:
+    return GroupView(
+        group_id=group.group_id,
+        state=group.state,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader_id=group.leader_id,
+        members=tuple(
+            MemberView(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                session_timeout_ms=m.session_timeout_ms,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                protocols=tuple(name for name, _ in m.protocols),
+                assignment=m.assignment,
+            )
+            for m in group.members.values()
+        ),
+        offsets=MappingProxyType(dict(group.offsets)),
+    )
+
+
+def describe_group(group_id: str, group: ClassicGroup | None) -> DescribedGroup:
+    if group is None:
+        # Kafka describes an unknown group as Dead, not as an error.
+        return described(group_id, ErrorCode.none, state=str(GroupState.DEAD))
+    stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
+    protocol = group.protocol_name if stable and group.protocol_name is not None else ""
+    # Metadata and assignments only mean something once the group is Stable.
+    members = tuple(
+        DescribedGroupMember(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            member_metadata=m.metadata(protocol) if stable else b"",
+            member_assignment=m.assignment if stable else b"",
+        )
+        for m in group.members.values()
+    )
+    return described(
+        group_id,
+        ErrorCode.none,
+        state=str(group.state),
+        protocol_type=group.protocol_type or "",
+        protocol_data=protocol,
+        members=members,
+    )
+
+
+def described(
+    group_id: str,
+    error: ErrorCode,
+    *,
+    state: str = "",
+    protocol_type: str = "",
+    protocol_data: str = "",
+    members: tuple[DescribedGroupMember, ...] = (),
+) -> DescribedGroup:
+    return DescribedGroup(
+        error_code=error,
+        group_id=GroupId(group_id),
+        group_state=state,
+        protocol_type=protocol_type,
+        protocol_data=protocol_data,
+        members=members,
+    )
+
+
+def listed_groups(
+    groups: Iterable[ClassicGroup],
+    states_filter: Iterable[str],
+    types_filter: Iterable[str],
+) -> tuple[ListedGroup, ...]:
+    """Groups matching both filters; an empty filter matches everything (case-insensitive)."""
+    states = {s.lower() for s in states_filter}
+    types = {t.lower() for t in types_filter}
+    if types and CLASSIC_GROUP_TYPE not in types:
+        return ()
+    return tuple(
+        ListedGroup(
+            group_id=GroupId(group.group_id),
+            protocol_type=group.protocol_type or "",
+            group_state=str(group.state),
+            group_type=CLASSIC_GROUP_TYPE,
+        )
+        for group in groups
+        if not states or group.state.lower_name in states
+    )
