@@ -145,23 +145,17 @@ class CoordinatorRuntime:
 
     # -- requests ----------------------------------------------------------
 
-    def shard_for(self, group_id: str) -> tuple[int, GroupCoordinatorShard]:
+    def partition_for(self, group_id: str) -> int:
         self.ensure_offsets_topic()
-        partition = partition_for_group(group_id, self.partitions)
+        return partition_for_group(group_id, self.partitions)
+
+    def shard(self, partition: int) -> GroupCoordinatorShard:
         if partition in self._loading:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
         shard = self._shards.get(partition)
         if shard is None:
             raise KafkaError(ErrorCode.not_coordinator)
-        return partition, shard
-
-    def context(self, ctx: RequestContext, reply_to: object) -> CoordinatorContext:
-        return CoordinatorContext(
-            api_version=ctx.api_version,
-            client_id=ctx.client_id,
-            client_host=ctx.client_host,
-            reply_to=reply_to,
-        )
+        return shard
 
     async def call(
         self,
@@ -170,9 +164,23 @@ class CoordinatorRuntime:
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
     ) -> Any:
         """Run one handler on the group's shard; the response once it is due."""
-        partition, shard = self.shard_for(group_id)
+        return await self.call_partition(self.partition_for(group_id), ctx, handler)
+
+    async def call_partition(
+        self,
+        partition: int,
+        ctx: RequestContext,
+        handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+    ) -> Any:
+        shard = self.shard(partition)
         reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        result = handler(shard, self.context(ctx, reply), self._broker.clock.now_ms())
+        context = CoordinatorContext(
+            api_version=ctx.api_version,
+            client_id=ctx.client_id,
+            client_host=ctx.client_host,
+            reply_to=reply,
+        )
+        result = handler(shard, context, self._broker.clock.now_ms())
         await self._apply(partition, result)
         return await reply
 
@@ -180,8 +188,8 @@ class CoordinatorRuntime:
     def loading(self) -> bool:
         return bool(self._loading)
 
-    def each_loaded_shard(self) -> list[GroupCoordinatorShard]:
-        return [s for p, s in sorted(self._shards.items()) if p not in self._loading]
+    def loaded_partitions(self) -> list[int]:
+        return [p for p in sorted(self._shards) if p not in self._loading]
 
     async def _apply(self, partition: int, result: Result) -> None:
         if result.records:

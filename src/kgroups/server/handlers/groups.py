@@ -19,6 +19,7 @@ from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
 from kio.schema.leave_group.v5 import LeaveGroupRequest, LeaveGroupResponse
 from kio.schema.leave_group.v5.request import MemberIdentity
 from kio.schema.list_groups.v5 import ListGroupsRequest, ListGroupsResponse
+from kio.schema.list_groups.v5.response import ListedGroup
 from kio.schema.offset_commit.v9 import OffsetCommitRequest, OffsetCommitResponse
 from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponsePartition,
@@ -145,19 +146,9 @@ async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> Leav
 
 
 async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> OffsetCommitResponse:
-    # v2-v4 carry a retention time that later versions dropped (-1: broker default).
-    retention_ms: int = getattr(request, "retention_time", -1)
     request = upgrade(request, OffsetCommitRequest)
-    group_id: str = request.group_id
-    try:
-        response: OffsetCommitResponse = await broker.coordinator.call(
-            group_id,
-            ctx,
-            lambda shard, c, now: shard.offset_commit(request, c, now, retention_ms=retention_ms),
-        )
-        return response
-    except KafkaError as e:
-        return _error_response(apis.OFFSET_COMMIT, e.error_code, request)  # type: ignore[no-any-return]
+    response: OffsetCommitResponse = await _single(broker, ctx, request, "offset_commit")
+    return response
 
 
 async def offset_delete(
@@ -226,12 +217,12 @@ async def _fetch_group(
     broker: Broker, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
 ) -> OffsetFetchResponseGroup:
     try:
-        response: OffsetFetchResponseGroup = await broker.coordinator.call(
+        response: OffsetFetchResponse = await broker.coordinator.call(
             group.group_id,
             ctx,
-            lambda shard, c, now: shard.offset_fetch(group, require_stable, c, now),
+            lambda shard, c, now: shard.offset_fetch(group, c, now, require_stable=require_stable),
         )
-        return response
+        return response.groups[0]
     except KafkaError as e:
         return OffsetFetchResponseGroup(
             group_id=group.group_id,
@@ -258,52 +249,78 @@ async def _fetch_group(
 async def describe_groups(
     broker: Broker, ctx: RequestContext, request: DescribeGroupsRequest
 ) -> DescribeGroupsResponse:
-    described = []
-    for group_id in request.groups:
+    described: dict[str, DescribedGroup] = {}
+    for partition, group_ids in _by_partition(broker, request.groups).items():
+        part = DescribeGroupsRequest(
+            groups=tuple(GroupId(g) for g in group_ids),
+            include_authorized_operations=request.include_authorized_operations,
+        )
         try:
-            group: DescribedGroup = await broker.coordinator.call(
-                group_id, ctx, _bind("describe_group", group_id)
+            response: DescribeGroupsResponse = await broker.coordinator.call_partition(
+                partition, ctx, _bind("describe_groups", part)
             )
+            described.update((g.group_id, g) for g in response.groups)
         except KafkaError as e:
-            group = DescribedGroup(
-                error_code=e.error_code,
-                group_id=group_id,
-                group_state="",
-                protocol_type="",
-                protocol_data="",
-                members=(),
-                authorized_operations=OPERATIONS_OMITTED,
-            )
-        described.append(group)
-    return DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=tuple(described))
+            for g in group_ids:
+                described[g] = DescribedGroup(
+                    error_code=e.error_code,
+                    group_id=GroupId(g),
+                    group_state="",
+                    protocol_type="",
+                    protocol_data="",
+                    members=(),
+                    authorized_operations=OPERATIONS_OMITTED,
+                )
+    return DescribeGroupsResponse(
+        throttle_time=NO_THROTTLE, groups=tuple(described[g] for g in request.groups)
+    )
 
 
 async def list_groups(
     broker: Broker, ctx: RequestContext, request: ListGroupsRequest
 ) -> ListGroupsResponse:
-    listed = []
-    error = ErrorCode.none
-    if broker.coordinator.loading:
-        error = ErrorCode.coordinator_load_in_progress
-    for shard in broker.coordinator.each_loaded_shard():
-        listed.extend(shard.list_groups(request, ctx.api_version))
+    listed: list[ListedGroup] = []
+    error = ErrorCode.coordinator_load_in_progress if broker.coordinator.loading else ErrorCode.none
+    for partition in broker.coordinator.loaded_partitions():
+        response: ListGroupsResponse = await broker.coordinator.call_partition(
+            partition, ctx, lambda shard, c, now: shard.list_groups(request, c, now)
+        )
+        listed.extend(response.groups)
+        if response.error_code != ErrorCode.none:
+            error = response.error_code
     return ListGroupsResponse(throttle_time=NO_THROTTLE, error_code=error, groups=tuple(listed))
 
 
 async def delete_groups(
     broker: Broker, ctx: RequestContext, request: DeleteGroupsRequest
 ) -> DeleteGroupsResponse:
-    results = []
-    for group_id in request.groups_names:
+    results: dict[str, ErrorCode] = {}
+    for partition, group_ids in _by_partition(broker, request.groups_names).items():
+        part = DeleteGroupsRequest(groups_names=tuple(GroupId(g) for g in group_ids))
         try:
-            error: ErrorCode = await broker.coordinator.call(
-                group_id, ctx, _bind("delete_group", group_id)
+            response: DeleteGroupsResponse = await broker.coordinator.call_partition(
+                partition, ctx, _bind("delete_groups", part)
             )
+            results.update((r.group_id, r.error_code) for r in response.results)
         except KafkaError as e:
-            error = e.error_code
-        results.append(DeletableGroupResult(group_id=GroupId(group_id), error_code=error))
-    return DeleteGroupsResponse(throttle_time=NO_THROTTLE, results=tuple(results))
+            results.update((g, e.error_code) for g in group_ids)
+    return DeleteGroupsResponse(
+        throttle_time=NO_THROTTLE,
+        results=tuple(
+            DeletableGroupResult(group_id=GroupId(g), error_code=error)
+            for g, error in results.items()
+        ),
+    )
+
+
+def _by_partition(broker: Broker, group_ids: tuple[str, ...]) -> dict[int, list[str]]:
+    """Group ids by the `__consumer_offsets` partition that coordinates them."""
+    out: dict[int, list[str]] = {}
+    for g in dict.fromkeys(group_ids):
+        out.setdefault(broker.coordinator.partition_for(g), []).append(g)
+    return out
 
 
 def _bind(method: str, argument: object) -> Any:
+    """A shard call with `argument` fixed: `shard.<method>(argument, ctx, now)`."""
     return lambda shard, c, now: getattr(shard, method)(argument, c, now)
