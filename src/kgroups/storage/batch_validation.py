@@ -30,6 +30,7 @@ from kgroups.storage.records import (
     CONTROL_MASK,
     CRC_OFFSET,
     HEADER_SIZE,
+    HEADER_STRUCT,
     LOG_OVERHEAD,
     MAX_TIMESTAMP_OFFSET,
     PARTITION_LEADER_EPOCH_OFFSET,
@@ -37,12 +38,13 @@ from kgroups.storage.records import (
     BatchHeader,
     BatchMeta,
     decode_records,
-    read_header,
 )
 
 __all__ = ["assign_offsets", "validate_batches"]
 
-_LENGTH_AND_MAGIC = struct.Struct(">i4xb")
+_HEADER = HEADER_STRUCT
+# Building the NamedTuple straight from the unpacked tuple skips _make's overhead.
+_new_tuple = tuple.__new__
 _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
@@ -67,51 +69,67 @@ def validate_batches(
     if end == 0:
         raise KafkaError(ErrorCode.invalid_record, "produce payload holds no record batch")
     batches: list[tuple[int, BatchHeader]] = []
+    view = memoryview(payload)
+    unpack = _HEADER.unpack_from
     pos = 0
-    with memoryview(payload) as view:
-        while pos < end:
-            if pos + 17 > end:
-                raise _corrupt(f"truncated record batch at byte {pos}")
-            batch_length, magic = _LENGTH_AND_MAGIC.unpack_from(payload, pos + 8)
-            if magic != 2:
-                raise KafkaError(
-                    ErrorCode.unsupported_for_message_format,
-                    f"record batch magic {magic} is not supported; only magic 2 is",
-                )
-            size = batch_length + LOG_OVERHEAD
-            if size < HEADER_SIZE:
-                raise _corrupt(f"record batch at byte {pos} has invalid length {batch_length}")
-            if pos + size > end:
-                raise _corrupt(
-                    f"truncated record batch at byte {pos}: length {batch_length} "
-                    f"but only {end - pos - LOG_OVERHEAD} bytes follow"
-                )
-            if size > max_message_bytes:
-                raise KafkaError(
-                    ErrorCode.message_too_large,
-                    f"the record batch size is {size} bytes which exceeds the maximum "
-                    f"configured value of {max_message_bytes}",
-                )
-            header = read_header(payload, pos)
-            if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != header.crc:
-                raise _corrupt(f"record batch at byte {pos} fails its CRC check")
-            if header.attributes & 0x07 > 4:
-                raise KafkaError(
-                    ErrorCode.unsupported_compression_type,
-                    f"compression codec {header.attributes & 0x07} is not supported",
-                )
-            if from_client:
-                _check_client_batch(header)
-                if require_keys:
-                    _check_keys(view[pos : pos + size])
-            batches.append((pos, header))
-            pos += size
+    while pos < end:
+        if pos + HEADER_SIZE > end:
+            _raise_short(payload, pos)
+        fields = unpack(payload, pos)
+        magic = fields[3]
+        if magic != 2:
+            raise _old_magic(magic)
+        batch_length = fields[1]
+        size = batch_length + LOG_OVERHEAD
+        if size < HEADER_SIZE:
+            raise _corrupt(f"record batch at byte {pos} has invalid length {batch_length}")
+        if pos + size > end:
+            raise _corrupt(
+                f"truncated record batch at byte {pos}: length {batch_length} "
+                f"but only {end - pos - LOG_OVERHEAD} bytes follow"
+            )
+        if size > max_message_bytes:
+            raise KafkaError(
+                ErrorCode.message_too_large,
+                f"the record batch size is {size} bytes which exceeds the maximum "
+                f"configured value of {max_message_bytes}",
+            )
+        if crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size]) != fields[4]:
+            raise _corrupt(f"record batch at byte {pos} fails its CRC check")
+        header: BatchHeader = _new_tuple(BatchHeader, fields)
+        if fields[5] & 0x07 > 4:
+            raise KafkaError(
+                ErrorCode.unsupported_compression_type,
+                f"compression codec {fields[5] & 0x07} is not supported",
+            )
+        if from_client:
+            _check_client_batch(header)
+            if require_keys:
+                _check_keys(view[pos : pos + size])
+        batches.append((pos, header))
+        pos += size
     if end > segment_bytes:
         raise KafkaError(
             ErrorCode.record_list_too_large,
             f"the produce payload is {end} bytes, more than segment.bytes {segment_bytes}",
         )
     return batches
+
+
+def _raise_short(payload: bytes | bytearray | memoryview, pos: int) -> None:
+    """A tail shorter than a batch header: old magic (shorter formats) or truncation."""
+    if pos + 17 <= len(payload):
+        magic = payload[pos + 16]
+        if magic != 2:
+            raise _old_magic(magic)
+    raise _corrupt(f"truncated record batch at byte {pos}")
+
+
+def _old_magic(magic: int) -> KafkaError:
+    return KafkaError(
+        ErrorCode.unsupported_for_message_format,
+        f"record batch magic {magic} is not supported; only magic 2 is",
+    )
 
 
 def _corrupt(message: str) -> KafkaError:
@@ -123,6 +141,13 @@ def _invalid(message: str) -> KafkaError:
 
 
 def _check_client_batch(header: BatchHeader) -> None:
+    if (
+        header.base_offset == 0
+        and header.records_count == header.last_offset_delta + 1 > 0
+        and not header.attributes & CONTROL_MASK
+        and (header.producer_id < 0 or header.base_sequence >= 0)
+    ):
+        return
     if header.base_offset != 0:
         raise _invalid(f"the base offset of a produced batch must be 0, not {header.base_offset}")
     if header.records_count < 1 or header.records_count != header.last_offset_delta + 1:

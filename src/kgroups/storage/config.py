@@ -45,18 +45,16 @@ class LogConfig:
     max_compaction_lag_ms: int = LONG_MAX
     # Topic-level names set explicitly (DescribeConfigs reports them as overrides).
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
+    # Derived flags, computed once: the append path reads them every time.
+    compact: bool = field(init=False, repr=False, compare=False)
+    delete: bool = field(init=False, repr=False, compare=False)
+    log_append_time: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def compact(self) -> bool:
-        return "compact" in self.cleanup_policy.split(",")
-
-    @property
-    def delete(self) -> bool:
-        return "delete" in self.cleanup_policy.split(",")
-
-    @property
-    def log_append_time(self) -> bool:
-        return self.message_timestamp_type == LOG_APPEND_TIME
+    def __post_init__(self) -> None:
+        policies = self.cleanup_policy.split(",")
+        object.__setattr__(self, "compact", "compact" in policies)
+        object.__setattr__(self, "delete", "delete" in policies)
+        object.__setattr__(self, "log_append_time", self.message_timestamp_type == LOG_APPEND_TIME)
 
     def with_overrides(self, overrides: Mapping[str, str]) -> LogConfig:
         """This config (the broker defaults) with a topic's overrides applied.

@@ -236,7 +236,8 @@ class PartitionLog:
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
         """
-        self._check_open()
+        if self._closed:
+            self._check_open()
         config = self.config
         batches = validate_batches(
             payload,
@@ -246,7 +247,7 @@ class PartitionLog:
             require_keys=from_client and config.compact,
         )
         first_offset = self._next_offset
-        log_append_time = now_ms if config.message_timestamp_type == "LogAppendTime" else None
+        log_append_time = now_ms if config.log_append_time else None
         producers = self.producers
         pending = None
         if from_client:
@@ -278,7 +279,7 @@ class PartitionLog:
         last_offset = metas[-1][2]
         max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
         segment = self._active
-        if segment.should_roll(
+        if segment.log.size and segment.should_roll(
             len(buf), max_timestamp, last_offset, config.segment_bytes, config.segment_ms, now_ms
         ):
             segment = self._roll(now_ms)
@@ -519,7 +520,7 @@ class PartitionLog:
         count = 0
         if config.retention_ms >= 0:
             for segment in segments:
-                if segment.is_empty or now_ms - segment.max_timestamp <= config.retention_ms:
+                if segment.is_empty or now_ms - segment.largest_timestamp <= config.retention_ms:
                     break
                 count += 1
         if config.retention_bytes >= 0:

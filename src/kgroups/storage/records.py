@@ -36,6 +36,7 @@ __all__ = [
     "BASE_TIMESTAMP_OFFSET",
     "CRC_OFFSET",
     "HEADER_SIZE",
+    "HEADER_STRUCT",
     "LOG_OVERHEAD",
     "MAX_TIMESTAMP_OFFSET",
     "PARTITION_LEADER_EPOCH_OFFSET",
@@ -72,9 +73,12 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
-_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_STRUCT = struct.Struct(">qiibIhiqqqhii")
+_HEADER = HEADER_STRUCT
 _BATCH_LENGTH = struct.Struct(">i")
 assert _HEADER.size == HEADER_SIZE
+# NamedTuples built straight from unpacked tuples: _make costs an extra call.
+_new_tuple = tuple.__new__
 
 Header = tuple[str, bytes | None]
 
@@ -149,7 +153,8 @@ class BatchHeader(NamedTuple):
 
 def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
     """Unpack the 61-byte header at ``pos``; the caller checks it fits."""
-    return BatchHeader._make(_HEADER.unpack_from(buf, pos))
+    header: BatchHeader = _new_tuple(BatchHeader, _HEADER.unpack_from(buf, pos))
+    return header
 
 
 def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:
@@ -161,9 +166,9 @@ def iter_batches(buf: bytes | bytearray | memoryview) -> Iterator[tuple[int, Bat
     end = len(buf)
     pos = 0
     unpack = _HEADER.unpack_from
-    make = BatchHeader._make
+    new = _new_tuple
     while pos + HEADER_SIZE <= end:
-        header = make(unpack(buf, pos))
+        header: BatchHeader = new(BatchHeader, unpack(buf, pos))
         size = header.batch_length + LOG_OVERHEAD
         if size < HEADER_SIZE:
             raise KafkaError(

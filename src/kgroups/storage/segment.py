@@ -267,6 +267,14 @@ class Segment:
         return self.next_offset - 1
 
     @property
+    def largest_timestamp(self) -> int:
+        """What retention compares: the largest record timestamp, or, for a segment
+        whose records carry none, the file's modification time (as Kafka does)."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return os.stat(self.log.path).st_mtime_ns // 1_000_000
+
+    @property
     def rolling_timestamp(self) -> int | None:
         """Max timestamp of the first batch (None while the segment is empty)."""
         if self._rolling_timestamp is None and self.log.size >= HEADER_SIZE:
