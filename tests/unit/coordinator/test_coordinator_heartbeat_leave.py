@@ -78,7 +78,7 @@ def test_a_leaving_leader_hands_over_to_another_member() -> None:
 
 def test_when_the_last_member_leaves_the_group_becomes_empty_and_is_stored() -> None:
     h = Harness()
-    (a,), gen = h.form_group("g", 1)
+    (a,), _gen = h.form_group("g", 1)
     records_before = len(h.log)
     h.leave("g", (a, None))
     group = h.shard.group("g")
@@ -100,7 +100,7 @@ def test_a_pending_member_can_leave() -> None:
 
 def test_a_parked_join_of_a_removed_member_is_told_to_start_over() -> None:
     h = Harness()
-    (a, b), _ = h.form_group("g", 2)
+    (a, _b), _ = h.form_group("g", 2)
     parked = h.join("g", a)
     h.leave("g", (a, None))
     response = h.reply(parked)

@@ -118,7 +118,7 @@ def test_new_members_must_share_type_and_a_protocol_with_the_group() -> None:
 
 def test_a_member_cannot_switch_to_protocols_the_others_lack() -> None:
     h = Harness()
-    (a, b), _ = h.form_group("g", 2)
+    (_a, b), _ = h.form_group("g", 2)
     response = h.reply(h.join("g", b, protocols=(("roundrobin", b""),)))
     assert response.error_code is ErrorCode.inconsistent_group_protocol
     assert response.member_id == b
@@ -207,7 +207,7 @@ def test_the_leader_rejoining_a_stable_group_forces_a_rebalance() -> None:
 
 def test_a_follower_with_new_metadata_forces_a_rebalance() -> None:
     h = Harness()
-    (a, b), gen = h.form_group("g", 2)
+    (_a, b), _gen = h.form_group("g", 2)
     assert h.reply(h.join("g", b, protocols=(("range", b"new topics"),))) is None
     assert state(h) is GroupState.PREPARING_REBALANCE
 

@@ -71,7 +71,7 @@ def test_a_restarted_follower_replaces_its_old_id_without_a_rebalance() -> None:
 
 def test_a_restarted_leader_on_v9_is_told_to_skip_the_assignment() -> None:
     h = Harness()
-    ids, gen = static_group(h, "i1", "i2")
+    ids, _gen = static_group(h, "i1", "i2")
     response = h.reply(h.join("g", instance="i1"))
     assert response.skip_assignment is True
     assert response.leader == response.member_id
@@ -81,7 +81,7 @@ def test_a_restarted_leader_on_v9_is_told_to_skip_the_assignment() -> None:
 
 def test_a_restarted_leader_before_v9_is_shown_its_old_id_as_leader() -> None:
     h = Harness()
-    ids, gen = static_group(h, "i1", "i2")
+    ids, _gen = static_group(h, "i1", "i2")
     response = h.reply(h.join("g", instance="i1", version=8))
     assert response.leader == ids["i1"] != response.member_id
     assert response.members == ()
