@@ -5,9 +5,10 @@ from __future__ import annotations
 import socket
 import struct
 
-from broker_thread import BrokerThread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from broker_thread import BrokerThread
 
 
 def _api_versions_roundtrip(port: int) -> bytes:

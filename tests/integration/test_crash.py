@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from process_broker import BrokerProcess
 
 pytestmark = pytest.mark.interop

@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 
 import pytest
+
 from broker_thread import BrokerThread
 
 pytestmark = pytest.mark.interop
