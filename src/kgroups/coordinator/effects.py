@@ -24,5 +24,7 @@ class Effects:
         table.apply(*record)
 
     def to_result(self, batch_id: int) -> Result:
-        token = AppendToken(batch_id, tuple(self.undo)) if self.records else None
+        token = (
+            AppendToken(batch_id, tuple(self.undo), tuple(self.replies)) if self.records else None
+        )
         return Result(records=self.records, replies=self.replies, append_token=token)

@@ -129,7 +129,8 @@ class OffsetHandlers:
             )
             previous = group.offsets.get(tp)
             fx.emit(offset_record(group.group_id, tp, committed), self._table)
-            writes.append(OffsetWrite(tp, committed, previous))
+            # The object replay stored, so a rollback can tell it from a later commit.
+            writes.append(OffsetWrite(tp, group.offsets[tp], previous))
         final = [
             (tp, ErrorCode.offset_metadata_too_large if tp in too_large else error)
             for tp, error in outcome

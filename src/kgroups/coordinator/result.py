@@ -45,6 +45,8 @@ class AppendToken:
 
     batch_id: int
     undo: tuple[Undo, ...]
+    # The batch's replies; those not tied to its records are still sent.
+    replies: tuple[tuple[object, Response], ...] = ()
 
 
 @dataclass(slots=True)

@@ -62,6 +62,7 @@ from kgroups.coordinator.undo import (
     UndoOffsetCommit,
     UndoOffsetDelete,
     UndoStaticReplacement,
+    answered_by,
 )
 from kgroups.coordinator.views import (
     GroupView,
@@ -306,6 +307,12 @@ class GroupCoordinatorShard:
         fx = Effects()
         if append_token is None:
             return self._result(fx)
+        # Answers that did not wait on these records (a LeaveGroup that emptied
+        # the group, say) go out as they were.
+        redone = {id(reply_to) for undo in append_token.undo for reply_to in answered_by(undo)}
+        for reply_to, response in append_token.replies:
+            if id(reply_to) not in redone:
+                fx.reply(reply_to, response)
         for undo in append_token.undo:
             if isinstance(undo, UndoOffsetCommit):
                 self._offsets.undo_offset_commit(undo, error, fx)

@@ -87,3 +87,10 @@ class UndoOffsetDelete:
 Undo = (
     UndoOffsetCommit | UndoAssignment | UndoStaticReplacement | UndoDeleteGroups | UndoOffsetDelete
 )
+
+
+def answered_by(undo: Undo) -> tuple[object, ...]:
+    """The requests whose answers depended on the batch; the undo answers them anew."""
+    if isinstance(undo, UndoAssignment):
+        return undo.reply_tos
+    return (undo.reply_to,)
