@@ -638,7 +638,10 @@ def remove_log_directory(directory: Path) -> None:
 
 
 def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except FileNotFoundError:
+        return  # deleted meanwhile (topic deletion): nothing left to make durable
     try:
         with contextlib.suppress(OSError):
             os.fsync(fd)  # some filesystems refuse fsync on directories

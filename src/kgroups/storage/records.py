@@ -227,6 +227,7 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
     log_append_time = header.max_timestamp if header.timestamp_type else None
     records: list[Record] = []
     append = records.append
+    new = _new_tuple
     slow = _varint_slow
     pos = 0
     try:
@@ -301,12 +302,15 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
             if pos != start + length or pos > len(data):
                 raise _corrupt(f"record at offset delta {offset_delta} has the wrong length")
             append(
-                Record(
-                    base_offset + offset_delta,
-                    log_append_time if log_append_time is not None else base_timestamp + ts_delta,
-                    key,
-                    value,
-                    headers,
+                new(
+                    Record,
+                    (
+                        base_offset + offset_delta,
+                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                        key,
+                        value,
+                        headers,
+                    ),
                 )
             )
     except IndexError:
