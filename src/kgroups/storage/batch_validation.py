@@ -140,12 +140,21 @@ def _invalid(message: str) -> KafkaError:
     return KafkaError(ErrorCode.invalid_record, message)
 
 
+# The smallest possible record: seven one-byte fields (length, attributes,
+# timestamp delta, offset delta, key length, value length, header count).
+_MIN_RECORD_SIZE = 7
+
+
 def _check_client_batch(header: BatchHeader) -> None:
     if (
         header.base_offset == 0
         and header.records_count == header.last_offset_delta + 1 > 0
         and not header.attributes & CONTROL_MASK
         and (header.producer_id < 0 or header.base_sequence >= 0)
+        and (
+            header.attributes & 0x07
+            or header.records_count * _MIN_RECORD_SIZE <= header.size - HEADER_SIZE
+        )
     ):
         return
     if header.base_offset != 0:
@@ -162,6 +171,12 @@ def _check_client_batch(header: BatchHeader) -> None:
             f"invalid sequence number {header.base_sequence} in record batch with "
             f"producer id {header.producer_id}"
         )
+    # An uncompressed batch cannot hold more records than its bytes allow; this
+    # keeps a forged count from consuming offsets. (Compressed batches would need
+    # decompressing to check, which the append path avoids.)
+    raise _invalid(
+        f"record batch of {header.size} bytes cannot hold {header.records_count} records"
+    )
 
 
 def _check_keys(batch: memoryview) -> None:

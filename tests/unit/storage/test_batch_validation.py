@@ -80,6 +80,11 @@ def test_record_count_must_match_offsets() -> None:
     empty = bytearray(make_batch(1))
     struct.pack_into(">i", empty, 57, 0)
     assert error_of(_reseal(empty)) == ErrorCode.invalid_record
+    # Consistent but impossible: a million records in a few dozen bytes.
+    forged = bytearray(make_batch(1))
+    struct.pack_into(">i", forged, 23, 999_999)
+    struct.pack_into(">i", forged, 57, 1_000_000)
+    assert error_of(_reseal(forged)) == ErrorCode.invalid_record
 
 
 def test_client_only_rules() -> None:
