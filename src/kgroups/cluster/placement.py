@@ -8,6 +8,8 @@ units with 32-bit wrap-around, and Kafka's `Utils.abs` maps Integer.MIN_VALUE to
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
@@ -24,6 +26,7 @@ def kafka_abs(n: int) -> int:
     return 0 if n == -0x8000_0000 else abs(n)
 
 
+@lru_cache(maxsize=65536)
 def partition_for_group(group_id: str, partitions: int) -> int:
     return kafka_abs(java_string_hash(group_id)) % partitions
 
