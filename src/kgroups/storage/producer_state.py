@@ -44,6 +44,8 @@ _SNAPSHOT_MAGIC = b"KGPS"
 _SNAPSHOT_HEAD = struct.Struct(">4shIi")  # magic, version, crc, producer count
 _PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
 _BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, ts
+# NamedTuples built straight from tuples: the class call is a slow Python function.
+_new_tuple = tuple.__new__
 
 
 class BatchMetadata(NamedTuple):
@@ -115,10 +117,13 @@ class ProducerStateManager:
         epoch = header.producer_epoch
         first_seq = header.base_sequence
         if epoch == entry.epoch:
+            batches = entry.batches
+            if batches and first_seq == batches[-1].last_seq + 1:
+                return None  # the common case: the next batch in sequence
             duplicate = entry.find_duplicate(epoch, first_seq, header.last_sequence)
             if duplicate is not None:
                 return duplicate
-            if entry.batches and not _in_sequence(entry.last_seq, first_seq):
+            if batches and not _in_sequence(entry.last_seq, first_seq):
                 raise KafkaError(
                     ErrorCode.out_of_order_sequence_number,
                     f"out of order sequence number for producer {header.producer_id} at epoch "
@@ -153,15 +158,17 @@ class ProducerStateManager:
             entry.batches.clear()
         if header.base_sequence < 0:
             return  # e.g. a transaction marker: it moves the epoch, not the sequence
-        entry.batches.append(
-            BatchMetadata(
+        metadata: BatchMetadata = _new_tuple(
+            BatchMetadata,
+            (
                 header.base_sequence,
                 header.last_sequence,
                 first_offset,
                 first_offset + header.last_offset_delta,
                 timestamp,
-            )
+            ),
         )
+        entry.batches.append(metadata)
 
     def check_all(
         self, batches: Iterable[tuple[BatchHeader, int, int]]

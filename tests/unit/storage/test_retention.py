@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,4 +118,17 @@ def test_producer_snapshots_follow_the_log_start(tmp_path: Path) -> None:
     # The producer is still known after its data is gone: a retry is a duplicate.
     retry = plog.append(make_batch(3, producer_id=1, producer_epoch=0, base_sequence=57), NOW)
     assert retry.duplicate
+    plog.close()
+
+
+def test_segments_without_timestamps_age_by_file_time(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=600, retention_ms=HOUR)
+    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    for _ in range(10):
+        plog.append(make_batch(1, value_size=100, timestamp=-1), NOW)
+    first = plog.segments[0]
+    assert first.max_timestamp < 0
+    os.utime(first.log.path, ns=(NOW * 1_000_000, NOW * 1_000_000))
+    assert plog.apply_retention(NOW + HOUR) == 0
+    assert plog.apply_retention(NOW + HOUR + 1) == 1
     plog.close()
