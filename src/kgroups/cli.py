@@ -61,6 +61,49 @@ def _parser() -> argparse.ArgumentParser:
     produce.add_argument("--acks", type=int, choices=(-1, 0, 1), default=-1)
     _bootstrap(produce)
 
+    groups = commands.add_parser("groups", help="list, describe, reset and delete groups")
+    group_commands = groups.add_subparsers(dest="action", metavar="ACTION", required=True)
+    glist = group_commands.add_parser("list", help="list consumer groups")
+    glist.add_argument(
+        "--state", action="append", default=[], help="only groups in this state (repeatable)"
+    )
+    gdescribe = group_commands.add_parser(
+        "describe", help="members, assignments, committed offsets and lag"
+    )
+    gdescribe.add_argument("group")
+    for sub in (glist, gdescribe):
+        sub.add_argument("--output", choices=("table", "json"), default="table")
+    greset = group_commands.add_parser(
+        "reset-offsets", help="move a group's committed offsets (the group must be empty)"
+    )
+    greset.add_argument("group")
+    greset.add_argument(
+        "--topic",
+        action="append",
+        required=True,
+        metavar="TOPIC[:P,...]",
+        help="topic, optionally with partitions; repeatable",
+    )
+    target = greset.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to-earliest", action="store_true")
+    target.add_argument("--to-latest", action="store_true")
+    target.add_argument("--to-offset", type=int, metavar="N")
+    target.add_argument("--shift-by", type=int, metavar="N")
+    target.add_argument("--to-datetime", metavar="ISO8601", help="e.g. 2026-11-23T12:00:00+00:00")
+    mode = greset.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="show the plan (the default)")
+    mode.add_argument("--execute", action="store_true", help="commit the new offsets")
+    greset.add_argument("--output", choices=("table", "json"), default="table")
+    gdelete = group_commands.add_parser("delete", help="delete an empty group and its offsets")
+    gdelete.add_argument("group")
+    gdel_offsets = group_commands.add_parser(
+        "delete-offsets", help="delete a group's committed offsets for a topic"
+    )
+    gdel_offsets.add_argument("group")
+    gdel_offsets.add_argument("--topic", required=True, metavar="TOPIC[:P,...]")
+    for sub in (glist, gdescribe, greset, gdelete, gdel_offsets):
+        _bootstrap(sub)
+
     consume = commands.add_parser(
         "consume",
         help="print records of a topic",
@@ -126,6 +169,38 @@ def _run(args: argparse.Namespace) -> int:
         elif args.action == "delete":
             print(asyncio.run(topics.delete(bootstrap, args.name)))
         return 0
+    if args.command == "groups":
+        from kgroups.commands import groups
+
+        bootstrap = args.bootstrap_server
+        if args.action == "list":
+            print(asyncio.run(groups.list_groups(bootstrap, args.state, args.output)))
+        elif args.action == "describe":
+            print(asyncio.run(groups.describe(bootstrap, args.group, args.output)))
+        elif args.action == "reset-offsets":
+            if args.to_datetime is not None:
+                _check_datetime(args.to_datetime)
+            print(
+                asyncio.run(
+                    groups.reset_offsets(
+                        bootstrap,
+                        args.group,
+                        args.topic,
+                        to_earliest=args.to_earliest,
+                        to_latest=args.to_latest,
+                        to_offset=args.to_offset,
+                        shift_by=args.shift_by,
+                        to_datetime=args.to_datetime,
+                        execute=args.execute,
+                        output=args.output,
+                    )
+                )
+            )
+        elif args.action == "delete":
+            print(asyncio.run(groups.delete(bootstrap, args.group)))
+        elif args.action == "delete-offsets":
+            print(asyncio.run(groups.delete_offsets(bootstrap, args.group, args.topic)))
+        return 0
     if args.command == "produce":
         from kgroups.commands import produce
 
@@ -152,6 +227,17 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     raise AssertionError(args.command)
+
+
+def _check_datetime(value: str) -> None:
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
+        ) from None
 
 
 if __name__ == "__main__":

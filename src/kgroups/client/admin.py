@@ -1,0 +1,211 @@
+"""Group administration over the wire: the calls behind `kgroups groups ...`.
+
+Speaks only the Kafka protocol, so it works against any Kafka cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kio.schema.delete_groups.v2 import DeleteGroupsRequest
+from kio.schema.describe_groups.v5 import DescribeGroupsRequest
+from kio.schema.describe_groups.v5.response import DescribedGroup
+from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
+from kio.schema.list_groups.v5 import ListGroupsRequest
+from kio.schema.list_groups.v5.response import ListedGroup
+from kio.schema.list_offsets.v7 import ListOffsetsRequest
+from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
+from kio.schema.offset_commit.v9 import OffsetCommitRequest
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from kio.schema.offset_delete.v0 import OffsetDeleteRequest
+from kio.schema.offset_delete.v0.request import (
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+)
+from kio.schema.offset_fetch.v9 import OffsetFetchRequest
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.types import BrokerId, GroupId, TopicName
+from kio.static.primitive import i8, i32, i64
+
+from kgroups.client.cluster import ClusterClient
+from kgroups.client.connection import BrokerConnection
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
+
+TopicPartition = tuple[str, int]
+LATEST = -1
+EARLIEST = -2
+
+
+def _check(error: ErrorCode, what: str) -> None:
+    if error != ErrorCode.none:
+        raise KafkaError(error, what)
+
+
+class GroupAdmin:
+    def __init__(self, bootstrap: str) -> None:
+        self.cluster = ClusterClient(bootstrap, client_id="kgroups-admin")
+
+    async def close(self) -> None:
+        await self.cluster.close()
+
+    async def coordinator(self, group: str) -> BrokerConnection:
+        conn = await self.cluster.any_connection()
+        response = await conn.send(
+            FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(group,)),
+            version=conn.version_for(apis.FIND_COORDINATOR, 4, 4),
+        )
+        found = response.coordinators[0]
+        _check(found.error_code, f"finding the coordinator of group {group!r}")
+        await self.cluster.refresh([])
+        return await self.cluster.connection(found.node_id)
+
+    async def list_groups(self, states: Iterable[str] = ()) -> list[ListedGroup]:
+        await self.cluster.refresh([])
+        groups: list[ListedGroup] = []
+        for node in sorted(self.cluster.metadata.brokers):
+            conn = await self.cluster.connection(node)
+            version = conn.version_for(apis.LIST_GROUPS, 0, 5)
+            response = await conn.send(
+                ListGroupsRequest(states_filter=tuple(states), types_filter=()), version=version
+            )
+            _check(response.error_code, "listing groups")
+            groups.extend(response.groups)
+        return sorted(groups, key=lambda g: g.group_id)
+
+    async def describe(self, group: str) -> DescribedGroup:
+        conn = await self.coordinator(group)
+        response = await conn.send(
+            DescribeGroupsRequest(groups=(GroupId(group),), include_authorized_operations=False),
+            version=conn.version_for(apis.DESCRIBE_GROUPS, 0, 5),
+        )
+        described: DescribedGroup = response.groups[0]
+        _check(described.error_code, f"describing group {group!r}")
+        return described
+
+    async def committed(self, group: str) -> dict[TopicPartition, int]:
+        """Every committed offset of the group."""
+        conn = await self.coordinator(group)
+        response = await conn.send(
+            OffsetFetchRequest(
+                groups=(
+                    OffsetFetchRequestGroup(
+                        group_id=GroupId(group), member_id=None, member_epoch=i32(-1), topics=None
+                    ),
+                ),
+                require_stable=False,
+            ),
+            version=conn.version_for(apis.OFFSET_FETCH, 8, 9),
+        )
+        result = response.groups[0]
+        _check(result.error_code, f"fetching offsets of group {group!r}")
+        return {
+            (t.name, p.partition_index): p.committed_offset
+            for t in result.topics
+            for p in t.partitions
+            if p.committed_offset >= 0
+        }
+
+    async def log_offsets(
+        self, topic: str, partitions: Iterable[int], timestamp: int
+    ) -> dict[int, int]:
+        """Offsets of `topic`'s partitions at `timestamp` (-1 latest, -2 earliest);
+        a timestamp after the last record answers the log end offset."""
+        wanted = sorted(partitions)
+        conn = await self.cluster.leader(topic, wanted[0])
+        response = await conn.send(
+            ListOffsetsRequest(
+                replica_id=BrokerId(-1),
+                isolation_level=i8(0),
+                topics=(
+                    ListOffsetsTopic(
+                        name=TopicName(topic),
+                        partitions=tuple(
+                            ListOffsetsPartition(
+                                partition_index=i32(p),
+                                current_leader_epoch=i32(-1),
+                                timestamp=i64(timestamp),
+                            )
+                            for p in wanted
+                        ),
+                    ),
+                ),
+            ),
+            version=conn.version_for(apis.LIST_OFFSETS, 1, 7),
+        )
+        out: dict[int, int] = {}
+        for t in response.topics:
+            for p in t.partitions:
+                _check(p.error_code, f"listing offsets of {topic}-{p.partition_index}")
+                out[p.partition_index] = p.offset
+        if timestamp >= 0 and any(o < 0 for o in out.values()):
+            latest = await self.log_offsets(topic, wanted, LATEST)
+            out = {p: o if o >= 0 else latest[p] for p, o in out.items()}
+        return out
+
+    async def commit(self, group: str, offsets: dict[TopicPartition, int]) -> None:
+        """A standalone commit (no generation, no member), as admin tools do."""
+        by_topic: dict[str, list[tuple[int, int]]] = {}
+        for (topic, partition), offset in sorted(offsets.items()):
+            by_topic.setdefault(topic, []).append((partition, offset))
+        conn = await self.coordinator(group)
+        response = await conn.send(
+            OffsetCommitRequest(
+                group_id=GroupId(group),
+                generation_id_or_member_epoch=i32(-1),
+                member_id="",
+                group_instance_id=None,
+                topics=tuple(
+                    OffsetCommitRequestTopic(
+                        name=TopicName(topic),
+                        partitions=tuple(
+                            OffsetCommitRequestPartition(
+                                partition_index=i32(p),
+                                committed_offset=i64(o),
+                                committed_leader_epoch=i32(-1),
+                                committed_metadata="",
+                            )
+                            for p, o in parts
+                        ),
+                    )
+                    for topic, parts in by_topic.items()
+                ),
+            ),
+            version=conn.version_for(apis.OFFSET_COMMIT, 2, 9),
+        )
+        for t in response.topics:
+            for p in t.partitions:
+                _check(p.error_code, f"committing {t.name}-{p.partition_index} for {group!r}")
+
+    async def delete_group(self, group: str) -> None:
+        conn = await self.coordinator(group)
+        response = await conn.send(
+            DeleteGroupsRequest(groups_names=(GroupId(group),)),
+            version=conn.version_for(apis.DELETE_GROUPS, 0, 2),
+        )
+        _check(response.results[0].error_code, f"deleting group {group!r}")
+
+    async def delete_offsets(self, group: str, topic: str, partitions: Iterable[int]) -> None:
+        conn = await self.coordinator(group)
+        response = await conn.send(
+            OffsetDeleteRequest(
+                group_id=GroupId(group),
+                topics=(
+                    OffsetDeleteRequestTopic(
+                        name=TopicName(topic),
+                        partitions=tuple(
+                            OffsetDeleteRequestPartition(partition_index=i32(p))
+                            for p in sorted(partitions)
+                        ),
+                    ),
+                ),
+            ),
+            version=conn.version_for(apis.OFFSET_DELETE, 0, 0),
+        )
+        _check(response.error_code, f"deleting offsets of group {group!r}")
+        for t in response.topics:
+            for p in t.partitions:
+                _check(p.error_code, f"deleting the offset of {t.name}-{p.partition_index}")

@@ -1,0 +1,240 @@
+"""`kgroups groups list|describe|reset-offsets|delete|delete-offsets`: what
+kafka-consumer-groups.sh does, with aligned tables and `--output json`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from kgroups.client.admin import EARLIEST, LATEST, GroupAdmin, TopicPartition
+from kgroups.client.consumer_protocol import decode_assignment
+from kgroups.errors import ErrorCode, KafkaError
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+
+
+async def list_groups(bootstrap: str, states: list[str], output: str) -> str:
+    admin = GroupAdmin(bootstrap)
+    try:
+        groups = await admin.list_groups(states)
+    finally:
+        await admin.close()
+    rows = [(g.group_id, g.group_state, g.protocol_type) for g in groups]
+    if output == "json":
+        return json.dumps([{"group": g, "state": s, "protocol_type": t} for g, s, t in rows])
+    return table(("GROUP", "STATE", "PROTOCOL-TYPE"), rows) if rows else "No groups."
+
+
+@dataclass
+class PartitionLag:
+    topic: str
+    partition: int
+    committed_offset: int | None
+    log_end_offset: int
+    lag: int | None
+    member_id: str
+    host: str
+    client_id: str
+
+
+async def describe(bootstrap: str, group: str, output: str) -> str:
+    admin = GroupAdmin(bootstrap)
+    try:
+        described = await admin.describe(group)
+        committed = await admin.committed(group)
+        owners: dict[TopicPartition, tuple[str, str, str]] = {}
+        members: list[dict[str, Any]] = []
+        for m in described.members:
+            partitions = (
+                decode_assignment(m.member_assignment)
+                if described.protocol_type == "consumer" and m.member_assignment
+                else []
+            )
+            for tp in partitions:
+                owners[tp] = (m.member_id, m.client_host, m.client_id)
+            members.append(
+                {
+                    "member_id": m.member_id,
+                    "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id,
+                    "host": m.client_host,
+                    "assignment": [f"{t}-{p}" for t, p in sorted(partitions)],
+                }
+            )
+        topics: dict[str, set[int]] = {}
+        for topic, partition in list(committed) + list(owners):
+            topics.setdefault(topic, set()).add(partition)
+        lags = []
+        for topic, numbers in sorted(topics.items()):
+            try:
+                ends = await admin.log_offsets(topic, numbers, LATEST)
+            except KafkaError:
+                ends = {}
+            for p in sorted(numbers):
+                end = ends.get(p, -1)
+                offset = committed.get((topic, p))
+                owner = owners.get((topic, p), ("-", "-", "-"))
+                lag = None if offset is None or end < 0 else max(0, end - offset)
+                lags.append(PartitionLag(topic, p, offset, end, lag, *owner))
+    finally:
+        await admin.close()
+    if described.group_state == "Dead" and not lags:
+        raise KafkaError(ErrorCode.group_id_not_found, f"Consumer group '{group}' does not exist.")
+    if output == "json":
+        return json.dumps(
+            {
+                "group": group,
+                "state": described.group_state,
+                "protocol_type": described.protocol_type,
+                "protocol": described.protocol_data,
+                "members": members,
+                "partitions": [asdict(lag) for lag in lags],
+            }
+        )
+    head = (
+        f"Group {group}: {described.group_state}"
+        + (f", protocol {described.protocol_data}" if described.protocol_data else "")
+        + f", {len(members)} member(s)"
+    )
+    parts = [head]
+    if members:
+        parts.append(
+            table(
+                ("MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"),
+                [
+                    (m["member_id"], m["client_id"], m["host"], ",".join(m["assignment"]) or "-")
+                    for m in members
+                ],
+            )
+        )
+    if lags:
+        parts.append(
+            table(
+                ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"),
+                [
+                    (
+                        lag.topic,
+                        lag.partition,
+                        "-" if lag.committed_offset is None else lag.committed_offset,
+                        lag.log_end_offset,
+                        "-" if lag.lag is None else lag.lag,
+                        lag.member_id,
+                    )
+                    for lag in lags
+                ],
+            )
+        )
+    return "\n\n".join(parts)
+
+
+def parse_topic_partitions(spec: str) -> tuple[str, list[int] | None]:
+    """`topic` or `topic:0,1,2`."""
+    topic, sep, rest = spec.partition(":")
+    if not sep:
+        return topic, None
+    try:
+        return topic, [int(p) for p in rest.split(",") if p]
+    except ValueError:
+        raise ValueError(
+            f"--topic {spec!r}: partitions must be numbers, as in {topic}:0,1"
+        ) from None
+
+
+async def reset_offsets(
+    bootstrap: str,
+    group: str,
+    topic_specs: list[str],
+    *,
+    to_earliest: bool = False,
+    to_latest: bool = False,
+    to_offset: int | None = None,
+    shift_by: int | None = None,
+    to_datetime: str | None = None,
+    execute: bool = False,
+    output: str = "table",
+) -> str:
+    admin = GroupAdmin(bootstrap)
+    try:
+        described = await admin.describe(group)
+        if described.members:
+            raise KafkaError(
+                ErrorCode.non_empty_group,
+                f"Group '{group}' has {len(described.members)} active member(s); offsets can "
+                "only be reset while the group is empty (stop its consumers first).",
+            )
+        committed = await admin.committed(group)
+        plan: dict[TopicPartition, int] = {}
+        for spec in topic_specs:
+            topic, partitions = parse_topic_partitions(spec)
+            info = await admin.cluster.topic(topic)
+            chosen = sorted(info.partitions) if partitions is None else partitions
+            for p in chosen:
+                if p not in info.partitions:
+                    raise KafkaError(
+                        ErrorCode.unknown_topic_or_partition, f"{topic} has no partition {p}"
+                    )
+            earliest = await admin.log_offsets(topic, chosen, EARLIEST)
+            latest = await admin.log_offsets(topic, chosen, LATEST)
+            if to_datetime is not None:
+                stamp = int(datetime.fromisoformat(to_datetime).timestamp() * 1000)
+                at_time = await admin.log_offsets(topic, chosen, stamp)
+            for p in chosen:
+                if to_earliest:
+                    target = earliest[p]
+                elif to_latest:
+                    target = latest[p]
+                elif to_offset is not None:
+                    target = to_offset
+                elif shift_by is not None:
+                    target = committed.get((topic, p), latest[p]) + shift_by
+                else:
+                    target = at_time[p]
+                plan[(topic, p)] = min(max(target, earliest[p]), latest[p])
+        if execute:
+            await admin.commit(group, plan)
+    finally:
+        await admin.close()
+    rows = [(t, p, committed.get((t, p), "-"), new) for (t, p), new in sorted(plan.items())]
+    if output == "json":
+        return json.dumps(
+            {
+                "group": group,
+                "executed": execute,
+                "offsets": [
+                    {"topic": t, "partition": p, "current": committed.get((t, p)), "new": n}
+                    for (t, p), n in sorted(plan.items())
+                ],
+            }
+        )
+    note = "" if execute else "\n\n(dry run: nothing changed; add --execute to apply)"
+    return table(("TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"), rows) + note
+
+
+async def delete(bootstrap: str, group: str) -> str:
+    admin = GroupAdmin(bootstrap)
+    try:
+        await admin.delete_group(group)
+    finally:
+        await admin.close()
+    return f"Deleted consumer group '{group}'."
+
+
+async def delete_offsets(bootstrap: str, group: str, topic_spec: str) -> str:
+    admin = GroupAdmin(bootstrap)
+    try:
+        topic, partitions = parse_topic_partitions(topic_spec)
+        if partitions is None:
+            partitions = sorted((await admin.cluster.topic(topic)).partitions)
+        await admin.delete_offsets(group, topic, partitions)
+    finally:
+        await admin.close()
+    return f"Deleted the committed offsets of group '{group}' for {topic_spec}."
