@@ -41,7 +41,12 @@ class SyncDeadline:
     generation_id: int
 
 
-DelayedOperation = MemberDeadline | JoinDeadline | SyncDeadline
+@dataclass(frozen=True, slots=True)
+class RetentionCheck:
+    """The periodic sweep for expired offsets (offsets.retention.check.interval.ms)."""
+
+
+DelayedOperation = MemberDeadline | JoinDeadline | SyncDeadline | RetentionCheck
 Timers = TimerQueue[TimerKey, DelayedOperation]
 
 
@@ -55,3 +60,6 @@ def join_key(group_id: str) -> TimerKey:
 
 def sync_key(group_id: str) -> TimerKey:
     return TimerKey(TimerKind.SYNC, group_id)
+
+
+RETENTION_KEY = TimerKey(TimerKind.RETENTION, "")

@@ -44,6 +44,7 @@ from kgroups.coordinator.group_records import (
 )
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership, validate_current_member
+from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, offset_commit_response
 from kgroups.coordinator.state import GroupState
@@ -272,6 +273,20 @@ class OffsetHandlers:
         for restore in undo.restore:
             self._restore(restore)
         fx.reply(undo.reply_to, _delete_groups_response(undo.outcome, deletion_append_error(error)))
+
+    # -- retention ---------------------------------------------------------
+
+    def expire_offsets(self, now: int, fx: Effects) -> None:
+        """Drop expired offsets, and Empty groups left without any.
+
+        Like Kafka, a lost batch of these tombstones is not retried: the
+        offsets come back on the next load and expire again.
+        """
+        retention = self._config.offsets_retention_ms
+        for group in list(self._table):
+            if group.is_in(GroupState.DEAD):
+                continue
+            self._remove_offsets(group, expired_offsets(group, now, retention), fx)
 
     # -- shared by the deletions -------------------------------------------
 

@@ -36,8 +36,10 @@ from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.delayed_operations import (
+    RETENTION_KEY,
     JoinDeadline,
     MemberDeadline,
+    RetentionCheck,
     SyncDeadline,
     Timers,
 )
@@ -97,12 +99,21 @@ class GroupCoordinatorShard:
         self._offsets = OffsetHandlers(self._table, self._membership, config, partition_exists)
         self._batch_ids = itertools.count(1)
         self._loading = False
+        self._retention_armed = False
 
     @property
     def loading(self) -> bool:
         return self._loading
 
-    def _result(self, fx: Effects) -> Result:
+    def _result(self, fx: Effects, now_ms: int) -> Result:
+        if not self._retention_armed:
+            # The first call that tells the time starts the periodic sweep.
+            self._retention_armed = True
+            self._timers.schedule(
+                RETENTION_KEY,
+                now_ms + self.config.offsets_retention_check_interval_ms,
+                RetentionCheck(),
+            )
         return fx.to_result(next(self._batch_ids))
 
     # -- membership --------------------------------------------------------
@@ -114,7 +125,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
         else:
             self._membership.join_group(req, ctx, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
@@ -123,7 +134,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
         else:
             self._membership.sync_group(req, ctx, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
@@ -131,7 +142,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
         else:
             self._membership.heartbeat(req, ctx, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
@@ -140,7 +151,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
         else:
             self._membership.leave_group(req, ctx, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     # -- offsets -----------------------------------------------------------
 
@@ -158,7 +169,7 @@ class GroupCoordinatorShard:
             )
         else:
             self._offsets.offset_commit(req, ctx, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def offset_fetch(
         self,
@@ -181,7 +192,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
         else:
             fx.reply(ctx.reply_to, self._offsets.offset_fetch(group))
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
@@ -196,7 +207,7 @@ class GroupCoordinatorShard:
             )
         else:
             self._offsets.offset_delete(req, ctx, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
         """The groups of the request owned by this shard; the shell merges results."""
@@ -216,7 +227,7 @@ class GroupCoordinatorShard:
             )
         else:
             self._offsets.delete_groups(req, ctx, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     # -- descriptions ------------------------------------------------------
 
@@ -230,7 +241,7 @@ class GroupCoordinatorShard:
         else:
             groups = tuple(describe_group(g, self._table.get(g)) for g in req.groups)
         fx.reply(ctx.reply_to, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=groups))
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def list_groups(self, req: ListGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
         """This shard's groups; the shell concatenates the shards' lists."""
@@ -244,7 +255,7 @@ class GroupCoordinatorShard:
                 groups=listed_groups(self._table, req.states_filter, req.types_filter),
             ),
         )
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def groups(self) -> Iterator[GroupView]:
         """A snapshot of every group, for metrics and tools."""
@@ -283,7 +294,12 @@ class GroupCoordinatorShard:
                 self._membership.on_join_deadline(key.group_id, operation, now_ms, fx)
             elif isinstance(operation, SyncDeadline):
                 self._membership.on_sync_deadline(key.group_id, operation, now_ms, fx)
-        return self._result(fx)
+            else:
+                self._offsets.expire_offsets(now_ms, fx)
+                self._timers.schedule(
+                    key, now_ms + self.config.offsets_retention_check_interval_ms, operation
+                )
+        return self._result(fx, now_ms)
 
     # -- loading and storage -----------------------------------------------
 
@@ -298,7 +314,7 @@ class GroupCoordinatorShard:
         fx = Effects()
         for group in list(self._table):
             self._membership.on_loaded(group, now_ms, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)
 
     def append_failed(
         self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
@@ -306,7 +322,7 @@ class GroupCoordinatorShard:
         """The batch of ``append_token`` was not stored: take it back, answer with ``error``."""
         fx = Effects()
         if append_token is None:
-            return self._result(fx)
+            return self._result(fx, now_ms)
         # Answers that did not wait on these records (a LeaveGroup that emptied
         # the group, say) go out as they were.
         redone = {id(reply_to) for undo in append_token.undo for reply_to in answered_by(undo)}
@@ -324,4 +340,4 @@ class GroupCoordinatorShard:
                 self._offsets.undo_delete_groups(undo, error, fx)
             elif isinstance(undo, UndoOffsetDelete):
                 self._offsets.undo_offset_delete(undo, error, fx)
-        return self._result(fx)
+        return self._result(fx, now_ms)

@@ -28,6 +28,8 @@ class TimerKind(enum.Enum):
     JOIN = "join"
     # Members that have not sent SyncGroup after the join phase (DelayedSync).
     SYNC = "sync"
+    # The shard-wide sweep for expired offsets.
+    RETENTION = "retention"
 
 
 @dataclass(frozen=True, slots=True)

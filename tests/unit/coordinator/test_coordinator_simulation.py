@@ -199,6 +199,8 @@ class Simulation:
         table = shard._table
         member_timers = set()
         for key in shard._timers._entries:
+            if key.kind is TimerKind.RETENTION:
+                continue
             group = table.get(key.group_id)
             assert group is not None, key
             if key.kind is TimerKind.MEMBER:
