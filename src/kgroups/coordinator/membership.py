@@ -311,7 +311,7 @@ class Membership:
             fx.reply(
                 displaced,
                 join_error(
-                    member.join_api_version, ErrorCode.rebalance_in_progress, UNKNOWN_MEMBER_ID
+                    member.join_api_version, ErrorCode.rebalance_in_progress, member.member_id
                 ),
             )
         group.park_join(member, ctx.reply_to, ctx.api_version)

@@ -75,6 +75,18 @@ def test_join_responses_before_v7_carry_an_empty_protocol_name() -> None:
     assert h.reply(h.join("", version=7)).protocol_name is None
 
 
+def test_a_parked_join_is_answered_in_the_version_it_was_sent_in() -> None:
+    h = Harness()
+    (a, b), gen = h.form_group("g", 2)
+    parked = h.join("g", a, version=6)  # the leader rejoins; b has not yet
+    h.leave("g", (a, None))
+    assert h.reply(parked).error_code is ErrorCode.unknown_member_id
+    assert h.reply(parked).protocol_name == ""
+    old = h.join("g", b, version=6)
+    assert h.reply(old).protocol_name == "range"
+    assert h.reply(old).generation_id == gen + 1
+
+
 def test_v0_uses_the_session_timeout_as_rebalance_timeout() -> None:
     h = Harness()
     a = h.join("g", version=0, session=10_000, rebalance=999_999)
@@ -266,6 +278,7 @@ def test_members_already_parked_can_rejoin_at_max_size() -> None:
     first = h.join("g", a)
     again = h.join("g", a)  # a retries its JoinGroup
     assert h.reply(first).error_code is ErrorCode.rebalance_in_progress
+    assert h.reply(first).member_id == a
     assert h.reply(again) is None
     h.join("g", b)
     assert h.reply(again).generation_id == gen + 1
