@@ -63,7 +63,7 @@ def test_heartbeat_responses(version: int) -> None:
     assert write("heartbeat", version, h.replies[max(h.replies, key=lambda t: t.n)])
 
 
-@pytest.mark.parametrize("version", range(10))
+@pytest.mark.parametrize("version", range(2, 10))  # v0 and v1 are gone from the schemas
 def test_offset_commit_responses(version: int) -> None:
     h = Harness()
     h.commit("g", {("t", 0): 1, ("nope", 0): 1}, version=version)
