@@ -94,8 +94,16 @@ class BrokerConnection:
         if expect_response:
             future = asyncio.get_running_loop().create_future()
             self._pending[correlation] = (future, _response_reader(api_key, version))
-        self._writer.write(_SIZE.pack(len(payload)) + payload)
-        await self._writer.drain()
+        try:
+            self._writer.write(_SIZE.pack(len(payload)) + payload)
+            await self._writer.drain()
+        except (ConnectionError, OSError) as e:
+            self._pending.pop(correlation, None)
+            if future is not None:
+                if future.done() and not future.cancelled():
+                    future.exception()  # failed by the receiver; this caller reports instead
+                future.cancel()
+            raise ConnectionClosed(f"connection lost: {e}") from None
         if future is None:
             return None
         return await future
