@@ -862,6 +862,23 @@ class Membership:
         self._remove_member_and_update_group(group, group.get(member_id), now, fx)
         return ErrorCode.none
 
+    # -- moving away --------------------------------------------------------
+
+    def on_unloaded(self, group: ClassicGroup, fx: Effects) -> None:
+        """Another coordinator takes over: parked requests go find it."""
+        for member in group.members.values():
+            parked_join = group.take_join(member)
+            if parked_join is not None:
+                fx.reply(
+                    parked_join,
+                    join_error(
+                        member.join_api_version, ErrorCode.not_coordinator, member.member_id
+                    ),
+                )
+            parked_sync = group.take_sync(member)
+            if parked_sync is not None:
+                fx.reply(parked_sync, sync_response(ErrorCode.not_coordinator))
+
     # -- after loading -----------------------------------------------------
 
     def on_loaded(self, group: ClassicGroup, now: int, fx: Effects) -> None:

@@ -316,6 +316,17 @@ class GroupCoordinatorShard:
             self._membership.on_loaded(group, now_ms, fx)
         return self._result(fx, now_ms)
 
+    def unload(self, now_ms: int) -> Result:
+        """This partition moved to another coordinator: answer what is parked.
+
+        The shard is finished afterwards; its timers are dropped.
+        """
+        fx = Effects()
+        for group in list(self._table):
+            self._membership.on_unloaded(group, fx)
+        self._timers.clear()
+        return fx.to_result(next(self._batch_ids))
+
     def append_failed(
         self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
     ) -> Result:

@@ -63,6 +63,11 @@ class TimerQueue(Generic[K, P]):
     def cancel(self, key: K) -> None:
         self._entries.pop(key, None)
 
+    def clear(self) -> None:
+        self._entries.clear()
+        self._heap.clear()
+        self._queued_at.clear()
+
     def get(self, key: K) -> tuple[int, P] | None:
         return self._entries.get(key)
 

@@ -123,3 +123,17 @@ def _some_record() -> tuple[bytes, bytes | None]:
     from kgroups.coordinator.records import encode_offset_commit_key
 
     return encode_offset_commit_key("other", "t", 0), None
+
+
+def test_unloading_answers_parked_requests_with_not_coordinator() -> None:
+    h = Harness()
+    (a, _b), _ = h.form_group("g", 2)
+    parked_join = h.join("g", a)
+    h.join_new("other")
+    joins = [h.join_new("h") for _ in range(2)]
+    h.advance(6_000)
+    parked_sync = h.sync("h", joins[1][0], 1)
+    h.handle(h.shard.unload(h.now))
+    assert h.reply(parked_join).error_code is ErrorCode.not_coordinator
+    assert h.reply(parked_sync).error_code is ErrorCode.not_coordinator
+    assert h.shard.next_deadline_ms() is None
