@@ -1,0 +1,215 @@
+"""The "consumer" protocol's member metadata: subscriptions and assignments.
+
+A consumer joins a group with a ConsumerProtocolSubscription (the topics it
+wants, opaque user data and, from v1 on, the partitions it owns, from v2 its
+generation, from v3 its rack) and the leader answers each member with a
+ConsumerProtocolAssignment. Both are an int16 version followed by the struct of
+that version, whose layouts only ever append fields. A reader therefore accepts
+any version it knows and reads a newer one as the newest it knows, leaving the
+unknown tail alone -- as the Java client does.
+
+The structs themselves are kio's entities; this module only maps them to plain
+dataclasses that the assignors work with.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, cast
+
+from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
+from kio.schema.consumer_protocol_assignment.v1 import data as assignment_v1
+from kio.schema.consumer_protocol_assignment.v2 import data as assignment_v2
+from kio.schema.consumer_protocol_assignment.v3 import data as assignment_v3
+from kio.schema.consumer_protocol_subscription.v0 import data as subscription_v0
+from kio.schema.consumer_protocol_subscription.v1 import data as subscription_v1
+from kio.schema.consumer_protocol_subscription.v2 import data as subscription_v2
+from kio.schema.consumer_protocol_subscription.v3 import data as subscription_v3
+from kio.schema.types import TopicName
+from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i32
+
+__all__ = [
+    "LATEST_VERSION",
+    "NO_GENERATION",
+    "Assignment",
+    "ProtocolError",
+    "Subscription",
+    "TopicPartition",
+    "decode_assignment",
+    "decode_subscription",
+    "encode_assignment",
+    "encode_subscription",
+]
+
+LATEST_VERSION = 3
+NO_GENERATION = -1
+
+_VERSION = struct.Struct(">h")
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+@dataclass(slots=True)
+class Subscription:
+    topics: list[str]
+    user_data: bytes | None = None
+    owned_partitions: list[TopicPartition] = field(default_factory=list)
+    generation_id: int = NO_GENERATION
+    rack_id: str | None = None
+    # Not part of the metadata: the JoinGroup response carries it beside the
+    # metadata, and the range and roundrobin assignors order static members by it.
+    group_instance_id: str | None = None
+
+
+@dataclass(slots=True)
+class Assignment:
+    partitions: list[TopicPartition]
+    user_data: bytes | None = None
+
+
+class ProtocolError(ValueError):
+    """Bytes that are not consumer protocol metadata."""
+
+
+_SUBSCRIPTIONS: tuple[Any, ...] = (
+    subscription_v0.ConsumerProtocolSubscription,
+    subscription_v1.ConsumerProtocolSubscription,
+    subscription_v2.ConsumerProtocolSubscription,
+    subscription_v3.ConsumerProtocolSubscription,
+)
+_SUBSCRIPTION_PARTITIONS: tuple[Any, ...] = (
+    None,
+    subscription_v1.TopicPartition,
+    subscription_v2.TopicPartition,
+    subscription_v3.TopicPartition,
+)
+_ASSIGNMENTS: tuple[Any, ...] = (
+    assignment_v0.ConsumerProtocolAssignment,
+    assignment_v1.ConsumerProtocolAssignment,
+    assignment_v2.ConsumerProtocolAssignment,
+    assignment_v3.ConsumerProtocolAssignment,
+)
+_ASSIGNMENT_PARTITIONS: tuple[Any, ...] = (
+    assignment_v0.TopicPartition,
+    assignment_v1.TopicPartition,
+    assignment_v2.TopicPartition,
+    assignment_v3.TopicPartition,
+)
+_SUBSCRIPTION_READERS = tuple(entity_reader(entity) for entity in _SUBSCRIPTIONS)
+_SUBSCRIPTION_WRITERS = tuple(entity_writer(entity) for entity in _SUBSCRIPTIONS)
+_ASSIGNMENT_READERS = tuple(entity_reader(entity) for entity in _ASSIGNMENTS)
+_ASSIGNMENT_WRITERS = tuple(entity_writer(entity) for entity in _ASSIGNMENTS)
+
+
+def encode_subscription(subscription: Subscription, version: int = LATEST_VERSION) -> bytes:
+    """Fields the chosen version lacks are left out; topics and owned partitions
+    are written sorted, as the Java client writes them."""
+    _check_version(version)
+    fields: dict[str, Any] = {
+        "topics": cast(tuple[str, ...], tuple(sorted(subscription.topics))),
+        "user_data": subscription.user_data,
+    }
+    if version >= 1:
+        entity = _SUBSCRIPTION_PARTITIONS[version]
+        fields["owned_partitions"] = tuple(
+            entity(topic=TopicName(topic), partitions=cast(tuple[i32, ...], tuple(partitions)))
+            for topic, partitions in _group_by_topic(sorted(subscription.owned_partitions))
+        )
+    if version >= 2:
+        fields["generation_id"] = i32(subscription.generation_id)
+    if version >= 3:
+        fields["rack_id"] = subscription.rack_id
+    return _encode(version, _SUBSCRIPTION_WRITERS[version], _SUBSCRIPTIONS[version](**fields))
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    _, message = _decode(data, _SUBSCRIPTION_READERS, "subscription")
+    owned = [
+        TopicPartition(tp.topic, partition)
+        for tp in getattr(message, "owned_partitions", ())
+        for partition in tp.partitions
+    ]
+    rack_id: str | None = getattr(message, "rack_id", None)
+    return Subscription(
+        topics=list(message.topics),
+        user_data=message.user_data,
+        owned_partitions=owned,
+        generation_id=getattr(message, "generation_id", NO_GENERATION),
+        # The Java client treats an empty rack like no rack.
+        rack_id=rack_id or None,
+    )
+
+
+def encode_assignment(assignment: Assignment, version: int = LATEST_VERSION) -> bytes:
+    """Partitions are grouped by topic in the order topics first appear."""
+    _check_version(version)
+    entity = _ASSIGNMENT_PARTITIONS[version]
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in assignment.partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    message = _ASSIGNMENTS[version](
+        assigned_partitions=tuple(
+            entity(topic=TopicName(topic), partitions=cast(tuple[i32, ...], tuple(partitions)))
+            for topic, partitions in by_topic.items()
+        ),
+        user_data=assignment.user_data,
+    )
+    return _encode(version, _ASSIGNMENT_WRITERS[version], message)
+
+
+def decode_assignment(data: bytes) -> Assignment:
+    _, message = _decode(data, _ASSIGNMENT_READERS, "assignment")
+    return Assignment(
+        partitions=[
+            TopicPartition(tp.topic, partition)
+            for tp in message.assigned_partitions
+            for partition in tp.partitions
+        ],
+        user_data=message.user_data,
+    )
+
+
+def _check_version(version: int) -> None:
+    if not 0 <= version <= LATEST_VERSION:
+        raise ValueError(f"consumer protocol version {version} is not in 0..{LATEST_VERSION}")
+
+
+def _encode(version: int, writer: Callable[[io.BytesIO, Any], None], message: object) -> bytes:
+    buffer = io.BytesIO()
+    buffer.write(_VERSION.pack(version))
+    writer(buffer, message)
+    return buffer.getvalue()
+
+
+def _decode(data: bytes, readers: Sequence[Callable[..., Any]], what: str) -> tuple[int, Any]:
+    if len(data) < _VERSION.size:
+        raise ProtocolError(f"consumer protocol {what} of {len(data)} bytes has no version")
+    (version,) = _VERSION.unpack_from(data)
+    if version < 0:
+        raise ProtocolError(f"unsupported consumer protocol {what} version {version}")
+    # A newer version only appends fields: read what this version knows.
+    version = min(version, LATEST_VERSION)
+    try:
+        message, _ = readers[version](data, _VERSION.size)
+    except Exception as e:  # kio raises several kinds on malformed input
+        raise ProtocolError(f"malformed consumer protocol {what} v{version}: {e}") from e
+    return version, message
+
+
+def _group_by_topic(
+    partitions: Iterable[TopicPartition],
+) -> list[tuple[str, list[int]]]:
+    """Consecutive runs of one topic, in order."""
+    runs: list[tuple[str, list[int]]] = []
+    for topic, partition in partitions:
+        if not runs or runs[-1][0] != topic:
+            runs.append((topic, []))
+        runs[-1][1].append(partition)
+    return runs
