@@ -19,6 +19,10 @@ CRC32C, offsets) and cuts off a torn or corrupt tail; after a clean shutdown tha
 scan is skipped. Retention deletes whole segments, oldest first. The idempotent
 producer state is rebuilt from the last snapshot (written at every roll and at
 close) plus the batch headers after it.
+
+Compaction (``cleaner``) rewrites closed segments on a worker thread and hands
+the result to ``replace_segments`` on the loop; a cleaned log has offset gaps,
+and a read at a missing offset starts at the next batch after it.
 """
 
 from __future__ import annotations
@@ -30,15 +34,16 @@ import shutil
 import threading
 import uuid
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.append_file import AppendFile
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
+from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
-from kgroups.storage.log_files import prepare_directory
+from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX, prepare_directory
 from kgroups.storage.producer_state import (
     BatchMetadata,
     ProducerStateManager,
@@ -100,6 +105,9 @@ class PartitionLog:
         self._next_offset = self._active.next_offset
         self.producers = ProducerStateManager()
         self._closed = False
+        # Bumped when segments are removed or rewritten (not by appends or rolls),
+        # so work planned against an older layout is not applied to this one.
+        self._layout_version = 0
         # Flush bookkeeping. Single-writer counters: the loop bumps the "appended"
         # ones, the flusher sets the "flushed" ones, so neither needs a lock.
         self._appended_messages = 0
@@ -216,6 +224,10 @@ class PartitionLog:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def layout_version(self) -> int:
+        return self._layout_version
 
     def update_config(self, config: LogConfig) -> None:
         """Apply changed topic configs (AlterConfigs) to later appends and rolls."""
@@ -542,6 +554,7 @@ class PartitionLog:
         doomed = self._segments[:count]
         del self._segments[:count]
         del self._bases[:count]
+        self._layout_version += 1
         for segment in doomed:
             segment.delete()
         self._dir_changes += 1
@@ -586,8 +599,56 @@ class PartitionLog:
         self._active = self._segments[-1]
         self._next_offset = self._active.next_offset
         self._dir_changes += 1
+        self._layout_version += 1
+        lower_clean_offset(self.directory, self._next_offset)
         self._load_producer_state()
         log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
+
+    def replace_segments(
+        self,
+        old: Sequence[Segment],
+        new: Segment,
+        *,
+        on_step: Callable[[str], None] | None = None,
+    ) -> list[Path]:
+        """Put ``new`` (a cleaner's output, files suffixed ``.cleaned``) in place of the
+        consecutive closed segments ``old``. Runs on the loop: renames only.
+
+        Renaming ``new`` to ``.swap`` is the commit point: a crash before it leaves
+        the old segments (``open`` discards ``.cleaned`` files); after it, ``open``
+        completes the swap, replacing every segment whose base offset lies within
+        ``new``'s offsets, so ``new`` must end at ``old``'s last offset. The old
+        segments are then renamed ``.deleted`` and closed, and ``new`` becomes
+        live. Returns the ``.deleted`` files, for the caller to remove off the loop
+        (``open`` removes any left). ``on_step`` is called after each step.
+        """
+        self._check_open()
+        step = on_step or _no_step
+        segments = self._segments
+        first = next((i for i, s in enumerate(segments) if s is old[0]), -1)
+        end = first + len(old)
+        if (
+            first < 0
+            or end >= len(segments)
+            or any(a is not b for a, b in zip(segments[first:end], old, strict=True))
+        ):
+            raise ValueError(f"{self.directory.name}: segments to replace are not in the log")
+        new.change_suffix(SWAP_SUFFIX)
+        step("swap")
+        doomed: list[Path] = []
+        for segment in old:
+            segment.change_suffix(DELETED_SUFFIX)
+            doomed.extend(f.path for f in segment.files())
+            step(f"deleted {segment.base_offset}")
+        segments[first:end] = [new]
+        self._bases[first:end] = [new.base_offset]
+        self._layout_version += 1
+        self._dir_changes += 1
+        for segment in old:
+            segment.close()
+        new.change_suffix("")
+        step("live")
+        return doomed
 
     def expire_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
         """Forget idle producer ids (producer.id.expiration.ms, default one day)."""
@@ -624,6 +685,10 @@ class PartitionLog:
             f"PartitionLog({self.directory.name}, offsets "
             f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
         )
+
+
+def _no_step(_name: str) -> None:
+    pass
 
 
 def remove_log_directory(directory: Path) -> None:

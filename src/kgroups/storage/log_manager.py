@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.cleanable import CleanPlan, plan_cleaning
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_log_directory
 
@@ -162,6 +163,21 @@ class LogManager:
             except (OSError, KafkaError) as exc:
                 log.error("retention failed for %s-%d: %s", topic, partition, exc)
         return deleted
+
+    def cleanable_logs(self, now_ms: int) -> list[CleanPlan]:
+        """Plans for the compacted logs worth cleaning now, dirtiest first (see
+        ``cleaner`` for running them)."""
+        plans = []
+        for (topic, partition), partition_log in list(self._logs.items()):
+            try:
+                plan = plan_cleaning(partition_log, now_ms)
+            except (OSError, KafkaError) as exc:
+                log.error("cannot plan cleaning of %s-%d: %s", topic, partition, exc)
+                continue
+            if plan is not None:
+                plans.append(plan)
+        plans.sort(key=lambda plan: plan.dirty_ratio, reverse=True)
+        return plans
 
     def close(self) -> None:
         """Close every log (fsync included) and mark the shutdown clean."""
