@@ -76,8 +76,15 @@ class OffsetHandlers:
     # -- OffsetCommit ------------------------------------------------------
 
     def offset_commit(
-        self, req: OffsetCommitRequest, ctx: RequestContext, now: int, fx: Effects
+        self,
+        req: OffsetCommitRequest,
+        ctx: RequestContext,
+        now: int,
+        fx: Effects,
+        retention_ms: int = -1,
     ) -> None:
+        """``retention_ms`` is the retention time of OffsetCommit v2-v4 (-1: the
+        broker's offsets.retention.minutes); later versions dropped it (KIP-211)."""
         outcome: list[tuple[TopicPartition, ErrorCode | None]] = []
         to_commit: list[tuple[TopicPartition, int, int, str]] = []
         for topic in req.topics:
@@ -127,6 +134,7 @@ class OffsetHandlers:
                 leader_epoch=leader_epoch,
                 metadata=metadata,
                 commit_timestamp_ms=now,
+                expire_timestamp_ms=now + retention_ms if retention_ms >= 0 else None,
             )
             previous = group.offsets.get(tp)
             fx.emit(offset_record(group.group_id, tp, committed), self._table)

@@ -155,7 +155,9 @@ class GroupCoordinatorShard:
 
     # -- offsets -----------------------------------------------------------
 
-    def offset_commit(self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int) -> Result:
+    def offset_commit(
+        self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int, retention_ms: int = -1
+    ) -> Result:
         fx = Effects()
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
@@ -168,7 +170,7 @@ class GroupCoordinatorShard:
                 ),
             )
         else:
-            self._offsets.offset_commit(req, ctx, now_ms, fx)
+            self._offsets.offset_commit(req, ctx, now_ms, fx, retention_ms)
         return self._result(fx, now_ms)
 
     def offset_fetch(

@@ -170,11 +170,15 @@ class Broker:
             )
         return plog
 
-    def appended(self, topic: str, partition: int, plog: PartitionLog) -> None:
-        """Called after every append: wake fetchers, start an fsync if the policy says so."""
+    def appended(
+        self, topic: str, partition: int, plog: PartitionLog
+    ) -> asyncio.Future[None] | None:
+        """Called after every append: wake fetchers, start an fsync if the policy
+        says so (the future completes when it is done)."""
         self.append_waiters.notify(topic, partition)
         if plog.needs_flush(self.clock.now_ms()):
-            self.flusher.request(plog)
+            return self.flusher.request(plog)
+        return None
 
     # -- background work ---------------------------------------------------
 

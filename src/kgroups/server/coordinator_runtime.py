@@ -58,6 +58,8 @@ class CoordinatorRuntime:
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._loading: set[int] = set()
         self._timers: dict[int, asyncio.TimerHandle] = {}
+        # Per partition, the last result whose replies are not sent yet.
+        self._tails: dict[int, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ---------------------------------------------------------
@@ -192,21 +194,40 @@ class CoordinatorRuntime:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
     async def _apply(self, partition: int, result: Result) -> None:
-        if result.records:
-            try:
-                await self._append(partition, result.records)
-            except KafkaError as e:
-                now = self._broker.clock.now_ms()
-                failed = self._shards[partition].append_failed(
-                    result.append_token, e.error_code, now
-                )
-                self._reply(failed)
-                self._schedule(partition)
-                return
-        self._reply(result)
-        self._schedule(partition)
+        """Append the result's records, wait until durable, then reply.
 
-    async def _append(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> None:
+        Replies leave in the order the shard produced them: a result without
+        records (a follower's SyncGroup answered after the leader's) still waits
+        for the result before it, whose records may be waiting for an fsync.
+        """
+        previous = self._tails.get(partition)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._tails[partition] = done
+        try:
+            outcome = result
+            if result.records:
+                try:
+                    durable = self._write(partition, result.records)
+                    if durable is not None:
+                        await durable
+                except KafkaError as e:
+                    outcome = self._shards[partition].append_failed(
+                        result.append_token, e.error_code, self._broker.clock.now_ms()
+                    )
+            if previous is not None:
+                await previous
+            self._reply(outcome)
+            self._schedule(partition)
+        finally:
+            done.set_result(None)
+            if self._tails.get(partition) is done:
+                del self._tails[partition]
+
+    def _write(
+        self, partition: int, records: list[tuple[bytes, bytes | None]]
+    ) -> asyncio.Future[None] | None:
+        """Append one batch now; the returned future completes once it is fsynced
+        (None when the flush policy asks for no fsync)."""
         broker = self._broker
         plog = broker.log(OFFSETS_TOPIC, partition)
         now = broker.clock.now_ms()
@@ -215,10 +236,11 @@ class CoordinatorRuntime:
             plog.append_batch(batch, now)
         except OSError as e:
             log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
-            raise KafkaError(ErrorCode.unknown_server_error, str(e)) from None
-        broker.appended(OFFSETS_TOPIC, partition, plog)
-        if plog.needs_flush(now):
-            await broker.flusher.request(plog)
+            raise KafkaError(ErrorCode.kafka_storage_error, str(e)) from None
+        flushed = broker.appended(OFFSETS_TOPIC, partition, plog)
+        if flushed is None:
+            return None
+        return asyncio.ensure_future(_storage_errors(flushed))
 
     @staticmethod
     def _reply(result: Result) -> None:
@@ -250,3 +272,10 @@ class CoordinatorRuntime:
             return
         result = shard.on_timer(self._broker.clock.now_ms())
         self._spawn(self._apply(partition, result))
+
+
+async def _storage_errors(flushed: asyncio.Future[None]) -> None:
+    try:
+        await flushed
+    except OSError as e:
+        raise KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {e}") from None

@@ -245,6 +245,7 @@ class Harness:
         metadata: str | None = "",
         leader_epoch: int = -1,
         version: int = 9,
+        retention_ms: int = -1,
     ) -> dict[tuple[str, int], ErrorCode]:
         token = self.token("commit")
         by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
@@ -267,7 +268,7 @@ class Harness:
                 for t, ps in by_topic.items()
             ),
         )
-        self.handle(self.shard.offset_commit(req, self.ctx(token, version), self.now))
+        self.handle(self.shard.offset_commit(req, self.ctx(token, version), self.now, retention_ms))
         return commit_errors(self.reply(token))
 
     def fetch(

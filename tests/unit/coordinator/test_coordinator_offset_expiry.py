@@ -100,3 +100,17 @@ def test_an_explicit_expiry_from_an_old_commit_is_honoured() -> None:
     assert h.fetch("g") == {("t", 0): (3, -1, "")}
     h.advance(CHECK)
     assert h.fetch("g") == {}
+
+
+def test_a_v2_to_v4_retention_time_overrides_the_broker_retention() -> None:
+    h = harness()
+    h.commit("g", {("t", 0): 1}, version=4, retention_ms=30_000)
+    h.commit("g", {("t", 1): 2}, version=4)  # -1: the broker's retention applies
+    h.advance(40_000)
+    assert h.fetch("g") == {("t", 1): (2, -1, "")}
+    assert tombstones(h) == [OffsetCommitKey("g", "t", 0)]
+    # The expiry time is stored (offset commit value v1), so a reload keeps it.
+    values = [
+        v for k, v in h.log if v is not None and decode_key(k) == OffsetCommitKey("g", "t", 0)
+    ]
+    assert values[0][:2] == b"\x00\x01"

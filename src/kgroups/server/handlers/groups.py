@@ -47,15 +47,17 @@ if TYPE_CHECKING:
     from kgroups.server.context import RequestContext
 
 
-def _error_response(api_key: int, error: ErrorCode, request: Any) -> Any:
+def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     """A whole-request error (coordinator loading, not coordinator, bad group id)."""
+    api_key = ctx.api_key
     if api_key == apis.JOIN_GROUP:
         return JoinGroupResponse(
             throttle_time=NO_THROTTLE,
             error_code=error,
             generation_id=i32(-1),
             protocol_type=None,
-            protocol_name=None,
+            # Nullable only from v7 on.
+            protocol_name=None if ctx.api_version >= 7 else "",
             leader="",
             skip_assignment=False,
             member_id=request.member_id,
@@ -97,13 +99,13 @@ def _error_response(api_key: int, error: ErrorCode, request: Any) -> Any:
 async def _single(broker: Broker, ctx: RequestContext, request: Any, method: str) -> Any:
     group_id: str = request.group_id
     if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
-        return _error_response(ctx.api_key, ErrorCode.invalid_group_id, request)
+        return _error_response(ctx, ErrorCode.invalid_group_id, request)
     try:
         return await broker.coordinator.call(
             group_id, ctx, lambda shard, c, now: getattr(shard, method)(request, c, now)
         )
     except KafkaError as e:
-        return _error_response(ctx.api_key, e.error_code, request)
+        return _error_response(ctx, e.error_code, request)
 
 
 async def join_group(
@@ -146,8 +148,19 @@ async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> Leav
 
 
 async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> OffsetCommitResponse:
+    # v2-v4 carry a retention time that later versions dropped (-1: broker default).
+    retention = getattr(request, "retention_time", None)
+    retention_ms = -1 if retention is None else round(retention.total_seconds() * 1000)
     request = upgrade(request, OffsetCommitRequest)
-    response: OffsetCommitResponse = await _single(broker, ctx, request, "offset_commit")
+    try:
+        response: OffsetCommitResponse = await broker.coordinator.call(
+            request.group_id,
+            ctx,
+            lambda shard, c, now: shard.offset_commit(request, c, now, retention_ms),
+        )
+    except KafkaError as e:
+        error_response: OffsetCommitResponse = _error_response(ctx, e.error_code, request)
+        return error_response
     return response
 
 

@@ -1,0 +1,183 @@
+"""Offset benchmarks against a `kgroups serve` subprocess.
+
+- durable commits: concurrent committers, each commit 10 partitions, with fsync
+  on (log.flush.interval.messages=1, so every append of `__consumer_offsets` is
+  fsynced; concurrent commits share fsyncs); partition-offsets/s, p50/p99;
+- OffsetFetch latency (one group, 10 partitions);
+- coordinator load: a `__consumer_offsets` partition holding N offset records
+  (written straight into the data directory), timed from broker start until the
+  group's offsets can be fetched.
+
+Prints one JSON object per figure. Usage:
+
+    .venv/bin/python bench/offsets.py [--records 1000000] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kgroups.client.admin import GroupAdmin
+from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
+from kgroups.coordinator.records import (
+    OffsetCommitValue,
+    encode_offset_commit_key,
+    encode_offset_commit_value,
+)
+from kgroups.errors import KafkaError
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log import PartitionLog
+from kgroups.storage.records import encode_batch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from process_broker import BrokerProcess
+
+OFFSETS_PARTITIONS = 5
+
+
+async def durable_commits(bootstrap: str, seconds: float, committers: int) -> dict[str, object]:
+    admins = [GroupAdmin(bootstrap) for _ in range(committers)]
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def loop(i: int) -> None:
+        admin = admins[i]
+        offset = 0
+        while time.perf_counter() < deadline:
+            offset += 1
+            started = time.perf_counter()
+            await admin.commit(f"c{i}", {("t", p): offset for p in range(10)})
+            latencies.append(time.perf_counter() - started)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(committers)))
+    elapsed = time.perf_counter() - started
+    for a in admins:
+        await a.close()
+    latencies.sort()
+    return {
+        "bench": "durable_commits",
+        "committers": committers,
+        "commits_per_s": round(len(latencies) / elapsed),
+        "partition_offsets_per_s": round(10 * len(latencies) / elapsed),
+        "p50_ms": round(statistics.median(latencies) * 1000, 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
+    }
+
+
+async def offset_fetch_latency(bootstrap: str, count: int) -> dict[str, object]:
+    admin = GroupAdmin(bootstrap)
+    await admin.coordinator("c0")
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await admin.committed("c0")
+        latencies.append(time.perf_counter() - started)
+    await admin.close()
+    latencies.sort()
+    return {
+        "bench": "offset_fetch",
+        "p50_ms": round(statistics.median(latencies) * 1000, 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
+    }
+
+
+def write_offsets_log(data: Path, group: str, records: int, keys: int) -> None:
+    """A `__consumer_offsets` partition with `records` commits over `keys` partitions."""
+    partition = partition_for_group(group, OFFSETS_PARTITIONS)
+    log = PartitionLog.open(
+        data / f"{OFFSETS_TOPIC}-{partition}",
+        LogConfig(cleanup_policy="compact", segment_bytes=100 * 1024 * 1024),
+        0,
+    )
+    now = int(time.time() * 1000)
+    batch: list[tuple[bytes, bytes | None, tuple[()], int]] = []
+    for i in range(records):
+        key = encode_offset_commit_key(group, "t", i % keys)
+        value = encode_offset_commit_value(OffsetCommitValue(i, "", now))
+        batch.append((key, value, (), now))
+        if len(batch) == 1000:
+            log.append_batch(encode_batch(batch), now)
+            batch = []
+    if batch:
+        log.append_batch(encode_batch(batch), now)
+    log.close()
+
+
+async def load_time(broker: BrokerProcess, group: str) -> float:
+    started = time.perf_counter()
+    broker.start()
+    admin = GroupAdmin(broker.bootstrap)
+    try:
+        while True:
+            try:
+                if await admin.committed(group):
+                    return time.perf_counter() - started
+            except KafkaError:
+                await asyncio.sleep(0.01)
+    finally:
+        await admin.close()
+
+
+async def run(args: argparse.Namespace) -> None:
+    data = Path(tempfile.mkdtemp(prefix="kgbench.")) / "data"
+    broker = BrokerProcess(data, None, "log.flush.interval.messages=1").start()
+    try:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("t", 10, 1)])["t"].result(20)
+        for committers in (1, 64):
+            print(json.dumps(await durable_commits(broker.bootstrap, args.seconds, committers)))
+        print(json.dumps(await offset_fetch_latency(broker.bootstrap, 2000)))
+    finally:
+        broker.stop()
+
+    data = Path(tempfile.mkdtemp(prefix="kgbench.")) / "data"
+    data.mkdir(parents=True)
+    broker = BrokerProcess(data)
+    broker.start()  # creates the topic registry; then add the offsets topic by hand
+    broker.stop()
+    registry = json.loads((data / "kgroups-topics.json").read_text())
+    registry["topics"].append(
+        {
+            "name": OFFSETS_TOPIC,
+            "id": "00000000-0000-0000-0000-0000000000aa",
+            "partitions": OFFSETS_PARTITIONS,
+            "configs": {"cleanup.policy": "compact"},
+        }
+    )
+    (data / "kgroups-topics.json").write_text(json.dumps(registry))
+    write_offsets_log(data, "loaded", args.records, 10)
+    try:
+        seconds = await load_time(broker, "loaded")
+        print(
+            json.dumps(
+                {
+                    "bench": "coordinator_load",
+                    "records": args.records,
+                    "seconds": round(seconds, 3),
+                    "records_per_s": round(args.records / seconds),
+                }
+            )
+        )
+    finally:
+        broker.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--seconds", type=float, default=5)
+    asyncio.run(run(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
