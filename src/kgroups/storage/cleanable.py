@@ -79,7 +79,8 @@ def _first_dirty(plog: PartitionLog) -> int:
 def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> CleanPlan | None:
     """A plan to clean ``plog`` now, or None if it is not compacted or not dirty enough.
 
-    ``force`` ignores the dirty ratio (not the compaction lag). Runs on the loop.
+    ``force`` ignores the dirty ratio (not the compaction lag), and cleans even a
+    log with nothing dirty (which expires old tombstones). Runs on the loop.
     """
     config = plog.config
     if not config.compact or plog.closed:
@@ -98,11 +99,11 @@ def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cl
     clean_bytes = sum(s.size for s in cleanable if s.next_offset <= first_dirty)
     dirty = [s for s in cleanable if s.next_offset > first_dirty]
     dirty_bytes = sum(s.size for s in dirty)
-    if dirty_bytes == 0:
+    if not cleanable or (dirty_bytes == 0 and not force):
         return None
-    ratio = dirty_bytes / (clean_bytes + dirty_bytes)
+    ratio = dirty_bytes / max(1, clean_bytes + dirty_bytes)
     if ratio < config.min_cleanable_dirty_ratio and not force:
-        first_timestamp = dirty[0].rolling_timestamp
+        first_timestamp = dirty[0].rolling_timestamp if dirty else None
         overdue = (
             first_timestamp is not None
             and first_timestamp >= 0

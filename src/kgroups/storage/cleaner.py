@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -249,9 +250,24 @@ class LogCleaner:
 
     def __init__(self, *, max_map_entries: int = DEFAULT_MAP_ENTRIES) -> None:
         self.max_map_entries = max_map_entries
+        # Directories being cleaned: two rounds on one log would write the same
+        # ``.cleaned`` files. Workers may be threads, hence the lock.
+        self._busy: set[Path] = set()
+        self._lock = threading.Lock()
 
     def clean(self, plan: CleanPlan) -> CleanResult:
         """Both passes, from the plan's snapshot; the log itself is not touched."""
+        with self._lock:
+            if plan.directory in self._busy:
+                raise RuntimeError(f"{plan.directory.name} is already being cleaned")
+            self._busy.add(plan.directory)
+        try:
+            return self._clean(plan)
+        finally:
+            with self._lock:
+                self._busy.discard(plan.directory)
+
+    def _clean(self, plan: CleanPlan) -> CleanResult:
         started = time.perf_counter()
         stats = CleanStats()
         offset_map = OffsetMap(self.max_map_entries)
