@@ -175,24 +175,19 @@ def _balance(
     load: list[int],
     previous_owner: array[int],
 ) -> None:
-    members = len(load)
-    active = [True] * members
+    active = [True] * len(load)
     while True:
-        source, source_load, runner_up = -1, -1, -1
-        for member in range(members):
-            if active[member]:
-                if load[member] > source_load:
-                    source, source_load, runner_up = member, load[member], source_load
-                elif load[member] > runner_up:
-                    runner_up = load[member]
-        if source < 0:
+        top = max((load[m] for m in range(len(load)) if active[m]), default=-1)
+        if top < 0:
             return
-        chain, reached = _cheapest_chain(source, subscribers, kept, new, load, active)
+        sources = [m for m in range(len(load)) if active[m] and load[m] == top]
+        chain, reached = _cheapest_chain(sources, subscribers, kept, new, load, active)
         if chain is None:
             for member in reached:
                 active[member] = False
             continue
-        end = chain[-1][2]
+        source, end = chain[0][0], chain[-1][2]
+        runner_up = max((load[m] for m in range(len(load)) if active[m] and m != source), default=0)
         amount = min(
             min(len(new[u].get(t) or kept[u][t]) for u, t, _ in chain),
             (load[source] - load[end]) // 2,
@@ -207,22 +202,22 @@ def _balance(
 
 
 def _cheapest_chain(
-    source: int,
+    sources: list[int],
     subscribers: list[list[int]],
     kept: Holdings,
     new: Holdings,
     load: list[int],
     active: list[bool],
 ) -> tuple[list[tuple[int, int, int]] | None, list[int]]:
-    """A cheapest chain from ``source`` to a member with at least two
-    partitions fewer, as (giver, topic, taker) links; and every member
-    reached. Breadth-first over a 0-1 weighted graph: free links to the front
-    of the queue, costly ones to the back."""
-    member_cost = {source: 0}
+    """A cheapest chain from one of the most loaded ``sources`` (all equally
+    loaded) to a member with at least two partitions fewer, as (giver, topic,
+    taker) links; and every member reached. Breadth-first over a 0-1 weighted
+    graph: free links to the front of the queue, costly ones to the back."""
+    member_cost = dict.fromkeys(sources, 0)
     topic_cost: dict[int, int] = {}
     reached_via: dict[int, int] = {}  # member -> topic
     given_by: dict[int, int] = {}  # topic -> member
-    queue: deque[tuple[int, int, bool]] = deque([(0, source, True)])
+    queue: deque[tuple[int, int, bool]] = deque((0, m, True) for m in sources)
     while queue:
         cost, node, is_member = queue.popleft()
         if is_member:
@@ -246,14 +241,14 @@ def _cheapest_chain(
                     reached_via[member] = node
                     queue.appendleft((cost, member, True))
 
-    ceiling = load[source] - 2
+    ceiling = load[sources[0]] - 2
     ends = [m for m in member_cost if load[m] <= ceiling]
     if not ends:
         return None, list(member_cost)
     end = min(ends, key=lambda m: (member_cost[m], load[m], m))
     chain = []
     taker = end
-    while taker != source:
+    while taker not in sources:
         topic = reached_via[taker]
         giver = given_by[topic]
         chain.append((giver, topic, taker))

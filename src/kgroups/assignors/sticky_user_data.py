@@ -8,8 +8,10 @@ StickyAssignorUserData v1:
     previous_assignment: [topic: string, partitions: [int32]]
     generation: int32                                   (v1 only)
 
-big-endian, int16-length strings, int32-count arrays. v0 lacks the generation.
-Readers try v1 and fall back to v0; data neither can read is ignored.
+big-endian, int16-length strings, int32-count arrays, with no version in
+front: v0 lacks the generation. Readers try v1 and fall back to v0; data
+neither can read is ignored. kafka-python 3 writes an int16 version before the
+struct (and so cannot read the Java client's data); this reader takes both.
 
 A group of 2,000 members with a million partitions sends a million
 (topic, partitions) entries, so reading leaves the partition arrays in the
@@ -80,12 +82,39 @@ def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: in
 
 def read_sticky_user_data(data: bytes) -> StickyUserData | None:
     """None when the data is neither version (the member's past is then unknown)."""
+    java = _read_entries(data, 0)
+    if java is not None:
+        entries, end = java
+        if end + _INT32.size == len(data):
+            return StickyUserData(data, entries, _INT32.unpack_from(data, end)[0])
+        if end == len(data):
+            return StickyUserData(data, entries, None)
+    # kafka-python 3 puts an int16 version in front, which the Java client does
+    # not; such data rarely reads as Java's, and never exactly to its end.
+    if data[:2] in (b"\x00\x00", b"\x00\x01"):
+        prefixed = _read_entries(data, _INT16.size)
+        if prefixed is not None:
+            entries, end = prefixed
+            if data[1] == 1 and end + _INT32.size == len(data):
+                return StickyUserData(data, entries, _INT32.unpack_from(data, end)[0])
+            if data[1] == 0 and end == len(data):
+                return StickyUserData(data, entries, None)
+    if java is not None:
+        # Like the Java client, ignore whatever follows.
+        entries, end = java
+        generation = _INT32.unpack_from(data, end)[0] if end + _INT32.size <= len(data) else None
+        return StickyUserData(data, entries, generation)
+    return None
+
+
+def _read_entries(data: bytes, offset: int) -> tuple[list[tuple[bytes, int, int]], int] | None:
+    """The previous_assignment array starting at ``offset``, and where it ends."""
     read_int16, read_int32, size = _INT16.unpack_from, _INT32.unpack_from, len(data)
     try:
-        (topics,) = read_int32(data, 0)
+        (topics,) = read_int32(data, offset)
         if topics < 0:
             return None
-        offset = 4
+        offset += 4
         entries = []
         for _ in range(topics):
             (length,) = read_int16(data, offset)
@@ -98,7 +127,6 @@ def read_sticky_user_data(data: bytes) -> StickyUserData | None:
                 return None
             entries.append((name, offset, count))
             offset += 4 * count
-        generation = read_int32(data, offset)[0] if offset + 4 <= size else None
     except struct.error:
         return None
-    return StickyUserData(data, entries, generation)
+    return entries, offset
