@@ -17,6 +17,7 @@ from compaction_helpers import (
 )
 from storage_helpers import NOW, make_batch
 
+from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.producer_state import delete_snapshots
 from kgroups.storage.records import decode_records, encode_batch, iter_batches, read_header
@@ -247,4 +248,47 @@ def test_small_cleaned_segments_are_merged_up_to_segment_bytes(tmp_path: Path) -
     clean(plog)
     sizes = [s.size for s in plog.segments[:-1]]
     assert max(sizes) <= 2000 and len(sizes) > 5
+    plog.close()
+
+
+def test_cleaned_segments_keep_the_modification_time_of_what_they_replace(
+    tmp_path: Path,
+) -> None:
+    plog = open_compacted(tmp_path / "t-0")
+    write_segments(plog, [[(b"a", b"1")], [(b"a", b"2")], [(b"b", b"1")]])
+    roll(plog, 3)
+    for i, segment in enumerate(plog.segments[:-1]):
+        os.utime(segment.log.path, ns=(0, (NOW + i * HOUR) * 1_000_000))
+    clean(plog)
+    assert plog.segments[0].log.path.stat().st_mtime_ns == (NOW + 2 * HOUR) * 1_000_000
+    plog.close()
+
+
+def test_a_full_offset_map_cleans_part_of_the_log_per_round(tmp_path: Path) -> None:
+    segments = [
+        [(b"k%d" % ((s * 5 + i) % 7), b"%d-%d" % (s, i)) for i in range(5)] for s in range(6)
+    ]
+    expected_log = open_compacted(tmp_path / "expected-0")
+    write_segments(expected_log, segments)
+    roll(expected_log, len(segments))
+    clean(expected_log)
+    expected = key_values(all_records(expected_log))
+    expected_log.close()
+
+    plog = open_compacted(tmp_path / "t-0")
+    write_segments(plog, segments)
+    active = roll(plog, len(segments))
+    cleaner = LogCleaner(max_map_entries=4)
+    checkpoints = []
+    while len(checkpoints) < 20:
+        result = clean(plog, cleaner=cleaner)
+        checkpoints.append(result.clean_offset)
+        if result.clean_offset == active:
+            break
+    # Each round mapped at most four keys, so it took several, each one further on.
+    assert len(checkpoints) > 3
+    assert checkpoints == sorted(set(checkpoints))
+    # Records beyond a round's map were left for later, and the end result is the same.
+    clean(plog, cleaner=cleaner)
+    assert key_values(all_records(plog)) == expected
     plog.close()

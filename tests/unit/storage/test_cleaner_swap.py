@@ -9,6 +9,7 @@ import pytest
 from compaction_helpers import (
     COMPACT,
     HOUR,
+    KeyValue,
     all_records,
     clean,
     key_values,
@@ -24,7 +25,7 @@ from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.cleaner_checkpoint import read_clean_offset
 from kgroups.storage.log import PartitionLog
 
-SEGMENTS = [
+SEGMENTS: list[list[KeyValue]] = [
     [(b"a", b"a1"), (b"b", b"b1")],  # 0-1
     [(b"a", b"a2"), (b"c", b"c1")],  # 2-3
     [(b"b", b"b2"), (None, b"x")],  # 4-5
@@ -124,7 +125,7 @@ def test_appends_go_on_while_a_worker_cleans(tmp_path: Path) -> None:
     async def clean_while_appending() -> list[int]:
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(None, LogCleaner().clean, plan)
-        appended = []
+        appended: list[int] = []
         while not job.done() or len(appended) < 300:
             # New records, some rolling new segments, while the worker reads.
             timestamp = NOW + (22 + len(appended) // 100 * 2) * HOUR
