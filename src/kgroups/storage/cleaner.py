@@ -46,10 +46,13 @@ default cleaner thread does), every ``log.cleaner.backoff.ms`` (Kafka: 15 s)::
                 await loop.run_in_executor(executor, result.remove_replaced_files)
         await asyncio.sleep(backoff_s)
 
-``clean`` raises (``OSError``, ``KafkaError``) if a file vanished or is corrupt;
-it leaves nothing behind but ``.cleaned`` files it could not remove, which the
-next open discards. On shutdown, cancel the task, wait for a ``clean`` in
-flight and ``discard()`` its result before ``log_manager.close()``.
+``clean`` raises ``OSError`` or ``KafkaError`` if a file vanished (the partition
+was deleted) or is corrupt, and ``RuntimeError`` if the same log is already being
+cleaned; it leaves nothing behind but ``.cleaned`` files it could not remove,
+which the next open discards. ``commit`` raising ``OSError`` (a failed rename)
+leaves a swap half done on disk: reopening the log completes or undoes it. On
+shutdown, cancel the task and wait for a ``clean`` in flight; its result's
+``commit`` then returns False once the log is closed (or call ``discard()``).
 """
 
 from __future__ import annotations
@@ -75,8 +78,9 @@ __all__ = ["DEFAULT_MAP_ENTRIES", "CleanResult", "CleanStats", "LogCleaner"]
 
 log = logging.getLogger(__name__)
 
-# About 150 bytes a key in a Python dict: ~150 MB at most, Kafka's default
-# dedupe buffer (128 MiB) holds about as many hashed keys.
+# Kafka's default dedupe buffer (128 MiB) holds about 5 million hashed keys; a
+# dict holding the keys themselves spends ~150 bytes on each, so a million keys
+# keep the cleaner near 150 MB. A log with more live keys takes several rounds.
 DEFAULT_MAP_ENTRIES = 1_000_000
 _READ_CHUNK = 1024 * 1024
 _WRITE_CHUNK = 1024 * 1024
@@ -199,7 +203,7 @@ class _Group:
         self._buf = bytearray()
         self._metas: list[BatchMeta] = []
 
-    def fits(self, info: SegmentInfo, last_offset: int) -> bool:
+    def fits(self, info: SegmentInfo) -> bool:
         """Whether ``info`` can join even if it all survives: the output stays within
         ``segment.bytes``, its index within bounds, its offsets within 32 bits of the
         base. Decided on what earlier segments actually kept, so small cleaned
@@ -208,7 +212,7 @@ class _Group:
         return (
             self.written + info.size <= self._max_bytes
             and len(self.segment.index) + info.index_entries + 1 <= self._max_entries
-            and last_offset - self.segment.base_offset <= INT32_MAX
+            and info.next_offset - 1 - self.segment.base_offset <= INT32_MAX
         )
 
     def add(self, batch: bytes | memoryview, header: BatchHeader) -> None:
@@ -278,9 +282,8 @@ class LogCleaner:
         infos = [info for info in plan.segments if info.base_offset < end]
         group: _Group | None = None
         try:
-            for i, info in enumerate(infos):
-                last_offset = infos[i + 1].base_offset - 1 if i + 1 < len(infos) else end - 1
-                if group is not None and not group.fits(info, last_offset):
+            for info in infos:
+                if group is not None and not group.fits(info):
                     self._finish(group, result)
                     group = None
                 if group is None:
