@@ -45,14 +45,22 @@ def _check(error: ErrorCode, what: str) -> None:
         raise KafkaError(error, what)
 
 
+# Errors after which the group's coordinator must be looked up again.
+_COORDINATOR_MOVED = frozenset({ErrorCode.not_coordinator, ErrorCode.coordinator_not_available})
+
+
 class GroupAdmin:
     def __init__(self, bootstrap: str) -> None:
         self.cluster = ClusterClient(bootstrap, client_id="kgroups-admin")
+        self._coordinators: dict[str, int] = {}
 
     async def close(self) -> None:
         await self.cluster.close()
 
     async def coordinator(self, group: str) -> BrokerConnection:
+        node = self._coordinators.get(group)
+        if node is not None:
+            return await self.cluster.connection(node)
         conn = await self.cluster.any_connection()
         response = await conn.send(
             FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(group,)),
@@ -60,8 +68,15 @@ class GroupAdmin:
         )
         found = response.coordinators[0]
         _check(found.error_code, f"finding the coordinator of group {group!r}")
-        await self.cluster.refresh([])
+        if found.node_id not in self.cluster.metadata.brokers:
+            await self.cluster.refresh([])
+        self._coordinators[group] = found.node_id
         return await self.cluster.connection(found.node_id)
+
+    def _group_check(self, group: str, error: ErrorCode, what: str) -> None:
+        if error in _COORDINATOR_MOVED:
+            self._coordinators.pop(group, None)
+        _check(error, what)
 
     async def list_groups(self, states: Iterable[str] = ()) -> list[ListedGroup]:
         await self.cluster.refresh([])
@@ -83,7 +98,7 @@ class GroupAdmin:
             version=conn.version_for(apis.DESCRIBE_GROUPS, 0, 5),
         )
         described: DescribedGroup = response.groups[0]
-        _check(described.error_code, f"describing group {group!r}")
+        self._group_check(group, described.error_code, f"describing group {group!r}")
         return described
 
     async def committed(self, group: str) -> dict[TopicPartition, int]:
@@ -101,7 +116,7 @@ class GroupAdmin:
             version=conn.version_for(apis.OFFSET_FETCH, 8, 9),
         )
         result = response.groups[0]
-        _check(result.error_code, f"fetching offsets of group {group!r}")
+        self._group_check(group, result.error_code, f"fetching offsets of group {group!r}")
         return {
             (t.name, p.partition_index): p.committed_offset
             for t in result.topics
@@ -178,7 +193,9 @@ class GroupAdmin:
         )
         for t in response.topics:
             for p in t.partitions:
-                _check(p.error_code, f"committing {t.name}-{p.partition_index} for {group!r}")
+                self._group_check(
+                    group, p.error_code, f"committing {t.name}-{p.partition_index} for {group!r}"
+                )
 
     async def delete_group(self, group: str) -> None:
         conn = await self.coordinator(group)
@@ -186,7 +203,7 @@ class GroupAdmin:
             DeleteGroupsRequest(groups_names=(GroupId(group),)),
             version=conn.version_for(apis.DELETE_GROUPS, 0, 2),
         )
-        _check(response.results[0].error_code, f"deleting group {group!r}")
+        self._group_check(group, response.results[0].error_code, f"deleting group {group!r}")
 
     async def delete_offsets(self, group: str, topic: str, partitions: Iterable[int]) -> None:
         conn = await self.coordinator(group)
@@ -205,7 +222,9 @@ class GroupAdmin:
             ),
             version=conn.version_for(apis.OFFSET_DELETE, 0, 0),
         )
-        _check(response.error_code, f"deleting offsets of group {group!r}")
+        self._group_check(group, response.error_code, f"deleting offsets of group {group!r}")
         for t in response.topics:
             for p in t.partitions:
-                _check(p.error_code, f"deleting the offset of {t.name}-{p.partition_index}")
+                self._group_check(
+                    group, p.error_code, f"deleting the offset of {t.name}-{p.partition_index}"
+                )

@@ -27,7 +27,7 @@ from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
+from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
+_PROGRESS_EVERY_S = 2.0
 
 
 class CoordinatorRuntime:
@@ -114,34 +115,58 @@ class CoordinatorRuntime:
             await self._load(p)
 
     async def _load(self, partition: int) -> None:
+        """Rebuild the partition's shard from its log.
+
+        Only the newest record of each key matters (that is what compaction
+        keeps), so the scan keeps the last value per key and replays just those,
+        in the order of their last appearance: the same records a fully
+        compacted log would hold. Loading costs a key scan per record and a
+        replay per live key.
+        """
         started = time.monotonic()
         shard = self._new_shard(partition)
         plog = self._broker.log(OFFSETS_TOPIC, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
-        count = 0
+        latest: dict[bytes, bytes | None] = {}
+        scanned = 0
+        next_report = started + _PROGRESS_EVERY_S
         while offset < end:
             chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
             if not chunk:
                 break
             for pos, header in iter_batches(chunk):
-                if header.is_control:
-                    offset = header.last_offset + 1
-                    continue
-                for record in decode_records(chunk[pos : pos + header.size]):
-                    if record.offset >= offset and record.key is not None:
-                        shard.replay(record.key, record.value)
-                        count += 1
+                if header.last_offset >= offset:
+                    for key, value in iter_key_values(chunk[pos : pos + header.size]):
+                        if key is not None:
+                            latest.pop(key, None)
+                            latest[key] = value
+                            scanned += 1
                 offset = header.last_offset + 1
-            await asyncio.sleep(0)
+            if time.monotonic() >= next_report:
+                next_report += _PROGRESS_EVERY_S
+                done = (offset - plog.log_start_offset) / max(1, end - plog.log_start_offset)
+                log.info(
+                    "loading %s-%d: %.0f%% (%d records, %d live keys)",
+                    OFFSETS_TOPIC,
+                    partition,
+                    100 * done,
+                    scanned,
+                    len(latest),
+                )
+            await asyncio.sleep(0)  # serve other partitions' requests between chunks
+        for key, value in latest.items():
+            shard.replay(key, value)
         self._shards[partition] = shard
         self._loading.discard(partition)
         await self._apply(partition, shard.finish_load(self._broker.clock.now_ms()))
-        if count:
+        if scanned:
             log.info(
-                "loaded %s-%d: %d records in %.3f s",
+                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
                 OFFSETS_TOPIC,
                 partition,
-                count,
+                scanned,
+                len(latest),
+                sum(1 for _ in shard.groups()),
                 time.monotonic() - started,
             )
 

@@ -38,11 +38,15 @@ class Flusher:
             batch, self._dirty = list(self._dirty.values()), {}
             waiting, self._waiting = self._waiting, []
             error: BaseException | None = None
-            try:
-                await loop.run_in_executor(None, _flush_all, batch)
-            except Exception as e:
-                log.error("fsync failed: %s", e)
-                error = e
+            # Logs are fsynced side by side: the disk overlaps them.
+            results = await asyncio.gather(
+                *(loop.run_in_executor(None, plog.flush) for plog in batch),
+                return_exceptions=True,
+            )
+            for result in results:
+                if isinstance(result, BaseException):
+                    log.error("fsync failed: %s", result)
+                    error = result
             for fut in waiting:
                 if not fut.done():
                     if error is None:
@@ -53,8 +57,3 @@ class Flusher:
     async def close(self) -> None:
         if self._task is not None:
             await self._task
-
-
-def _flush_all(logs: list[PartitionLog]) -> None:
-    for plog in logs:
-        plog.flush()

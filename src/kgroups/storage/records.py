@@ -432,3 +432,56 @@ def encode_batch(
 def batch_length_at(buf: bytes | bytearray | memoryview, pos: int) -> int:
     """The batchLength field of the batch starting at ``pos``."""
     return int(_BATCH_LENGTH.unpack_from(buf, pos + 8)[0])
+
+
+def iter_key_values(
+    batch: bytes | bytearray | memoryview,
+) -> list[tuple[bytes | None, bytes | None]]:
+    """Just the (key, value) of each record of one batch: what a compacted
+    log's reader (the coordinator's loader) needs, about twice as fast as
+    ``decode_records``. Control batches yield nothing."""
+    header = read_header(batch, 0)
+    if header.is_control:
+        return []
+    data = bytes(batch[HEADER_SIZE : header.size])
+    if header.compression:
+        data = decompress(header.compression, data)
+    slow = _varint_slow
+    out: list[tuple[bytes | None, bytes | None]] = []
+    append = out.append
+    pos = 0
+    try:
+        for _ in range(header.records_count):
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = slow(data, pos)
+            following = pos + length
+            p = pos + 1  # attributes
+            while data[p] & 0x80:  # timestamp delta
+                p += 1
+            p += 1
+            while data[p] & 0x80:  # offset delta
+                p += 1
+            b = data[p + 1]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                p += 2
+            else:
+                size, p = slow(data, p + 1)
+            key = None if size < 0 else data[p : p + size]
+            if size > 0:
+                p += size
+            b = data[p]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                size, p = slow(data, p)
+            append((key, None if size < 0 else data[p : p + size]))
+            pos = following
+    except IndexError:
+        raise _corrupt("record runs past the end of its batch") from None
+    return out
