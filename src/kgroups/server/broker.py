@@ -17,6 +17,7 @@ from kgroups.server.config import BrokerConfig
 from kgroups.server.connection import serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
+from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
@@ -67,6 +68,8 @@ class Broker:
         self.advertised = self.config.advertised(bound)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
+        if self.config.get_bool("log.cleaner.enable"):
+            self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
         log.info(
             "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
@@ -189,6 +192,28 @@ class Broker:
             deleted = self.logs.apply_retention(self.clock.now_ms())
             if deleted:
                 log.info("retention deleted %d segment(s)", deleted)
+
+    async def _cleaner_loop(self) -> None:
+        """Compact the closed segments of compacted topics, off the event loop.
+
+        The heavy passes run in a worker thread over immutable segments; only
+        the swap of the segment list happens here, on the loop (see
+        storage/cleaner.py). Cancelling this task on shutdown waits for a clean
+        in flight, whose commit then finds the log closed and discards it.
+        """
+        loop = asyncio.get_running_loop()
+        cleaner = LogCleaner()
+        backoff = self.config.get_int("log.cleaner.backoff.ms") / 1000
+        while True:
+            for plan in self.logs.cleanable_logs(self.clock.now_ms()):
+                try:
+                    result = await asyncio.shield(loop.run_in_executor(None, cleaner.clean, plan))
+                except (OSError, KafkaError, RuntimeError) as e:
+                    log.warning("log cleaning skipped a partition: %s", e)
+                    continue
+                if result.commit():
+                    await loop.run_in_executor(None, result.remove_replaced_files)
+            await asyncio.sleep(backoff)
 
     async def _flush_loop(self) -> None:
         """Time-based flush policy (`log.flush.interval.ms`)."""

@@ -104,6 +104,7 @@ _SETTINGS: tuple[Setting, ...] = (
         "Timestamp kept in records.",
     ),
     Setting("log.cleaner.enable", _bool, True, "Run the log cleaner."),
+    Setting("log.cleaner.backoff.ms", _int, 15000, "Pause between cleaning rounds.", 0),
     Setting("log.cleaner.delete.retention.ms", _int, 86400000, "Tombstone retention.", 0),
     Setting("offsets.topic.num.partitions", _int, 50, "__consumer_offsets partitions.", 1),
     Setting("offsets.topic.segment.bytes", _int, 104857600, "__consumer_offsets segment.", 1),
