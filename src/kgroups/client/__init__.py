@@ -1,1 +1,39 @@
-"""kgroups' own Kafka client: connections, admin calls, producer and consumer."""
+"""kgroups' own Kafka client: consumer (with group membership) and producer.
+
+``Consumer`` and ``Producer`` block; ``AsyncConsumer`` and ``AsyncProducer`` are
+their asyncio cores. All take the Java client's configuration keys.
+"""
+
+from kgroups.client.async_consumer import AsyncConsumer
+from kgroups.client.async_producer import AsyncProducer
+from kgroups.client.config_schema import ConfigError
+from kgroups.client.consumer import Consumer
+from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from kgroups.client.delivery import DeliveryFuture
+from kgroups.client.exceptions import (
+    CommitFailedError,
+    FencedInstanceIdError,
+    NoOffsetForPartitionError,
+    RebalanceInProgressError,
+)
+from kgroups.client.producer import Producer
+from kgroups.client.rebalance_listener import RebalanceListener
+from kgroups.client.record_metadata import RecordMetadata
+
+__all__ = [
+    "AsyncConsumer",
+    "AsyncProducer",
+    "CommitFailedError",
+    "ConfigError",
+    "Consumer",
+    "ConsumerRecord",
+    "DeliveryFuture",
+    "FencedInstanceIdError",
+    "NoOffsetForPartitionError",
+    "OffsetAndMetadata",
+    "Producer",
+    "RebalanceInProgressError",
+    "RebalanceListener",
+    "RecordMetadata",
+    "TopicPartition",
+]

@@ -46,26 +46,32 @@ class ClusterClient:
         self._connections: dict[int, BrokerConnection] = {}
         self._bootstrap_conn: BrokerConnection | None = None
         self._lock = asyncio.Lock()
+        self._bootstrap_lock = asyncio.Lock()
         self.metadata = ClusterMetadata()
 
     async def any_connection(self) -> BrokerConnection:
-        if self._bootstrap_conn is not None:
+        if self._bootstrap_conn is not None and not self._bootstrap_conn.closed:
             return self._bootstrap_conn
-        errors = []
-        for host, port in self._bootstrap:
-            try:
-                self._bootstrap_conn = await BrokerConnection.open(
-                    host, port, client_id=self.client_id
-                )
+        # Callers racing here share one connection rather than each opening one.
+        async with self._bootstrap_lock:
+            if self._bootstrap_conn is not None and not self._bootstrap_conn.closed:
                 return self._bootstrap_conn
-            except (OSError, TimeoutError) as e:
-                errors.append(f"{host}:{port}: {e}")
-        raise ConnectionError("no bootstrap server reachable (" + "; ".join(errors) + ")")
+            errors = []
+            for host, port in self._bootstrap:
+                try:
+                    self._bootstrap_conn = await BrokerConnection.open(
+                        host, port, client_id=self.client_id
+                    )
+                    return self._bootstrap_conn
+                except (OSError, TimeoutError) as e:
+                    errors.append(f"{host}:{port}: {e}")
+            raise ConnectionError("no bootstrap server reachable (" + "; ".join(errors) + ")")
 
     async def connection(self, node_id: int) -> BrokerConnection:
         async with self._lock:
             conn = self._connections.get(node_id)
-            if conn is None:
+            if conn is None or conn.closed:
+                # A broker that went away is reached again once it is back.
                 if node_id not in self.metadata.brokers:
                     await self._refresh_unlocked(None)
                 host, port = self.metadata.brokers[node_id]
@@ -127,6 +133,17 @@ class ClusterClient:
         if self.metadata.controller_id < 0:
             return await self.any_connection()
         return await self.connection(self.metadata.controller_id)
+
+    def address(self, node_id: int) -> tuple[str, int] | None:
+        return self.metadata.brokers.get(node_id)
+
+    def leader_id(self, topic: str, partition: int) -> int | None:
+        """The leader's node id as last seen in metadata; None when unknown."""
+        info = self.metadata.topics.get(topic)
+        if info is None:
+            return None
+        node = info.partitions.get(partition)
+        return node if node is not None and node >= 0 else None
 
     async def close(self) -> None:
         conns = list(self._connections.values())

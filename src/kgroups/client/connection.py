@@ -62,6 +62,11 @@ class BrokerConnection:
             raise KafkaError(response.error_code, "ApiVersions failed")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
+    @property
+    def closed(self) -> bool:
+        """True once the broker hung up or close() was called: requests now fail."""
+        return self._receiver.done()
+
     def version_for(self, api_key: int, lowest: int, highest: int) -> int:
         """The newest version both we (lowest..highest) and the broker support."""
         theirs = self.versions.get(api_key)

@@ -1,0 +1,74 @@
+"""What the client raises to its user, beyond the plain KafkaError of a broker reply."""
+
+from __future__ import annotations
+
+from kgroups.errors import ErrorCode, KafkaError
+
+__all__ = [
+    "CommitFailedError",
+    "FencedInstanceIdError",
+    "NoOffsetForPartitionError",
+    "RebalanceInProgressError",
+    "RetriableError",
+    "retriable",
+]
+
+
+def retriable(error: ErrorCode) -> bool:
+    """Kafka's own classification: trying again may succeed."""
+    return bool(error.retriable)
+
+
+class RetriableError(KafkaError):
+    """A failure that a later attempt may not meet (coordinator moving, loading,
+    a connection lost); the client retries these itself until its deadline."""
+
+
+class CommitFailedError(KafkaError):
+    """The commit cannot succeed: this member is no longer in the generation that
+    owns the partitions (it was kicked out, or the group moved on). Its partitions
+    may already belong to another member, so the offsets are not committed."""
+
+    def __init__(self, error_code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(
+            error_code,
+            message
+            or "Commit cannot be completed since the consumer is not part of an active group "
+            "for auto partition assignment; it is likely that the consumer was kicked out "
+            "of the group.",
+        )
+
+
+class RebalanceInProgressError(KafkaError):
+    """The group is rebalancing; poll to complete the rebalance, then commit the
+    offsets of the partitions that are still assigned."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            ErrorCode.rebalance_in_progress,
+            message
+            or "Offset commit cannot be completed since the consumer is undergoing a "
+            "rebalance; call poll() to complete it, then retry the commit.",
+        )
+
+
+class FencedInstanceIdError(KafkaError):
+    """Another consumer with the same group.instance.id joined: this one is a
+    zombie and must stop. Fatal: every later call raises it again."""
+
+    def __init__(self, instance_id: str | None) -> None:
+        super().__init__(
+            ErrorCode.fenced_instance_id,
+            f"group.instance.id {instance_id!r} has been fenced by another consumer",
+        )
+
+
+class NoOffsetForPartitionError(KafkaError):
+    """auto.offset.reset is "none" and a partition has no committed offset (or its
+    position fell out of the log)."""
+
+    def __init__(self, partitions: object) -> None:
+        super().__init__(
+            ErrorCode.offset_out_of_range,
+            f"no offset to start from for {partitions} and auto.offset.reset is none",
+        )

@@ -1,0 +1,99 @@
+"""The producer, blocking edition.
+
+    producer = Producer({"bootstrap.servers": "127.0.0.1:9092"})
+    future = producer.send("orders", b"{...}", key=b"customer-42")
+    producer.flush()
+    print(future.result())             # RecordMetadata(topic, partition, offset, ...)
+    producer.close()
+
+send() appends to a batch in the calling thread -- no hop to another thread per
+record -- and returns at once with a DeliveryFuture; the AsyncProducer's sender
+runs on the client's own event loop thread and settles the futures. send() only
+blocks to learn a new topic's partitions or to wait for buffer room, at most
+max.block.ms. Delivery callbacks (``future.add_done_callback``) run on that I/O
+thread, as the Java client's do: keep them short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kgroups.client.async_producer import AsyncProducer, Headers
+from kgroups.client.delivery import DeliveryFuture
+from kgroups.client.loop_thread import LoopThread
+
+__all__ = ["Producer"]
+
+
+class Producer:
+    def __init__(self, config: Mapping[str, object]) -> None:
+        self._thread = LoopThread("kgroups-producer")
+
+        async def create() -> AsyncProducer:
+            producer = AsyncProducer(config)
+            producer._start()
+            return producer
+
+        try:
+            self._core = self._thread.call(create())
+        except BaseException:
+            self._thread.stop()
+            raise
+        self.config = self._core.config
+        self._closed = False
+
+    def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Headers | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> DeliveryFuture:
+        """Queue a record; ``.result()`` on the returned future waits for its
+        RecordMetadata (or raises the error that failed it)."""
+        if self._closed:
+            raise RuntimeError("the producer is closed")
+        core = self._core
+        deadline = time.monotonic() + core.config.max_block_ms / 1000
+        record = core.prepare(topic, value, key, headers, timestamp)
+        tp = core.route(topic, key, partition)
+        while tp is None:
+            self._thread.call(core.wait_for_metadata(topic, deadline))
+            tp = core.route(topic, key, partition)
+        sender = core._sender
+        if sender is not None:
+            if sender.fatal_error is not None:
+                raise sender.fatal_error
+            if topic not in sender.topics:
+                sender.topics.add(topic)
+        future = core._accumulator.append_blocking(
+            tp, *record, timeout=max(0.0, deadline - time.monotonic())
+        )
+        core.appended(tp, record[-1])
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait until the broker answered it."""
+        self._thread.call(self._core.flush(timeout))
+
+    def partitions_for(self, topic: str) -> list[int]:
+        return self._thread.call(self._core.partitions_for(topic))
+
+    def close(self, timeout: float | None = None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._thread.call(self._core.close(timeout))
+        finally:
+            self._thread.stop()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
