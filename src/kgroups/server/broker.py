@@ -14,7 +14,7 @@ from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
-from kgroups.server.connection import serve_connection
+from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
 from kgroups.storage.cleaner import LogCleaner
@@ -49,7 +49,9 @@ class Broker:
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[
+            asyncio.Task[None], tuple[asyncio.StreamWriter, ConnectionState]
+        ] = {}
         self._background: list[asyncio.Task[None]] = []
 
     # -- lifecycle ---------------------------------------------------------
@@ -93,11 +95,18 @@ class Broker:
             self._server.close()
         self.append_waiters.wake_all()
         await self.coordinator.stop()
+        # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
+        # Closing the transport ends a connection's task (cancelling the task
+        # instead upsets asyncio's stream server).
+        for writer, state in self._connections.values():
+            if not state.busy:
+                writer.transport.abort()
         if self._connections:
             _done, pending = await asyncio.wait(set(self._connections), timeout=SHUTDOWN_GRACE_S)
             for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+                self._connections[task][0].transport.abort()
+            if pending:
+                await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_S)
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -112,11 +121,12 @@ class Broker:
     ) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
+        state = ConnectionState()
+        self._connections[task] = (writer, state)
         try:
-            await serve_connection(self, reader, writer)
+            await serve_connection(self, reader, writer, state)
         finally:
-            self._connections.discard(task)
+            del self._connections[task]
 
     # -- topics and logs ---------------------------------------------------
 

@@ -26,8 +26,21 @@ log = logging.getLogger(__name__)
 _HIGH_WATER = 4 * 1024 * 1024
 
 
+class ConnectionState:
+    """Whether a connection is inside a request, so shutdown can close idle
+    connections at once and give busy ones time to answer."""
+
+    __slots__ = ("busy",)
+
+    def __init__(self) -> None:
+        self.busy = False
+
+
 async def serve_connection(
-    broker: Broker, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    broker: Broker,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    state: ConnectionState,
 ) -> None:
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
@@ -37,9 +50,11 @@ async def serve_connection(
     try:
         while True:
             request = await read_frame(reader, max_bytes)
-            if request is None:
+            if request is None or broker.closing:
                 break
+            state.busy = True
             response = await dispatch(broker, request, host)
+            state.busy = False
             if response is not None:
                 writer.write(response)
                 if transport.get_write_buffer_size() > _HIGH_WATER:

@@ -75,6 +75,11 @@ class CoordinatorRuntime:
         self._spawn(self._load_all(topic.partitions))
 
     async def stop(self) -> None:
+        """Answer parked requests (NOT_COORDINATOR: clients look for the
+        coordinator again), then stop timers and loading."""
+        now = self._broker.clock.now_ms()
+        for shard in self._shards.values():
+            self._reply(shard.unload(now))
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
