@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +81,35 @@ def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -
     assert count > 10
 
 
+@pytest.fixture(scope="module")
+def steady_producer(shared_broker: BrokerThread) -> Iterator[list[int]]:
+    """A well-behaved client producing the whole time the fuzzer runs."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
+    admin.create_topics([NewTopic("steady", 1, 1)])["steady"].result(20)
+    producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 1})
+    outcome = [0, 0]  # delivered, failed
+    stop = threading.Event()
+
+    def deliver(err: object, _msg: object) -> None:
+        outcome[1 if err else 0] += 1
+
+    def run() -> None:
+        while not stop.is_set():
+            producer.produce("steady", value=b"ok", on_delivery=deliver)
+            producer.poll(0.01)
+        producer.flush(10)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield outcome
+    stop.set()
+    thread.join(20)
+    assert outcome[0] > 0 and outcome[1] == 0, outcome
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     payload=st.one_of(
@@ -92,7 +124,9 @@ def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -
         ),
     )
 )
-def test_fuzzed_frames_never_hurt_the_broker(shared_broker: BrokerThread, payload: bytes) -> None:
+def test_fuzzed_frames_never_hurt_the_broker(
+    shared_broker: BrokerThread, steady_producer: list[int], payload: bytes
+) -> None:
     assert shared_broker.broker is not None
     port = shared_broker.broker.port
     _send_garbage(port, payload)
