@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kgroups.client.admin import GroupAdmin
+from kgroups.client.admin import Admin
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.records import (
     OffsetCommitValue,
@@ -43,7 +43,7 @@ OFFSETS_PARTITIONS = 5
 
 
 async def durable_commits(bootstrap: str, seconds: float, committers: int) -> dict[str, object]:
-    admins = [GroupAdmin(bootstrap) for _ in range(committers)]
+    admins = [Admin(bootstrap) for _ in range(committers)]
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
@@ -73,7 +73,7 @@ async def durable_commits(bootstrap: str, seconds: float, committers: int) -> di
 
 
 async def offset_fetch_latency(bootstrap: str, count: int) -> dict[str, object]:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     await admin.coordinator("c0")
     latencies = []
     for _ in range(count):
@@ -114,7 +114,7 @@ def write_offsets_log(data: Path, group: str, records: int, keys: int) -> None:
 async def load_time(broker: BrokerProcess, group: str) -> float:
     started = time.perf_counter()
     broker.start()
-    admin = GroupAdmin(broker.bootstrap)
+    admin = Admin(broker.bootstrap)
     try:
         while True:
             try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kgroups.client.admin import GroupAdmin
+from kgroups.client.admin import Admin
 from kgroups.errors import KafkaError
 
 from process_broker import BrokerProcess
@@ -27,7 +27,7 @@ async def _commit_until_killed(
     broker: BrokerProcess, acked: dict[tuple[str, int], int], kill_after: float
 ) -> None:
     """Commit increasing offsets from several groups; SIGKILL the broker mid-way."""
-    admin = GroupAdmin(broker.bootstrap)
+    admin = Admin(broker.bootstrap)
     loop = asyncio.get_running_loop()
     killer = loop.call_later(kill_after, broker.kill)
 
@@ -51,7 +51,7 @@ async def _commit_until_killed(
 
 
 async def _committed(bootstrap: str) -> dict[tuple[str, int], int]:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         out = {}
         for group in GROUPS:

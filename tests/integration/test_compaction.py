@@ -7,7 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from kgroups.client.admin import GroupAdmin
+from kgroups.client.admin import Admin
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.storage.records import iter_batches, iter_key_values
 
@@ -27,7 +27,7 @@ def test_offsets_topic_compacts_and_reloads(tmp_path: Path) -> None:
         broker.call(lambda: broker.broker.create_topic("t", 10, {}))  # type: ignore[union-attr]
 
         async def commit_many() -> None:
-            admin = GroupAdmin(broker.bootstrap)
+            admin = Admin(broker.bootstrap)
             try:
                 for i in range(2000):
                     await admin.commit("g", {("t", p): i * 10 + p for p in range(10)})
@@ -57,7 +57,7 @@ def test_offsets_topic_compacts_and_reloads(tmp_path: Path) -> None:
     try:
 
         async def committed() -> dict[tuple[str, int], int]:
-            admin = GroupAdmin(broker.bootstrap)
+            admin = Admin(broker.bootstrap)
             try:
                 for _ in range(100):
                     try:

@@ -1,4 +1,5 @@
-"""Group administration over the wire: the calls behind `kgroups groups ...`.
+"""Administration over the wire: the calls behind `kgroups groups ...` and the
+offset look-ups of `kgroups topics describe` and `kgroups consume`.
 
 Speaks only the Kafka protocol, so it works against any Kafka cluster.
 """
@@ -49,9 +50,11 @@ def _check(error: ErrorCode, what: str) -> None:
 _COORDINATOR_MOVED = frozenset({ErrorCode.not_coordinator, ErrorCode.coordinator_not_available})
 
 
-class GroupAdmin:
-    def __init__(self, bootstrap: str) -> None:
-        self.cluster = ClusterClient(bootstrap, client_id="kgroups-admin")
+class Admin:
+    """Topic offsets and group administration against a cluster."""
+
+    def __init__(self, bootstrap: str, cluster: ClusterClient | None = None) -> None:
+        self.cluster = cluster or ClusterClient(bootstrap, client_id="kgroups-admin")
         self._coordinators: dict[str, int] = {}
 
     async def close(self) -> None:

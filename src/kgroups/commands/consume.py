@@ -9,14 +9,13 @@ from typing import TextIO
 
 from kio.schema.fetch.v12 import FetchRequest
 from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
-from kio.schema.list_offsets.v7 import ListOffsetsRequest
-from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
 from kio.schema.types import BrokerId, TopicName
 from kio.static.primitive import i8, i32, i32Timedelta, i64
 
+from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.protocol.apis import FETCH, LIST_OFFSETS
+from kgroups.protocol.apis import FETCH
 from kgroups.storage.records import decode_records, iter_batches
 
 _MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))
@@ -43,7 +42,9 @@ async def run(
                 ErrorCode.unknown_topic_or_partition, f"topic {topic} has no partition {partition}"
             )
         conn = await client.leader(topic, partitions[0])
-        positions = await _start_offsets(client, topic, partitions, -2 if from_beginning else -1)
+        positions = await Admin(bootstrap, client).log_offsets(
+            topic, partitions, EARLIEST if from_beginning else LATEST
+        )
         idle_since = time.monotonic()
         fetch_version = conn.version_for(FETCH, 4, 12)
         while max_messages is None or seen < max_messages:
@@ -100,34 +101,3 @@ def _fetch_request(topic: str, positions: dict[int, int]) -> FetchRequest:
         ),
         forgotten_topics_data=(),
     )
-
-
-async def _start_offsets(
-    client: ClusterClient, topic: str, partitions: list[int], timestamp: int
-) -> dict[int, int]:
-    conn = await client.leader(topic, partitions[0])
-    request = ListOffsetsRequest(
-        replica_id=BrokerId(-1),
-        isolation_level=i8(0),
-        topics=(
-            ListOffsetsTopic(
-                name=TopicName(topic),
-                partitions=tuple(
-                    ListOffsetsPartition(
-                        partition_index=i32(p),
-                        current_leader_epoch=i32(-1),
-                        timestamp=i64(timestamp),
-                    )
-                    for p in partitions
-                ),
-            ),
-        ),
-    )
-    response = await conn.send(request, version=conn.version_for(LIST_OFFSETS, 1, 7))
-    offsets = {}
-    for t in response.topics:
-        for p in t.partitions:
-            if p.error_code != ErrorCode.none:
-                raise KafkaError(p.error_code, f"list offsets of {topic}-{p.partition_index}")
-            offsets[p.partition_index] = p.offset
-    return offsets

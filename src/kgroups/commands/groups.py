@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from kgroups.client.admin import EARLIEST, LATEST, GroupAdmin, TopicPartition
+from kgroups.client.admin import EARLIEST, LATEST, Admin, TopicPartition
 from kgroups.client.consumer_protocol import decode_assignment
 from kgroups.errors import ErrorCode, KafkaError
 
@@ -23,7 +23,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 async def list_groups(bootstrap: str, states: list[str], output: str) -> str:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         groups = await admin.list_groups(states)
     finally:
@@ -47,7 +47,7 @@ class PartitionLag:
 
 
 async def describe(bootstrap: str, group: str, output: str) -> str:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         described = await admin.describe(group)
         committed = await admin.committed(group)
@@ -162,7 +162,7 @@ async def reset_offsets(
     execute: bool = False,
     output: str = "table",
 ) -> str:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         described = await admin.describe(group)
         if described.members:
@@ -220,7 +220,7 @@ async def reset_offsets(
 
 
 async def delete(bootstrap: str, group: str) -> str:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         await admin.delete_group(group)
     finally:
@@ -229,7 +229,7 @@ async def delete(bootstrap: str, group: str) -> str:
 
 
 async def delete_offsets(bootstrap: str, group: str, topic_spec: str) -> str:
-    admin = GroupAdmin(bootstrap)
+    admin = Admin(bootstrap)
     try:
         topic, partitions = parse_topic_partitions(topic_spec)
         if partitions is None:

@@ -8,11 +8,10 @@ from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic, CreatableTopicConfig
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
-from kio.schema.list_offsets.v7 import ListOffsetsRequest
-from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
-from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i8, i16, i32, i32Timedelta, i64
+from kio.schema.types import TopicName
+from kio.static.primitive import i16, i32, i32Timedelta
 
+from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.errors import ErrorCode, KafkaError
 
@@ -82,17 +81,18 @@ async def list_topics(bootstrap: str, include_internal: bool) -> str:
 
 
 async def describe(bootstrap: str, names: list[str]) -> str:
-    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    admin = Admin(bootstrap)
+    client = admin.cluster
     try:
         await client.refresh(names or None)
         topics = [client.metadata.topics[n] for n in sorted(client.metadata.topics)]
         lines = []
         for topic in topics:
             if topic.error != ErrorCode.none:
-                lines.append(f"Topic: {topic.name}\tError: {topic.error.name}")
+                lines.append(f"Topic: {topic.name}\tError: {topic.error.name.upper()}")
                 continue
-            earliest = await _offsets(client, topic.name, list(topic.partitions), -2)
-            latest = await _offsets(client, topic.name, list(topic.partitions), -1)
+            earliest = await admin.log_offsets(topic.name, topic.partitions, EARLIEST)
+            latest = await admin.log_offsets(topic.name, topic.partitions, LATEST)
             internal = "\tInternal: true" if topic.internal else ""
             lines.append(f"Topic: {topic.name}\tPartitions: {len(topic.partitions)}{internal}")
             for p in sorted(topic.partitions):
@@ -102,37 +102,4 @@ async def describe(bootstrap: str, names: list[str]) -> str:
                 )
         return "\n".join(lines)
     finally:
-        await client.close()
-
-
-async def _offsets(
-    client: ClusterClient, topic: str, partitions: list[int], timestamp: int
-) -> dict[int, int]:
-    conn = await client.leader(topic, partitions[0]) if partitions else None
-    if conn is None:
-        return {}
-    response = await conn.send(
-        ListOffsetsRequest(
-            replica_id=BrokerId(-1),
-            isolation_level=i8(0),
-            topics=(
-                ListOffsetsTopic(
-                    name=TopicName(topic),
-                    partitions=tuple(
-                        ListOffsetsPartition(
-                            partition_index=i32(p),
-                            current_leader_epoch=i32(-1),
-                            timestamp=i64(timestamp),
-                        )
-                        for p in partitions
-                    ),
-                ),
-            ),
-        )
-    )
-    return {
-        p.partition_index: p.offset
-        for t in response.topics
-        for p in t.partitions
-        if p.error_code == ErrorCode.none
-    }
+        await admin.close()
