@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections import deque
 from collections.abc import Sequence, Set
 from itertools import compress
 
@@ -175,86 +174,149 @@ def _balance(
     load: list[int],
     previous_owner: array[int],
 ) -> None:
+    """Each round searches from all the most loaded members at once and then
+    moves along as many of the chains found as still work."""
     active = [True] * len(load)
     while True:
         top = max((load[m] for m in range(len(load)) if active[m]), default=-1)
         if top < 0:
             return
         sources = [m for m in range(len(load)) if active[m] and load[m] == top]
-        chain, reached = _cheapest_chain(sources, subscribers, kept, new, load, active)
-        if chain is None:
+        links, reached = _cheapest_chains(sources, subscribers, kept, new, load, active)
+        ends = [m for m in reached if load[m] <= top - 2]
+        if not ends:
             for member in reached:
                 active[member] = False
             continue
-        source, end = chain[0][0], chain[-1][2]
-        runner_up = max((load[m] for m in range(len(load)) if active[m] and m != source), default=0)
-        amount = min(
-            min(len(new[u].get(t) or kept[u][t]) for u, t, _ in chain),
-            (load[source] - load[end]) // 2,
-            # Never take the source below the next most loaded member at once:
-            # that member would then have to give to it, moving twice.
-            max(1, load[source] - runner_up),
+        runner_up = (
+            top
+            if len(sources) > 1
+            else max((load[m] for m in range(len(load)) if active[m] and load[m] < top), default=0)
         )
-        for giver, topic, taker in chain:
-            _pass_on(giver, topic, taker, amount, kept, new, previous_owner)
-        load[source] -= amount
-        load[end] += amount
+        # The search links each topic to one source, but any source holding
+        # the topic can start the chain: spread the chains over all of them.
+        # Those that can give a partition they got in this rebalance go last,
+        # to be taken first.
+        givers: dict[int, list[int]] = {}
+        for source in sources:
+            for topic in kept[source]:
+                if topic not in new[source]:
+                    givers.setdefault(topic, []).append(source)
+        for source in sources:
+            for topic in new[source]:
+                givers.setdefault(topic, []).append(source)
+        for end in ends:
+            if load[end] > top - 2:
+                continue  # filled up by an earlier chain of this round
+            chain = _chain_to(end, links)
+            _, first_topic, first_taker = chain[0]
+            source = _next_giver(givers[first_topic], first_topic, top, load, kept, new)
+            if source < 0:
+                continue
+            chain[0] = (source, first_topic, first_taker)
+            available = min(len(new[u].get(t) or kept[u].get(t) or ()) for u, t, _ in chain)
+            if not available:
+                continue
+            amount = min(
+                available,
+                (top - load[end]) // 2,
+                # Never take the source below the next most loaded member at
+                # once: that member would then have to give to it, moving twice.
+                max(1, top - runner_up),
+            )
+            for giver, topic, taker in chain:
+                _pass_on(giver, topic, taker, amount, kept, new, previous_owner)
+            load[source] -= amount
+            load[end] += amount
 
 
-def _cheapest_chain(
+def _next_giver(
+    candidates: list[int], topic: int, top: int, load: list[int], kept: Holdings, new: Holdings
+) -> int:
+    """A source that is still the most loaded and still holds the topic, or -1.
+    Sources that are not are dropped from ``candidates`` for the round."""
+    while candidates:
+        source = candidates[-1]
+        if load[source] == top and (new[source].get(topic) or kept[source].get(topic)):
+            return source
+        candidates.pop()
+    return -1
+
+
+def _cheapest_chains(
     sources: list[int],
     subscribers: list[list[int]],
     kept: Holdings,
     new: Holdings,
     load: list[int],
     active: list[bool],
-) -> tuple[list[tuple[int, int, int]] | None, list[int]]:
-    """A cheapest chain from one of the most loaded ``sources`` (all equally
-    loaded) to a member with at least two partitions fewer, as (giver, topic,
-    taker) links; and every member reached. Breadth-first over a 0-1 weighted
-    graph: free links to the front of the queue, costly ones to the back."""
-    member_cost = dict.fromkeys(sources, 0)
-    topic_cost: dict[int, int] = {}
-    reached_via: dict[int, int] = {}  # member -> topic
-    given_by: dict[int, int] = {}  # topic -> member
-    queue: deque[tuple[int, int, bool]] = deque((0, m, True) for m in sources)
-    while queue:
-        cost, node, is_member = queue.popleft()
-        if is_member:
-            if cost > member_cost[node]:
-                continue
-            for topic in new[node].keys() | kept[node].keys():
-                step = 0 if new[node].get(topic) else 1
-                if cost + step < topic_cost.get(topic, cost + step + 1):
-                    topic_cost[topic] = cost + step
-                    given_by[topic] = node
-                    if step:
-                        queue.append((cost + step, topic, False))
-                    else:
-                        queue.appendleft((cost, topic, False))
-        else:
-            if cost > topic_cost[node]:
-                continue
-            for member in subscribers[node]:
-                if active[member] and cost < member_cost.get(member, cost + 1):
-                    member_cost[member] = cost
-                    reached_via[member] = node
-                    queue.appendleft((cost, member, True))
+) -> tuple[dict[int, int], list[int]]:
+    """The cheapest chains from the most loaded ``sources`` (all equally
+    loaded) to the members they reach: a tree of links (member -> topic it is
+    reached through, topic -> member that gives it; topics as ~t), and the
+    members reached, cheapest first.
 
+    Cheapest means fewest partitions moved that their giver owned before, then
+    fewest links, then the least loaded end: Dijkstra's search over members
+    and topics. It stops once it has as many ends as there are sources, since
+    a round moves at most one chain's worth from each source, or once it has
+    reached every possible end; when there is none it reaches everything it can.
+    """
     ceiling = load[sources[0]] - 2
-    ends = [m for m in member_cost if load[m] <= ceiling]
-    if not ends:
-        return None, list(member_cost)
-    end = min(ends, key=lambda m: (member_cost[m], load[m], m))
+    wanted = min(len(sources), sum(1 for m in range(len(load)) if active[m] and load[m] <= ceiling))
+    if not wanted:
+        wanted = -1  # no end anywhere: reach everything to learn who is done
+    best: dict[int, tuple[int, int]] = dict.fromkeys(sources, (0, 0))
+    links: dict[int, int] = {}
+    heap = [(0, 0, load[m], m) for m in sources]
+    heapq.heapify(heap)
+    reached = []
+    while heap:
+        cost, hops, _, node = heapq.heappop(heap)
+        if best[node] < (cost, hops):
+            continue
+        if node >= 0:
+            reached.append(node)
+            if load[node] <= ceiling:
+                wanted -= 1
+                if not wanted:
+                    break
+            free, owned = new[node], kept[node]
+            for topic in free:
+                label = (cost, hops)
+                if ~topic not in best or label < best[~topic]:
+                    best[~topic] = label
+                    links[~topic] = node
+                    heapq.heappush(heap, (cost, hops, 0, ~topic))
+            for topic in owned:
+                label = (cost + 1, hops)
+                if topic not in free and (~topic not in best or label < best[~topic]):
+                    best[~topic] = label
+                    links[~topic] = node
+                    heapq.heappush(heap, (cost + 1, hops, 0, ~topic))
+        else:
+            # Members are first reached by their cheapest chain: topics leave
+            # the heap cheapest first, and every member they lead to costs the same.
+            label = (cost, hops + 1)
+            for member in subscribers[~node]:
+                if member not in best and active[member]:
+                    best[member] = label
+                    links[member] = node
+                    heapq.heappush(heap, (cost, hops + 1, load[member], member))
+    return links, reached
+
+
+def _chain_to(end: int, links: dict[int, int]) -> list[tuple[int, int, int]]:
+    """The (giver, topic, taker) links from a source down to ``end``."""
     chain = []
     taker = end
-    while taker not in sources:
-        topic = reached_via[taker]
-        giver = given_by[topic]
-        chain.append((giver, topic, taker))
+    while taker in links:
+        topic = links[taker]
+        giver = links[topic]
+        chain.append((giver, ~topic, taker))
         taker = giver
     chain.reverse()
-    return chain, list(member_cost)
+    return chain
 
 
 def _pass_on(

@@ -48,36 +48,52 @@ class RangeAssignor:
         *,
         partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
-        member_racks = {m: s.rack_id for m, s in subscriptions.items() if s.rack_id}
+        members = members_in_java_order(subscriptions, subscriptions)
         subscribers: dict[str, list[str]] = {}
-        for member_id, subscription in subscriptions.items():
-            for topic in dict.fromkeys(subscription.topics):
+        for member_id in members:
+            for topic in dict.fromkeys(subscriptions[member_id].topics):
                 subscribers.setdefault(topic, []).append(member_id)
+        topics = [
+            (topic, partitions_per_topic[topic], subscribers[topic])
+            for topic in sorted(subscribers, key=java_string_key)
+            if partitions_per_topic.get(topic, 0) > 0
+        ]
 
-        topics = []
-        for topic in sorted(subscribers, key=java_string_key):
-            count = partitions_per_topic.get(topic, 0)
-            if count > 0:
-                members = members_in_java_order(subscribers[topic], subscriptions)
-                topics.append(_TopicRanges(topic, count, members, member_racks, partition_racks))
+        member_racks = {m: s.rack_id for m, s in subscriptions.items() if s.rack_id}
+        if member_racks and partition_racks:
+            states = [
+                _TopicRanges(topic, count, subscribed, member_racks, partition_racks)
+                for topic, count, subscribed in topics
+            ]
+            if any(t.needs_rack_matching for t in states):
+                return _assign_with_racks(states, subscriptions)
 
-        owned: dict[str, dict[str, list[int]]] = {m: {} for m in subscriptions}
-        rack_aware = any(t.needs_rack_matching for t in topics)
-        if rack_aware:
-            _assign_matching_racks(topics, owned)
-        for t in topics:
-            t.assign_ranges(_any_partition, owned)
+        assignments: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+        for topic, count, subscribed in topics:
+            partitions = list(map(TopicPartition, repeat(topic), range(count)))
+            quota, members_with_extra = divmod(count, len(subscribed))
+            start = 0
+            for seat, member_id in enumerate(subscribed):
+                stop = start + quota + (1 if seat < members_with_extra else 0)
+                assignments[member_id] += partitions[start:stop]
+                start = stop
+        return {m: Assignment(partitions) for m, partitions in assignments.items()}
 
-        result = {}
-        for member_id, by_topic in owned.items():
-            partitions: list[TopicPartition] = []
-            for topic in sorted(by_topic, key=java_string_key):
-                numbers = by_topic[topic]
-                if rack_aware:
-                    numbers.sort()
-                partitions.extend(map(TopicPartition, repeat(topic), numbers))
-            result[member_id] = Assignment(partitions)
-        return result
+
+def _assign_with_racks(
+    topics: list[_TopicRanges], subscriptions: Mapping[str, Subscription]
+) -> dict[str, Assignment]:
+    owned: dict[str, dict[str, list[int]]] = {m: {} for m in subscriptions}
+    _assign_matching_racks(topics, owned)
+    for t in topics:
+        t.assign_ranges(_any_partition, owned)
+    result = {}
+    for member_id, by_topic in owned.items():
+        partitions: list[TopicPartition] = []
+        for topic in sorted(by_topic, key=java_string_key):
+            partitions.extend(map(TopicPartition, repeat(topic), sorted(by_topic[topic])))
+        result[member_id] = Assignment(partitions)
+    return result
 
 
 def _any_partition(member_id: str, partition: int) -> bool:
