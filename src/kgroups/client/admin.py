@@ -28,13 +28,12 @@ from kio.schema.offset_delete.v0.request import (
 )
 from kio.schema.offset_fetch.v9 import OffsetFetchRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
-from kio.schema.types import BrokerId, GroupId, TopicName
-from kio.static.primitive import i8, i32, i64
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.connection import BrokerConnection
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.protocol.types import BrokerId, GroupId, TopicName, i8, i32, i64
 
 TopicPartition = tuple[str, int]
 LATEST = -1

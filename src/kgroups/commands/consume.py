@@ -9,13 +9,13 @@ from typing import TextIO
 
 from kio.schema.fetch.v12 import FetchRequest
 from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
-from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, i64
+from kio.static.primitive import i32Timedelta
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
+from kgroups.protocol.types import BrokerId, TopicName, i8, i32, i64
 from kgroups.storage.records import decode_records, iter_batches
 
 _MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))

@@ -10,13 +10,13 @@ from typing import TextIO, cast
 
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
-from kio.schema.types import TopicName
-from kio.static.primitive import Records, i16, i32, i32Timedelta
+from kio.static.primitive import Records, i32Timedelta
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.partitioner import partition_for_key
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import PRODUCE
+from kgroups.protocol.types import TopicName, i16, i32
 from kgroups.storage.records import encode_batch
 
 _BATCH = 500

@@ -8,12 +8,12 @@ from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic, CreatableTopicConfig
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
-from kio.schema.types import TopicName
-from kio.static.primitive import i16, i32, i32Timedelta
+from kio.static.primitive import i32Timedelta
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import TopicName, i16, i32
 
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
 

@@ -28,8 +28,6 @@ from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
-from kio.schema.types import GroupId, TopicName
-from kio.static.primitive import i32, i64
 
 from kgroups.coordinator.append_errors import deletion_append_error, offset_commit_append_error
 from kgroups.coordinator.config import CoordinatorConfig
@@ -55,6 +53,7 @@ from kgroups.coordinator.undo import (
     UndoOffsetCommit,
     UndoOffsetDelete,
 )
+from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
 NO_METADATA = ""

@@ -21,10 +21,10 @@ from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponseTopic,
 )
 from kio.schema.sync_group.v5.response import SyncGroupResponse
-from kio.schema.types import TopicName
-from kio.static.primitive import i32, i32Timedelta
+from kio.static.primitive import i32Timedelta
 
 from kgroups.coordinator.offsets import TopicPartition
+from kgroups.protocol.types import TopicName, i32
 
 NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
 NO_GENERATION = -1

@@ -9,11 +9,11 @@ from types import MappingProxyType
 from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGroupMember
 from kio.schema.errors import ErrorCode
 from kio.schema.list_groups.v5.response import ListedGroup
-from kio.schema.types import GroupId
 
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.state import GroupState
+from kgroups.protocol.types import GroupId
 
 # Every group this coordinator runs uses the classic protocol.
 CLASSIC_GROUP_TYPE = "classic"

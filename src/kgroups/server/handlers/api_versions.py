@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from kio.schema.api_versions.v3 import ApiVersionsRequest, ApiVersionsResponse
 from kio.schema.api_versions.v3.response import ApiVersion
-from kio.static.primitive import i16
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
+from kgroups.protocol.types import i16
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

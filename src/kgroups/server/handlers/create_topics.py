@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from kio.schema.create_topics.v7 import CreateTopicsRequest, CreateTopicsResponse
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.create_topics.v7.response import CreatableTopicConfigs, CreatableTopicResult
-from kio.static.primitive import i8, i16, i32
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import i8, i16, i32
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

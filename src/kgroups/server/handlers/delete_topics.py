@@ -8,9 +8,9 @@ from uuid import UUID
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest, DeleteTopicsResponse
 from kio.schema.delete_topics.v6.request import DeleteTopicState
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
-from kio.schema.types import TopicName
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import TopicName
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

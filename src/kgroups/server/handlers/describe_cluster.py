@@ -6,10 +6,9 @@ from typing import TYPE_CHECKING
 
 from kio.schema.describe_cluster.v1 import DescribeClusterRequest, DescribeClusterResponse
 from kio.schema.describe_cluster.v1.response import DescribeClusterBroker
-from kio.schema.types import BrokerId
-from kio.static.primitive import i8, i32
 
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import BrokerId, i8, i32
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:

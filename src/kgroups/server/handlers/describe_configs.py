@@ -9,9 +9,9 @@ from kio.schema.describe_configs.v4.response import (
     DescribeConfigsResourceResult,
     DescribeConfigsResult,
 )
-from kio.static.primitive import i8
 
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import i8
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, cast
 
 from kio.schema.fetch.v12 import FetchRequest, FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
-from kio.schema.types import BrokerId
-from kio.static.primitive import Records, i32, i64
+from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import BrokerId, i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING
 from kio.schema.find_coordinator.v3 import FindCoordinatorResponse as FindCoordinatorResponseV3
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest, FindCoordinatorResponse
 from kio.schema.find_coordinator.v4.response import Coordinator
-from kio.schema.types import BrokerId
-from kio.static.primitive import i32
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import BrokerId, i32
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
     from kgroups.server.context import RequestContext
+
+# error, message, node id, host, port
+Found = tuple[ErrorCode, str | None, int, str, int]
 
 GROUP = 0
 TRANSACTION = 1
@@ -36,9 +38,9 @@ async def handle(
             coordinators=tuple(
                 Coordinator(
                     key=key,
-                    node_id=node,
+                    node_id=BrokerId(node),
                     host=host,
-                    port=port,
+                    port=i32(port),
                     error_code=error,
                     error_message=message,
                 )
@@ -53,15 +55,13 @@ async def handle(
         throttle_time=NO_THROTTLE,
         error_code=error,
         error_message=message,
-        node_id=node,
+        node_id=BrokerId(node),
         host=host,
-        port=port,
+        port=i32(port),
     )
 
 
-def _find(
-    broker: Broker, key_type: int, key: str
-) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
+def _find(broker: Broker, key_type: int, key: str) -> Found:
     if key_type == TRANSACTION:
         return _no_coordinator(
             ErrorCode.coordinator_not_available, "Transactions are not supported"
@@ -75,10 +75,8 @@ def _find(
     except KafkaError as e:
         return _no_coordinator(e.error_code, e.message)
     host, port = broker.advertised
-    return ErrorCode.none, None, BrokerId(broker.broker_id), host, i32(port)
+    return ErrorCode.none, None, broker.broker_id, host, port
 
 
-def _no_coordinator(
-    error: ErrorCode, message: str | None
-) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
-    return error, message, BrokerId(-1), "", i32(-1)
+def _no_coordinator(error: ErrorCode, message: str | None) -> Found:
+    return error, message, -1, "", -1

@@ -34,11 +34,10 @@ from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponseTopics,
 )
 from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
-from kio.schema.types import GroupId
-from kio.static.primitive import i32, i64
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.protocol.types import GroupId, i32, i64
 from kgroups.protocol.versions import build, upgrade
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 

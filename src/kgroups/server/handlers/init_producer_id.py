@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest, InitProducerIdResponse
-from kio.schema.types import ProducerId
-from kio.static.primitive import i16
 
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import ProducerId, i16
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

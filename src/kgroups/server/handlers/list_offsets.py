@@ -9,9 +9,9 @@ from kio.schema.list_offsets.v7.response import (
     ListOffsetsPartitionResponse,
     ListOffsetsTopicResponse,
 )
-from kio.static.primitive import i32, i64
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

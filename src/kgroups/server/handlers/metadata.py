@@ -16,12 +16,11 @@ from kio.schema.metadata.v12.response import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
-from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i32
 
 from kgroups.cluster.topics import Topic
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 

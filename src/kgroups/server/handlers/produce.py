@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, cast
 
 from kio.schema.produce.v9 import ProduceRequest, ProduceResponse
 from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
-from kio.static.primitive import TZAware, i32, i64
+from kio.static.primitive import TZAware
 
 from kgroups.cluster.placement import INTERNAL_TOPICS
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
