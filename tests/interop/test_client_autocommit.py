@@ -21,6 +21,8 @@ from collections import Counter
 
 import pytest
 
+from kgroups.client import Consumer, Producer
+
 from broker_thread import BrokerThread
 from interop.group_members import Member, partitions_split, wait_until
 from interop.test_client_support import (
@@ -30,7 +32,6 @@ from interop.test_client_support import (
     kgroups_member,
     member_config,
 )
-from kgroups.client import Consumer, Producer
 
 pytestmark = pytest.mark.interop
 

@@ -9,7 +9,9 @@ answer was lost) with the original offset instead of storing it twice.
 
 For that to keep order across retries, a partition's batches must reach the
 broker in sequence order: after a failure only the first unacknowledged batch
-goes out, alone, until it succeeds. When a sequence can no longer be trusted --
+goes out, alone, until it succeeds -- unless the broker meanwhile acknowledged
+a later batch: it appends a producer's batches strictly in sequence order, so
+the earlier one is stored too, and counts as delivered. When a sequence can no longer be trusted --
 a batch failed for good after getting its sequence, or the broker forgot the
 producer (UNKNOWN_PRODUCER_ID) -- the producer bumps its epoch (KIP-360): the
 broker then accepts sequences from zero again.
@@ -63,6 +65,15 @@ class IdempotenceState:
         # Keep the highest: responses of pipelined batches may arrive in any order.
         if previous < 0 or _after(last, previous):
             self._last_acked[tp] = last
+
+    def stored(self, tp: TopicPartition, base_sequence: int, record_count: int) -> bool:
+        """Whether a batch whose answer was lost is known to be stored anyway: the
+        broker acknowledged a batch at or after it, and it appends in order."""
+        last_acked = self._last_acked.get(tp)
+        if last_acked is None or base_sequence < 0:
+            return False
+        last = next_sequence(base_sequence, record_count - 1)
+        return last == last_acked or _after(last_acked, last)
 
     def is_next_in_line(self, tp: TopicPartition, base_sequence: int) -> bool:
         """Whether nothing before this batch is still unacknowledged."""

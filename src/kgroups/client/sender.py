@@ -175,6 +175,15 @@ class Sender:
             if batch is None:
                 continue
             idem = self.idempotence
+            if (
+                idem is not None
+                and batch.attempts
+                and idem.stored(tp, batch.base_sequence, len(batch.records))
+            ):
+                # A later batch was acknowledged, so the broker stored this one: it
+                # appends a producer's batches only in sequence order.
+                self._succeed(batch, -1, -1)
+                continue
             if idem is not None and batch.base_sequence < 0:
                 batch.base_sequence = idem.assign(tp, len(batch.records))
             size += batch.size
@@ -300,6 +309,13 @@ class Sender:
         idem = self.idempotence
         if error == ErrorCode.duplicate_sequence_number:
             self._succeed(batch, -1, -1)  # stored before; its offset is no longer known
+            return
+        if (
+            error == ErrorCode.out_of_order_sequence_number
+            and idem is not None
+            and idem.stored(batch.tp, batch.base_sequence, len(batch.records))
+        ):
+            self._succeed(batch, -1, -1)
             return
         if (
             error == ErrorCode.out_of_order_sequence_number
