@@ -8,20 +8,22 @@ best counts are not known up front. The approach:
 2. The other partitions go to the least loaded subscriber of their topic,
    topics with the fewest subscribers first; with racks, to the least loaded
    subscriber on a replica's rack when there is one.
-3. Then the load is balanced by moving partitions along chains: the most
+3. Then the load is balanced by moving partitions along chains: a most
    loaded member gives a partition of topic t1 to a subscriber of t1, which
    gives one of t2 to a subscriber of t2, ..., ending at a member with at least
    two partitions fewer than the first. Only the two ends change count. Chains
-   are found by breadth-first search over members and topics, cheapest first,
-   where passing on a partition a member got in this very rebalance is free
-   and passing on one it owned before costs one move.
+   are cheapest first: passing on a partition a member got in this very
+   rebalance is free, passing on one it owned before costs a move; then
+   shorter is better. Each round searches from all the most loaded members at
+   once (Dijkstra over members and topics) and follows as many chains as
+   still work.
 
-When no chain leaves the most loaded member, everyone it can reach has at most
-one partition fewer and none of their partitions can go elsewhere, so they are
-done and are left out from then on. When no member has a chain, no partition
-can move to make the counts more even: the assignment is as balanced as the
-subscriptions allow (a chain from a member to one with two fewer is exactly
-what an uneven assignment needs; Harvey, Ladner, Lovasz and Tamir,
+When no chain leaves the most loaded members, everyone they can reach has at
+most one partition fewer and none of their partitions can go elsewhere, so
+they are done and are left out from then on. When no member has a chain, no
+partition can move to make the counts more even: the assignment is as balanced
+as the subscriptions allow (a chain from a member to one with two fewer is
+exactly what an uneven assignment needs; Harvey, Ladner, Lovasz and Tamir,
 "Semi-matchings for bipartite graphs and load balancing", 2006).
 
 Partitions within a topic are interchangeable for balance, so the search runs

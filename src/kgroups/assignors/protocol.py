@@ -130,7 +130,7 @@ def encode_subscription(subscription: Subscription, version: int = LATEST_VERSIO
 
 
 def decode_subscription(data: bytes) -> Subscription:
-    _, message = _decode(data, _SUBSCRIPTION_READERS, "subscription")
+    message = _decode(data, _SUBSCRIPTION_READERS, "subscription")
     owned = [
         TopicPartition(tp.topic, partition)
         for tp in getattr(message, "owned_partitions", ())
@@ -165,7 +165,7 @@ def encode_assignment(assignment: Assignment, version: int = LATEST_VERSION) -> 
 
 
 def decode_assignment(data: bytes) -> Assignment:
-    _, message = _decode(data, _ASSIGNMENT_READERS, "assignment")
+    message = _decode(data, _ASSIGNMENT_READERS, "assignment")
     return Assignment(
         partitions=[
             TopicPartition(tp.topic, partition)
@@ -188,7 +188,7 @@ def _encode(version: int, writer: Callable[[io.BytesIO, Any], None], message: ob
     return buffer.getvalue()
 
 
-def _decode(data: bytes, readers: Sequence[Callable[..., Any]], what: str) -> tuple[int, Any]:
+def _decode(data: bytes, readers: Sequence[Callable[..., Any]], what: str) -> Any:
     if len(data) < _VERSION.size:
         raise ProtocolError(f"consumer protocol {what} of {len(data)} bytes has no version")
     (version,) = _VERSION.unpack_from(data)
@@ -200,7 +200,7 @@ def _decode(data: bytes, readers: Sequence[Callable[..., Any]], what: str) -> tu
         message, _ = readers[version](data, _VERSION.size)
     except Exception as e:  # kio raises several kinds on malformed input
         raise ProtocolError(f"malformed consumer protocol {what} v{version}: {e}") from e
-    return version, message
+    return message
 
 
 def _group_by_topic(

@@ -288,3 +288,30 @@ def test_stickier_than_starting_over(name: str, group: Group) -> None:
         group.partitions_per_topic, {m: Subscription(list(s.topics)) for m, s in grown.items()}
     )
     assert len(moved(first, sticky)) <= len(moved(first, fresh))
+
+
+def test_keeps_what_kafka_python_members_report() -> None:
+    """A kafka-python member's JoinGroup metadata, bytes and all: the eager
+    sticky assignor reads the previous assignment from its user data."""
+    from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    from kgroups.assignors import decode_subscription, encode_subscription
+
+    theirs = StickyPartitionAssignor()
+    theirs.on_assignment(
+        ConsumerProtocolAssignment(version=0, assigned_partitions=[("t", [0, 3])], user_data=b""),
+        generation=4,
+    )
+    member = decode_subscription(theirs.metadata({"t"}).encode())
+    ours = by_name("sticky")
+    ours.on_assignment(Assignment([TopicPartition("t", 1), TopicPartition("t", 2)]), 4)
+    other = decode_subscription(
+        encode_subscription(Subscription(["t"], ours.subscription_user_data({"t"})))
+    )
+    result = by_name("sticky").assign(
+        {"t": 6}, {"python": member, "kgroups": other, "new": Subscription(["t"])}
+    )
+    assert {TopicPartition("t", 0), TopicPartition("t", 3)} <= set(result["python"].partitions)
+    assert {TopicPartition("t", 1), TopicPartition("t", 2)} <= set(result["kgroups"].partitions)
+    assert len(result["new"].partitions) == 2
