@@ -20,7 +20,7 @@ from kgroups.coordinator.delayed_operations import join_key
 from kgroups.coordinator.timers import TimerKind
 
 from .harness import Harness, Token
-from .test_coordinator_replay import reload, stored_view
+from .test_coordinator_replay import reload, reload_compacted, stored_view
 
 GROUPS = ("g1", "g2")
 
@@ -284,6 +284,8 @@ def test_random_schedules_keep_the_invariants(seed: int) -> None:
     assert max(gen for _, gen in sim.leaders) > 5
     # The log reloads into the same groups and offsets.
     assert stored_view(reload(h).shard) == stored_view(h.shard)
+    # So does the newest record of each key alone (a compacted log, the loader's way).
+    assert stored_view(reload_compacted(h).shard) == stored_view(h.shard)
 
 
 def test_the_simulation_is_deterministic() -> None:
