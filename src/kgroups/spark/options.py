@@ -48,11 +48,10 @@ _READ_OPTIONS = {
     "failondataloss",
     "group.id",
     "indexonly",
-    # Spark passes these through to every source; they mean nothing here.
-    "path",
-    "paths",
 }
-_WRITE_OPTIONS = {"kafka.bootstrap.servers", "bootstrap.servers", "topic", "path", "paths"}
+# Spark hands these to every source and sink; they mean nothing here.
+_SPARK_OPTIONS = {"path", "paths", "checkpointlocation", "queryname"}
+_WRITE_OPTIONS = {"kafka.bootstrap.servers", "bootstrap.servers", "topic"}
 # Kafka-source options of Spark's that this source does not offer, with why.
 _NOT_OFFERED = {
     "kafka.group.id": "the source reads without a consumer group; use 'group.id' to commit "
@@ -213,7 +212,7 @@ def _check_names(opts: Mapping[str, str], known: set[str]) -> None:
     for name in sorted(opts):
         if name in _NOT_OFFERED:
             raise OptionError(_spelling(name), _NOT_OFFERED[name])
-        if name in known or (name.startswith("kafka.") and name != "kafka.group.id"):
+        if name in known or name in _SPARK_OPTIONS or name.startswith("kafka."):
             continue
         import difflib
 
