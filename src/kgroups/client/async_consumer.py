@@ -36,6 +36,7 @@ from kgroups.client.subscription_state import (
     SubscriptionState,
     SubscriptionType,
 )
+from kgroups.errors import ErrorCode
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 
@@ -92,9 +93,7 @@ class AsyncConsumer:
             return
         names = [topics] if isinstance(topics, str) else list(topics)
         if not names:
-            self._subscriptions.type = SubscriptionType.NONE
-            self._subscriptions.subscription = frozenset()
-            return
+            raise ValueError("no topics to subscribe to; unsubscribe() leaves the group")
         if any(not name.strip() for name in names):
             raise ValueError("topic names must not be empty")
         if self._subscriptions.subscribe(names, listener):
@@ -144,7 +143,9 @@ class AsyncConsumer:
         limit = max_records or self.config.max_poll_records
         deadline = None if timeout is None else self._clock() + timeout
         while True:
-            if await self._update_assignment_metadata(deadline):
+            ready = await self._update_assignment_metadata(deadline)
+            coordinator = self._coordinator
+            if ready or (coordinator is not None and coordinator.may_consume_during_rebalance()):
                 self._fetcher.raise_errors()
                 records = self._fetcher.collect(limit)
                 if records:
@@ -186,7 +187,7 @@ class AsyncConsumer:
         due = (
             self._fetcher.metadata_stale
             or now - self._metadata_refreshed_at >= self.config.metadata_max_age_ms / 1000
-            or any(t not in known for t in topics)
+            or any(t not in known or known[t].error != ErrorCode.none for t in topics)
         )
         if not due or now - self._metadata_attempted_at < self.config.retry_backoff_ms / 1000:
             return

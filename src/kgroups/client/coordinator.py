@@ -44,7 +44,7 @@ import datetime
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.join_group.v9 import JoinGroupRequest
@@ -168,8 +168,6 @@ class ConsumerCoordinator:
         self.fatal_error: KafkaError | None = None
         self.listener_errors: list[Exception] = []
         """Exceptions from rebalance hooks, raised from the next poll."""
-        self.rebalances = 0
-        """Completed rebalances (join + sync), for observers and tests."""
 
         self._join_task: asyncio.Task[None] | None = None
         self._heartbeat_task: asyncio.Task[None] | None = None
@@ -197,6 +195,16 @@ class ConsumerCoordinator:
             # The subscription changed since we joined: the group must hear of it.
             self.request_rejoin("the subscription changed")
         return self.rejoin_needed or self._join_task is not None
+
+    def may_consume_during_rebalance(self) -> bool:
+        """Under COOPERATIVE a member keeps consuming what it owns while it rejoins
+        (KIP-429) -- as long as its membership still stands."""
+        return (
+            self.protocol is RebalanceProtocol.COOPERATIVE
+            and self.generation.generation_id >= 0
+            and self.generation.has_member_id
+            and self.fatal_error is None
+        )
 
     def generation_if_stable(self) -> Generation | None:
         return self.generation if self.state is MemberState.STABLE else None
@@ -401,9 +409,8 @@ class ConsumerCoordinator:
         if error.retriable:
             raise RetriableError(error, "JoinGroup")
         self._fail(KafkaError(error, f"unexpected JoinGroup error {error.name}"))
-        raise AssertionError("unreachable")
 
-    def _fail(self, error: KafkaError) -> None:
+    def _fail(self, error: KafkaError) -> NoReturn:
         self.fatal_error = error
         raise error
 
@@ -481,7 +488,6 @@ class ConsumerCoordinator:
                 raise KafkaError(ErrorCode.illegal_generation, "generation reset during SyncGroup")
             self.state = MemberState.STABLE
             self.rejoin_needed = False
-            self.rebalances += 1
             return bytes(response.assignment)
         self.request_rejoin(f"{error.name} from SyncGroup")
         if error == ErrorCode.fenced_instance_id:
@@ -497,24 +503,27 @@ class ConsumerCoordinator:
         if error.retriable:
             raise RetriableError(error, "SyncGroup")
         self._fail(KafkaError(error, f"SyncGroup failed for group {self.group_id!r}"))
-        raise AssertionError("unreachable")
 
     async def _on_join_prepare(self, generation: Generation) -> None:
-        lost = generation.generation_id < 0 or not generation.has_member_id
-        if not lost:
-            await self.maybe_auto_commit_sync(self.config.rebalance_timeout_ms / 1000)
         owned = self.subscriptions.assigned_partitions()
+        lost = generation.generation_id < 0 or not generation.has_member_id
         if lost:
             if owned:
                 log.info("group %s: partitions lost: %s", self.group_id, sorted(owned))
                 await self._invoke("on_partitions_lost", owned)
                 self.subscriptions.assign_from_subscribed(())
         elif self.protocol is RebalanceProtocol.EAGER:
+            self.subscriptions.mark_pending_revocation(owned)
+            await self.maybe_auto_commit_sync(self.config.rebalance_timeout_ms / 1000)
             log.info("group %s: revoking %s", self.group_id, sorted(owned))
             await self._invoke("on_partitions_revoked", owned)
             self.subscriptions.assign_from_subscribed(())
         else:
+            # Cooperative members keep what they own while they rejoin; only
+            # partitions of topics no longer subscribed are given up now.
             unsubscribed = {tp for tp in owned if tp.topic not in self.subscriptions.subscription}
+            self.subscriptions.mark_pending_revocation(unsubscribed)
+            await self.maybe_auto_commit_sync(self.config.rebalance_timeout_ms / 1000)
             if unsubscribed:
                 await self._invoke("on_partitions_revoked", unsubscribed)
                 self.subscriptions.assign_from_subscribed(owned - unsubscribed)
@@ -541,6 +550,7 @@ class ConsumerCoordinator:
             if revoked:
                 # Commit before giving them up, so that their next owner starts
                 # exactly where we stopped.
+                self.subscriptions.mark_pending_revocation(revoked)
                 await self.maybe_auto_commit_sync(
                     self.config.rebalance_timeout_ms / 1000,
                     {
@@ -761,8 +771,17 @@ class ConsumerCoordinator:
     async def close(self, timeout: float, *, leave: bool = True) -> None:
         if self._closed:
             return
+        deadline = self._clock() + timeout
         try:
             if self.subscriptions.partitions_auto_assigned():
+                join = self._join_task
+                if join is not None and not join.done():
+                    # A cooperative member may have handed out records during
+                    # this rebalance; it can commit them only once in the new
+                    # generation, so let the rebalance finish first.
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(asyncio.shield(join), timeout)
+                timeout = max(0.0, deadline - self._clock())
                 await self.maybe_auto_commit_sync(timeout)
                 await self.on_leave_prepare()
                 if leave:

@@ -215,15 +215,20 @@ class Fetcher:
                     state.last_stable_offset = p.last_stable_offset
                     state.log_start_offset = p.log_start_offset
                     if p.records:
-                        fetched = CompletedFetch(
-                            tp,
-                            bytes(p.records),
-                            fetch_offset=offset,
-                            epoch=epoch,
-                            aborted_transactions=p.aborted_transactions,
-                            read_committed=self.read_committed,
-                            check_crcs=self.config.check_crcs,
-                        )
+                        try:
+                            fetched = CompletedFetch(
+                                tp,
+                                bytes(p.records),
+                                fetch_offset=offset,
+                                epoch=epoch,
+                                aborted_transactions=p.aborted_transactions,
+                                read_committed=self.read_committed,
+                                check_crcs=self.config.check_crcs,
+                            )
+                        except KafkaError as e:  # unreadable batch headers
+                            self._errors.append(e)
+                            arrived = True
+                            continue
                         if fetched.has_batches:
                             self._buffers.setdefault(tp, deque()).append(fetched)
                             arrived = True
@@ -270,7 +275,7 @@ class Fetcher:
                 del self._buffers[tp]
                 continue
             state = self.subscriptions.state(tp)
-            if state.paused:
+            if state.paused or state.pending_revocation:
                 continue
             while buffered and len(out) < max_records:
                 fetched = buffered[0]

@@ -68,8 +68,7 @@ class Producer:
         if sender is not None:
             if sender.fatal_error is not None:
                 raise sender.fatal_error
-            if topic not in sender.topics:
-                sender.topics.add(topic)
+            sender.track_topic(topic)
         future = core._accumulator.append_blocking(
             tp, *record, timeout=max(0.0, deadline - time.monotonic())
         )

@@ -87,6 +87,11 @@ class Sender:
         self._backoff = config.retry_backoff_ms / 1000
         self._delivery_timeout = config.delivery_timeout_ms / 1000
 
+    def track_topic(self, topic: str) -> None:
+        """Keep ``topic``'s metadata fresh (safe from any thread)."""
+        if topic not in self.topics:
+            self._loop.call_soon_threadsafe(self.topics.add, topic)
+
     def wakeup(self) -> None:
         """Safe from any thread."""
         try:

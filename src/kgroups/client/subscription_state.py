@@ -56,6 +56,9 @@ class PartitionState:
     position: int | None = None
     reset_strategy: str | None = None
     paused: bool = False
+    pending_revocation: bool = False
+    """About to be given up: its offset is being committed, so nothing more of
+    it may reach the user (else that would be read again by the next owner)."""
     epoch: int = field(default_factory=lambda: next(_epochs))
     high_watermark: int = -1
     log_start_offset: int = -1
@@ -231,10 +234,16 @@ class SubscriptionState:
 
     def is_fetchable(self, tp: TopicPartition) -> bool:
         state = self._assignment.get(tp)
-        return state is not None and not state.paused and state.position is not None
+        return state is not None and _fetchable(state)
 
     def fetchable_partitions(self) -> list[TopicPartition]:
-        return [tp for tp, s in self._assignment.items() if not s.paused and s.position is not None]
+        return [tp for tp, s in self._assignment.items() if _fetchable(s)]
+
+    def mark_pending_revocation(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            state = self._assignment.get(tp)
+            if state is not None:
+                state.pending_revocation = True
 
     def all_consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """The position of every partition that has one: what auto-commit stores."""
@@ -256,3 +265,7 @@ class SubscriptionState:
 
     def paused_partitions(self) -> set[TopicPartition]:
         return {tp for tp, s in self._assignment.items() if s.paused}
+
+
+def _fetchable(state: PartitionState) -> bool:
+    return not state.paused and not state.pending_revocation and state.position is not None
