@@ -63,33 +63,46 @@ def test_our_consumers_share_a_topic(broker: BrokerThread, strategy: str) -> Non
 
 
 @pytest.mark.parametrize(
-    ("strategy", "others"),
+    ("strategy", "others", "ours_first"),
     [
-        ("range", ["confluent", "kafka-python"]),
-        ("cooperative-sticky", ["confluent", "confluent"]),
+        ("range", ["confluent", "kafka-python"], True),
+        ("range", ["kafka-python", "confluent"], False),
+        ("cooperative-sticky", ["confluent", "confluent"], True),
+        ("cooperative-sticky", ["confluent", "confluent"], False),
     ],
 )
-def test_mixed_group(broker: BrokerThread, strategy: str, others: list[str]) -> None:
-    topic = group = f"mixed-{strategy}"
+def test_mixed_group(
+    broker: BrokerThread, strategy: str, others: list[str], ours_first: bool
+) -> None:
+    """Whoever joins first leads: our member as leader, then as follower."""
+    topic = group = f"mixed-{strategy}-{ours_first}"
     create_topic(broker.bootstrap, topic)
     factories = {"confluent": confluent_member, "kafka-python": kafka_python_member}
-    members = [kgroups_member(broker.bootstrap, group, topic, "ours", strategy)]
+    members: list[Member] = []
     try:
+        if ours_first:
+            members.append(kgroups_member(broker.bootstrap, group, topic, "ours", strategy))
+            wait_until(lambda: len(members[0].assigned) == PARTITIONS, 20, "our member alone")
         for i, kind in enumerate(others):
             members.append(factories[kind](broker.bootstrap, group, topic, f"{kind}{i}", strategy))
+            wait_until(lambda: members[-1].assignments > 0, 30, f"{kind}{i} to join")
+        if not ours_first:
+            members.append(kgroups_member(broker.bootstrap, group, topic, "ours", strategy))
+        ours = members[0] if ours_first else members[-1]
         wait_until(lambda: partitions_split(members, PARTITIONS), 40, "a mixed group to form")
         values = [f"m{i}".encode() for i in range(300)]
         produce(broker.bootstrap, topic, values)
         wait_until(lambda: set(consumed(members)) >= set(values), 20, "300 messages")
         assert max(consumed(members).values()) == 1
-        assert members[0].consumed, "our member got no records"
+        assert ours.consumed, "our member got no records"
 
         # Our member leaves; the others take its partitions over.
-        members[0].close()
-        wait_until(lambda: partitions_split(members[1:], PARTITIONS), 30, "the rest to regroup")
+        ours.close()
+        rest = [m for m in members if m is not ours]
+        wait_until(lambda: partitions_split(rest, PARTITIONS), 30, "the rest to regroup")
     finally:
         _close(members)
-    assert not members[0].errors
+    assert not any(m.errors for m in members)
 
 
 _KILLABLE_CONSUMER = textwrap.dedent(
