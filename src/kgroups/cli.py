@@ -116,6 +116,16 @@ def _parser() -> argparse.ArgumentParser:
     consume.add_argument("--timeout-ms", type=int, help="stop after this long without records")
     consume.add_argument("--print-key", action="store_true", help="print KEY<TAB>VALUE")
     _bootstrap(consume)
+
+    from kgroups.spark.analytics.main import add_arguments as analytics_arguments
+
+    analytics = commands.add_parser(
+        "analytics",
+        help="consumer-group lag, status and rebalance analytics on Spark",
+        description="Analyse __consumer_offsets with PySpark: Parquet tables and an HTML "
+        "report, or a live status table with --follow (needs the spark extra and Java).",
+    )
+    analytics_arguments(analytics)
     return parser
 
 
@@ -226,6 +236,13 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    if args.command == "analytics":
+        try:
+            from kgroups.spark.analytics.main import run as run_analytics
+        except ImportError:
+            print("kgroups: analytics needs the spark extra: pip install 'kgroups[spark]'")
+            return 2
+        return run_analytics(args)
     raise AssertionError(args.command)
 
 

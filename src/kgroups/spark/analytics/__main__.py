@@ -1,0 +1,5 @@
+import sys
+
+from kgroups.spark.analytics.main import main
+
+sys.exit(main())

@@ -1,0 +1,203 @@
+"""``kgroups analytics --follow``: a live lag and status table, kept up to date as
+commits arrive.
+
+A Structured Streaming query reads the offsets topic through the kgroups data
+source (its position lives in the query's checkpoint) and hands each
+micro-batch's commits to the driver, which keeps each partition's Burrow window
+(the last ``window`` commits) and re-evaluates every partition against the log
+end offsets of now. The live table is written to ``OUTPUT/live_status``
+(Parquet, replaced each time), registered as the temporary view
+``kgroups_live_status`` and summarised on stderr. It is also refreshed between
+micro-batches, so a group that stops committing turns STOP without new records.
+
+The windows are saved to ``OUTPUT/follow_state.json`` after each micro-batch,
+with the last offsets-topic offset applied per partition, so a restarted
+follow neither loses them nor applies a replayed micro-batch twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, Commit, partition_status
+from kgroups.spark.analytics.job import AnalyticsConfig, write_text
+from kgroups.spark.analytics.tables import decoded_offsets_log
+from kgroups.spark.cluster_calls import ClusterCalls
+from kgroups.spark.offset_spec import LATEST
+from kgroups.spark.options import TopicSelection
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["LiveStatus", "follow"]
+
+Key = tuple[str, str, int]
+LIVE_SCHEMA = (
+    "group string, topic string, partition int, committed_offset long, log_end long,"
+    " lag_offsets long, status string, group_status string, last_commit_ms long, evaluated_ms long"
+)
+
+
+class LiveStatus:
+    """The driver's windows per (group, topic, partition) and the live table."""
+
+    def __init__(self, spark: SparkSession, config: AnalyticsConfig, say: Callable[[str], Any]):
+        self.spark = spark
+        self.config = config
+        self.say = say
+        self.windows: dict[Key, deque[Commit]] = {}
+        self.applied: dict[int, int] = {}
+        self.calls = ClusterCalls(config.bootstrap)
+        self.state_path = f"{config.output.rstrip('/')}/follow_state.json"
+        self._load()
+
+    def _load(self) -> None:
+        text = _read_text(self.spark, self.state_path)
+        if text is None:
+            return
+        state = json.loads(text)
+        self.applied = {int(p): o for p, o in state["applied"].items()}
+        for entry in state["windows"]:
+            key = (entry["group"], entry["topic"], entry["partition"])
+            self.windows[key] = deque(
+                (Commit(*c) for c in entry["commits"]), maxlen=self.config.window
+            )
+
+    def _save(self) -> None:
+        state = {
+            "applied": {str(p): o for p, o in self.applied.items()},
+            "windows": [
+                {"group": g, "topic": t, "partition": p, "commits": [list(c) for c in w]}
+                for (g, t, p), w in sorted(self.windows.items())
+            ],
+        }
+        write_text(self.spark, self.state_path, json.dumps(state))
+
+    def add_batch(self, batch: DataFrame, batch_id: int) -> None:
+        rows = (
+            batch.filter(F.col("kind") == "offset_commit")
+            .select(
+                "group",
+                "topic",
+                "partition",
+                "committed_offset",
+                "commit_ms",
+                "offsets_partition",
+                "offsets_offset",
+            )
+            .orderBy("offsets_partition", "offsets_offset")
+            .collect()
+        )
+        fresh = [r for r in rows if r.offsets_offset > self.applied.get(r.offsets_partition, -1)]
+        ends = self._log_ends({(r.topic, r.partition) for r in fresh})
+        for r in fresh:
+            key = (r.group, r.topic, r.partition)
+            end = ends.get((r.topic, r.partition))
+            lag = 0 if end is None else max(0, end - r.committed_offset)
+            window = self.windows.setdefault(key, deque(maxlen=self.config.window))
+            window.append(Commit(r.committed_offset, lag, r.commit_ms))
+            self.applied[r.offsets_partition] = r.offsets_offset
+        self._save()
+        self.refresh(f"micro-batch {batch_id}: {len(fresh)} new commits")
+
+    def _log_ends(self, partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        existing = set(self.calls.partitions(TopicSelection(pattern=".*")))
+        return self.calls.offsets({tp: LATEST for tp in partitions if tp in existing})
+
+    def refresh(self, why: str) -> None:
+        now_ms = int(time.time() * 1000)
+        ends = self._log_ends({(t, p) for _, t, p in self.windows})
+        rows: list[list[Any]] = []
+        for (group, topic, partition), window in sorted(self.windows.items()):
+            last = window[-1]
+            end = ends.get((topic, partition))
+            current = last.lag if end is None else max(0, end - last.offset)
+            rows.append(
+                [
+                    group,
+                    topic,
+                    partition,
+                    last.offset,
+                    end,
+                    current,
+                    partition_status(window, current, now_ms),
+                    None,
+                    last.t_ms,
+                    now_ms,
+                ]
+            )
+        worst: dict[str, str] = {}
+        for row in rows:
+            if SEVERITY[row[6]] > SEVERITY[worst.get(row[0], "OK")]:
+                worst[row[0]] = row[6]
+        for row in rows:
+            row[7] = GROUP_STATUS[worst.get(row[0], "OK")]
+        table = self.spark.createDataFrame([tuple(r) for r in rows], LIVE_SCHEMA)
+        table.write.mode("overwrite").parquet(f"{self.config.output.rstrip('/')}/live_status")
+        table.createOrReplaceTempView("kgroups_live_status")
+        groups = sorted({(r[0], r[7]) for r in rows})
+        lag = {g: sum(r[5] for r in rows if r[0] == g) for g, _ in groups}
+        self.say(
+            f"[follow] {why}; "
+            + (", ".join(f"{g}: {s} lag {lag[g]}" for g, s in groups) or "no groups yet")
+        )
+
+
+def follow(
+    spark: SparkSession,
+    config: AnalyticsConfig,
+    *,
+    checkpoint: str | None = None,
+    once: bool = False,
+    trigger_seconds: float = 10.0,
+    say: Callable[[str], Any] = lambda line: print(line, file=sys.stderr),
+) -> None:
+    """Run until stopped (Ctrl-C), or with ``once`` until what is there now is read."""
+    live = LiveStatus(spark, config, say)
+    stream = decoded_offsets_log(
+        spark,
+        config.bootstrap,
+        config.offsets_topic,
+        group_pattern=config.groups,
+        streaming=True,
+        extra_options={"maxOffsetsPerTrigger": "200000"},
+    )
+    writer = stream.writeStream.foreachBatch(live.add_batch).option(
+        "checkpointLocation", checkpoint or f"{config.output.rstrip('/')}/follow_checkpoint"
+    )
+    query = (
+        writer.trigger(availableNow=True)
+        if once
+        else writer.trigger(processingTime=f"{trigger_seconds} seconds")
+    ).start()
+    say(f"[follow] reading {config.offsets_topic} from {config.bootstrap}; Ctrl-C stops")
+    try:
+        while not query.awaitTermination(max(1, round(trigger_seconds))):
+            live.refresh("between micro-batches")
+    except KeyboardInterrupt:
+        say("[follow] stopping")
+    finally:
+        query.stop()
+        live.calls.close()
+
+
+def _read_text(spark: SparkSession, path: str) -> str | None:
+    jvm: Any = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    target = jvm.org.apache.hadoop.fs.Path(path)
+    fs = target.getFileSystem(conf)
+    if not fs.exists(target):
+        return None
+    stream = fs.open(target)
+    try:
+        reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream, "UTF-8"))
+        return "\n".join(iter(reader.readLine, None))
+    finally:
+        stream.close()

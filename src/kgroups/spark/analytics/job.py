@@ -1,0 +1,261 @@
+"""``kgroups analytics``: the batch job over a cluster's offsets topic.
+
+Steps, each reported on stderr as it starts and ends:
+
+1. read and decode the offsets topic through the kgroups data source;
+2. write the ``commits`` and ``generations`` tables;
+3. read the committed-to topics' offset -> timestamp index;
+4. write ``lag`` (each commit's lag in offsets and in seconds);
+5. evaluate Burrow's rules at regular ticks: ``partition_status`` and
+   ``group_status`` (the ticks at ``now`` are the current status);
+6. write ``rebalances`` (each generation with its inferred cause);
+7. write ``report.html``.
+
+Every path is a Hadoop path (local, HDFS, S3A, ...), written by Spark or
+through Hadoop's FileSystem from the driver, so the job runs unchanged on a
+cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
+from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
+from kgroups.spark.analytics.rebalances import rebalance_history
+from kgroups.spark.analytics.report import GroupReport, render_report
+from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
+from kgroups.spark.cluster_calls import ClusterCalls
+from kgroups.spark.options import TopicSelection
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["AnalyticsConfig", "Progress", "run_analytics", "write_text"]
+
+OFFSETS_TOPIC = "__consumer_offsets"
+_TICKS_PER_HISTORY = 120
+
+
+@dataclass(frozen=True)
+class AnalyticsConfig:
+    bootstrap: str
+    output: str
+    offsets_topic: str = OFFSETS_TOPIC
+    groups: str | None = None
+    """A regular expression the whole group id must match."""
+    window: int = 10
+    interval_ms: int | None = None
+    now_ms: int | None = None
+
+
+@dataclass
+class Progress:
+    """Step lines on stderr, with the time each step took."""
+
+    steps: int
+    write: Callable[[str], Any] = field(default=lambda line: print(line, file=sys.stderr))
+    _step: int = 0
+    _started: float = field(default_factory=time.monotonic)
+
+    def step(self, message: str) -> None:
+        self._step += 1
+        self._started = time.monotonic()
+        self.write(f"[analytics {self._step}/{self.steps}] {message} ...")
+
+    def done(self, message: str) -> None:
+        took = time.monotonic() - self._started
+        self.write(f"[analytics {self._step}/{self.steps}] {message} ({took:.1f} s)")
+
+
+def write_text(spark: SparkSession, path: str, text: str) -> None:
+    """Write a file to any Hadoop path from the driver."""
+    jvm: Any = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    target = jvm.org.apache.hadoop.fs.Path(path)
+    stream = target.getFileSystem(conf).create(target, True)
+    try:
+        stream.write(bytearray(text.encode()))
+    finally:
+        stream.close()
+
+
+def _save(df: DataFrame, path: str) -> None:
+    df.write.mode("overwrite").parquet(path)
+
+
+def run_analytics(
+    spark: SparkSession, config: AnalyticsConfig, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Run every step; returns the figures of the summary line."""
+    progress = progress or Progress(steps=7)
+    out = config.output.rstrip("/")
+    sc = spark.sparkContext
+
+    progress.step(f"reading {config.offsets_topic} from {config.bootstrap}")
+    sc.setJobDescription("kgroups analytics: decode the offsets topic")
+    decoded = decoded_offsets_log(
+        spark, config.bootstrap, config.offsets_topic, group_pattern=config.groups
+    ).cache()
+    kinds: dict[str, int] = {r[0]: r[1] for r in decoded.groupBy("kind").count().collect()}
+    progress.done(
+        f"{sum(kinds.values())} records: "
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    )
+
+    progress.step("writing commits and generations")
+    commits = commits_table(decoded).cache()
+    generations = generations_table(decoded).cache()
+    _save(commits, f"{out}/commits")
+    _save(generations, f"{out}/generations")
+    progress.done("tables commits, generations written")
+
+    progress.step("reading the data topics' offset -> timestamp index")
+    sc.setJobDescription("kgroups analytics: data topics' index")
+    topics = sorted(r.topic for r in commits.select("topic").distinct().collect())
+    with ClusterCalls(config.bootstrap) as calls:
+        existing = sorted({t for t, _ in calls.partitions(TopicSelection(pattern=".*"))})
+    present = [t for t in topics if t in existing]
+    index = record_index(spark, config.bootstrap, present).cache()
+    records = index.count()
+    gone = sorted(set(topics) - set(present))
+    progress.done(
+        f"{records} records of {len(present)} topics"
+        + (f" (deleted since: {', '.join(gone)})" if gone else "")
+    )
+
+    progress.step("computing lag per commit")
+    sc.setJobDescription("kgroups analytics: lag")
+    lag = commit_lag(commits, index).cache()
+    _save(lag, f"{out}/lag")
+    progress.done("table lag written")
+
+    progress.step("evaluating Burrow's status rules")
+    sc.setJobDescription("kgroups analytics: status")
+    first = commits.agg(F.min("commit_ms")).first()
+    first_ms = first[0] if first is not None and first[0] is not None else None
+    now_ms = config.now_ms if config.now_ms is not None else int(time.time() * 1000)
+    interval_ms = config.interval_ms or max(
+        1000, ((now_ms - (first_ms or now_ms)) // _TICKS_PER_HISTORY) or 1000
+    )
+    moments = log_end_as_of(index, ticks(commits.filter(~F.col("deleted")), now_ms, interval_ms))
+    events = lag.select(
+        "group",
+        "topic",
+        "partition",
+        F.col("commit_ms").alias("t_ms"),
+        F.lit(0).alias("kind"),
+        F.col("committed_offset").alias("offset"),
+        "lag_offsets",
+        F.lit(None).cast("long").alias("log_end"),
+    ).unionByName(
+        moments.select(
+            "group",
+            "topic",
+            "partition",
+            "t_ms",
+            F.lit(1).alias("kind"),
+            F.lit(None).cast("long").alias("offset"),
+            F.lit(None).cast("long").alias("lag_offsets"),
+            "log_end",
+        )
+    )
+    window = config.window
+    status = (
+        events.repartition("group", "topic", "partition")
+        .sortWithinPartitions("group", "topic", "partition", "t_ms", "kind")
+        .mapInArrow(lambda batches: evaluate_sorted(batches, window), STATUS_SCHEMA)
+        .withColumn("time", F.timestamp_millis("t_ms"))
+        .cache()
+    )
+    _save(status, f"{out}/partition_status")
+    severity = F.create_map(*[x for s, n in SEVERITY.items() for x in (F.lit(n), F.lit(s))])
+    group_map = F.create_map(*[x for s, g in GROUP_STATUS.items() for x in (F.lit(s), F.lit(g))])
+    rank = F.create_map(*[x for s, n in SEVERITY.items() for x in (F.lit(s), F.lit(n))])
+    group_status = (
+        status.groupBy("group", "t_ms")
+        .agg(
+            F.max(rank[F.col("status")]).alias("_worst"),
+            F.sum("lag_offsets").alias("total_lag"),
+            F.count("*").alias("partitions"),
+        )
+        .withColumn("worst_partition_status", severity[F.col("_worst")])
+        .withColumn("status", group_map[F.col("worst_partition_status")])
+        .withColumn("time", F.timestamp_millis("t_ms"))
+        .drop("_worst")
+        .cache()
+    )
+    _save(group_status, f"{out}/group_status")
+    current = group_status.filter(F.col("t_ms") == now_ms)
+    counts: dict[str, int] = {r[0]: r[1] for r in current.groupBy("status").count().collect()}
+    progress.done(
+        f"{status.count()} partition evaluations every {interval_ms / 1000:g} s; groups now: "
+        + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none")
+    )
+
+    progress.step("building the rebalance history")
+    sc.setJobDescription("kgroups analytics: rebalances")
+    rebalances = rebalance_history(generations, commits).cache()
+    _save(rebalances, f"{out}/rebalances")
+    progress.done(f"{rebalances.count()} generations")
+
+    progress.step("writing report.html")
+    reports = _group_reports(group_status, status, rebalances, lag, now_ms)
+    write_text(
+        spark,
+        f"{out}/report.html",
+        render_report(reports, now_ms, f"Consumer groups of {config.bootstrap}"),
+    )
+    progress.done(f"{out}/report.html ({len(reports)} groups)")
+    for df in (decoded, commits, generations, index, lag, status, group_status, rebalances):
+        df.unpersist()
+    return {
+        "records": sum(kinds.values()),
+        "commits": kinds.get("offset_commit", 0),
+        "groups": len(reports),
+        "status": {r.group: r.status for r in reports},
+    }
+
+
+def _group_reports(
+    group_status: DataFrame,
+    status: DataFrame,
+    rebalances: DataFrame,
+    lag: DataFrame,
+    now_ms: int,
+) -> list[GroupReport]:
+    reports: dict[str, GroupReport] = {}
+    for row in group_status.orderBy("group", "t_ms").collect():
+        report = reports.setdefault(row.group, GroupReport(row.group, "OK", 0))
+        report.lag_series.append((row.t_ms, int(row.total_lag or 0), row.status))
+        if row.t_ms == now_ms:
+            report.status, report.total_lag = row.status, int(row.total_lag or 0)
+    now = status.filter(F.col("t_ms") == now_ms).orderBy("group", "topic", "partition")
+    for row in now.collect():
+        reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).partitions.append(
+            (
+                row.topic,
+                row.partition,
+                row.committed_offset,
+                row.log_end,
+                row.lag_offsets,
+                row.status,
+            )
+        )
+    history = rebalances.orderBy("group", "record_ms").select(
+        "group", "record_ms", "generation", "cause", "member_count", "not_stable_ms"
+    )
+    for row in history.collect():
+        reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).rebalances.append(
+            (row.record_ms, row.generation, row.cause, row.member_count, row.not_stable_ms)
+        )
+    for row in lag.groupBy("group").agg(F.max("lag_seconds").alias("worst")).collect():
+        if row.group in reports:
+            reports[row.group].max_lag_seconds = row.worst
+    return [reports[g] for g in sorted(reports)]

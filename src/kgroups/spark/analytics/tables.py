@@ -1,0 +1,88 @@
+"""The ``commits`` and ``generations`` tables, read from the offsets topic through
+the kgroups data source and decoded on the executors."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+
+from kgroups.spark.analytics.offsets_log import DECODED_SCHEMA, decode_batches
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+__all__ = ["commits_table", "decoded_offsets_log", "generations_table"]
+
+
+def decoded_offsets_log(
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    *,
+    group_pattern: str | None = None,
+    streaming: bool = False,
+    extra_options: dict[str, str] | None = None,
+) -> DataFrame:
+    """Every record of the offsets topic, decoded (DECODED_SCHEMA)."""
+    source = (spark.readStream if streaming else spark.read).format("kgroups")
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        **(extra_options or {}),
+    }
+    for key, value in options.items():
+        source = source.option(key, value)
+    raw = source.load().select("key", "value", "partition", "offset", "timestamp")
+    decoded = raw.mapInArrow(decode_batches, DECODED_SCHEMA)
+    if group_pattern is not None:
+        decoded = decoded.filter(F.col("group").rlike(f"^(?:{group_pattern})$"))
+    return decoded
+
+
+def _ms(column: str) -> Column:
+    return F.timestamp_millis(F.col(column))
+
+
+def commits_table(decoded: DataFrame) -> DataFrame:
+    """One row per offset commit (and per deletion, with a null offset)."""
+    return decoded.filter(F.col("kind").isin("offset_commit", "offset_deleted")).select(
+        "group",
+        "topic",
+        "partition",
+        F.col("committed_offset").alias("offset"),
+        "leader_epoch",
+        "metadata",
+        _ms("commit_ms").alias("commit_time"),
+        _ms("expire_ms").alias("expire_time"),
+        _ms("record_ms").alias("record_time"),
+        (F.col("kind") == "offset_deleted").alias("deleted"),
+        "key_version",
+        "value_version",
+        "offsets_partition",
+        "offsets_offset",
+        "commit_ms",
+    )
+
+
+def generations_table(decoded: DataFrame) -> DataFrame:
+    """One row per stored group state: each generation, and each group deletion."""
+    return decoded.filter(F.col("kind").isin("group_metadata", "group_deleted")).select(
+        "group",
+        "generation",
+        "protocol_type",
+        "protocol",
+        "leader",
+        _ms("state_ms").alias("state_time"),
+        _ms("record_ms").alias("record_time"),
+        F.coalesce("state_ms", "record_ms").alias("state_ms"),
+        "record_ms",
+        F.when(F.col("members").isNull(), 0).otherwise(F.size("members")).alias("member_count"),
+        "members",
+        (F.col("kind") == "group_deleted").alias("deleted"),
+        "key_version",
+        "value_version",
+        "offsets_partition",
+        "offsets_offset",
+    )
