@@ -792,8 +792,8 @@ class ConsumerCoordinator:
             self._closed = True
             self._heartbeat_wakeup.set()
             for task in (self._join_task, self._heartbeat_task, self._auto_commit_task):
-                if task is not None and not task.done():
+                if task is not None:
                     task.cancel()
                     with contextlib.suppress(BaseException):
-                        await task
+                        await task  # also collects the error of one that failed
             await self.link.close()
