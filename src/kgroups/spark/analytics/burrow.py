@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from kgroups.spark.analytics.row_types import arrow_of, struct
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -44,9 +46,16 @@ GROUP_STATUS = {
     "REWIND": "ERR",
 }
 
-STATUS_SCHEMA = (
-    "group string, topic string, partition int, t_ms long, committed_offset long,"
-    " log_end long, lag_offsets long, status string, window_commits int"
+STATUS_SCHEMA = struct(
+    ("group", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("t_ms", "long"),
+    ("committed_offset", "long"),
+    ("log_end", "long"),
+    ("lag_offsets", "long"),
+    ("status", "string"),
+    ("window_commits", "int"),
 )
 
 
@@ -78,7 +87,7 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
     with the log end then) emit a status row (STATUS_SCHEMA)."""
     import pyarrow as pa
 
-    names = [part.split(" ")[0] for part in STATUS_SCHEMA.split(", ")]
+    arrow = arrow_of(STATUS_SCHEMA)
     key: tuple[Any, ...] | None = None
     commits: deque[Commit] = deque(maxlen=window)
     for batch in batches:
@@ -109,13 +118,4 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
                     "window_commits": len(commits),
                 }
             )
-        yield pa.RecordBatch.from_pylist(out, schema=_arrow_schema(names))
-
-
-def _arrow_schema(names: list[str]) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_string
-
-    schema = _parse_datatype_string(STATUS_SCHEMA)
-    assert isinstance(schema, StructType) and schema.names == names
-    return to_arrow_schema(schema, timezone="UTC")
+        yield pa.RecordBatch.from_pylist(out, schema=arrow)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql.types import ArrayType
+
 from kgroups.assignors.protocol import ProtocolError, decode_assignment, decode_subscription
 from kgroups.coordinator.records import (
     GroupMetadataKey,
@@ -22,24 +24,47 @@ from kgroups.coordinator.records import (
     decode_key,
     decode_offset_commit_value,
 )
+from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["DECODED_SCHEMA", "decode_batches"]
 
-_MEMBER = (
-    "struct<member_id:string, group_instance_id:string, client_id:string, client_host:string,"
-    " rebalance_timeout_ms:int, session_timeout_ms:int, topics:array<string>,"
-    " assignment:array<struct<topic:string, partition:int>>>"
+_TOPIC_PARTITION = struct(("topic", "string"), ("partition", "int"))
+_MEMBER = struct(
+    ("member_id", "string"),
+    ("group_instance_id", "string"),
+    ("client_id", "string"),
+    ("client_host", "string"),
+    ("rebalance_timeout_ms", "int"),
+    ("session_timeout_ms", "int"),
+    ("topics", "strings"),
+    ("assignment", ArrayType(_TOPIC_PARTITION)),
 )
 
-DECODED_SCHEMA = (
-    "kind string, group string, topic string, partition int, offsets_partition int,"
-    " offsets_offset long, record_ms long, key_version int, value_version int,"
-    " committed_offset long, leader_epoch int, metadata string, commit_ms long, expire_ms long,"
-    " generation int, protocol_type string, protocol string, leader string, state_ms long,"
-    f" members array<{_MEMBER}>, error string"
+DECODED_SCHEMA = struct(
+    ("kind", "string"),
+    ("group", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("offsets_partition", "int"),
+    ("offsets_offset", "long"),
+    ("record_ms", "long"),
+    ("key_version", "int"),
+    ("value_version", "int"),
+    ("committed_offset", "long"),
+    ("leader_epoch", "int"),
+    ("metadata", "string"),
+    ("commit_ms", "long"),
+    ("expire_ms", "long"),
+    ("generation", "int"),
+    ("protocol_type", "string"),
+    ("protocol", "string"),
+    ("leader", "string"),
+    ("state_ms", "long"),
+    ("members", ArrayType(_MEMBER)),
+    ("error", "string"),
 )
 
 
@@ -125,12 +150,8 @@ def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
 def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: rows of the data source -> DECODED_SCHEMA rows."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_string
 
-    schema = _parse_datatype_string(DECODED_SCHEMA)
-    assert isinstance(schema, StructType)
-    arrow = to_arrow_schema(schema, timezone="UTC")
+    arrow = arrow_of(DECODED_SCHEMA)
     for batch in batches:
         columns = batch.to_pydict()
         timestamps = batch.column("timestamp").cast(pa.int64()).to_pylist()

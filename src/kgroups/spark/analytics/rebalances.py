@@ -20,6 +20,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
+
+from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -27,13 +30,28 @@ if TYPE_CHECKING:
 
 __all__ = ["rebalance_history"]
 
-_CHANGES_SCHEMA = (
-    "group string, generation int, record_ms long, state_ms long, prev_ms long,"
-    " protocol_type string, protocol string, leader string, member_count int,"
-    " members array<string>, joined array<string>, replaced array<string>,"
-    " subscription_changed boolean, emptied boolean, deleted boolean,"
-    " departed array<struct<member_id:string, session_timeout_ms:int,"
-    " assignment:array<struct<topic:string, partition:int>>>>"
+_DEPARTED = struct(
+    ("member_id", "string"),
+    ("session_timeout_ms", "int"),
+    ("assignment", ArrayType(struct(("topic", "string"), ("partition", "int")))),
+)
+_CHANGES_SCHEMA = struct(
+    ("group", "string"),
+    ("generation", "int"),
+    ("record_ms", "long"),
+    ("state_ms", "long"),
+    ("prev_ms", "long"),
+    ("protocol_type", "string"),
+    ("protocol", "string"),
+    ("leader", "string"),
+    ("member_count", "int"),
+    ("members", "strings"),
+    ("joined", "strings"),
+    ("replaced", "strings"),
+    ("subscription_changed", "boolean"),
+    ("emptied", "boolean"),
+    ("deleted", "boolean"),
+    ("departed", ArrayType(_DEPARTED)),
 )
 
 
@@ -45,12 +63,8 @@ def _label(member: dict[str, Any]) -> str:
 def _changes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow over generations sorted by (group, offsets_offset)."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_string
 
-    schema = _parse_datatype_string(_CHANGES_SCHEMA)
-    assert isinstance(schema, StructType)
-    arrow = to_arrow_schema(schema, timezone="UTC")
+    arrow = arrow_of(_CHANGES_SCHEMA)
     group: str | None = None
     previous: dict[str, Any] | None = None
     for batch in batches:
@@ -98,7 +112,7 @@ def _changes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     "members": sorted(_label(m) for m in members.values()),
                     "joined": joined,
                     "replaced": replaced,
-                    "subscription_changed": bool(before) and subscriptions != earlier,
+                    "subscription_changed": bool(before and members) and subscriptions != earlier,
                     "emptied": bool(before) and not members and not row["deleted"],
                     "deleted": row["deleted"],
                     "departed": departed,

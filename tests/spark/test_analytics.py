@@ -1,0 +1,211 @@
+"""`kgroups analytics` on a recorded scenario: an offsets log written by the test in
+Kafka's record formats (every key and value version), beside a data topic whose
+record timestamps are known, so every lag figure, status and cause is exact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import create_topic
+
+from kgroups.assignors.protocol import (
+    Assignment,
+    Subscription,
+    TopicPartition,
+    encode_assignment,
+    encode_subscription,
+)
+from kgroups.coordinator.records import (
+    GroupMetadataValue,
+    MemberMetadataValue,
+    OffsetCommitValue,
+    encode_group_metadata_key,
+    encode_group_metadata_value,
+    encode_offset_commit_key,
+    encode_offset_commit_value,
+)
+
+from broker_thread import BrokerThread
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000_000
+NOW = T0 + 100_000
+SECOND = 1000
+
+
+def commit_at(j: int) -> int:
+    return T0 + 10 * SECOND * j + 500
+
+
+# Committed offsets per group and commit index j (commit at commit_at(j)); the data
+# topic gets one record per second per partition, so the log end at commit j is 10j+1.
+SCENARIO: dict[str, dict[int, int]] = {
+    "steady": {j: 10 * j + 1 for j in range(10)},  # never behind: OK
+    "slow": {j: 5 * j + 1 for j in range(1, 10)},  # moves, lag grows: WARN
+    "stalled": {j: 3 for j in range(1, 10)},  # never moves: STALL
+    "recovering": {j: 5 * j + 1 if j <= 5 else 10 * j + 1 for j in range(1, 10)},  # WARN, OK
+    "stopped": {j: 10 * j - 4 for j in range(1, 5)},  # stops committing: STOP
+    "rewound": {j: 2 if j == 7 else 5 * j + 1 for j in range(1, 10)},  # goes back: REWIND
+}
+EXPECTED_NOW = {
+    "steady": ("OK", "OK"),
+    "slow": ("WARN", "WARN"),
+    "stalled": ("STALL", "ERR"),
+    "recovering": ("OK", "OK"),
+    "stopped": ("STOP", "ERR"),
+    "rewound": ("REWIND", "ERR"),
+}
+
+
+def _member(member_id: str, partition: int, instance: str | None = None) -> MemberMetadataValue:
+    return MemberMetadataValue(
+        member_id=member_id,
+        group_instance_id=instance,
+        client_id=member_id.split("-")[0],
+        client_host="/10.0.0.1",
+        rebalance_timeout=30_000,
+        session_timeout=10_000,
+        subscription=encode_subscription(Subscription(["orders"])),
+        assignment=encode_assignment(Assignment([TopicPartition("orders", partition)])),
+    )
+
+
+def _generation(generation: int, members: list[MemberMetadataValue], t: int) -> GroupMetadataValue:
+    return GroupMetadataValue(
+        protocol_type="consumer",
+        generation=generation,
+        protocol="range" if members else None,
+        leader=members[0].member_id if members else None,
+        current_state_timestamp=t - 200,
+        members=tuple(members),
+    )
+
+
+def _offsets_log() -> list[tuple[int, bytes, bytes | None]]:
+    """(timestamp, key, value) records of the recorded offsets topic, in time order."""
+    records: list[tuple[int, bytes, bytes | None]] = []
+    version = 0
+    for group, commits in SCENARIO.items():
+        for j, offset in commits.items():
+            for partition in (0, 1):
+                key = encode_offset_commit_key(group, "orders", partition)
+                if version % 2 == 0:
+                    key = b"\x00\x00" + key[2:]  # key v0: same layout as v1
+                expire = commit_at(j) + 86_400_000 if version % 5 == 1 else -1
+                value = OffsetCommitValue(offset, "", commit_at(j), 7, expire)
+                records.append((commit_at(j), key, encode_offset_commit_value(value, version % 5)))
+                version += 1
+    a, b = _member("a-1", 0), _member("b-1", 1)
+    c, c2 = _member("c-1", 1, "s1"), _member("c-2", 1, "s1")
+    generations = [
+        (1, [a], 1),
+        (2, [a, b], 5),
+        (3, [a], 20),  # b gone 12 s after its last sign of life: session expired
+        (4, [a, c], 30),
+        (4, [a, c2], 40),  # the static member s1 came back under a new member id
+        (5, [c2], 50),  # a committed 1 s before: it left
+        (6, [], 60),
+    ]
+    for i, (generation, members, at) in enumerate(generations):
+        stored = _generation(generation, members, T0 + at * SECOND)
+        value = encode_group_metadata_value(stored, i % 5)
+        records.append((T0 + at * SECOND, encode_group_metadata_key("rebalancing"), value))
+    for partition, at in ((1, 8), (0, 49), (1, 59)):
+        value = encode_offset_commit_value(OffsetCommitValue(at, "", T0 + at * SECOND))
+        key = encode_offset_commit_key("rebalancing", "orders", partition)
+        records.append((T0 + at * SECOND, key, value))
+    records.append((T0 + 95 * SECOND, encode_offset_commit_key("gone", "orders", 0), None))
+    records.append((T0 + 96 * SECOND, b"\x00\x09unknown", b"\x00\x00"))
+    return sorted(records, key=lambda r: r[0])
+
+
+def _record_scenario(bootstrap: str) -> None:
+    from confluent_kafka import Producer
+
+    create_topic(bootstrap, "orders", 2)
+    create_topic(bootstrap, "recorded-offsets", 1)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for i in range(100):
+        for partition in (0, 1):
+            producer.produce("orders", value=b"o", partition=partition, timestamp=T0 + i * SECOND)
+    for t, key, value in _offsets_log():
+        producer.produce("recorded-offsets", key=key, value=value, partition=0, timestamp=t)
+    assert producer.flush(30) == 0
+
+
+def test_analytics_on_a_recorded_scenario(
+    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+) -> None:
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
+
+    _record_scenario(spark_broker.bootstrap)
+    lines: list[str] = []
+    out = str(tmp_path / "analytics")
+    summary = run_analytics(
+        spark,
+        AnalyticsConfig(
+            bootstrap=spark_broker.bootstrap,
+            output=out,
+            offsets_topic="recorded-offsets",
+            interval_ms=10 * SECOND,
+            now_ms=NOW,
+        ),
+        Progress(steps=7, write=lines.append),
+    )
+    assert [line.split("]")[0] for line in lines[::2]] == [f"[analytics {i}/7" for i in range(1, 8)]
+
+    commits = spark.read.parquet(f"{out}/commits")
+    assert {r.value_version for r in commits.select("value_version").distinct().collect()} == {
+        None,
+        0,
+        1,
+        2,
+        3,
+        4,
+    }
+    assert {r.key_version for r in commits.select("key_version").distinct().collect()} == {0, 1}
+    assert commits.filter("deleted").count() == 1
+    assert summary["records"] == len(_offsets_log())
+
+    lag = spark.read.parquet(f"{out}/lag").filter("group = 'slow'").collect()
+    assert sorted((r.partition, r.commit_ms, r.lag_offsets, r.lag_seconds) for r in lag) == [
+        (p, commit_at(j), 5 * j, 5 * j - 0.5) for p in (0, 1) for j in range(1, 10)
+    ]
+    steady = spark.read.parquet(f"{out}/lag").filter("group = 'steady'").collect()
+    assert {(r.lag_offsets, r.lag_seconds) for r in steady} == {(0, 0.0)}
+
+    status = spark.read.parquet(f"{out}/partition_status").filter(f"t_ms = {NOW}").collect()
+    now = {(r.group, r.partition): r.status for r in status}
+    groups = spark.read.parquet(f"{out}/group_status")
+    current = {r.group: r.status for r in groups.filter(f"t_ms = {NOW}").collect()}
+    for group, (partition_status, group_status) in EXPECTED_NOW.items():
+        assert now[(group, 0)] == now[(group, 1)] == partition_status, group
+        assert current[group] == group_status, group
+    lag_now = {r.group: r.total_lag for r in groups.filter(f"t_ms = {NOW}").collect()}
+    assert lag_now["slow"] == 2 * (100 - 46)
+    history = [r.status for r in groups.filter("group = 'recovering'").orderBy("t_ms").collect()]
+    assert "WARN" in history and history[-1] == "OK"
+
+    rebalances = (
+        spark.read.parquet(f"{out}/rebalances").filter("group = 'rebalancing'").orderBy("record_ms")
+    ).collect()
+    assert [(r.generation, r.cause) for r in rebalances] == [
+        (1, "group created; joined: a-1"),
+        (2, "joined: b-1"),
+        (3, "session expired: b-1"),
+        (4, "joined: c-1 (s1)"),
+        (4, "static member replaced: s1: c-1 -> c-2"),
+        (5, "left: a-1"),
+        (6, "left: c-2"),  # a v0 value, which has no group instance ids
+    ]
+    assert rebalances[2].not_stable_ms == 20 * SECOND - (8 * SECOND + 10 * SECOND)
+    assert rebalances[-1].emptied
+
+    report = (tmp_path / "analytics" / "report.html").read_text()
+    assert report.count("<svg") == len(summary["status"])
+    assert "session expired: b-1" in report and "http" not in report.replace(
+        'xmlns="http://www.w3.org/2000/svg"', ""
+    )
