@@ -81,6 +81,51 @@ def fetch(bootstrap: str, topic: str, count: int, size: int, partitions: int) ->
     }
 
 
+def kafka_python_produce(bootstrap: str, topic: str, count: int, size: int) -> dict[str, float]:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, batch_size=1_000_000)
+    payload = b"x" * size
+    started = time.perf_counter()
+    for i in range(count):
+        producer.send(topic, value=payload, key=str(i % 1000).encode())
+    producer.flush(120)
+    elapsed = time.perf_counter() - started
+    producer.close()
+    return {
+        "messages_per_s": count / elapsed,
+        "mb_per_s": count * size / elapsed / 1e6,
+        "seconds": elapsed,
+    }
+
+
+def kafka_python_fetch(
+    bootstrap: str, topic: str, count: int, size: int, partitions: int
+) -> dict[str, float]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        fetch_max_bytes=52428800,
+        max_partition_fetch_bytes=10485760,
+    )
+    parts = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    started = time.perf_counter()
+    got = 0
+    while got < count:
+        got += sum(len(v) for v in consumer.poll(1000, max_records=100000).values())
+    elapsed = time.perf_counter() - started
+    consumer.close()
+    return {
+        "messages_per_s": count / elapsed,
+        "mb_per_s": count * size / elapsed / 1e6,
+        "seconds": elapsed,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=200_000)
@@ -107,6 +152,24 @@ def main() -> None:
                         "client": "confluent-kafka",
                         "message_bytes": size,
                         "messages": args.messages,
+                        "produce": p,
+                        "fetch": f,
+                    }
+                )
+            )
+            # Anchor: kafka-python on the same broker and input, in the same run.
+            anchor = topic + "-kafka-python"
+            admin.create_topics([NewTopic(anchor, args.partitions, 1)])[anchor].result(20)
+            count = min(args.messages, 100_000)
+            p = kafka_python_produce(bootstrap, anchor, count, size)
+            f = kafka_python_fetch(bootstrap, anchor, count, size, args.partitions)
+            print(
+                json.dumps(
+                    {
+                        "bench": "produce_fetch",
+                        "client": "kafka-python",
+                        "message_bytes": size,
+                        "messages": count,
                         "produce": p,
                         "fetch": f,
                     }
