@@ -39,6 +39,7 @@ class IdempotenceState:
         self.epoch = -1
         self.bump_needed = False
         self._next: dict[TopicPartition, int] = {}
+        self._first_acked: dict[TopicPartition, int] = {}
         self._last_acked: dict[TopicPartition, int] = {}
 
     @property
@@ -51,6 +52,7 @@ class IdempotenceState:
         self.epoch = epoch
         self.bump_needed = False
         self._next.clear()
+        self._first_acked.clear()
         self._last_acked.clear()
 
     def assign(self, tp: TopicPartition, record_count: int) -> int:
@@ -59,7 +61,15 @@ class IdempotenceState:
         self._next[tp] = next_sequence(base, record_count)
         return base
 
+    def has_acknowledged(self, tp: TopicPartition) -> bool:
+        """Whether the broker holds a record of us for this partition (this epoch).
+        Until it does, the partition's batches go one at a time: a broker accepts
+        any sequence from a producer it does not know, so a first batch that
+        failed could otherwise be overtaken by the next one, leaving a gap."""
+        return tp in self._first_acked
+
     def acknowledged(self, tp: TopicPartition, base_sequence: int, record_count: int) -> None:
+        self._first_acked.setdefault(tp, base_sequence)
         last = next_sequence(base_sequence, record_count - 1)
         previous = self._last_acked.get(tp, -1)
         # Keep the highest: responses of pipelined batches may arrive in any order.
@@ -69,8 +79,13 @@ class IdempotenceState:
     def stored(self, tp: TopicPartition, base_sequence: int, record_count: int) -> bool:
         """Whether a batch whose answer was lost is known to be stored anyway: the
         broker acknowledged a batch at or after it, and it appends in order."""
+        first_acked = self._first_acked.get(tp)
         last_acked = self._last_acked.get(tp)
-        if last_acked is None or base_sequence < 0:
+        if first_acked is None or last_acked is None or base_sequence < 0:
+            return False
+        # The broker's record of us starts at the first acknowledged batch and has
+        # no gaps from there: only batches in that stretch are known stored.
+        if base_sequence != first_acked and not _after(base_sequence, first_acked):
             return False
         last = next_sequence(base_sequence, record_count - 1)
         return last == last_acked or _after(last_acked, last)

@@ -198,8 +198,10 @@ class Sender:
 
     def _may_send(self, tp: TopicPartition, head: ProducerBatch) -> bool:
         in_flight = self._batches_in_flight.get(tp, ())
-        if head.attempts and self.idempotence is not None:
-            # A retry goes alone, so that the broker sees sequences in order.
+        idem = self.idempotence
+        if idem is not None and (head.attempts or not idem.has_acknowledged(tp)):
+            # A retry goes alone, and so does a partition's first batch: the
+            # broker must see our sequences in order.
             return not in_flight
         return len(in_flight) < self.config.max_in_flight
 

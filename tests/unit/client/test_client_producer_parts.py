@@ -119,12 +119,24 @@ def test_sequences_count_records_and_wrap_like_the_brokers() -> None:
 def test_a_batch_behind_an_acknowledged_one_is_known_stored() -> None:
     state = IdempotenceState()
     state.set_producer(5, 0)
-    state.assign(TP, 10)
-    state.assign(TP, 10)
-    assert state.is_next_in_line(TP, 0)
-    state.acknowledged(TP, 10, 10)  # the second batch's answer came first
-    assert state.stored(TP, 0, 10)
-    assert not state.stored(TP, 20, 10)
-    assert not state.is_next_in_line(TP, 0)
+    for _ in range(4):
+        state.assign(TP, 10)
+    assert not state.has_acknowledged(TP)  # the first batch must go alone
+    state.acknowledged(TP, 0, 10)
+    assert state.has_acknowledged(TP)
+    state.acknowledged(TP, 20, 10)  # the third batch's answer came before the second's
+    assert state.stored(TP, 10, 10)
+    assert not state.stored(TP, 30, 10)
+    assert not state.is_next_in_line(TP, 10)
     state.set_producer(5, 1)  # a new epoch forgets it all
+    assert not state.stored(TP, 10, 10)
+
+
+def test_a_first_batch_overtaken_by_a_later_one_is_not_assumed_stored() -> None:
+    """A broker accepts any first sequence from a producer it does not know."""
+    state = IdempotenceState()
+    state.set_producer(5, 0)
+    state.assign(TP, 10)
+    state.assign(TP, 10)
+    state.acknowledged(TP, 10, 10)
     assert not state.stored(TP, 0, 10)
