@@ -209,3 +209,68 @@ def test_analytics_on_a_recorded_scenario(
     assert "session expired: b-1" in report and "http" not in report.replace(
         'xmlns="http://www.w3.org/2000/svg"', ""
     )
+
+
+def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_path: Path) -> None:
+    """The same job on the broker's own __consumer_offsets, written by real clients."""
+    from confluent_kafka import Consumer
+
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
+
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "live-orders", 2)
+    from conftest import produce
+
+    produce(bootstrap, "live-orders", [(None, b"x", i % 2) for i in range(200)])
+
+    def member(name: str) -> Any:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "live",
+                "client.id": name,
+                "auto.offset.reset": "earliest",
+                "auto.commit.interval.ms": 100,
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 200,
+            }
+        )
+        consumer.subscribe(["live-orders"])
+        return consumer
+
+    def poll_until(consumers: list[Any], assigned: int) -> None:
+        for _ in range(100):
+            for c in consumers:
+                c.poll(0.05)
+            if sum(len(c.assignment()) for c in consumers) == 2 and all(
+                len(c.assignment()) == assigned for c in consumers
+            ):
+                return
+        raise AssertionError("the group did not settle")
+
+    first = member("first")
+    poll_until([first], 2)
+    second = member("second")
+    poll_until([first, second], 1)
+    second.close()
+    poll_until([first], 2)
+    for _ in range(20):  # read the rest; close() commits where it got
+        first.poll(0.05)
+    first.close()
+
+    out = str(tmp_path / "real")
+    run_analytics(
+        spark,
+        AnalyticsConfig(bootstrap=bootstrap, output=out, groups="live"),
+        Progress(steps=7, write=lambda line: None),
+    )
+    causes = [
+        r.cause.split(":")[0]
+        for r in spark.read.parquet(f"{out}/rebalances").orderBy("record_ms").collect()
+    ]
+    assert causes == ["group created; joined", "joined", "left", "left"]
+    # Every record was written before the group started: the log end is 100 throughout.
+    lag = spark.read.parquet(f"{out}/lag").collect()
+    assert lag and {r.log_end for r in lag} == {100}
+    assert all(r.lag_offsets == 100 - r.committed_offset for r in lag)
+    assert all(r.lag_seconds > 0 for r in lag if r.lag_offsets > 0)
