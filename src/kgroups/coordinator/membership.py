@@ -148,19 +148,21 @@ class Membership:
         # Members that don't rejoin are dropped when the join phase completes.
         return group.has(member_id) or len(group) < max_size
 
+    def _refused(self, group: ClassicGroup, join: _Join, member_id: str, fx: Effects) -> bool:
+        """The checks every join starts with: a dead group, a protocol the group
+        cannot take. Answers and returns True when the join is refused."""
+        if group.is_in(GroupState.DEAD):
+            error = ErrorCode.coordinator_not_available
+        elif not group.supports_protocols(join.protocol_type, join.protocol_names):
+            error = ErrorCode.inconsistent_group_protocol
+        else:
+            return False
+        fx.reply(join.ctx.reply_to, join_error(join.ctx.api_version, error, member_id))
+        return True
+
     def _join_new_member(self, group: ClassicGroup, join: _Join, now: int, fx: Effects) -> None:
         version = join.ctx.api_version
-        if group.is_in(GroupState.DEAD):
-            fx.reply(
-                join.ctx.reply_to,
-                join_error(version, ErrorCode.coordinator_not_available, UNKNOWN_MEMBER_ID),
-            )
-            return
-        if not group.supports_protocols(join.protocol_type, join.protocol_names):
-            fx.reply(
-                join.ctx.reply_to,
-                join_error(version, ErrorCode.inconsistent_group_protocol, UNKNOWN_MEMBER_ID),
-            )
+        if self._refused(group, join, UNKNOWN_MEMBER_ID, fx):
             return
         instance_id = join.group_instance_id
         new_member_id = self._new_member_id(
@@ -191,17 +193,7 @@ class Membership:
     ) -> None:
         version = join.ctx.api_version
         member_id = join.member_id
-        if group.is_in(GroupState.DEAD):
-            fx.reply(
-                join.ctx.reply_to,
-                join_error(version, ErrorCode.coordinator_not_available, member_id),
-            )
-            return
-        if not group.supports_protocols(join.protocol_type, join.protocol_names):
-            fx.reply(
-                join.ctx.reply_to,
-                join_error(version, ErrorCode.inconsistent_group_protocol, member_id),
-            )
+        if self._refused(group, join, member_id, fx):
             return
         if group.is_pending(member_id):
             if join.group_instance_id is not None:
