@@ -13,6 +13,7 @@ from kio.static.primitive import i32Timedelta
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
 from kgroups.protocol.types import TopicName, i16, i32
 
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
@@ -41,7 +42,8 @@ async def create(bootstrap: str, name: str, partitions: int | None, configs: lis
                 ),
                 timeout=_TIMEOUT,
                 validate_only=False,
-            )
+            ),
+            version=conn.version_for(apis.CREATE_TOPICS, 2, 7),
         )
         result = response.topics[0]
         if result.error_code != ErrorCode.none:
@@ -58,7 +60,8 @@ async def delete(bootstrap: str, name: str) -> str:
         response = await conn.send(
             DeleteTopicsRequest(
                 topics=(DeleteTopicState(name=TopicName(name), topic_id=None),), timeout=_TIMEOUT
-            )
+            ),
+            version=conn.version_for(apis.DELETE_TOPICS, 6, 6),
         )
         result = response.responses[0]
         if result.error_code != ErrorCode.none:
