@@ -180,11 +180,10 @@ async def run(args: argparse.Namespace) -> None:
     broker = BrokerProcess(data, None, "group.max.session.timeout.ms=1800000").start()
     assert broker.proc is not None
     try:
-        for n in args.sizes:
-            members, seconds = await form_group(broker.port, f"rebalance-{n}", n)
-            print(json.dumps({"bench": "rebalance", "members": n, "seconds": round(seconds, 3)}))
-            await asyncio.gather(*(m.conn.close() for m in members))
-
+        # Memory first, on a fresh broker (later phases leave freed memory behind),
+        # after a warm-up group has created `__consumer_offsets`.
+        warmup, _ = await form_group(broker.port, "warmup", 10)
+        await asyncio.gather(*(m.conn.close() for m in warmup))
         rss_before = rss_kb(broker.proc.pid)
         groups = []
         for g in range(args.groups):
@@ -218,6 +217,11 @@ async def run(args: argparse.Namespace) -> None:
                 }
             )
         )
+        for n in args.sizes:
+            members, seconds = await form_group(broker.port, f"rebalance-{n}", n)
+            print(json.dumps({"bench": "rebalance", "members": n, "seconds": round(seconds, 3)}))
+            await asyncio.gather(*(m.conn.close() for m in members))
+
     finally:
         broker.stop()
 
