@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_topic
+from spark_helpers import create_topic
 
 from kgroups.assignors.protocol import (
     Assignment,
@@ -136,12 +136,17 @@ def _record_scenario(bootstrap: str) -> None:
     assert producer.flush(30) == 0
 
 
+@pytest.fixture(scope="module")
+def recorded(spark_broker: BrokerThread) -> str:
+    _record_scenario(spark_broker.bootstrap)
+    return spark_broker.bootstrap
+
+
 def test_analytics_on_a_recorded_scenario(
-    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+    spark: Any, spark_broker: BrokerThread, recorded: str, tmp_path: Path
 ) -> None:
     from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
 
-    _record_scenario(spark_broker.bootstrap)
     lines: list[str] = []
     out = str(tmp_path / "analytics")
     summary = run_analytics(
@@ -219,7 +224,7 @@ def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_pa
 
     bootstrap = spark_broker.bootstrap
     create_topic(bootstrap, "live-orders", 2)
-    from conftest import produce
+    from spark_helpers import produce
 
     produce(bootstrap, "live-orders", [(None, b"x", i % 2) for i in range(200)])
 
@@ -274,3 +279,24 @@ def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_pa
     assert lag and {r.log_end for r in lag} == {100}
     assert all(r.lag_offsets == 100 - r.committed_offset for r in lag)
     assert all(r.lag_seconds > 0 for r in lag if r.lag_offsets > 0)
+
+
+def test_follow_keeps_a_live_status_table(spark: Any, recorded: str, tmp_path: Path) -> None:
+    from kgroups.spark.analytics.follow import follow
+    from kgroups.spark.analytics.job import AnalyticsConfig
+
+    lines: list[str] = []
+    config = AnalyticsConfig(
+        bootstrap=recorded, output=str(tmp_path / "live"), offsets_topic="recorded-offsets"
+    )
+    follow(spark, config, once=True, say=lines.append)
+    live = {(r.group, r.partition): r for r in spark.table("kgroups_live_status").collect()}
+    # Evaluated at the wall clock, long after the recorded commits: lagging groups stopped.
+    assert live[("slow", 0)].lag_offsets == 100 - 46
+    assert live[("slow", 0)].status == "STOP" and live[("slow", 0)].group_status == "ERR"
+    assert live[("steady", 1)].status == "OK" and live[("stalled", 1)].committed_offset == 3
+    assert any("new commits" in line for line in lines)
+
+    follow(spark, config, once=True, say=lines.append)  # restarts from its saved windows
+    assert lines[-1].startswith("[follow] reading") or "state restored" in " ".join(lines[-3:])
+    assert spark.read.parquet(f"{config.output}/live_status").count() == len(live)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import create_topic, produce
+from spark_helpers import create_topic, produce
 
 from broker_thread import BrokerThread
 

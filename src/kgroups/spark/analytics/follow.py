@@ -96,20 +96,44 @@ class LiveStatus:
             .collect()
         )
         fresh = [r for r in rows if r.offsets_offset > self.applied.get(r.offsets_partition, -1)]
-        ends = self._log_ends({(r.topic, r.partition) for r in fresh})
         for r in fresh:
-            key = (r.group, r.topic, r.partition)
-            end = ends.get((r.topic, r.partition))
-            lag = 0 if end is None else max(0, end - r.committed_offset)
-            window = self.windows.setdefault(key, deque(maxlen=self.config.window))
-            window.append(Commit(r.committed_offset, lag, r.commit_ms))
             self.applied[r.offsets_partition] = r.offsets_offset
+        # Only each partition's last `window` commits stay in its window.
+        kept: dict[Key, list[Any]] = {}
+        for r in fresh:
+            kept.setdefault((r.group, r.topic, r.partition), []).append(r)
+        kept = {key: commits[-self.config.window :] for key, commits in kept.items()}
+        ends = self._log_ends_at(
+            {(r.topic, r.partition, r.commit_ms) for commits in kept.values() for r in commits}
+        )
+        for key, commits in kept.items():
+            window = self.windows.setdefault(key, deque(maxlen=self.config.window))
+            for r in commits:
+                end = ends.get((r.topic, r.partition, r.commit_ms))
+                lag = 0 if end is None else max(0, end - r.committed_offset)
+                window.append(Commit(r.committed_offset, lag, r.commit_ms))
         self._save()
         self.refresh(f"micro-batch {batch_id}: {len(fresh)} new commits")
 
     def _log_ends(self, partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         existing = set(self.calls.partitions(TopicSelection(pattern=".*")))
         return self.calls.offsets({tp: LATEST for tp in partitions if tp in existing})
+
+    def _log_ends_at(self, moments: set[tuple[str, int, int]]) -> dict[tuple[str, int, int], int]:
+        """Each partition's log end as of each time: the first offset whose record is
+        later than it (ListOffsets by time), one request per round of distinct times."""
+        existing = set(self.calls.partitions(TopicSelection(pattern=".*")))
+        pending: dict[tuple[str, int], list[int]] = {}
+        for topic, partition, t in sorted(moments):
+            if (topic, partition) in existing:
+                pending.setdefault((topic, partition), []).append(t)
+        out: dict[tuple[str, int, int], int] = {}
+        while pending:
+            found = self.calls.offsets({tp: times[0] + 1 for tp, times in pending.items()})
+            for tp, offset in found.items():
+                out[(*tp, pending[tp].pop(0))] = offset
+            pending = {tp: times for tp, times in pending.items() if times}
+        return out
 
     def refresh(self, why: str) -> None:
         now_ms = int(time.time() * 1000)
@@ -161,6 +185,8 @@ def follow(
 ) -> None:
     """Run until stopped (Ctrl-C), or with ``once`` until what is there now is read."""
     live = LiveStatus(spark, config, say)
+    if live.windows:
+        live.refresh("state restored")
     stream = decoded_offsets_log(
         spark,
         config.bootstrap,
