@@ -232,12 +232,27 @@ class _Reader:
 # -- keys --------------------------------------------------------------------
 
 
+# Offset commit keys and v3 values are most of `__consumer_offsets`: they are
+# packed and unpacked with precompiled structs instead of the general reader.
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
+_TWO_INT16 = struct.Struct(">hh")
+_VALUE_V3_HEAD = struct.Struct(">hqih")
+
+
 def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
-    writer = _Writer(OFFSET_COMMIT_KEY_VERSION, flexible=False)
-    writer.string(group)
-    writer.string(topic)
-    writer.int32(partition)
-    return writer.getvalue()
+    g = group.encode()
+    t = topic.encode()
+    return b"".join(
+        (
+            _TWO_INT16.pack(OFFSET_COMMIT_KEY_VERSION, len(g)),
+            g,
+            _INT16.pack(len(t)),
+            t,
+            _INT32.pack(partition),
+        )
+    )
 
 
 def encode_group_metadata_key(group: str) -> bytes:
@@ -247,6 +262,8 @@ def encode_group_metadata_key(group: str) -> bytes:
 
 
 def decode_key(data: bytes) -> RecordKey:
+    if len(data) >= 4 and data[:2] in (b"\x00\x00", b"\x00\x01"):
+        return _decode_offset_commit_key(data)
     reader = _Reader(data)
     version = reader.int16()
     if version in (0, 1):
@@ -254,6 +271,24 @@ def decode_key(data: bytes) -> RecordKey:
     if version == GROUP_METADATA_KEY_VERSION:
         return GroupMetadataKey(reader.string())
     return UnknownKey(version)
+
+
+def _decode_offset_commit_key(data: bytes) -> OffsetCommitKey:
+    try:
+        (group_length,) = _INT16.unpack_from(data, 2)
+        topic_at = 4 + group_length
+        (topic_length,) = _INT16.unpack_from(data, topic_at)
+        partition_at = topic_at + 2 + topic_length
+        (partition,) = _INT32.unpack_from(data, partition_at)
+        if group_length < 0 or topic_length < 0 or len(data) < partition_at + 4:
+            raise RecordFormatError("malformed offset commit key")
+        group = data[4:topic_at].decode()
+        topic = data[topic_at + 2 : partition_at].decode()
+    except struct.error:
+        raise RecordFormatError("record ends early") from None
+    except UnicodeDecodeError as e:
+        raise RecordFormatError("string is not UTF-8") from e
+    return OffsetCommitKey(group, topic, partition)
 
 
 # -- offset commit values ----------------------------------------------------
@@ -271,6 +306,15 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
         version = offset_commit_value_version(value)
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise RecordFormatError(f"no offset commit value version {version}")
+    if version == 3:
+        metadata = value.metadata.encode()
+        return b"".join(
+            (
+                _VALUE_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)),
+                metadata,
+                _INT64.pack(value.commit_timestamp),
+            )
+        )
     writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
     writer.int64(value.offset)
     if version >= 3:
@@ -284,6 +328,8 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
 
 
 def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
+    if data[:2] == b"\x00\x03":
+        return _decode_offset_commit_value_v3(data)
     reader = _Reader(data)
     version = reader.int16()
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
@@ -301,6 +347,26 @@ def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
         commit_timestamp=commit_timestamp,
         leader_epoch=leader_epoch,
         expire_timestamp=expire_timestamp,
+    )
+
+
+def _decode_offset_commit_value_v3(data: bytes) -> OffsetCommitValue:
+    try:
+        _version, offset, leader_epoch, length = _VALUE_V3_HEAD.unpack_from(data)
+        if length < 0:
+            raise RecordFormatError("null where a string is required")
+        end = 16 + length
+        (commit_timestamp,) = _INT64.unpack_from(data, end)
+        metadata = data[16:end].decode()
+    except struct.error:
+        raise RecordFormatError("record ends early") from None
+    except UnicodeDecodeError as e:
+        raise RecordFormatError("string is not UTF-8") from e
+    return OffsetCommitValue(
+        offset=offset,
+        metadata=metadata,
+        commit_timestamp=commit_timestamp,
+        leader_epoch=leader_epoch,
     )
 
 
