@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from kgroups.coordinator.group_records import offset_record
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.result import AppendToken, Record, Response, Result
 from kgroups.coordinator.undo import Undo
 
@@ -22,6 +24,26 @@ class Effects:
         """Append a record to the batch and apply it, through the replay path."""
         self.records.append(record)
         table.apply(*record)
+
+    def emit_offset(
+        self,
+        group_id: str,
+        partition: TopicPartition,
+        offset: CommittedOffset,
+        table: GroupTable,
+    ) -> None:
+        """An offset commit record: appended like any record, and applied through
+        the same `apply_offset` that replay reaches after decoding it. Skipping
+        the decode of bytes just encoded matters on the commit path, which
+        writes one record per partition; it is exact for the usual value (v3).
+        A value with an expiry time (v1) cannot hold the leader epoch, so it
+        takes the full replay path and the state keeps only what was stored."""
+        record = offset_record(group_id, partition, offset)
+        self.records.append(record)
+        if offset.expire_timestamp_ms is None:
+            table.apply_offset(group_id, partition, offset)
+        else:
+            table.apply(*record)
 
     def to_result(self, batch_id: int) -> Result:
         token = (

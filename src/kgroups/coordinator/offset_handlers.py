@@ -37,7 +37,6 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import (
     group_metadata_value,
     group_tombstone,
-    offset_record,
     offset_tombstone,
 )
 from kgroups.coordinator.group_table import GroupTable
@@ -136,7 +135,7 @@ class OffsetHandlers:
                 expire_timestamp_ms=now + retention_ms if retention_ms >= 0 else None,
             )
             previous = group.offsets.get(tp)
-            fx.emit(offset_record(group.group_id, tp, committed), self._table)
+            fx.emit_offset(group.group_id, tp, committed, self._table)
             # The object replay stored, so a rollback can tell it from a later commit.
             writes.append(OffsetWrite(tp, group.offsets[tp], previous))
         final = [

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kgroups.coordinator.offsets import CommittedOffset
 from kgroups.coordinator.records import (
     GroupMetadataKey,
     GroupMetadataValue,
@@ -227,3 +228,24 @@ def test_any_offset_value_round_trips_in_the_version_kafka_writes(value: OffsetC
         assert decoded == OffsetCommitValue(
             value.offset, value.metadata, value.commit_timestamp, -1, value.expire_timestamp
         )
+
+
+@given(
+    offset=st.integers(0, 2**62),
+    leader_epoch=st.integers(-1, 2**31 - 1),
+    metadata=st.text(max_size=30),
+    commit_ms=st.integers(0, 2**45),
+)
+def test_a_committed_offset_survives_its_record(
+    offset: int, leader_epoch: int, metadata: str, commit_ms: int
+) -> None:
+    """The live path applies a CommittedOffset without expiry (value v3) without
+    decoding the record it wrote; replay decodes it. Both must hold the same value."""
+    committed = CommittedOffset(
+        offset=offset,
+        leader_epoch=leader_epoch,
+        metadata=metadata,
+        commit_timestamp_ms=commit_ms,
+    )
+    value = decode_offset_commit_value(encode_offset_commit_value(committed.to_record()))
+    assert CommittedOffset.from_record(value) == committed
