@@ -54,7 +54,7 @@ OFFSETS_PARTITIONS = 5
 
 
 def commit_frame(group: str, offset: int) -> bytes:
-    """A standalone OffsetCommit v8 of 10 partitions, encoded once: the load
+    """A standalone OffsetCommit v9 of 10 partitions, encoded once: the load
     generator then costs little next to the broker it measures."""
     request = OffsetCommitRequest(
         group_id=GroupId(group),
@@ -77,8 +77,8 @@ def commit_frame(group: str, offset: int) -> bytes:
         ),
     )
     body = io.BytesIO()
-    entity_writer(load_request_schema(8, 8))(body, request)
-    payload = struct.pack(">hhih", 8, 8, 1, 2) + b"oc" + b"\x00" + body.getvalue()
+    entity_writer(load_request_schema(8, 9))(body, request)
+    payload = struct.pack(">hhih", 8, 9, 1, 2) + b"oc" + b"\x00" + body.getvalue()
     return struct.pack(">i", len(payload)) + payload
 
 

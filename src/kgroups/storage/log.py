@@ -500,7 +500,9 @@ class PartitionLog:
                     if job is not None:
                         jobs.append((f, *job))
                 for f, fd, writes in jobs:
-                    os.fsync(fd)
+                    # Appends only: fdatasync flushes the data and the size
+                    # needed to read it back, without the timestamps.
+                    os.fdatasync(fd)
                     f.synced = writes
                 if dir_changes != self._dir_synced:
                     _fsync_directory(self.directory)
