@@ -49,6 +49,7 @@ def test_flush_syncs_written_files(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "fdatasync", recording_fsync)  # segment data
     plog = PartitionLog.open(tmp_path / "t-0", LogConfig(segment_bytes=500), NOW)
     plog.flush()
     synced.clear()
@@ -79,6 +80,7 @@ def test_flush_from_a_thread_while_appending_rolling_and_deleting(
             raise OSError(f"descriptor {fd} was closed and reused during fsync")
 
     monkeypatch.setattr(os, "fsync", slow_fsync)
+    monkeypatch.setattr(os, "fdatasync", slow_fsync)
     # Every append rolls, and retention deletes every segment but the active one.
     config = LogConfig(segment_bytes=200, retention_bytes=0, index_interval_bytes=50)
     plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
