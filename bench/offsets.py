@@ -176,14 +176,17 @@ async def load_time(broker: BrokerProcess, group: str) -> float:
 
 async def run(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="kgbench.")) / "data"
-    broker = BrokerProcess(data, None, "log.flush.interval.messages=1").start()
+    # With fsync on, every append of `__consumer_offsets` is fsynced (group commit).
+    flush = ["log.flush.interval.messages=1"] if args.fsync else []
+    broker = BrokerProcess(data, None, *flush).start()
     try:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         admin.create_topics([NewTopic("t", 10, 1)])["t"].result(20)
         for committers in (1, 64):
-            print(json.dumps(await durable_commits(broker.bootstrap, args.seconds, committers)))
+            figures = await durable_commits(broker.bootstrap, args.seconds, committers)
+            print(json.dumps({**figures, "fsync": args.fsync}))
         print(json.dumps(await offset_fetch_latency(broker.bootstrap, 2000)))
     finally:
         broker.stop()
@@ -232,6 +235,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument(
+        "--no-fsync",
+        dest="fsync",
+        action="store_false",
+        help="Kafka's default flush policy: commits are durable in the page cache",
+    )
     asyncio.run(run(ap.parse_args()))
 
 
