@@ -79,6 +79,14 @@ def is_supported(api_key: int, api_version: int) -> bool:
     return r is not None and r.min_version <= api_version <= r.max_version
 
 
+# Small responses that repeat byte for byte (a heartbeat's NONE, a commit's
+# per-partition NONEs) are encoded once: kio entities are frozen and hashable,
+# so an equal response finds its bytes. Responses that carry data (records,
+# metadata) are neither small nor repeated, and are not kept.
+_REPEATING = frozenset({OFFSET_COMMIT, FIND_COORDINATOR, HEARTBEAT, API_VERSIONS})
+_ENCODED_CACHE_SIZE = 1024
+
+
 @dataclass(frozen=True, slots=True)
 class ApiCodec:
     """Everything needed to read one request version and write its response."""
@@ -89,8 +97,23 @@ class ApiCodec:
     response_header_flexible: bool
     read_request: Any
     write_response: Any
+    # Encoded responses by value, for APIs whose responses repeat (see _REPEATING).
+    encoded: dict[object, bytes] | None = None
 
     def encode_response(self, response: object) -> bytes:
+        if self.encoded is not None:
+            try:
+                payload = self.encoded.get(response)
+            except TypeError:  # a field that is not hashable: encode it every time
+                return self._encode(response)
+            if payload is None:
+                if len(self.encoded) >= _ENCODED_CACHE_SIZE:
+                    self.encoded.clear()
+                payload = self.encoded[response] = self._encode(response)
+            return payload
+        return self._encode(response)
+
+    def _encode(self, response: object) -> bytes:
         buf = BytesIO()
         self.write_response(buf, response)
         return buf.getvalue()
@@ -107,6 +130,7 @@ def codec(api_key: int, api_version: int) -> ApiCodec:
         response_header_flexible=response_type.__header_schema__.__version__ >= 1,
         read_request=entity_reader(request_type),
         write_response=entity_writer(response_type),
+        encoded={} if api_key in _REPEATING else None,
     )
 
 

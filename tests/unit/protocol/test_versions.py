@@ -56,3 +56,21 @@ def test_every_supported_version_has_a_codec() -> None:
             c = apis.codec(r.key, v)
             assert c.request_type.__version__ == v
             entity_writer(c.response_type)
+
+
+def test_repeating_responses_are_encoded_once_and_stay_correct() -> None:
+    from kio.schema.heartbeat.v4 import HeartbeatResponse
+
+    c = apis.codec(apis.HEARTBEAT, 4)
+    ok = HeartbeatResponse(
+        throttle_time=i32Timedelta.parse(__import__("datetime").timedelta(0)),
+        error_code=ErrorCode.none,
+    )
+    rebalancing = HeartbeatResponse(
+        throttle_time=i32Timedelta.parse(__import__("datetime").timedelta(0)),
+        error_code=ErrorCode.rebalance_in_progress,
+    )
+    first = c.encode_response(ok)
+    assert c.encode_response(ok) is first  # served from the cache
+    assert c.encode_response(rebalancing) != first
+    assert c.encode_response(rebalancing)[4:6] == b"\x00\x1b"  # error code 27
