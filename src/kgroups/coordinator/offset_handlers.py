@@ -356,6 +356,8 @@ def _validate_commit(
 
 def _java_length(text: str) -> int:
     """Length as Kafka measures offset metadata: in UTF-16 code units."""
+    if text.isascii():  # the usual case, one unit per character
+        return len(text)
     return len(text.encode("utf-16-le")) // 2
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -241,6 +242,7 @@ _TWO_INT16 = struct.Struct(">hh")
 _VALUE_V3_HEAD = struct.Struct(">hqih")
 
 
+@lru_cache(maxsize=65536)  # a group commits the same partitions again and again
 def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
     g = group.encode()
     t = topic.encode()
