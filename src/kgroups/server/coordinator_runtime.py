@@ -59,6 +59,8 @@ class CoordinatorRuntime:
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._loading: set[int] = set()
         self._timers: dict[int, asyncio.TimerHandle] = {}
+        # Partitions whose load failed: their groups cannot be served.
+        self._failed: set[int] = set()
         # Per partition, the last result whose replies are not sent yet.
         self._tails: dict[int, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -90,7 +92,12 @@ class CoordinatorRuntime:
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("coordinator task failed", exc_info=task.exception())
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
@@ -117,7 +124,16 @@ class CoordinatorRuntime:
 
     async def _load_all(self, partitions: int) -> None:
         for p in range(partitions):
-            await self._load(p)
+            try:
+                await self._load(p)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # Serving the partition's groups from a partial load would hand
+                # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
+                log.exception("loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, p)
+                self._loading.discard(p)
+                self._failed.add(p)
 
     async def _load(self, partition: int) -> None:
         """Rebuild the partition's shard from its log.
@@ -184,6 +200,8 @@ class CoordinatorRuntime:
     def shard(self, partition: int) -> GroupCoordinatorShard:
         if partition in self._loading:
             raise KafkaError(ErrorCode.coordinator_load_in_progress)
+        if partition in self._failed:
+            raise KafkaError(ErrorCode.coordinator_not_available)
         shard = self._shards.get(partition)
         if shard is None:
             raise KafkaError(ErrorCode.not_coordinator)
