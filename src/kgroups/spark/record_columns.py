@@ -14,28 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.compression import decompress
-from kgroups.storage.records import HEADER_SIZE, BatchHeader
+from kgroups.storage.records import BatchHeader, read_varint, records_section
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["RecordColumns"]
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zig-zag varint of any length at ``pos``; returns (value, next position)."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise KafkaError(ErrorCode.corrupt_message, "varint longer than 10 bytes")
 
 
 class RecordColumns:
@@ -60,9 +44,7 @@ class RecordColumns:
     def add_batch(self, batch: memoryview, header: BatchHeader, start: int, end: int) -> int:
         """Decode the records of ``batch`` whose offsets lie in [start, end); returns
         how many were added. The caller skips control batches."""
-        data = bytes(batch[HEADER_SIZE : header.size])
-        if header.compression:
-            data = decompress(header.compression, data)
+        data = records_section(batch, header)
         base = header.base_offset
         base_ts = header.base_timestamp
         append_time = header.max_timestamp if header.timestamp_type else None
@@ -82,7 +64,7 @@ class RecordColumns:
                     length = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    length, pos = _varint(data, pos)
+                    length, pos = read_varint(data, pos)
                 following = pos + length
                 pos += 1  # record attributes: unused
                 b = data[pos]
@@ -90,13 +72,13 @@ class RecordColumns:
                     ts_delta = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    ts_delta, pos = _varint(data, pos)
+                    ts_delta, pos = read_varint(data, pos)
                 b = data[pos]
                 if b < 0x80:
                     offset = base + ((b >> 1) ^ -(b & 1))
                     pos += 1
                 else:
-                    delta, pos = _varint(data, pos)
+                    delta, pos = read_varint(data, pos)
                     offset = base + delta
                 if not whole and not start <= offset < end:
                     pos = following
@@ -111,7 +93,7 @@ class RecordColumns:
                     n = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    n, pos = _varint(data, pos)
+                    n, pos = read_varint(data, pos)
                 if n < 0:
                     keys.append(None)
                 else:
@@ -122,7 +104,7 @@ class RecordColumns:
                     n = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    n, pos = _varint(data, pos)
+                    n, pos = read_varint(data, pos)
                 if n < 0:
                     values.append(None)
                 else:
@@ -170,13 +152,13 @@ class RecordColumns:
 
 
 def _headers(data: bytes, pos: int) -> list[dict[str, Any]]:
-    count, pos = _varint(data, pos)
+    count, pos = read_varint(data, pos)
     out: list[dict[str, Any]] = []
     for _ in range(max(count, 0)):
-        n, pos = _varint(data, pos)
+        n, pos = read_varint(data, pos)
         key = data[pos : pos + n].decode("utf-8", "replace")
         pos += n
-        n, pos = _varint(data, pos)
+        n, pos = read_varint(data, pos)
         value = None if n < 0 else data[pos : pos + n]
         pos += max(n, 0)
         out.append({"key": key, "value": value})

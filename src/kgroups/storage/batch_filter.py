@@ -19,7 +19,7 @@ import struct
 from collections.abc import Sequence
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.compression import compress, decompress
+from kgroups.storage.compression import compress
 from kgroups.storage.records import (
     COMPRESSION_MASK,
     CRC_OFFSET,
@@ -28,9 +28,10 @@ from kgroups.storage.records import (
     LOG_OVERHEAD,
     BatchHeader,
     batch_crc,
+    read_varint,
 )
 
-__all__ = ["RecordSpan", "empty_batch", "filtered_batch", "parse_records", "record_data"]
+__all__ = ["RecordSpan", "empty_batch", "filtered_batch", "parse_records"]
 
 _CRC = struct.Struct(">I")
 
@@ -43,33 +44,11 @@ def _corrupt(reason: str) -> KafkaError:
     return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
 
 
-def record_data(batch: bytes | memoryview, header: BatchHeader) -> bytes:
-    """The records section of ``batch`` (everything after the header), decompressed."""
-    data = bytes(batch[HEADER_SIZE : header.size])
-    if header.attributes & COMPRESSION_MASK:
-        return decompress(header.attributes & COMPRESSION_MASK, data)
-    return data
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise _corrupt("varint longer than 10 bytes")
-
-
 def parse_records(data: bytes, count: int) -> list[RecordSpan]:
     """Locate the ``count`` records in a records section; headers are skipped, not read."""
     spans: list[RecordSpan] = []
     append = spans.append
-    slow = _varint
+    slow = read_varint
     pos = 0
     try:
         for _ in range(count):

@@ -66,12 +66,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records, record_data
+from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records
 from kgroups.storage.cleanable import CleanPlan, SegmentInfo
 from kgroups.storage.cleaner_checkpoint import write_clean_offset
 from kgroups.storage.log_files import CLEANED_SUFFIX
 from kgroups.storage.offset_map import OffsetMap
-from kgroups.storage.records import HEADER_SIZE, BatchHeader, BatchMeta, iter_batches, read_header
+from kgroups.storage.records import (
+    HEADER_SIZE,
+    BatchHeader,
+    BatchMeta,
+    iter_batches,
+    read_header,
+    records_section,
+)
 from kgroups.storage.segment import INT32_MAX, Segment
 
 __all__ = ["DEFAULT_MAP_ENTRIES", "CleanResult", "CleanStats", "LogCleaner"]
@@ -329,7 +336,7 @@ class LogCleaner:
                         )
                         return
                     base = header.base_offset
-                    data = record_data(batch, header)
+                    data = records_section(batch, header)
                     for span in parse_records(data, header.records_count):
                         key = span[4]
                         if key is not None:
@@ -401,7 +408,7 @@ class LogCleaner:
         count = header.records_count
         if count == 0:
             return batch if retain_header else None
-        data = record_data(batch, header)
+        data = records_section(batch, header)
         spans = parse_records(data, count)
         offsets = offset_map.offsets
         kept = []

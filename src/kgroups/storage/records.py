@@ -191,8 +191,10 @@ def _corrupt(reason: str) -> KafkaError:
     return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
 
 
-def _varint_slow(data: bytes, pos: int) -> tuple[int, int]:
-    """Zig-zag varint of more than one byte (the one-byte case is inlined)."""
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """The zig-zag varint at ``pos`` and the position after it. Record scanners
+    inline the one-byte case (nearly every length and delta) and call this for
+    the rest."""
     result = 0
     shift = 0
     while True:
@@ -204,6 +206,14 @@ def _varint_slow(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise _corrupt("varint longer than 10 bytes")
+
+
+def records_section(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bytes:
+    """The records of ``batch`` (everything after its header), decompressed."""
+    data = bytes(batch[HEADER_SIZE : header.size])
+    if header.compression:
+        return decompress(header.compression, data)
+    return data
 
 
 def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
@@ -219,16 +229,14 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
     size = header.size
     if size > len(batch) or size < HEADER_SIZE:
         raise _corrupt("batch length does not match the buffer")
-    data = bytes(batch[HEADER_SIZE:size])
-    if header.compression:
-        data = decompress(header.compression, data)
+    data = records_section(batch, header)
     base_offset = header.base_offset
     base_timestamp = header.base_timestamp
     log_append_time = header.max_timestamp if header.timestamp_type else None
     records: list[Record] = []
     append = records.append
     new = _new_tuple
-    slow = _varint_slow
+    slow = read_varint
     pos = 0
     try:
         for _ in range(header.records_count):
@@ -443,10 +451,8 @@ def iter_key_values(
     header = read_header(batch, 0)
     if header.is_control:
         return []
-    data = bytes(batch[HEADER_SIZE : header.size])
-    if header.compression:
-        data = decompress(header.compression, data)
-    slow = _varint_slow
+    data = records_section(batch, header)
+    slow = read_varint
     out: list[tuple[bytes | None, bytes | None]] = []
     append = out.append
     pos = 0

@@ -6,9 +6,15 @@ import pytest
 from storage_helpers import NOW
 
 from kgroups.errors import KafkaError
-from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records, record_data
+from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records
 from kgroups.storage.batch_validation import validate_batches
-from kgroups.storage.records import batch_crc, decode_records, encode_batch, read_header
+from kgroups.storage.records import (
+    batch_crc,
+    decode_records,
+    encode_batch,
+    read_header,
+    records_section,
+)
 
 RECORDS = [
     (b"a", b"1", [("h", b"x")], NOW + 5),
@@ -33,7 +39,7 @@ def batch(compression: int = 0, timestamp_type: int = 0) -> bytes:
 def test_spans_locate_keys_tombstones_and_offsets() -> None:
     raw = batch()
     header = read_header(raw)
-    spans = parse_records(record_data(raw, header), header.records_count)
+    spans = parse_records(records_section(raw, header), header.records_count)
     assert [(s[2], s[4], s[5]) for s in spans] == [
         (0, b"a", False),
         (1, None, False),
@@ -49,7 +55,7 @@ def test_a_filtered_batch_keeps_offsets_timestamps_headers_and_producer_fields(
 ) -> None:
     raw = batch(compression)
     header = read_header(raw)
-    data = record_data(raw, header)
+    data = records_section(raw, header)
     spans = parse_records(data, header.records_count)
     out = filtered_batch(header, data, [spans[0], spans[3]])
     new = read_header(out)
@@ -67,7 +73,7 @@ def test_a_filtered_batch_keeps_offsets_timestamps_headers_and_producer_fields(
 def test_log_append_time_batches_keep_their_one_timestamp() -> None:
     raw = batch(timestamp_type=1)
     header = read_header(raw)
-    data = record_data(raw, header)
+    data = records_section(raw, header)
     out = filtered_batch(header, data, parse_records(data, header.records_count)[1:2])
     assert read_header(out).max_timestamp == header.max_timestamp
 
@@ -91,7 +97,7 @@ def test_an_empty_batch_keeps_the_header_facts() -> None:
 def test_records_running_past_the_batch_are_corrupt() -> None:
     raw = batch()
     header = read_header(raw)
-    data = record_data(raw, header)
+    data = records_section(raw, header)
     with pytest.raises(KafkaError):
         parse_records(data[:-10], header.records_count)
     with pytest.raises(KafkaError):
