@@ -78,6 +78,7 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("delete.topic.enable", _bool, True, "Allow DeleteTopics."),
     Setting("socket.request.max.bytes", _int, 104857600, "Largest request accepted.", 1),
     Setting("message.max.bytes", _int, 1048588, "Largest record batch.", 0),
+    Setting("fetch.max.bytes", _int, 57671680, "Largest fetch response.", 1024),
     Setting("log.segment.bytes", _int, 1073741824, "Segment roll size.", 14),
     Setting("log.roll.ms", _int, None, "Segment roll age (ms)."),
     Setting("log.roll.hours", _int, 168, "Segment roll age (hours).", 1),

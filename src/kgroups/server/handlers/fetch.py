@@ -55,7 +55,10 @@ async def handle(broker: Broker, ctx: RequestContext, request: FetchRequest) -> 
 def _read(
     broker: Broker, request: FetchRequest
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
-    budget: int = request.max_bytes
+    # As Kafka: the request's max_bytes, capped by the broker's fetch.max.bytes,
+    # bounds the response, and each partition its partition_max_bytes; only the
+    # first non-empty partition may exceed them by one whole batch (KIP-74).
+    budget: int = min(request.max_bytes, broker.config.get_int("fetch.max.bytes"))
     total = 0
     failed = False
     topics = []
@@ -68,9 +71,11 @@ def _read(
             try:
                 log = broker.log(topic.topic, p.partition)
                 hw, start = log.high_watermark, log.log_start_offset
-                if budget > 0 or total == 0:
-                    limit = min(p.partition_max_bytes, max(budget, 1))
-                    data = log.read(p.fetch_offset, limit, max_offset=hw)
+                limit = min(p.partition_max_bytes, budget)
+                if limit > 0 or total == 0:
+                    data = log.read(
+                        p.fetch_offset, max(limit, 0), max_offset=hw, min_one=total == 0
+                    )
             except KafkaError as e:
                 error, failed = e.error_code, True
             total += len(data)
