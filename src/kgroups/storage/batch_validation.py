@@ -10,6 +10,10 @@ v2 batch with a valid CRC; Kafka's checks and error codes apply in Kafka's order
 - unknown compression codec               UNSUPPORTED_COMPRESSION_TYPE
 - base offset != 0, bad record count, control batch from a client, producer id
   without a sequence, keyless record on a compacted topic        INVALID_RECORD
+- records that do not fill the batch exactly, in the number its header
+  states (compressed: with offset deltas 0, 1, 2...)             INVALID_RECORD
+- a compressed batch that does not decompress, or decompresses past
+  ``max_decompressed_bytes`` (the budget of the whole payload)   CORRUPT_MESSAGE
 - the whole payload larger than segment.bytes                    RECORD_LIST_TOO_LARGE
 
 Batches are stored as the client sent them, compressed ones included. Only the
@@ -21,10 +25,12 @@ the CRC is recomputed.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 
 from crc32c import crc32c
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.compression import MAX_DECOMPRESSED_BYTES, iter_decompress
 from kgroups.storage.records import (
     ATTRIBUTES_OFFSET,
     CONTROL_MASK,
@@ -38,6 +44,7 @@ from kgroups.storage.records import (
     BatchHeader,
     BatchMeta,
     decode_records,
+    read_varint,
 )
 
 __all__ = ["assign_offsets", "validate_batches"]
@@ -58,13 +65,16 @@ def validate_batches(
     segment_bytes: int,
     from_client: bool = True,
     require_keys: bool = False,
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES,
 ) -> list[tuple[int, BatchHeader]]:
     """Split ``payload`` into batches and check each; returns ``(position, header)``.
 
     ``from_client`` applies the checks Kafka makes only on producer input (the
-    broker's own writes may carry control batches); ``require_keys`` is set for
-    compacted topics.
+    broker's own writes may carry control batches), including walking every
+    record, decompressing at most ``max_decompressed_bytes`` in all;
+    ``require_keys`` is set for compacted topics.
     """
+    budget = max_decompressed_bytes
     end = len(payload)
     if end == 0:
         raise KafkaError(ErrorCode.invalid_record, "produce payload holds no record batch")
@@ -104,6 +114,7 @@ def validate_batches(
             )
         if from_client:
             _check_client_batch(header)
+            budget -= _check_records(payload, pos, header, budget)
             if require_keys:
                 _check_keys(view[pos : pos + size])
         batches.append((pos, header))
@@ -151,10 +162,6 @@ def _check_client_batch(header: BatchHeader) -> None:
         and header.records_count == header.last_offset_delta + 1 > 0
         and not header.attributes & CONTROL_MASK
         and (header.producer_id < 0 or header.base_sequence >= 0)
-        and (
-            header.attributes & 0x07
-            or header.records_count * _MIN_RECORD_SIZE <= header.size - HEADER_SIZE
-        )
     ):
         return
     if header.base_offset != 0:
@@ -171,11 +178,99 @@ def _check_client_batch(header: BatchHeader) -> None:
             f"invalid sequence number {header.base_sequence} in record batch with "
             f"producer id {header.producer_id}"
         )
-    # An uncompressed batch cannot hold more records than its bytes allow; this
-    # keeps a forged count from consuming offsets. (Compressed batches would need
-    # decompressing to check, which the append path avoids.)
-    raise _invalid(
-        f"record batch of {header.size} bytes cannot hold {header.records_count} records"
+
+
+# Record prefix read before skipping a record's body: length (5), attributes (1),
+# timestamp delta (10) and offset delta (5), as varints at their longest.
+_MAX_PREFIX = 21
+
+
+def _check_records(
+    payload: bytes | bytearray | memoryview, pos: int, header: BatchHeader, budget: int
+) -> int:
+    """Walk the records of the batch at ``pos`` as Kafka's validator does, so
+    a forged count cannot consume offsets; returns the bytes decompressed.
+
+    Compressed records are decompressed in chunks (at most ``budget`` bytes
+    in all) and only walked, never kept.
+    """
+    count = header.records_count
+    if not header.attributes & 0x07:
+        end = pos + header.size
+        last, seen = _walk(payload, pos + HEADER_SIZE, end, 0, count, False, True)
+        if last != end or seen != count:
+            raise _count_mismatch(header, seen)
+        return 0
+    with memoryview(payload) as view:
+        compressed = view[pos + HEADER_SIZE : pos + header.size]
+        return _walk_chunks(iter_decompress(header.compression, compressed, budget), header)
+
+
+def _walk_chunks(chunks: Iterable[bytes], header: BatchHeader) -> int:
+    count = header.records_count
+    seen = 0
+    skip = 0  # bytes of the current record's body still to pass over
+    carry = b""  # a record prefix split between chunks
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if skip >= len(chunk):
+            skip -= len(chunk)
+            continue
+        data = carry + chunk[skip:] if carry else chunk[skip:]
+        pos, seen = _walk(data, 0, len(data), seen, count, True, False)
+        skip = max(pos - len(data), 0)
+        carry = data[pos:]
+    if carry:
+        pos, seen = _walk(carry, 0, len(carry), seen, count, True, True)
+        skip = pos - len(carry)
+    if skip or seen != count:
+        raise _count_mismatch(header, seen)
+    return total
+
+
+def _walk(
+    data: bytes | bytearray | memoryview,
+    pos: int,
+    end: int,
+    seen: int,
+    count: int,
+    offset_deltas: bool,
+    final: bool,
+) -> tuple[int, int]:
+    """Pass over whole records from ``pos``; returns where the next record
+    starts (possibly past ``end``) and the records seen so far. Short of
+    ``final``, stops where a record prefix might be cut off."""
+    try:
+        while pos < end:
+            if not final and end - pos < _MAX_PREFIX:
+                break
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = read_varint(data, pos)
+            if length < _MIN_RECORD_SIZE - 1 or seen == count:
+                raise _invalid(f"record {seen} of the batch is malformed or one too many")
+            if offset_deltas:
+                p = pos + 1
+                while data[p] & 0x80:  # timestamp delta
+                    p += 1
+                b = data[p + 1]
+                delta = (b >> 1) ^ -(b & 1) if b < 0x80 else read_varint(data, p + 1)[0]
+                if delta != seen:
+                    raise _invalid(f"record {seen} of the batch has offset delta {delta}")
+            pos += length
+            seen += 1
+    except IndexError:
+        raise _invalid(f"record {seen} of the batch is truncated") from None
+    return pos, seen
+
+
+def _count_mismatch(header: BatchHeader, seen: int) -> KafkaError:
+    return _invalid(
+        f"record batch claims {header.records_count} records but holds {seen} or a partial one"
     )
 
 

@@ -9,18 +9,36 @@ librdkafka for compatibility) writes Xerial's stream framing: the magic
 big-endian int32 compressed length. Some clients write one raw snappy block
 instead. Both are read; Xerial framing is written, since every client reads it.
 LZ4 is the LZ4 frame format (Kafka's v2 batches fixed the old frame checksum bug).
+
+Decompression is bounded: it streams in chunks of at most ``CHUNK`` bytes and
+stops with CORRUPT_MESSAGE once the output passes the caller's limit, so a few
+kilobytes that would expand to gigabytes (a decompression bomb) cost neither
+memory nor more than ``limit`` bytes of work.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 
 import cramjam
+import lz4.frame
+import zstandard
 
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["GZIP", "LZ4", "NONE", "SNAPPY", "ZSTD", "compress", "decompress"]
+__all__ = [
+    "GZIP",
+    "LZ4",
+    "MAX_DECOMPRESSED_BYTES",
+    "NONE",
+    "SNAPPY",
+    "ZSTD",
+    "compress",
+    "decompress",
+    "iter_decompress",
+]
 
 NONE = 0
 GZIP = 1
@@ -33,6 +51,12 @@ _XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 # The Java client's SnappyOutputStream block size.
 _XERIAL_BLOCK = 32 * 1024
 _INT32 = struct.Struct(">i")
+
+# Largest piece of output produced at once.
+CHUNK = 256 * 1024
+# What one batch may decompress to unless the caller says otherwise: Kafka's
+# default socket.request.max.bytes, the most a request may carry uncompressed.
+MAX_DECOMPRESSED_BYTES = 104857600
 
 
 def _unsupported(codec: int) -> KafkaError:
@@ -62,39 +86,108 @@ def compress(codec: int, data: bytes) -> bytes:
     raise _unsupported(codec)
 
 
-def decompress(codec: int, data: bytes) -> bytes:
+def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
+    """All of ``data`` decompressed; CORRUPT_MESSAGE past ``limit`` bytes."""
+    if codec == NONE:
+        return data
+    return b"".join(iter_decompress(codec, data, limit))
+
+
+def iter_decompress(
+    codec: int, data: bytes | memoryview, limit: int = MAX_DECOMPRESSED_BYTES
+) -> Iterator[bytes]:
+    """``data`` decompressed, in pieces of at most ``CHUNK`` bytes (snappy: of
+    one block). Raises CORRUPT_MESSAGE for garbage or once the output passes
+    ``limit``, before producing the excess."""
+    if codec == GZIP:
+        chunks = _gunzip(data)
+    elif codec == SNAPPY:
+        chunks = _unsnappy(data, limit)
+    elif codec == LZ4:
+        chunks = _unlz4(data)
+    elif codec == ZSTD:
+        chunks = _unzstd(data)
+    else:
+        raise _unsupported(codec)
+    total = 0
     try:
-        if codec == GZIP:
-            return _gunzip(data)
-        if codec == SNAPPY:
-            if data.startswith(XERIAL_MAGIC):
-                return _xerial_decompress(data)
-            return bytes(cramjam.snappy.decompress_raw(data))
-        if codec == LZ4:
-            return bytes(cramjam.lz4.decompress(data))
-        if codec == ZSTD:
-            # cramjam streams, so frames without a content size (Java's) work too.
-            return bytes(cramjam.zstd.decompress(data))
+        for chunk in chunks:
+            total += len(chunk)
+            if total > limit:
+                raise ValueError(f"it decompresses to more than {limit} bytes")
+            yield chunk
     except KafkaError:
         raise
     except Exception as exc:
         # The codec libraries raise assorted types for garbage input.
         raise _corrupt(codec, exc) from exc
-    if codec == NONE:
-        return data
-    raise _unsupported(codec)
 
 
-def _gunzip(data: bytes) -> bytes:
+def _gunzip(data: bytes | memoryview) -> Iterator[bytes]:
     # A gzip stream may hold several members back to back.
-    parts = []
-    while data:
+    rest = bytes(data)
+    while rest:
         d = zlib.decompressobj(31)
-        parts.append(d.decompress(data))
-        if not d.eof:
-            raise ValueError("truncated gzip stream")
-        data = d.unused_data
-    return b"".join(parts)
+        while not d.eof:
+            before = len(rest)
+            out = d.decompress(rest, CHUNK)
+            rest = d.unconsumed_tail
+            if not out and not d.eof and len(rest) in (0, before):
+                raise ValueError("truncated gzip stream")
+            yield out
+        rest = d.unused_data
+
+
+def _unsnappy(data: bytes | memoryview, limit: int) -> Iterator[bytes]:
+    view = memoryview(data)
+    if bytes(view[: len(XERIAL_MAGIC)]) != XERIAL_MAGIC:
+        yield _snappy_block(view, limit)
+        return
+    pos = len(_XERIAL_HEADER)
+    end = len(view)
+    total = 0
+    while pos < end:
+        if pos + 4 > end:
+            raise ValueError("truncated xerial block length")
+        (n,) = _INT32.unpack_from(view, pos)
+        pos += 4
+        if n < 0 or pos + n > end:
+            raise ValueError("truncated xerial block")
+        block = _snappy_block(view[pos : pos + n], limit - total)
+        total += len(block)
+        yield block
+        pos += n
+
+
+def _snappy_block(block: memoryview, limit: int) -> bytes:
+    # A raw block states its decompressed length first; snappy would allocate
+    # that much before looking further, so check it first.
+    if cramjam.snappy.decompress_raw_len(block) > limit:
+        raise ValueError(f"a snappy block decompresses to more than {limit} bytes")
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
+    rest = bytes(data)
+    while rest:
+        d = lz4.frame.LZ4FrameDecompressor()
+        while not d.eof:
+            out = d.decompress(rest, max_length=CHUNK)
+            rest = b""
+            if not out and d.needs_input and not d.eof:
+                raise ValueError("truncated lz4 frame")
+            yield out
+        rest = d.unused_data
+
+
+def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
+    # Streaming, so frames without a content size (the Java client's) work too.
+    reader = _ZSTD.stream_reader(bytes(data), read_across_frames=True)
+    while chunk := reader.read(CHUNK):
+        yield chunk
+
+
+_ZSTD = zstandard.ZstdDecompressor()
 
 
 def _xerial_compress(data: bytes) -> bytes:
@@ -105,20 +198,3 @@ def _xerial_compress(data: bytes) -> bytes:
         out += _INT32.pack(len(block))
         out += block
     return bytes(out)
-
-
-def _xerial_decompress(data: bytes) -> bytes:
-    parts = []
-    view = memoryview(data)
-    pos = len(_XERIAL_HEADER)
-    end = len(data)
-    while pos < end:
-        if pos + 4 > end:
-            raise ValueError("truncated xerial block length")
-        (n,) = _INT32.unpack_from(data, pos)
-        pos += 4
-        if n < 0 or pos + n > end:
-            raise ValueError("truncated xerial block")
-        parts.append(bytes(cramjam.snappy.decompress_raw(view[pos : pos + n])))
-        pos += n
-    return b"".join(parts)

@@ -191,7 +191,7 @@ def _corrupt(reason: str) -> KafkaError:
     return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """The zig-zag varint at ``pos`` and the position after it. Record scanners
     inline the one-byte case (nearly every length and delta) and call this for
     the rest."""

@@ -9,6 +9,7 @@ from storage_helpers import make_batch
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
+from kgroups.storage.compression import compress, decompress
 from kgroups.storage.records import batch_crc, decode_records, encode_batch, read_header
 
 LIMITS = {"max_message_bytes": 1_048_588, "segment_bytes": 1 << 30}
@@ -139,3 +140,67 @@ def test_log_append_time_restamps_and_recomputes_crc() -> None:
     # Compressed records are left as they were: no recompression.
     assert buf[61:] == payload[61:]
     assert [r.timestamp for r in decode_records(bytes(buf))] == [5555] * 3
+
+
+def _forge(batch: bytes, count: int, *, records: bytes | None = None) -> bytes:
+    """``batch`` claiming ``count`` records (lastOffsetDelta to match), and
+    optionally another records section (compressed with the batch's codec)."""
+    header = read_header(batch)
+    body = batch[61:] if records is None else compress(header.compression, records)
+    out = bytearray(batch[:61] + body)
+    struct.pack_into(">i", out, 8, len(out) - 12)
+    struct.pack_into(">i", out, 23, count - 1)
+    struct.pack_into(">i", out, 57, count)
+    return _reseal(out)
+
+
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4])
+def test_record_count_must_match_the_records(codec: int) -> None:
+    batch = encode_batch([(b"k", b"v%d" % i, [], 1) for i in range(3)], compression=codec)
+    validate_batches(_forge(batch, 3), **LIMITS)
+    for count in (1, 2, 4, 2**31 - 1):
+        assert error_of(_forge(batch, count)) == ErrorCode.invalid_record, count
+
+
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4])
+def test_records_must_fill_the_batch_exactly(codec: int) -> None:
+    batch = encode_batch([(b"k", b"v", [], 1)], compression=codec)
+    records = decode_records_section(batch)
+    for bad in (records + b"\x00", records[:-1], b"\x00" * 64, b"\x7f" + records[1:]):
+        assert error_of(_forge(batch, 1, records=bad)) == ErrorCode.invalid_record, bad
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_compressed_records_need_consecutive_offset_deltas(codec: int) -> None:
+    two = encode_batch([(b"k", b"a", [], 1), (b"k", b"b", [], 1)])
+    records = bytearray(two[61:])
+    records[3] = 4  # second record's offset delta 0 -> 2 (zig-zag); first record is 7 bytes
+    batch = encode_batch([(b"k", b"v", [], 1)], compression=codec)
+    assert error_of(_forge(batch, 2, records=bytes(records))) == ErrorCode.invalid_record
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_decompression_bomb_is_refused(codec: int) -> None:
+    # One record claiming a 16 MiB value of zeros, limited to 4 MiB.
+    value = 16 * 1024 * 1024
+    body = b"\x00\x00\x00\x01" + _zigzag(value) + bytes(value) + b"\x00"
+    batch = encode_batch([(b"k", b"v", [], 1)], compression=codec)
+    bomb = _forge(batch, 1, records=_zigzag(len(body)) + body)
+    assert len(bomb) < LIMITS["max_message_bytes"]
+    assert error_of(bomb, max_decompressed_bytes=4 * 1024 * 1024) == ErrorCode.corrupt_message
+    validate_batches(bomb, **LIMITS, max_decompressed_bytes=value + 64)
+
+
+def _zigzag(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def decode_records_section(batch: bytes) -> bytes:
+    header = read_header(batch)
+    return decompress(header.compression, batch[61:]) if header.compression else batch[61:]
