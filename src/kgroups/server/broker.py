@@ -13,7 +13,7 @@ from kgroups.cluster.producer_ids import ProducerIdManager
 from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.append_waiters import AppendWaiters
-from kgroups.server.config import BrokerConfig
+from kgroups.server.config import BrokerConfig, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
@@ -53,6 +53,12 @@ class Broker:
             asyncio.Task[None], tuple[asyncio.StreamWriter, ConnectionState]
         ] = {}
         self._background: list[asyncio.Task[None]] = []
+        self._per_ip: dict[str, int] = {}
+        self._max_connections = config.get_int("max.connections")
+        self._max_per_ip = config.get_int("max.connections.per.ip")
+        self._per_ip_overrides = parse_ip_overrides(
+            config.get_str("max.connections.per.ip.overrides")
+        )
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -70,6 +76,7 @@ class Broker:
         self.advertised = self.config.advertised(bound)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
+        self._background.append(asyncio.create_task(self._idle_connections_loop()))
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
@@ -119,14 +126,30 @@ class Broker:
     async def _on_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        peer = writer.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) else str(peer)
+        count = self._per_ip.get(host, 0)
+        if len(self._connections) >= self._max_connections or count >= self._per_ip_overrides.get(
+            host, self._max_per_ip
+        ):
+            # As Kafka: over a cap, the new connection is closed at once.
+            log.info("rejected a connection from %s: too many connections", host)
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         assert task is not None
-        state = ConnectionState()
+        state = ConnectionState(asyncio.get_running_loop().time())
         self._connections[task] = (writer, state)
+        self._per_ip[host] = count + 1
         try:
             await serve_connection(self, reader, writer, state)
         finally:
             del self._connections[task]
+            left = self._per_ip[host] - 1
+            if left:
+                self._per_ip[host] = left
+            else:
+                del self._per_ip[host]
 
     # -- topics and logs ---------------------------------------------------
 
@@ -224,6 +247,18 @@ class Broker:
                 if result.commit():
                     await loop.run_in_executor(None, result.remove_replaced_files)
             await asyncio.sleep(backoff)
+
+    async def _idle_connections_loop(self) -> None:
+        """Close connections that neither sent a whole request nor were answered
+        for `connections.max.idle.ms`."""
+        loop = asyncio.get_running_loop()
+        idle = self.config.get_int("connections.max.idle.ms") / 1000
+        while True:
+            await asyncio.sleep(min(idle / 4, 1.0))
+            cutoff = loop.time() - idle
+            for writer, state in list(self._connections.values()):
+                if not state.busy and state.last_active < cutoff:
+                    writer.transport.abort()
 
     async def _flush_loop(self) -> None:
         """Time-based flush policy (`log.flush.interval.ms`)."""

@@ -50,6 +50,22 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return parse
 
 
+def parse_ip_overrides(value: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count`` pairs, comma-separated."""
+    out: dict[str, int] = {}
+    for item in filter(None, (v.strip() for v in value.split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.strip().isdigit():
+            raise ValueError(f"{item!r} is not of the form host:count")
+        out[host.strip()] = int(count)
+    return out
+
+
+def _ip_overrides(value: str) -> str:
+    parse_ip_overrides(value)
+    return value.strip()
+
+
 def _listeners(value: str) -> str:
     for item in filter(None, (v.strip() for v in value.split(","))):
         parse_listener(item)
@@ -79,6 +95,15 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("socket.request.max.bytes", _int, 104857600, "Largest request accepted.", 1),
     Setting("message.max.bytes", _int, 1048588, "Largest record batch.", 0),
     Setting("fetch.max.bytes", _int, 57671680, "Largest fetch response.", 1024),
+    Setting("connections.max.idle.ms", _int, 600000, "Close connections idle this long.", 1),
+    Setting("max.connections", _int, INT_MAX, "Connections the broker accepts.", 0),
+    Setting("max.connections.per.ip", _int, INT_MAX, "Connections from one address.", 0),
+    Setting(
+        "max.connections.per.ip.overrides",
+        _ip_overrides,
+        "",
+        "Per-address caps, host:count,...",
+    ),
     Setting("log.segment.bytes", _int, 1073741824, "Segment roll size.", 14),
     Setting("log.roll.ms", _int, None, "Segment roll age (ms)."),
     Setting("log.roll.hours", _int, 168, "Segment roll age (hours).", 1),

@@ -28,12 +28,15 @@ _HIGH_WATER = 4 * 1024 * 1024
 
 class ConnectionState:
     """Whether a connection is inside a request, so shutdown can close idle
-    connections at once and give busy ones time to answer."""
+    connections at once and give busy ones time to answer; and when it last
+    answered one, so connections.max.idle.ms can close it (a peer that sent
+    part of a frame and stopped is idle too)."""
 
-    __slots__ = ("busy",)
+    __slots__ = ("busy", "last_active")
 
-    def __init__(self) -> None:
+    def __init__(self, now: float) -> None:
         self.busy = False
+        self.last_active = now
 
 
 async def serve_connection(
@@ -47,6 +50,7 @@ async def serve_connection(
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
     max_bytes = broker.config.get_int("socket.request.max.bytes")
     transport = writer.transport
+    clock = asyncio.get_running_loop().time
     try:
         while True:
             request = await read_frame(reader, max_bytes)
@@ -55,6 +59,7 @@ async def serve_connection(
             state.busy = True
             response = await dispatch(broker, request, host)
             state.busy = False
+            state.last_active = clock()
             if response is not None:
                 writer.write(response)
                 if transport.get_write_buffer_size() > _HIGH_WATER:
