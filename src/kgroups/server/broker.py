@@ -129,9 +129,8 @@ class Broker:
         peer = writer.get_extra_info("peername")
         host = peer[0] if isinstance(peer, tuple) else str(peer)
         count = self._per_ip.get(host, 0)
-        if len(self._connections) >= self._max_connections or count >= self._per_ip_overrides.get(
-            host, self._max_per_ip
-        ):
+        per_ip_cap = self._per_ip_overrides.get(host, self._max_per_ip)
+        if count >= per_ip_cap or len(self._connections) >= self._max_connections:
             # As Kafka: over a cap, the new connection is closed at once.
             log.info("rejected a connection from %s: too many connections", host)
             writer.transport.abort()
