@@ -395,6 +395,7 @@ class AsyncConsumer:
         ``callback`` hears how it went. Commits reach the coordinator in call order."""
         coordinator = self._group()
         chosen = self._offsets(offsets)
+        made_in = coordinator.generation_for_new_commit()  # however late it is sent
 
         async def run() -> None:
             error: Exception | None = None
@@ -403,7 +404,7 @@ class AsyncConsumer:
                     self._clock() + self.config.request_timeout_ms / 1000
                 ):
                     raise TimeoutError("the group coordinator was not found in time")
-                await coordinator.committer.commit_once(chosen)
+                await coordinator.committer.commit_once(chosen, made_in)
             except Exception as e:
                 error = e
                 log.warning("asynchronous commit of %s failed: %s", chosen, e)
