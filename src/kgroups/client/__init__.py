@@ -13,6 +13,7 @@ from kgroups.client.delivery import DeliveryFuture
 from kgroups.client.exceptions import (
     CommitFailedError,
     FencedInstanceIdError,
+    InvalidTopicError,
     NoOffsetForPartitionError,
     RebalanceInProgressError,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "ConsumerRecord",
     "DeliveryFuture",
     "FencedInstanceIdError",
+    "InvalidTopicError",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
     "Producer",

@@ -21,12 +21,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kgroups.client.cluster import ClusterClient
+from kgroups.client.cluster import ClusterClient, TopicInfo
 from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator import ConsumerCoordinator
 from kgroups.client.coordinator_link import CoordinatorLink, open_connection
-from kgroups.client.exceptions import NoOffsetForPartitionError
+from kgroups.client.exceptions import InvalidTopicError, NoOffsetForPartitionError
 from kgroups.client.fetcher import Fetcher
 from kgroups.client.offset_lookup import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, list_offsets
 from kgroups.client.subscription_state import (
@@ -36,7 +36,8 @@ from kgroups.client.subscription_state import (
     SubscriptionState,
     SubscriptionType,
 )
-from kgroups.errors import ErrorCode
+from kgroups.cluster.topics import validate_topic_name
+from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 
@@ -102,7 +103,10 @@ class AsyncConsumer:
     def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
         """Consume exactly these partitions, outside any group rebalancing."""
         self._check_open()
-        if self._subscriptions.assign_from_user(TopicPartition(*tp) for tp in partitions):
+        chosen = [TopicPartition(*tp) for tp in partitions]
+        if any(not tp.topic.strip() for tp in chosen):
+            raise ValueError("topic names must not be empty")
+        if self._subscriptions.assign_from_user(chosen):
             self._metadata_refreshed_at = float("-inf")
 
     async def unsubscribe(self) -> None:
@@ -184,6 +188,7 @@ class AsyncConsumer:
         subs = self._subscriptions
         topics = subs.metadata_topics()
         known = self._cluster.metadata.topics
+        _raise_invalid_topics(topics, known)
         due = (
             self._fetcher.metadata_stale
             or now - self._metadata_refreshed_at >= self.config.metadata_max_age_ms / 1000
@@ -206,6 +211,7 @@ class AsyncConsumer:
             return
         self._metadata_refreshed_at = now
         self._fetcher.metadata_stale = False
+        _raise_invalid_topics(topics, self._cluster.metadata.topics)
         if subs.has_pattern_subscription():
             matched = [
                 t
@@ -389,6 +395,7 @@ class AsyncConsumer:
         ``callback`` hears how it went. Commits reach the coordinator in call order."""
         coordinator = self._group()
         chosen = self._offsets(offsets)
+        made_in = coordinator.generation_for_new_commit()  # however late it is sent
 
         async def run() -> None:
             error: Exception | None = None
@@ -397,7 +404,7 @@ class AsyncConsumer:
                     self._clock() + self.config.request_timeout_ms / 1000
                 ):
                     raise TimeoutError("the group coordinator was not found in time")
-                await coordinator.committer.commit_once(chosen)
+                await coordinator.committer.commit_once(chosen, made_in)
             except Exception as e:
                 error = e
                 log.warning("asynchronous commit of %s failed: %s", chosen, e)
@@ -450,3 +457,25 @@ class AsyncConsumer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _raise_invalid_topics(topics: Iterable[str], known: Mapping[str, TopicInfo]) -> None:
+    """Kafka's rules for names are checked here as well as by the brokers, which
+    may answer INVALID_TOPIC_EXCEPTION: such a topic never gets partitions, and
+    the consumer would otherwise wait for them in silence."""
+    invalid = [
+        t
+        for t in topics
+        if not _legal_topic_name(t)
+        or ((info := known.get(t)) is not None and info.error == ErrorCode.invalid_topic_exception)
+    ]
+    if invalid:
+        raise InvalidTopicError(invalid)
+
+
+def _legal_topic_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True

@@ -234,6 +234,11 @@ class ConsumerCoordinator:
         )
         self.request_rejoin(reason)
 
+    def generation_for_new_commit(self) -> Generation:
+        if not self.subscriptions.partitions_auto_assigned():
+            return NO_GENERATION
+        return self.generation
+
     def generation_for_commit(self) -> Generation:
         if not self.subscriptions.partitions_auto_assigned():
             return NO_GENERATION
@@ -724,12 +729,14 @@ class ConsumerCoordinator:
         offsets = self.subscriptions.all_consumed()
         if offsets:
             self._auto_commit_task = asyncio.get_running_loop().create_task(
-                self._auto_commit(offsets)
+                self._auto_commit(offsets, self.generation_for_new_commit())
             )
 
-    async def _auto_commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+    async def _auto_commit(
+        self, offsets: dict[TopicPartition, OffsetAndMetadata], made_in: Generation
+    ) -> None:
         try:
-            await self.committer.commit_once(offsets)
+            await self.committer.commit_once(offsets, made_in)
         except RetriableError as e:
             log.debug("group %s: auto-commit failed, retrying soon: %s", self.group_id, e)
             self._next_auto_commit = min(self._clock() + self.retry_backoff, self._next_auto_commit)

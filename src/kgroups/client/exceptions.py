@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = [
     "CommitFailedError",
     "FencedInstanceIdError",
+    "InvalidTopicError",
     "NoOffsetForPartitionError",
     "RebalanceInProgressError",
     "RetriableError",
@@ -71,4 +74,19 @@ class NoOffsetForPartitionError(KafkaError):
         super().__init__(
             ErrorCode.offset_out_of_range,
             f"no offset to start from for {partitions} and auto.offset.reset is none",
+        )
+
+
+class InvalidTopicError(KafkaError):
+    """The subscription (or assignment) names topics Kafka does not allow: names of
+    1 to 249 ASCII letters, digits, '.', '_' and '-', other than "." and "..".
+    Raised from poll() until the consumer subscribes to valid names only."""
+
+    def __init__(self, topics: Iterable[str]) -> None:
+        self.topics = sorted(topics)
+        super().__init__(
+            ErrorCode.invalid_topic_exception,
+            "invalid topics: "
+            + ", ".join(repr(t) for t in self.topics)
+            + " (a topic name is 1 to 249 of [a-zA-Z0-9._-], and not '.' or '..')",
         )

@@ -3,7 +3,12 @@ client's ConsumerCoordinator).
 
 A member commits under its generation and member id, so that the coordinator
 can refuse a commit from a member that has been replaced: the partitions may
-already belong to someone else. How each error is met follows the Java client:
+already belong to someone else. For the same reason a commit stays bound to the
+generation it was made in: if the member has rejoined by the time it is sent
+(or retried), the partitions may have moved and their new owner committed
+newer offsets, so it fails with CommitFailedError rather than go out under the
+new generation, which the coordinator would accept. How each error is met
+follows the Java client:
 
 - COORDINATOR_LOAD_IN_PROGRESS, UNKNOWN_TOPIC_OR_PARTITION: retry.
 - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT: rediscover the
@@ -62,6 +67,10 @@ class CommitterMembership(Protocol):
 
     instance_id: str | None
 
+    def generation_for_new_commit(self) -> Generation:
+        """The generation a commit made now belongs to (checked when it is sent)."""
+        ...
+
     def generation_for_commit(self) -> Generation:
         """The generation to commit under; raises when the member is between
         generations (RebalanceInProgressError) or out of the group (CommitFailedError)."""
@@ -90,11 +99,21 @@ class OffsetCommitter:
         self.require_stable = require_stable
         self._clock = clock
 
-    async def commit_once(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
-        """One OffsetCommit; raises RetriableError when another attempt may succeed."""
+    async def commit_once(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata], made_in: Generation
+    ) -> None:
+        """One OffsetCommit of offsets taken in generation ``made_in``; raises
+        RetriableError when another attempt may succeed."""
         if not offsets:
             return
         generation = self.membership.generation_for_commit()
+        if generation != made_in:
+            raise CommitFailedError(
+                ErrorCode.illegal_generation,
+                f"the commit was made in generation {made_in.generation_id} and the member "
+                f"has rejoined since (generation {generation.generation_id}): its partitions "
+                "may have moved, so the offsets are not committed",
+            )
         by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
         for tp, om in sorted(offsets.items()):
             by_topic.setdefault(tp.topic, []).append(
@@ -148,12 +167,14 @@ class OffsetCommitter:
     async def commit(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], deadline: float | None
     ) -> None:
-        """Commit, retrying what can be retried until ``deadline``."""
+        """Commit, retrying what can be retried until ``deadline`` -- all in the
+        generation the member is in now."""
+        made_in = self.membership.generation_for_new_commit()
         while True:
             if not await self.link.ensure_ready(deadline):
                 raise TimeoutError("the group coordinator was not found before the deadline")
             try:
-                await self.commit_once(offsets)
+                await self.commit_once(offsets, made_in)
                 return
             except RetriableError:
                 if deadline is not None and self._clock() + self.retry_backoff >= deadline:

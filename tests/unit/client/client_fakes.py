@@ -2,13 +2,15 @@
 
 Every request the coordinator sends is recorded; the answer is the next one
 queued for that request type (an exception to raise, a response, or a function
-of the request), else a default that lets a lone member join and commit.
+of the request, which may be a coroutine function), else a default that lets a
+lone member join and commit.
 Responses are plain namespaces with the fields the client reads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable
 from types import SimpleNamespace as NS
 from typing import Any
@@ -47,6 +49,9 @@ class FakeConnection:
             raise reply
         if callable(reply):
             reply = reply(request)
+        if inspect.isawaitable(reply):
+            # The broker answers once something else has happened meanwhile.
+            reply = await reply
         return reply
 
     async def close(self) -> None:

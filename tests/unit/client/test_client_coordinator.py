@@ -37,7 +37,7 @@ from kgroups.client.exceptions import (
     FencedInstanceIdError,
     RebalanceInProgressError,
 )
-from kgroups.client.group_membership import MemberState
+from kgroups.client.group_membership import Generation, MemberState
 from kgroups.client.rebalance_listener import RebalanceListener
 from kgroups.errors import ErrorCode, KafkaError
 
@@ -624,5 +624,87 @@ def test_auto_commit_runs_before_eager_revocation_and_on_close() -> None:
         last = broker.requests("OffsetCommit")[-1]
         assert last.topics[0].partitions[0].committed_offset == 8
         assert broker.requests("LeaveGroup")
+
+    run(scenario)
+
+
+def _my_commits(broker: FakeBroker) -> list[int]:
+    """The generations OFFSETS went out in."""
+    return [
+        r.generation_id_or_member_epoch
+        for r in broker.requests("OffsetCommit")
+        if r.topics[0].partitions[0].committed_offset == 5
+    ]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ErrorCode.coordinator_not_available, ErrorCode.coordinator_load_in_progress],
+    ids=lambda e: e.name,
+)
+def test_a_commit_retried_after_a_rejoin_fails_instead_of_taking_the_new_generation(
+    error: ErrorCode,
+) -> None:
+    """A commit belongs to the generation it was made in. Once the member has
+    rejoined, the partitions may have moved and their new owner committed newer
+    offsets: the retry must fail, not overwrite those under the new generation."""
+
+    async def scenario() -> None:
+        broker = FakeBroker()
+        coordinator = await _joined(broker)
+
+        async def rejoin_meanwhile(request: Any) -> Any:
+            coordinator.request_rejoin("the group rebalanced while the commit was in flight")
+            assert await coordinator.poll(None)
+            assert coordinator.generation.generation_id == 2
+            return committed(request, error)
+
+        broker.queue("OffsetCommit", rejoin_meanwhile)
+        with pytest.raises(CommitFailedError):
+            await coordinator.committer.commit(OFFSETS, _deadline())
+        assert _my_commits(broker) == [1]
+        # The member itself stays in the group, in its new generation.
+        assert coordinator.state is MemberState.STABLE
+        assert coordinator.generation.generation_id == 2
+        await coordinator.close(1)
+
+    run(scenario)
+
+
+def test_a_commit_retried_during_a_rebalance_fails_with_rebalance_in_progress() -> None:
+    async def scenario() -> None:
+        broker = FakeBroker()
+        coordinator = await _joined(broker)
+
+        def rebalance_meanwhile(request: Any) -> Any:
+            coordinator.state = MemberState.PREPARING_REBALANCE
+            return committed(request, ErrorCode.coordinator_load_in_progress)
+
+        broker.queue("OffsetCommit", rebalance_meanwhile)
+        with pytest.raises(RebalanceInProgressError):
+            await coordinator.committer.commit(OFFSETS, _deadline())
+        assert _my_commits(broker) == [1]
+        coordinator.state = MemberState.STABLE
+        await coordinator.close(1)
+
+    run(scenario)
+
+
+def test_an_auto_commit_made_before_a_rejoin_is_not_sent_in_the_new_generation() -> None:
+    async def scenario() -> None:
+        broker = FakeBroker()
+        coordinator, subscriptions = make_coordinator(broker, **{"auto.commit.interval.ms": 0})
+        assert await coordinator.poll(None)
+        subscriptions.seek(T(0), 5)
+        broker.sent.clear()
+        # The auto-commit is made now, in generation 1; a rejoin completes
+        # before its task gets to send it.
+        coordinator.maybe_auto_commit_async(coordinator._clock())
+        coordinator.generation = Generation(2, "member-1", "range")
+        task = coordinator._auto_commit_task
+        assert task is not None
+        await task
+        assert _my_commits(broker) == []
+        await coordinator.close(1)
 
     run(scenario)
