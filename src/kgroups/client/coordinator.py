@@ -235,6 +235,8 @@ class ConsumerCoordinator:
         self.request_rejoin(reason)
 
     def generation_for_new_commit(self) -> Generation:
+        """The generation a commit made now is bound to, whatever happens before it
+        is sent: a retry after a rejoin must fail, not overwrite the new owner."""
         if not self.subscriptions.partitions_auto_assigned():
             return NO_GENERATION
         return self.generation
