@@ -6,12 +6,14 @@ import socket
 import struct
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from broker_thread import BrokerThread
+from process_broker import BrokerProcess
 
 
 def _api_versions_roundtrip(port: int) -> bytes:
@@ -79,6 +81,32 @@ def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -
     correlation, error, count = struct.unpack_from(">ihi", response)
     assert (correlation, error) == (7, 35)  # UNSUPPORTED_VERSION
     assert count > 10
+
+
+# Lengths that a native reader would allocate for before reading: the broker
+# must refuse them, not abort (a broker process, so an abort is seen, not suffered).
+LENGTH_BOMBS = [
+    # Metadata v12, topics: a compact array of 0xFFFFFFFF - 1 elements.
+    struct.pack(">hhih", 3, 12, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x0f\x00\x00\x00",
+    # The same with a five-byte varint of 2**35 - 1.
+    struct.pack(">hhih", 3, 12, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x7f\x00\x00\x00",
+    # Metadata v1, topics: a legacy array of 2**31 - 1 elements.
+    struct.pack(">hhih", 3, 1, 1, -1) + b"\x7f\xff\xff\xff",
+    # OffsetFetch v8, groups: a compact array of 0xFFFFFFFF - 1 elements.
+    struct.pack(">hhih", 9, 8, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x0f\x00\x00",
+]
+
+
+def test_length_bombs_are_refused_and_the_broker_lives(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data").start()
+    try:
+        for request in LENGTH_BOMBS:
+            _send_garbage(broker.port, struct.pack(">i", len(request)) + request)
+            assert broker.proc is not None and broker.proc.poll() is None, "broker died"
+            assert struct.unpack_from(">ih", _api_versions_roundtrip(broker.port)) == (99, 0)
+    finally:
+        broker.stop()
+    assert "elements but only" in broker.log_path.read_text()
 
 
 @pytest.fixture(scope="module")
