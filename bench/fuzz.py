@@ -29,9 +29,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from wire_fuzz import Seed, framed, mutant, seeds
-
 from process_broker import BrokerProcess
+from wire_fuzz import Seed, framed, mutant, seeds
 
 PROBE_CORRELATION = 0x5EED
 PROBE = framed(struct.pack(">hhih", 18, 0, PROBE_CORRELATION, 5) + b"probe")

@@ -9,9 +9,9 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kio_samples import encode, nullable_paths, sample
-
 from kgroups.protocol import apis
+
+from kio_samples import encode, nullable_paths, sample
 
 # Values a length field can be pushed to: uvarint 0xFFFFFFFF and 2**35 - 1,
 # int32 2**31 - 1, int16 2**15 - 1, and -2 in both widths.
@@ -31,6 +31,7 @@ class Seed:
     version: int
     header: bytes
     body: bytes
+    null_at: tuple[str, ...] = ()  # the field set to null, if any
 
 
 def served() -> Iterator[tuple[int, int]]:
@@ -53,7 +54,8 @@ def seeds(with_nulls: bool = True) -> list[Seed]:
         request_type = apis.codec(key, version).request_type
         paths = [(), *nullable_paths(request_type)] if with_nulls else [()]
         for path in paths:
-            out.append(Seed(key, version, header(key, version), encode(sample(request_type, path))))
+            body = encode(sample(request_type, path))
+            out.append(Seed(key, version, header(key, version), body, path))
     return out
 
 

@@ -5,9 +5,10 @@ it reads the first element, so a few bytes claiming 2**32 elements make it ask
 for tens of gigabytes and abort the process, which no `except` can catch. Like
 Kafka's own readers, a message is refused when an array, string or bytes field
 claims more elements or bytes than remain in it (every element takes at least a
-byte). The check walks the bytes once and builds nothing: each kio entity type
-is compiled once into a plan, and the plan into straight-line Python in which
-a run of fixed-size fields is a single add.
+byte), and when an array the schema does not let be null is null (kio would
+read it as None). The check walks the bytes once and builds nothing: each kio
+entity type is compiled once into a plan, and the plan into straight-line
+Python in which a run of fixed-size fields is a single add.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ _SKIP = 0  # argument: a byte count
 _COMPACT_BYTES = 1  # uvarint length + 1 (0 is null), then that many bytes
 _LEGACY_STRING = 2  # int16 length (-1 is null)
 _LEGACY_BYTES = 3  # int32 length (-1 is null)
-_COMPACT_ARRAY = 4  # argument: the element's fixed size, or its plan
-_LEGACY_ARRAY = 5
+# Arrays' argument: (the element's fixed size or its plan, the field's name
+# when it may not be null, else None).
+_COMPACT_ARRAY = 4  # uvarint count + 1 (0 is null)
+_LEGACY_ARRAY = 5  # int32 count (-1 is null)
 _NULLABLE_ENTITY = 6  # int8 marker (-1 is null), then the entity's plan
 _TAGGED_FIELDS = 7  # argument: plans of the known tags
 
@@ -65,12 +68,13 @@ _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 
-class LengthOutOfBounds(ValueError):
-    """A length field claims more than the message holds."""
+class BadLength(ValueError):
+    """A length field claims more than the message holds, or null where the
+    schema allows none."""
 
 
 def checker(entity_type: Any) -> Callable[[bytes, int], None]:
-    """A function that raises LengthOutOfBounds when the `entity_type` message
+    """A function that raises BadLength when the `entity_type` message
     starting at the given offset declares a length its bytes cannot hold."""
     walk = _compile(_plan(entity_type))
 
@@ -78,7 +82,7 @@ def checker(entity_type: Any) -> Callable[[bytes, int], None]:
         try:
             walk(buffer, offset, len(buffer))
         except (IndexError, struct.error):
-            raise LengthOutOfBounds("message ends inside a field") from None
+            raise BadLength("message ends inside a field") from None
 
     return check
 
@@ -117,16 +121,20 @@ def _field_steps(field: dataclasses.Field[Any], flexible: bool, header: bool) ->
     if header and field.name == "client_id":
         return ((_LEGACY_STRING, None),)
     kind = classify_field(field)
+    array = _COMPACT_ARRAY if flexible else _LEGACY_ARRAY
+    # Like Kafka, a null where the schema allows none is malformed: kio would
+    # read it as None and hand it to code that expects a tuple.
+    not_null = None if is_optional(field) else field.name
     if isinstance(kind, EntityTupleField):
-        return ((_COMPACT_ARRAY if flexible else _LEGACY_ARRAY, _plan(kind.type_)),)
+        return ((array, (_plan(kind.type_), not_null)),)
     if isinstance(kind, EntityField):
         if is_optional(field):
             return ((_NULLABLE_ENTITY, _plan(kind.type_)),)
         return _plan(kind.type_)
     item = _primitive_step(get_schema_field_type(field), flexible)
     if isinstance(kind, PrimitiveTupleField):
-        element = item[1] if item[0] == _SKIP else ((item,))
-        return ((_COMPACT_ARRAY if flexible else _LEGACY_ARRAY, element),)
+        element = item[1] if item[0] == _SKIP else (item,)
+        return ((array, (element, not_null)),)
     return (item,)
 
 
@@ -190,22 +198,26 @@ def _emit(plan: Plan, lines: list[str], namespace: dict[str, Any], depth: int) -
                 f"{pad}    fail(f'string or bytes length {{n}}, past the end or negative')",
             ]
         elif op in (_COMPACT_ARRAY, _LEGACY_ARRAY):
+            element, not_null = arg
             if op == _COMPACT_ARRAY:
                 lines += _uvarint_lines(pad)
                 lines.append(f"{pad}n -= 1")
             else:
                 lines += [f"{pad}n = INT32(b, p)[0]", f"{pad}p += 4"]
                 lines += [f"{pad}if n < -1:", f"{pad}    fail(f'negative array length {{n}}')"]
+            if not_null is not None:
+                message = f"non-nullable field {not_null} was serialized as null"
+                lines += [f"{pad}if n < 0:", f"{pad}    fail({message!r})"]
             lines += [
                 f"{pad}if n > 0:",
                 f"{pad}    if n > end - p:",
                 f"{pad}        fail(f'array of {{n}} elements but only {{end - p}} bytes left')",
             ]
-            if isinstance(arg, int):
-                lines.append(f"{pad}    p += n * {arg}")
+            if isinstance(element, int):
+                lines.append(f"{pad}    p += n * {element}")
             else:
                 lines.append(f"{pad}    for _ in range(n):")
-                _emit(arg, lines, namespace, depth + 2)
+                _emit(element, lines, namespace, depth + 2)
         elif op == _NULLABLE_ENTITY:
             lines += [f"{pad}p += 1", f"{pad}if b[p - 1] != 0xFF:"]
             _emit(arg, lines, namespace, depth + 1)
@@ -246,7 +258,7 @@ def _walk_tagged(known: dict[int, _Walker], b: bytes, p: int, end: int) -> int:
 
 
 def _fail(reason: str) -> NoReturn:
-    raise LengthOutOfBounds(reason)
+    raise BadLength(reason)
 
 
 def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:

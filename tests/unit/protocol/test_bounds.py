@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from kio.schema.consumer_protocol_assignment.v3.data import ConsumerProtocolAssignment
 from kio.schema.consumer_protocol_subscription.v3.data import ConsumerProtocolSubscription
-from kio_samples import encode, nullable_paths, sample
 
 from kgroups.protocol import apis
-from kgroups.protocol.bounds import LengthOutOfBounds, checker
+from kgroups.protocol.bounds import BadLength, checker
+
+from kio_samples import encode, nullable_paths, sample
 
 # Values a length field can be pushed to: uvarint 0xFFFFFFFF and 2**35-1,
 # int32 0x7FFFFFFF, int16 0x7FFF, and -2 in both widths.
@@ -43,8 +44,17 @@ def test_a_compact_array_of_four_billion_elements_is_refused() -> None:
     codec = apis.codec(apis.METADATA, 12)
     header = struct.pack(">hhih", 3, 12, 1, -1) + b"\x00"
     request = header + b"\xff\xff\xff\xff\x0f\x00\x00\x00"
-    with pytest.raises(LengthOutOfBounds, match="4294967294 elements"):
+    with pytest.raises(BadLength, match="4294967294 elements"):
         codec.read_request(request, len(header))
+
+
+def test_null_where_the_schema_allows_none_is_refused() -> None:
+    # OffsetFetch v8: groups (not nullable) as a null compact array.
+    codec = apis.codec(apis.OFFSET_FETCH, 8)
+    with pytest.raises(BadLength, match="non-nullable field groups was serialized as null"):
+        codec.read_request(b"\x00\x00\x00", 0)
+    # Metadata v1: topics may be null (all topics).
+    assert apis.codec(apis.METADATA, 1).read_request(b"\xff\xff\xff\xff", 0)[0].topics is None
 
 
 @pytest.mark.parametrize(("api_key", "version"), list(_served()))
@@ -73,7 +83,7 @@ def test_lengths_pushed_to_extremes_never_reach_kio(api_key: int, version: int) 
 
 
 def _check_then_read(codec: apis.ApiCodec, body: bytes) -> None:
-    with contextlib.suppress(Exception):  # LengthOutOfBounds, or kio's own errors
+    with contextlib.suppress(Exception):  # BadLength, or kio's own errors
         codec.read_request(body, 0)
 
 
@@ -83,7 +93,7 @@ def test_consumer_protocol_metadata_is_checked_too(entity_type: type[Any]) -> No
     body = encode(sample(entity_type))
     check(body, 0)
     # The first field is an int32-counted array: claim 2**31 - 1 elements.
-    with pytest.raises(LengthOutOfBounds):
+    with pytest.raises(BadLength):
         check(b"\x7f\xff\xff\xff" + body[4:], 0)
 
 
