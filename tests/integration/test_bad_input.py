@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kgroups.protocol import apis
+
 from broker_thread import BrokerThread
 from process_broker import BrokerProcess
+from wire_fuzz import extreme_lengths, framed, mutant, seeds
 
 
 def _api_versions_roundtrip(port: int) -> bytes:
@@ -35,9 +40,9 @@ def _read(s: socket.socket, n: int) -> bytes:
     return out
 
 
-def _send_garbage(port: int, payload: bytes) -> None:
+def _send_garbage(port: int, payload: bytes, wait: float = 2) -> None:
     with socket.create_connection(("127.0.0.1", port), 5) as s:
-        s.settimeout(2)
+        s.settimeout(wait)
         try:
             s.sendall(payload)
             s.shutdown(socket.SHUT_WR)
@@ -159,3 +164,46 @@ def test_fuzzed_frames_never_hurt_the_broker(
     port = shared_broker.broker.port
     _send_garbage(port, payload)
     assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+
+
+# Per API version, this many of its requests with a length pushed to an extreme
+# (every offset and extreme is covered in-process by tests/unit/protocol/test_bounds.py).
+EXTREMES_PER_VERSION = 48
+
+
+@pytest.mark.parametrize("api_key", sorted(apis.SUPPORTED), ids=lambda k: apis.SUPPORTED[k].name)
+def test_extreme_lengths_in_every_version_never_hurt_the_broker(
+    shared_broker: BrokerThread, api_key: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert shared_broker.broker is not None
+    port = shared_broker.broker.port
+    rng = random.Random(api_key)
+    for seed in seeds():
+        if seed.api_key != api_key:
+            continue
+        frames = list(extreme_lengths(seed))
+        for request in rng.sample(frames, min(EXTREMES_PER_VERSION, len(frames))):
+            # A frame that happens to be a valid long poll is not waited for.
+            _send_garbage(port, framed(request), wait=0.5)
+        assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+    _no_internal_errors(caplog)
+
+
+def test_random_breakage_of_every_version_never_hurts_the_broker(
+    shared_broker: BrokerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert shared_broker.broker is not None
+    port = shared_broker.broker.port
+    rng = random.Random(7)
+    corpus = seeds()
+    for i in range(5000):
+        _send_garbage(port, framed(mutant(rng, rng.choice(corpus))), wait=0.5)
+        if i % 200 == 0:
+            assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+    _no_internal_errors(caplog)
+
+
+def _no_internal_errors(caplog: pytest.LogCaptureFixture) -> None:
+    time.sleep(0.2)  # requests still in flight log after their connection closed
+    internal = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert not internal, internal[:3]
