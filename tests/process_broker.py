@@ -19,8 +19,11 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    def __init__(self, data: Path, port: int | None = None, *overrides: str) -> None:
+    def __init__(
+        self, data: Path, port: int | None = None, *overrides: str, log_level: str | None = None
+    ) -> None:
         self.data = data
+        self.log_level = log_level
         self.port = port or free_port()
         self.overrides = [
             f"listeners=PLAINTEXT://127.0.0.1:{self.port}",
@@ -40,6 +43,8 @@ class BrokerProcess:
         args = [sys.executable, "-m", "kgroups", "serve"]
         for o in self.overrides:
             args += ["--override", o]
+        if self.log_level is not None:
+            args += ["--log-level", self.log_level]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + timeout

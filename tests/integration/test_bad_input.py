@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kgroups.protocol import apis
+
 from broker_thread import BrokerThread
+from process_broker import BrokerProcess
+from wire_fuzz import extreme_lengths, framed, mutant, seeds
 
 
 def _api_versions_roundtrip(port: int) -> bytes:
@@ -33,9 +40,9 @@ def _read(s: socket.socket, n: int) -> bytes:
     return out
 
 
-def _send_garbage(port: int, payload: bytes) -> None:
+def _send_garbage(port: int, payload: bytes, wait: float = 2) -> None:
     with socket.create_connection(("127.0.0.1", port), 5) as s:
-        s.settimeout(2)
+        s.settimeout(wait)
         try:
             s.sendall(payload)
             s.shutdown(socket.SHUT_WR)
@@ -79,6 +86,32 @@ def test_unsupported_api_versions_version_gets_v0_answer(broker: BrokerThread) -
     correlation, error, count = struct.unpack_from(">ihi", response)
     assert (correlation, error) == (7, 35)  # UNSUPPORTED_VERSION
     assert count > 10
+
+
+# Lengths that a native reader would allocate for before reading: the broker
+# must refuse them, not abort (a broker process, so an abort is seen, not suffered).
+LENGTH_BOMBS = [
+    # Metadata v12, topics: a compact array of 0xFFFFFFFF - 1 elements.
+    struct.pack(">hhih", 3, 12, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x0f\x00\x00\x00",
+    # The same with a five-byte varint of 2**35 - 1.
+    struct.pack(">hhih", 3, 12, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x7f\x00\x00\x00",
+    # Metadata v1, topics: a legacy array of 2**31 - 1 elements.
+    struct.pack(">hhih", 3, 1, 1, -1) + b"\x7f\xff\xff\xff",
+    # OffsetFetch v8, groups: a compact array of 0xFFFFFFFF - 1 elements.
+    struct.pack(">hhih", 9, 8, 1, -1) + b"\x00" + b"\xff\xff\xff\xff\x0f\x00\x00",
+]
+
+
+def test_length_bombs_are_refused_and_the_broker_lives(tmp_path: Path) -> None:
+    broker = BrokerProcess(tmp_path / "data").start()
+    try:
+        for request in LENGTH_BOMBS:
+            _send_garbage(broker.port, struct.pack(">i", len(request)) + request)
+            assert broker.proc is not None and broker.proc.poll() is None, "broker died"
+            assert struct.unpack_from(">ih", _api_versions_roundtrip(broker.port)) == (99, 0)
+    finally:
+        broker.stop()
+    assert "elements but only" in broker.log_path.read_text()
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +164,46 @@ def test_fuzzed_frames_never_hurt_the_broker(
     port = shared_broker.broker.port
     _send_garbage(port, payload)
     assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+
+
+# Per API version, this many of its requests with a length pushed to an extreme
+# (every offset and extreme is covered in-process by tests/unit/protocol/test_bounds.py).
+EXTREMES_PER_VERSION = 48
+
+
+@pytest.mark.parametrize("api_key", sorted(apis.SUPPORTED), ids=lambda k: apis.SUPPORTED[k].name)
+def test_extreme_lengths_in_every_version_never_hurt_the_broker(
+    shared_broker: BrokerThread, api_key: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert shared_broker.broker is not None
+    port = shared_broker.broker.port
+    rng = random.Random(api_key)
+    for seed in seeds():
+        if seed.api_key != api_key:
+            continue
+        frames = list(extreme_lengths(seed))
+        for request in rng.sample(frames, min(EXTREMES_PER_VERSION, len(frames))):
+            # A frame that happens to be a valid long poll is not waited for.
+            _send_garbage(port, framed(request), wait=0.5)
+        assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+    _no_internal_errors(caplog)
+
+
+def test_random_breakage_of_every_version_never_hurts_the_broker(
+    shared_broker: BrokerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert shared_broker.broker is not None
+    port = shared_broker.broker.port
+    rng = random.Random(7)
+    corpus = seeds()
+    for i in range(5000):
+        _send_garbage(port, framed(mutant(rng, rng.choice(corpus))), wait=0.5)
+        if i % 200 == 0:
+            assert struct.unpack_from(">ih", _api_versions_roundtrip(port)) == (99, 0)
+    _no_internal_errors(caplog)
+
+
+def _no_internal_errors(caplog: pytest.LogCaptureFixture) -> None:
+    time.sleep(0.2)  # requests still in flight log after their connection closed
+    internal = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert not internal, internal[:3]

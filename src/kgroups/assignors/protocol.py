@@ -29,8 +29,10 @@ from kio.schema.consumer_protocol_subscription.v1 import data as subscription_v1
 from kio.schema.consumer_protocol_subscription.v2 import data as subscription_v2
 from kio.schema.consumer_protocol_subscription.v3 import data as subscription_v3
 from kio.schema.types import TopicName
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
 from kio.static.primitive import i32
+
+from kgroups.protocol.bounds import bounded_reader
 
 __all__ = [
     "LATEST_VERSION",
@@ -102,9 +104,9 @@ _ASSIGNMENT_PARTITIONS: tuple[Any, ...] = (
     assignment_v2.TopicPartition,
     assignment_v3.TopicPartition,
 )
-_SUBSCRIPTION_READERS = tuple(entity_reader(entity) for entity in _SUBSCRIPTIONS)
+_SUBSCRIPTION_READERS = tuple(bounded_reader(entity) for entity in _SUBSCRIPTIONS)
 _SUBSCRIPTION_WRITERS = tuple(entity_writer(entity) for entity in _SUBSCRIPTIONS)
-_ASSIGNMENT_READERS = tuple(entity_reader(entity) for entity in _ASSIGNMENTS)
+_ASSIGNMENT_READERS = tuple(bounded_reader(entity) for entity in _ASSIGNMENTS)
 _ASSIGNMENT_WRITERS = tuple(entity_writer(entity) for entity in _ASSIGNMENTS)
 
 

@@ -13,10 +13,11 @@ from typing import Any, TypeVar
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.api_versions.v0 import ApiVersionsRequest as ApiVersionsRequestV0
 from kio.schema.api_versions.v3 import ApiVersionsRequest
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
 
 from kgroups import __version__
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol.bounds import bounded_reader
 
 _SIZE = struct.Struct(">i")
 _HEADER = struct.Struct(">hhi")
@@ -167,7 +168,7 @@ def _response_reader(api_key: int, version: int) -> tuple[Any, bool]:
     if r is None:
         cls = load_response_schema(api_key, version)
         r = _readers[(api_key, version)] = (
-            entity_reader(cls),
+            bounded_reader(cls),
             cls.__header_schema__.__version__ >= 1,
         )
     return r

@@ -7,13 +7,14 @@ from functools import cache
 from typing import Any
 
 from kio.index import load_entity_schema
-from kio.serial import entity_reader
 from kio.static.constants import EntityType
+
+from kgroups.protocol.bounds import bounded_reader
 
 
 @cache
 def _assignment_reader(version: int) -> Any:
-    return entity_reader(
+    return bounded_reader(
         load_entity_schema("consumer_protocol_assignment", version, EntityType.data)
     )
 

@@ -49,6 +49,7 @@ from kgroups.coordinator.responses import (
 )
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.undo import UndoAssignment, UndoStaticReplacement
+from kgroups.protocol.strings import fit
 
 # JoinGroup v4 introduced the two-step join: a member without an id is
 # handed one with MEMBER_ID_REQUIRED and must join again with it (KIP-394).
@@ -266,7 +267,9 @@ class Membership:
         member = Member(
             member_id=member_id,
             group_instance_id=join.group_instance_id,
-            client_id=join.ctx.client_id,
+            # Echoed by DescribeGroups v0-v4: a header's 32,767 bytes may have
+            # grown when invalid UTF-8 was replaced.
+            client_id=fit(join.ctx.client_id),
             client_host=join.ctx.client_host,
             rebalance_timeout_ms=join.rebalance_timeout_ms,
             session_timeout_ms=join.session_timeout_ms,

@@ -73,11 +73,16 @@ from kgroups.coordinator.views import (
     group_view,
     listed_groups,
 )
+from kgroups.protocol.strings import MAX_STRING_BYTES, fit
 
 
 def kafka_member_id(prefix: str) -> str:
-    """Kafka's member id: client id (or group instance id), a dash, a UUID."""
-    return f"{prefix}-{uuid.uuid4()}"
+    """Kafka's member id: client id (or group instance id), a dash, a UUID; the
+    prefix cut so that the whole fits a string of any version."""
+    return f"{fit(prefix, MAX_STRING_BYTES - _DASH_AND_UUID)}-{uuid.uuid4()}"
+
+
+_DASH_AND_UUID = 37
 
 
 class GroupCoordinatorShard:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kio.schema.consumer_protocol_subscription.v0 import ConsumerProtocolSubscription
-from kio.serial import entity_reader
+
+from kgroups.protocol.bounds import bounded_reader
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
-_read_subscription = entity_reader(ConsumerProtocolSubscription)
+_read_subscription = bounded_reader(ConsumerProtocolSubscription)
 
 
 class UnreadableSubscription(ValueError):

@@ -13,7 +13,9 @@ from io import BytesIO
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
+
+from kgroups.protocol.bounds import bounded_reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,8 @@ class ApiCodec:
     response_type: type[Any]
     request_header_flexible: bool
     response_header_flexible: bool
+    # Refuses lengths the frame cannot hold (bounds.LengthOutOfBounds) before
+    # kio would allocate them.
     read_request: Any
     write_response: Any
     # Encoded responses by value, for APIs whose responses repeat (see _REPEATING).
@@ -128,7 +132,7 @@ def codec(api_key: int, api_version: int) -> ApiCodec:
         response_type=response_type,
         request_header_flexible=request_type.__header_schema__.__version__ >= 2,
         response_header_flexible=response_type.__header_schema__.__version__ >= 1,
-        read_request=entity_reader(request_type),
+        read_request=bounded_reader(request_type),
         write_response=entity_writer(response_type),
         encoded={} if api_key in _REPEATING else None,
     )

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
     host, port = broker.advertised
+    if ctx.api_version < 12 and _names_a_topic_by_id(request):
+        return _invalid_request(ctx, request)
     if request.topics is None or (ctx.api_version == 0 and not request.topics):
         topics = [_describe(broker, t) for t in broker.topics]
     else:
@@ -47,6 +49,37 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         topics=tuple(topics),
+        cluster_authorized_operations=OPERATIONS_OMITTED,
+    )
+    return response
+
+
+def _names_a_topic_by_id(request: MetadataRequest) -> bool:
+    """Before v12 a topic has a name and no id; Kafka refuses the request otherwise."""
+    return request.topics is not None and any(
+        t.name is None or (t.topic_id is not None and t.topic_id.int != 0) for t in request.topics
+    )
+
+
+def _invalid_request(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+    """Kafka's error answer: every asked topic with INVALID_REQUEST, a missing
+    name as "" (the response of those versions has no null name)."""
+    response: MetadataResponse = build(
+        apis.codec(apis.METADATA, ctx.api_version).response_type,
+        throttle_time=NO_THROTTLE,
+        brokers=(),
+        controller_id=BrokerId(-1),
+        topics=tuple(
+            MetadataResponseTopic(
+                error_code=ErrorCode.invalid_request,
+                name=TopicName(t.name or ""),
+                topic_id=None,
+                is_internal=False,
+                partitions=(),
+                topic_authorized_operations=OPERATIONS_OMITTED,
+            )
+            for t in request.topics or ()
+        ),
         cluster_authorized_operations=OPERATIONS_OMITTED,
     )
     return response
