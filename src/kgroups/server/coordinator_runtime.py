@@ -27,6 +27,7 @@ from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -39,6 +40,16 @@ T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
+
+# A reply given up on: its records were not durable within offsets.commit.timeout.ms.
+TIMED_OUT = object()
+# What a request that timed out is answered, as Kafka answers it: a commit
+# whose append timed out, a SyncGroup whose assignment did not get stored;
+# anything else sends the client looking for its coordinator again.
+_TIMEOUT_ERRORS = {
+    apis.OFFSET_COMMIT: ErrorCode.request_timed_out,
+    apis.SYNC_GROUP: ErrorCode.rebalance_in_progress,
+}
 
 
 class CoordinatorRuntime:
@@ -56,6 +67,7 @@ class CoordinatorRuntime:
             offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
         )
         self.partitions = self.config.offsets_topic_partitions
+        self._commit_timeout_s = cfg.get_int("offsets.commit.timeout.ms") / 1000
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._loading: set[int] = set()
         self._timers: dict[int, asyncio.TimerHandle] = {}
@@ -179,7 +191,7 @@ class CoordinatorRuntime:
             shard.replay(key, value)
         self._shards[partition] = shard
         self._loading.discard(partition)
-        await self._apply(partition, shard.finish_load(self._broker.clock.now_ms()))
+        self._submit(partition, shard.finish_load(self._broker.clock.now_ms()))
         if scanned:
             log.info(
                 "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
@@ -230,9 +242,11 @@ class CoordinatorRuntime:
             client_host=ctx.client_host,
             reply_to=reply,
         )
-        result = handler(shard, context, self._broker.clock.now_ms())
-        await self._apply(partition, result)
-        return await reply
+        self._submit(partition, handler(shard, context, self._broker.clock.now_ms()))
+        response = await reply
+        if response is TIMED_OUT:
+            raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
+        return response
 
     @property
     def loading(self) -> bool:
@@ -241,34 +255,67 @@ class CoordinatorRuntime:
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
-    async def _apply(self, partition: int, result: Result) -> None:
-        """Append the result's records, wait until durable, then reply.
+    def _submit(self, partition: int, result: Result) -> None:
+        """Append the result's records now, then reply once they are durable.
 
-        Replies leave in the order the shard produced them: a result without
-        records (a follower's SyncGroup answered after the leader's) still waits
-        for the result before it, whose records may be waiting for an fsync.
+        Appending at once, never from a task, keeps the log in the order the
+        shard applied its changes: a timer's records cannot fall behind a
+        commit handled later in the same loop turn. Replies leave in the order
+        the shard produced them, so a result without records (a follower's
+        SyncGroup answered after the leader's) still waits for the records
+        before it; every wait ends after ``offsets.commit.timeout.ms``.
         """
         previous = self._tails.get(partition)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._tails[partition] = done
+        durable: asyncio.Future[None] | None = None
+        if result.records:
+            try:
+                durable = self._write(partition, result.records)
+            except KafkaError as e:
+                result = self._shards[partition].append_failed(
+                    result.append_token, e.error_code, self._broker.clock.now_ms()
+                )
+        self._schedule(partition)
+        if durable is None and previous is None:
+            self._reply(result)
+            return
+        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._tails[partition] = settled
+        self._spawn(self._settle(partition, result, durable, previous, settled))
+
+    async def _settle(
+        self,
+        partition: int,
+        result: Result,
+        durable: asyncio.Future[None] | None,
+        previous: asyncio.Future[None] | None,
+        settled: asyncio.Future[None],
+    ) -> None:
+        """Reply once the result's records and all before them are durable.
+
+        ``settled`` completes only then (or when the append failed), however
+        long that takes, so later results keep waiting for durability; only
+        their replies give up, at their own timeout.
+        """
+        loop = asyncio.get_running_loop()
+        timeout = loop.call_later(self._commit_timeout_s, _time_out, result)
         try:
-            outcome = result
-            if result.records:
+            if durable is not None:
                 try:
-                    durable = self._write(partition, result.records)
-                    if durable is not None:
-                        await durable
-                except KafkaError as e:
-                    outcome = self._shards[partition].append_failed(
-                        result.append_token, e.error_code, self._broker.clock.now_ms()
+                    await durable
+                except Exception as e:
+                    log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
+                    result = self._shards[partition].append_failed(
+                        result.append_token,
+                        ErrorCode.kafka_storage_error,
+                        self._broker.clock.now_ms(),
                     )
             if previous is not None:
                 await previous
-            self._reply(outcome)
-            self._schedule(partition)
+            self._reply(result)
         finally:
-            done.set_result(None)
-            if self._tails.get(partition) is done:
+            timeout.cancel()
+            settled.set_result(None)
+            if self._tails.get(partition) is settled:
                 del self._tails[partition]
 
     def _write(
@@ -285,10 +332,7 @@ class CoordinatorRuntime:
         except OSError as e:
             log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
             raise KafkaError(ErrorCode.kafka_storage_error, str(e)) from None
-        flushed = broker.appended(OFFSETS_TOPIC, partition, plog)
-        if flushed is None:
-            return None
-        return asyncio.ensure_future(_storage_errors(flushed))
+        return broker.appended(OFFSETS_TOPIC, partition, plog)
 
     @staticmethod
     def _reply(result: Result) -> None:
@@ -318,12 +362,12 @@ class CoordinatorRuntime:
         shard = self._shards.get(partition)
         if shard is None:
             return
-        result = shard.on_timer(self._broker.clock.now_ms())
-        self._spawn(self._apply(partition, result))
+        self._submit(partition, shard.on_timer(self._broker.clock.now_ms()))
 
 
-async def _storage_errors(flushed: asyncio.Future[None]) -> None:
-    try:
-        await flushed
-    except OSError as e:
-        raise KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {e}") from None
+def _time_out(result: Result) -> None:
+    """The result's records are still not durable: its waiting replies give up."""
+    for token, _response in result.replies:
+        assert isinstance(token, asyncio.Future)
+        if not token.done():
+            token.set_result(TIMED_OUT)
