@@ -2,7 +2,9 @@
 
 Topics unknown to the broker are created on the spot when both the broker
 (`auto.create.topics.enable`) and the request (v4+) allow it, with
-`num.partitions` partitions. Internal topics are flagged as such.
+`num.partitions` partitions; `__consumer_offsets` is created as the group
+coordinator creates it, with offsets.topic.*. Internal topics are flagged as
+such.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from kio.schema.metadata.v12.response import (
     MetadataResponseTopic,
 )
 
+from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.cluster.topics import Topic
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
@@ -63,6 +66,11 @@ def _lookup(
     error = ErrorCode.unknown_topic_or_partition
     if name is not None and auto_create and broker.config.get_bool("auto.create.topics.enable"):
         try:
+            if name == OFFSETS_TOPIC:  # made the coordinator's way, never with defaults
+                broker.coordinator.ensure_offsets_topic()
+                created = broker.topics.get(name)
+                assert created is not None
+                return _describe(broker, created)
             return _describe(broker, broker.create_topic(name, None, {}))
         except KafkaError as e:
             error = e.error_code
