@@ -294,6 +294,16 @@ class OffsetHandlers:
                 continue
             self._remove_offsets(group, expired_offsets(group, now, retention), fx)
 
+    def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:
+        """Deleted topics' offsets go from every group (Kafka's onPartitionsDeleted),
+        so a topic created again under the same name does not inherit them."""
+        for group in list(self._table):
+            if group.is_in(GroupState.DEAD):
+                continue
+            gone = [tp for tp in group.offsets if tp.topic in topics]
+            if gone:
+                self._remove_offsets(group, gone, fx)
+
     # -- shared by the deletions -------------------------------------------
 
     def _remove_offsets(

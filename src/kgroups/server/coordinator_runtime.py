@@ -73,6 +73,8 @@ class CoordinatorRuntime:
         self._timers: dict[int, asyncio.TimerHandle] = {}
         # Partitions whose load failed: their groups cannot be served.
         self._failed: set[int] = set()
+        # Topics deleted while partitions were loading: their offsets go once loaded.
+        self._deleted_while_loading: set[str] = set()
         # Per partition, the last result whose replies are not sent yet.
         self._tails: dict[int, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -191,7 +193,12 @@ class CoordinatorRuntime:
             shard.replay(key, value)
         self._shards[partition] = shard
         self._loading.discard(partition)
-        self._submit(partition, shard.finish_load(self._broker.clock.now_ms()))
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.finish_load(now))
+        if self._deleted_while_loading:
+            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
+            if not self._loading:
+                self._deleted_while_loading.clear()
         if scanned:
             log.info(
                 "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
@@ -202,6 +209,14 @@ class CoordinatorRuntime:
                 sum(1 for _ in shard.groups()),
                 time.monotonic() - started,
             )
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Every group forgets the deleted topic's offsets, with tombstones."""
+        now = self._broker.clock.now_ms()
+        for partition, shard in self._shards.items():
+            self._submit(partition, shard.on_topics_deleted((topic,), now))
+        if self._loading:
+            self._deleted_while_loading.add(topic)
 
     # -- requests ----------------------------------------------------------
 
