@@ -20,7 +20,7 @@ from kio.schema.metadata.v12.response import (
 )
 
 from kgroups.cluster.placement import OFFSETS_TOPIC
-from kgroups.cluster.topics import Topic
+from kgroups.cluster.topics import Topic, validate_topic_name
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
@@ -64,6 +64,12 @@ def _lookup(
     if topic is not None:
         return _describe(broker, topic)
     error = ErrorCode.unknown_topic_or_partition
+    if name is not None:
+        try:
+            validate_topic_name(name)  # an illegal name is answered so either way
+        except KafkaError as e:
+            error = e.error_code
+            auto_create = False
     if name is not None and auto_create and broker.config.get_bool("auto.create.topics.enable"):
         try:
             if name == OFFSETS_TOPIC:  # made the coordinator's way, never with defaults
