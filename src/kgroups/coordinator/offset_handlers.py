@@ -103,7 +103,9 @@ class OffsetHandlers:
         created = False
         if group is None:
             if generation >= 0:
-                # A member of a generation we never saw: its group is gone.
+                # A member of a generation we never saw: its group is gone. Kafka
+                # 3.x's coordinator answers so at every version (GROUP_ID_NOT_FOUND
+                # at v9+ belongs to the KIP-848 coordinator).
                 fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.illegal_generation))
                 return
             group = self._table.create(req.group_id, now)
