@@ -78,6 +78,8 @@ class CoordinatorRuntime:
         # Per partition, the last result whose replies are not sent yet.
         self._tails: dict[int, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The tasks of results waiting for their records to be durable.
+        self._settling: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -99,14 +101,18 @@ class CoordinatorRuntime:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        if self._settling:
+            # Appends waiting for their fsync get the time a request would.
+            await asyncio.wait(set(self._settling), timeout=self._commit_timeout_s)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -295,7 +301,9 @@ class CoordinatorRuntime:
             return
         settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._tails[partition] = settled
-        self._spawn(self._settle(partition, result, durable, previous, settled))
+        task = self._spawn(self._settle(partition, result, durable, previous, settled))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
 
     async def _settle(
         self,
@@ -329,6 +337,7 @@ class CoordinatorRuntime:
             self._reply(result)
         finally:
             timeout.cancel()
+            _time_out(result)  # cancelled at shutdown: no reply waits forever
             settled.set_result(None)
             if self._tails.get(partition) is settled:
                 del self._tails[partition]
