@@ -13,6 +13,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.offset_commit.v9.request import (
@@ -20,6 +21,8 @@ from kio.schema.offset_commit.v9.request import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
 from kio.static.primitive import i32, i32Timedelta, i64
 
 from kgroups.client.admin import Admin
@@ -109,12 +112,16 @@ async def _observed(broker: Broker) -> tuple[dict[Any, int], str, int]:
         await admin.close()
 
 
-def test_a_commit_in_the_turn_of_an_expiry_survives_a_restart(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fsync_every", ["1", str(2**63 - 1)])
+def test_a_commit_in_the_turn_of_an_expiry_survives_a_restart(
+    tmp_path: Path, fsync_every: str
+) -> None:
     data = tmp_path / "data"
     clock = ManualClock()
+    flush = {"log_flush_interval_messages": fsync_every}
 
     async def before_restart() -> tuple[dict[Any, int], str, int]:
-        broker = Broker(_config(data), clock)
+        broker = Broker(_config(data, **flush), clock)
         await broker.start()
         try:
             broker.create_topic("t", 1, {})
@@ -140,7 +147,7 @@ def test_a_commit_in_the_turn_of_an_expiry_survives_a_restart(tmp_path: Path) ->
             await broker.stop()
 
     async def after_restart() -> tuple[dict[Any, int], str, int]:
-        broker = Broker(_config(data), clock)
+        broker = Broker(_config(data, **flush), clock)
         await broker.start()
         try:
             return await _observed(broker)
@@ -161,28 +168,60 @@ def _heartbeat(group: str, member_id: str, generation: int) -> HeartbeatRequest:
     )
 
 
+def _sync(group: str, member_id: str, generation: int) -> SyncGroupRequest:
+    return SyncGroupRequest(
+        group_id=GroupId(group),
+        generation_id=i32(generation),
+        member_id=member_id,
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments=(SyncGroupRequestAssignment(member_id=member_id, assignment=b"a"),),
+    )
+
+
+def _fetch(group: str) -> OffsetFetchRequestGroup:
+    return OffsetFetchRequestGroup(
+        group_id=GroupId(group), member_id=None, member_epoch=i32(-1), topics=None
+    )
+
+
 def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
-    """offsets.commit.timeout.ms bounds every wait on a stuck fsync: the commit
-    is answered REQUEST_TIMED_OUT, a heartbeat queued behind it is answered
-    too, and the partition serves again once the fsync completes."""
+    """offsets.commit.timeout.ms bounds every wait on a stuck fsync; replies
+    that reveal none of the stuck state do not wait at all; the partition
+    serves again once the fsync completes."""
     stuck: list[asyncio.Future[None]] = []
 
     async def scenario() -> None:
-        broker = Broker(_config(tmp_path / "data", offsets_commit_timeout_ms="200"))
+        broker = Broker(_config(tmp_path / "data", offsets_commit_timeout_ms="1000"))
         await broker.start()
         try:
             broker.create_topic("t", 1, {})
             runtime = broker.coordinator
-            commit_ctx = _ctx(apis.OFFSET_COMMIT, 9)
 
-            def commit(offset: int) -> Any:
-                return runtime.call(
-                    "g", commit_ctx, lambda s, c, now: s.offset_commit(_commit("g", offset), c, now)
+            def call(group: str, api_key: int, version: int, method: str, request: Any) -> Any:
+                return asyncio.ensure_future(
+                    runtime.call(
+                        group,
+                        _ctx(api_key, version),
+                        lambda s, c, now: getattr(s, method)(request, c, now),
+                    )
                 )
 
-            joined = await runtime.call(
-                "m", _ctx(apis.JOIN_GROUP, 3), lambda s, c, now: s.join_group(_join("m"), c, now)
-            )
+            def commit(offset: int) -> Any:
+                return call("g", apis.OFFSET_COMMIT, 9, "offset_commit", _commit("g", offset))
+
+            def heartbeat() -> Any:
+                return call("m", apis.HEARTBEAT, 4, "heartbeat", beat)
+
+            def error(task: Any) -> ErrorCode:
+                failure = task.exception()
+                assert isinstance(failure, KafkaError), failure
+                return failure.error_code
+
+            joined = await call("m", apis.JOIN_GROUP, 3, "join_group", _join("m"))
+            member, generation = joined.member_id, joined.generation_id
+            beat = _heartbeat("m", member, generation)
             await commit(5)
 
             def never_durable(topic: str, partition: int, plog: Any) -> asyncio.Future[None]:
@@ -190,33 +229,31 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
                 return stuck[-1]
 
             appended, broker.appended = broker.appended, never_durable  # type: ignore[method-assign]
-            committing = asyncio.ensure_future(commit(6))
-            heartbeat = _heartbeat("m", joined.member_id, joined.generation_id)
-            beating = asyncio.ensure_future(
-                runtime.call(
-                    "m", _ctx(apis.HEARTBEAT, 4), lambda s, c, now: s.heartbeat(heartbeat, c, now)
-                )
-            )
-            done, _ = await asyncio.wait({committing, beating}, timeout=10)
-            assert done == {committing, beating}
+
+            # A stuck commit of g: another group's heartbeat is answered at once;
+            # reading g's offsets waits, then gives up like the commit.
+            committing = commit(6)
+            fetching = call("g", apis.OFFSET_FETCH, 9, "offset_fetch", _fetch("g"))
+            assert (await asyncio.wait_for(heartbeat(), 0.9)).error_code == ErrorCode.none
+            assert not committing.done() and not fetching.done()
+            await asyncio.wait({committing, fetching}, timeout=10)
+            assert error(committing) == ErrorCode.request_timed_out
+            assert error(fetching) == ErrorCode.coordinator_not_available
+
+            # A stuck assignment of m: its own heartbeat must wait for it.
+            syncing = call("m", apis.SYNC_GROUP, 5, "sync_group", _sync("m", member, generation))
+            beating = heartbeat()
+            await asyncio.wait({syncing, beating}, timeout=10)
+            assert error(syncing) == ErrorCode.rebalance_in_progress
+            assert error(beating) == ErrorCode.coordinator_not_available
             assert stuck and not any(f.done() for f in stuck)
-            assert isinstance(committing.exception(), KafkaError)
-            assert committing.exception().error_code == ErrorCode.request_timed_out  # type: ignore[union-attr]
-            assert isinstance(beating.exception(), KafkaError)
-            assert beating.exception().error_code == ErrorCode.coordinator_not_available  # type: ignore[union-attr]
 
             broker.appended = appended  # type: ignore[method-assign]
             for f in stuck:
                 f.set_result(None)
             response = await asyncio.wait_for(commit(7), 10)
             assert response.topics[0].partitions[0].error_code == ErrorCode.none
-            beat = await asyncio.wait_for(
-                runtime.call(
-                    "m", _ctx(apis.HEARTBEAT, 4), lambda s, c, now: s.heartbeat(heartbeat, c, now)
-                ),
-                10,
-            )
-            assert beat.error_code == ErrorCode.none
+            assert (await asyncio.wait_for(heartbeat(), 10)).error_code == ErrorCode.none
             offsets = await _observed(broker)
             assert offsets[0] == {("t", 0): 7}
         finally:

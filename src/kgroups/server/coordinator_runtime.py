@@ -28,6 +28,15 @@ from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.server.pending_writes import (
+    EVERYTHING,
+    PendingWrites,
+    Reach,
+    Reply,
+    StateKey,
+    request_reach,
+    written,
+)
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -75,8 +84,8 @@ class CoordinatorRuntime:
         self._failed: set[int] = set()
         # Topics deleted while partitions were loading: their offsets go once loaded.
         self._deleted_while_loading: set[str] = set()
-        # Per partition, the last result whose replies are not sent yet.
-        self._tails: dict[int, asyncio.Future[None]] = {}
+        # Per partition, the writes whose replies wait for them to be durable.
+        self._pending: dict[int, PendingWrites] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         # The tasks of results waiting for their records to be durable.
         self._settling: set[asyncio.Task[Any]] = set()
@@ -247,23 +256,26 @@ class CoordinatorRuntime:
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
     ) -> Any:
         """Run one handler on the group's shard; the response once it is due."""
-        return await self.call_partition(self.partition_for(group_id), ctx, handler)
+        reach = request_reach(group_id, ctx.api_key)
+        return await self.call_partition(self.partition_for(group_id), ctx, handler, reach)
 
     async def call_partition(
         self,
         partition: int,
         ctx: RequestContext,
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+        reach: Reach = EVERYTHING,
     ) -> Any:
+        """Run one handler on a shard; ``reach`` is the state its answer reveals."""
         shard = self.shard(partition)
-        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        reply = Reply(reach)
         context = CoordinatorContext(
             api_version=ctx.api_version,
             client_id=ctx.client_id,
             client_host=ctx.client_host,
             reply_to=reply,
         )
-        self._submit(partition, handler(shard, context, self._broker.clock.now_ms()))
+        self._submit(partition, handler(shard, context, self._broker.clock.now_ms()), reach)
         response = await reply
         if response is TIMED_OUT:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
@@ -276,32 +288,41 @@ class CoordinatorRuntime:
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
-    def _submit(self, partition: int, result: Result) -> None:
+    def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
         """Append the result's records now, then reply once they are durable.
 
         Appending at once, never from a task, keeps the log in the order the
         shard applied its changes: a timer's records cannot fall behind a
-        commit handled later in the same loop turn. Replies leave in the order
-        the shard produced them, so a result without records (a follower's
-        SyncGroup answered after the leader's) still waits for the records
-        before it; every wait ends after ``offsets.commit.timeout.ms``.
+        commit handled later in the same loop turn. Replies also wait for the
+        pending writes of the state they reveal (``reach``, the reach of each
+        request answered, the records' own groups; see pending_writes.py), so
+        a follower's SyncGroup answered after the leader's still waits for the
+        leader's assignment to be stored. Every wait for a reply ends after
+        ``offsets.commit.timeout.ms``.
         """
-        previous = self._tails.get(partition)
+        pending = self._pending.setdefault(partition, PendingWrites())
         durable: asyncio.Future[None] | None = None
+        stored = False
         if result.records:
             try:
                 durable = self._write(partition, result.records)
+                stored = True
             except KafkaError as e:
                 result = self._shards[partition].append_failed(
                     result.append_token, e.error_code, self._broker.clock.now_ms()
                 )
         self._schedule(partition)
-        if durable is None and previous is None:
+        if durable is None and not pending:
+            self._reply(result)
+            return
+        writes = written(result.records) if stored else set()
+        waits_for = pending.before(_result_reach(result, reach, writes))
+        if durable is None and not waits_for:
             self._reply(result)
             return
         settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._tails[partition] = settled
-        task = self._spawn(self._settle(partition, result, durable, previous, settled))
+        pending.add(writes, settled)
+        task = self._spawn(self._settle(partition, result, durable, waits_for, writes, settled))
         self._settling.add(task)
         task.add_done_callback(self._settling.discard)
 
@@ -310,10 +331,11 @@ class CoordinatorRuntime:
         partition: int,
         result: Result,
         durable: asyncio.Future[None] | None,
-        previous: asyncio.Future[None] | None,
+        waits_for: list[asyncio.Future[None]],
+        writes: set[StateKey],
         settled: asyncio.Future[None],
     ) -> None:
-        """Reply once the result's records and all before them are durable.
+        """Reply once the result's records and the writes it waits for are durable.
 
         ``settled`` completes only then (or when the append failed), however
         long that takes, so later results keep waiting for durability; only
@@ -332,15 +354,14 @@ class CoordinatorRuntime:
                         ErrorCode.kafka_storage_error,
                         self._broker.clock.now_ms(),
                     )
-            if previous is not None:
-                await previous
+            for write in waits_for:
+                await write
             self._reply(result)
         finally:
             timeout.cancel()
             _time_out(result)  # cancelled at shutdown: no reply waits forever
+            self._pending[partition].settled(writes, settled)
             settled.set_result(None)
-            if self._tails.get(partition) is settled:
-                del self._tails[partition]
 
     def _write(
         self, partition: int, records: list[tuple[bytes, bytes | None]]
@@ -387,6 +408,18 @@ class CoordinatorRuntime:
         if shard is None:
             return
         self._submit(partition, shard.on_timer(self._broker.clock.now_ms()))
+
+
+def _result_reach(result: Result, reach: Reach, writes: set[StateKey]) -> Reach:
+    """All the state a result's replies reveal."""
+    if reach is EVERYTHING:
+        return EVERYTHING
+    keys = writes.union(reach)
+    for token, _response in result.replies:
+        if not isinstance(token, Reply) or token.reach is EVERYTHING:
+            return EVERYTHING
+        keys.update(token.reach)
+    return tuple(keys)
 
 
 def _time_out(result: Result) -> None:
