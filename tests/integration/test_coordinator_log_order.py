@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
+from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.offset_commit.v9.request import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -33,6 +34,7 @@ from kgroups.protocol.types import GroupId, TopicName
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
+from kgroups.server.handlers import groups
 
 RETENTION_MS = 60_000
 SESSION_MS = 6_000
@@ -243,7 +245,15 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
             # A stuck assignment of m: its own heartbeat must wait for it.
             syncing = call("m", apis.SYNC_GROUP, 5, "sync_group", _sync("m", member, generation))
             beating = heartbeat()
-            await asyncio.wait({syncing, beating}, timeout=10)
+            listing = asyncio.ensure_future(
+                groups.list_groups(
+                    broker,
+                    _ctx(apis.LIST_GROUPS, 4),
+                    ListGroupsRequest(states_filter=(), types_filter=()),
+                )
+            )
+            await asyncio.wait({syncing, beating, listing}, timeout=10)
+            assert listing.result().error_code == ErrorCode.coordinator_not_available
             assert error(syncing) == ErrorCode.rebalance_in_progress
             assert error(beating) == ErrorCode.coordinator_not_available
             assert stuck and not any(f.done() for f in stuck)
