@@ -103,7 +103,9 @@ class OffsetHandlers:
         created = False
         if group is None:
             if generation >= 0:
-                # A member of a generation we never saw: its group is gone.
+                # A member of a generation we never saw: its group is gone. Kafka
+                # 3.x's coordinator answers so at every version (GROUP_ID_NOT_FOUND
+                # at v9+ belongs to the KIP-848 coordinator).
                 fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.illegal_generation))
                 return
             group = self._table.create(req.group_id, now)
@@ -293,6 +295,16 @@ class OffsetHandlers:
             if group.is_in(GroupState.DEAD):
                 continue
             self._remove_offsets(group, expired_offsets(group, now, retention), fx)
+
+    def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:
+        """Deleted topics' offsets go from every group (Kafka's onPartitionsDeleted),
+        so a topic created again under the same name does not inherit them."""
+        for group in list(self._table):
+            if group.is_in(GroupState.DEAD):
+                continue
+            gone = [tp for tp in group.offsets if tp.topic in topics]
+            if gone:
+                self._remove_offsets(group, gone, fx)
 
     # -- shared by the deletions -------------------------------------------
 

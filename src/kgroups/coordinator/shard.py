@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
@@ -234,6 +234,12 @@ class GroupCoordinatorShard:
             )
         else:
             self._offsets.delete_groups(req, ctx, fx)
+        return self._result(fx, now_ms)
+
+    def on_topics_deleted(self, topics: Collection[str], now_ms: int) -> Result:
+        """Tombstones for every offset of these deleted topics, in every group."""
+        fx = Effects()
+        self._offsets.delete_topic_offsets(frozenset(topics), fx)
         return self._result(fx, now_ms)
 
     # -- descriptions ------------------------------------------------------

@@ -193,6 +193,7 @@ class Broker:
         for p in range(topic.partitions):
             self.logs.delete(name, p)
             self.append_waiters.notify(name, p)
+        self.coordinator.on_topic_deleted(name)
         log.info("deleted topic %s", name)
         return topic
 

@@ -137,7 +137,9 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("offsets.retention.minutes", _int, 10080, "Committed offset retention.", 1),
     Setting("offsets.retention.check.interval.ms", _int, 600000, "Expiry check period.", 1),
     Setting("offset.metadata.max.bytes", _int, 4096, "Largest commit metadata.", 0),
-    Setting("offsets.commit.timeout.ms", _int, 5000, "Commit append timeout.", 1),
+    Setting(
+        "offsets.commit.timeout.ms", _int, 5000, "Wait for a coordinator append to be durable.", 1
+    ),
     Setting("group.min.session.timeout.ms", _int, 6000, "Smallest session timeout.", 0),
     Setting("group.max.session.timeout.ms", _int, 1800000, "Largest session timeout.", 0),
     Setting("group.initial.rebalance.delay.ms", _int, 3000, "Delay of a first join.", 0),

@@ -27,6 +27,16 @@ from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
+from kgroups.server.pending_writes import (
+    EVERYTHING,
+    PendingWrites,
+    Reach,
+    Reply,
+    StateKey,
+    request_reach,
+    written,
+)
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -39,6 +49,16 @@ T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
+
+# A reply given up on: its records were not durable within offsets.commit.timeout.ms.
+TIMED_OUT = object()
+# What a request that timed out is answered, as Kafka answers it: a commit
+# whose append timed out, a SyncGroup whose assignment did not get stored;
+# anything else sends the client looking for its coordinator again.
+_TIMEOUT_ERRORS = {
+    apis.OFFSET_COMMIT: ErrorCode.request_timed_out,
+    apis.SYNC_GROUP: ErrorCode.rebalance_in_progress,
+}
 
 
 class CoordinatorRuntime:
@@ -56,14 +76,19 @@ class CoordinatorRuntime:
             offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
         )
         self.partitions = self.config.offsets_topic_partitions
+        self._commit_timeout_s = cfg.get_int("offsets.commit.timeout.ms") / 1000
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._loading: set[int] = set()
         self._timers: dict[int, asyncio.TimerHandle] = {}
         # Partitions whose load failed: their groups cannot be served.
         self._failed: set[int] = set()
-        # Per partition, the last result whose replies are not sent yet.
-        self._tails: dict[int, asyncio.Future[None]] = {}
+        # Topics deleted while partitions were loading: their offsets go once loaded.
+        self._deleted_while_loading: set[str] = set()
+        # Per partition, the writes whose replies wait for them to be durable.
+        self._pending: dict[int, PendingWrites] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The tasks of results waiting for their records to be durable.
+        self._settling: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -85,14 +110,18 @@ class CoordinatorRuntime:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        if self._settling:
+            # Appends waiting for their fsync get the time a request would.
+            await asyncio.wait(set(self._settling), timeout=self._commit_timeout_s)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -179,7 +208,12 @@ class CoordinatorRuntime:
             shard.replay(key, value)
         self._shards[partition] = shard
         self._loading.discard(partition)
-        await self._apply(partition, shard.finish_load(self._broker.clock.now_ms()))
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.finish_load(now))
+        if self._deleted_while_loading:
+            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
+            if not self._loading:
+                self._deleted_while_loading.clear()
         if scanned:
             log.info(
                 "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
@@ -190,6 +224,14 @@ class CoordinatorRuntime:
                 sum(1 for _ in shard.groups()),
                 time.monotonic() - started,
             )
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Every group forgets the deleted topic's offsets, with tombstones."""
+        now = self._broker.clock.now_ms()
+        for partition, shard in self._shards.items():
+            self._submit(partition, shard.on_topics_deleted((topic,), now))
+        if self._loading:
+            self._deleted_while_loading.add(topic)
 
     # -- requests ----------------------------------------------------------
 
@@ -214,25 +256,30 @@ class CoordinatorRuntime:
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
     ) -> Any:
         """Run one handler on the group's shard; the response once it is due."""
-        return await self.call_partition(self.partition_for(group_id), ctx, handler)
+        reach = request_reach(group_id, ctx.api_key)
+        return await self.call_partition(self.partition_for(group_id), ctx, handler, reach)
 
     async def call_partition(
         self,
         partition: int,
         ctx: RequestContext,
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+        reach: Reach = EVERYTHING,
     ) -> Any:
+        """Run one handler on a shard; ``reach`` is the state its answer reveals."""
         shard = self.shard(partition)
-        reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        reply = Reply(reach)
         context = CoordinatorContext(
             api_version=ctx.api_version,
             client_id=ctx.client_id,
             client_host=ctx.client_host,
             reply_to=reply,
         )
-        result = handler(shard, context, self._broker.clock.now_ms())
-        await self._apply(partition, result)
-        return await reply
+        self._submit(partition, handler(shard, context, self._broker.clock.now_ms()), reach)
+        response = await reply
+        if response is TIMED_OUT:
+            raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
+        return response
 
     @property
     def loading(self) -> bool:
@@ -241,35 +288,80 @@ class CoordinatorRuntime:
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
-    async def _apply(self, partition: int, result: Result) -> None:
-        """Append the result's records, wait until durable, then reply.
+    def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
+        """Append the result's records now, then reply once they are durable.
 
-        Replies leave in the order the shard produced them: a result without
-        records (a follower's SyncGroup answered after the leader's) still waits
-        for the result before it, whose records may be waiting for an fsync.
+        Appending at once, never from a task, keeps the log in the order the
+        shard applied its changes: a timer's records cannot fall behind a
+        commit handled later in the same loop turn. Replies also wait for the
+        pending writes of the state they reveal (``reach``, the reach of each
+        request answered, the records' own groups; see pending_writes.py), so
+        a follower's SyncGroup answered after the leader's still waits for the
+        leader's assignment to be stored. Every wait for a reply ends after
+        ``offsets.commit.timeout.ms``.
         """
-        previous = self._tails.get(partition)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._tails[partition] = done
+        pending = self._pending.setdefault(partition, PendingWrites())
+        durable: asyncio.Future[None] | None = None
+        stored = False
+        if result.records:
+            try:
+                durable = self._write(partition, result.records)
+                stored = True
+            except KafkaError as e:
+                result = self._shards[partition].append_failed(
+                    result.append_token, e.error_code, self._broker.clock.now_ms()
+                )
+        self._schedule(partition)
+        if durable is None and not pending:
+            self._reply(result)
+            return
+        writes = written(result.records) if stored else set()
+        waits_for = pending.before(_result_reach(result, reach, writes))
+        if durable is None and not waits_for:
+            self._reply(result)
+            return
+        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        pending.add(writes, settled)
+        task = self._spawn(self._settle(partition, result, durable, waits_for, writes, settled))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _settle(
+        self,
+        partition: int,
+        result: Result,
+        durable: asyncio.Future[None] | None,
+        waits_for: list[asyncio.Future[None]],
+        writes: set[StateKey],
+        settled: asyncio.Future[None],
+    ) -> None:
+        """Reply once the result's records and the writes it waits for are durable.
+
+        ``settled`` completes only then (or when the append failed), however
+        long that takes, so later results keep waiting for durability; only
+        their replies give up, at their own timeout.
+        """
+        loop = asyncio.get_running_loop()
+        timeout = loop.call_later(self._commit_timeout_s, _time_out, result)
         try:
-            outcome = result
-            if result.records:
+            if durable is not None:
                 try:
-                    durable = self._write(partition, result.records)
-                    if durable is not None:
-                        await durable
-                except KafkaError as e:
-                    outcome = self._shards[partition].append_failed(
-                        result.append_token, e.error_code, self._broker.clock.now_ms()
+                    await durable
+                except Exception as e:
+                    log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
+                    result = self._shards[partition].append_failed(
+                        result.append_token,
+                        ErrorCode.kafka_storage_error,
+                        self._broker.clock.now_ms(),
                     )
-            if previous is not None:
-                await previous
-            self._reply(outcome)
-            self._schedule(partition)
+            for write in waits_for:
+                await write
+            self._reply(result)
         finally:
-            done.set_result(None)
-            if self._tails.get(partition) is done:
-                del self._tails[partition]
+            timeout.cancel()
+            _time_out(result)  # cancelled at shutdown: no reply waits forever
+            self._pending[partition].settled(writes, settled)
+            settled.set_result(None)
 
     def _write(
         self, partition: int, records: list[tuple[bytes, bytes | None]]
@@ -285,10 +377,7 @@ class CoordinatorRuntime:
         except OSError as e:
             log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
             raise KafkaError(ErrorCode.kafka_storage_error, str(e)) from None
-        flushed = broker.appended(OFFSETS_TOPIC, partition, plog)
-        if flushed is None:
-            return None
-        return asyncio.ensure_future(_storage_errors(flushed))
+        return broker.appended(OFFSETS_TOPIC, partition, plog)
 
     @staticmethod
     def _reply(result: Result) -> None:
@@ -318,12 +407,24 @@ class CoordinatorRuntime:
         shard = self._shards.get(partition)
         if shard is None:
             return
-        result = shard.on_timer(self._broker.clock.now_ms())
-        self._spawn(self._apply(partition, result))
+        self._submit(partition, shard.on_timer(self._broker.clock.now_ms()))
 
 
-async def _storage_errors(flushed: asyncio.Future[None]) -> None:
-    try:
-        await flushed
-    except OSError as e:
-        raise KafkaError(ErrorCode.kafka_storage_error, f"fsync failed: {e}") from None
+def _result_reach(result: Result, reach: Reach, writes: set[StateKey]) -> Reach:
+    """All the state a result's replies reveal."""
+    if reach is EVERYTHING:
+        return EVERYTHING
+    keys = writes.union(reach)
+    for token, _response in result.replies:
+        if not isinstance(token, Reply) or token.reach is EVERYTHING:
+            return EVERYTHING
+        keys.update(token.reach)
+    return tuple(keys)
+
+
+def _time_out(result: Result) -> None:
+    """The result's records are still not durable: its waiting replies give up."""
+    for token, _response in result.replies:
+        assert isinstance(token, asyncio.Future)
+        if not token.done():
+            token.set_result(TIMED_OUT)

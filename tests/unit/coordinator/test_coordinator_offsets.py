@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator import CoordinatorConfig, GroupState
@@ -47,9 +48,12 @@ def test_null_metadata_is_stored_as_empty() -> None:
     assert h.fetch("g") == {("t", 0): (1, -1, "")}
 
 
-def test_a_commit_with_a_generation_for_an_unknown_group_is_illegal() -> None:
+@pytest.mark.parametrize("version", [2, 8, 9])
+def test_a_commit_with_a_generation_for_an_unknown_group_is_illegal(version: int) -> None:
+    # Kafka 3.x's group coordinator answers ILLEGAL_GENERATION at every version;
+    # GROUP_ID_NOT_FOUND at v9 comes only with the KIP-848 coordinator.
     h = Harness()
-    assert h.commit("g", {("t", 0): 1}, member_id="m", generation=3) == {
+    assert h.commit("g", {("t", 0): 1}, member_id="m", generation=3, version=version) == {
         ("t", 0): ErrorCode.illegal_generation
     }
     assert h.shard.group("g") is None

@@ -9,6 +9,7 @@ from kio.schema.create_topics.v7 import CreateTopicsRequest, CreateTopicsRespons
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.create_topics.v7.response import CreatableTopicConfigs, CreatableTopicResult
 
+from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import i8, i16, i32
 from kgroups.server.handlers.common import NO_THROTTLE
@@ -39,6 +40,13 @@ async def handle(
 
 
 def _create(broker: Broker, topic: CreatableTopic, validate_only: bool) -> CreatableTopicResult:
+    if topic.name == OFFSETS_TOPIC and broker.topics.get(OFFSETS_TOPIC) is None:
+        # The coordinator creates it with offsets.topic.*: a client's partition
+        # count or retention would cost every group its offsets.
+        raise KafkaError(
+            ErrorCode.invalid_request,
+            f"Creation of internal topic {OFFSETS_TOPIC} is prohibited; the broker creates it.",
+        )
     if topic.replication_factor not in (-1, 1) and not topic.assignments:
         raise KafkaError(
             ErrorCode.invalid_replication_factor,

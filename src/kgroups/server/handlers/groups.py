@@ -294,9 +294,13 @@ async def list_groups(
     listed: list[ListedGroup] = []
     error = ErrorCode.coordinator_load_in_progress if broker.coordinator.loading else ErrorCode.none
     for partition in broker.coordinator.loaded_partitions():
-        response: ListGroupsResponse = await broker.coordinator.call_partition(
-            partition, ctx, lambda shard, c, now: shard.list_groups(request, c, now)
-        )
+        try:
+            response: ListGroupsResponse = await broker.coordinator.call_partition(
+                partition, ctx, lambda shard, c, now: shard.list_groups(request, c, now)
+            )
+        except KafkaError as e:  # its writes did not become durable in time
+            error = e.error_code
+            continue
         listed.extend(response.groups)
         if response.error_code != ErrorCode.none:
             error = response.error_code

@@ -14,17 +14,15 @@ if TYPE_CHECKING:
     from kgroups.server.broker import Broker
     from kgroups.server.context import RequestContext
 
-_EPOCH_MAX = 32767
-
 
 async def handle(
     broker: Broker, ctx: RequestContext, request: InitProducerIdRequest
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
         return _response(ErrorCode.coordinator_not_available, -1, -1)
-    if request.producer_id >= 0 and 0 <= request.producer_epoch < _EPOCH_MAX - 1:
-        # KIP-360: a producer that knows its id asks for an epoch bump.
-        return _response(ErrorCode.none, request.producer_id, request.producer_epoch + 1)
+    # Without a transactional id Kafka hands out a fresh id whatever id and
+    # epoch the request names: bumping a named id would let any client fence
+    # another's producer.
     return _response(ErrorCode.none, broker.producer_ids.next_id(), 0)
 
 

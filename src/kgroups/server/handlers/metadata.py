@@ -2,7 +2,9 @@
 
 Topics unknown to the broker are created on the spot when both the broker
 (`auto.create.topics.enable`) and the request (v4+) allow it, with
-`num.partitions` partitions. Internal topics are flagged as such.
+`num.partitions` partitions; `__consumer_offsets` is created as the group
+coordinator creates it, with offsets.topic.*. Internal topics are flagged as
+such.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from kio.schema.metadata.v12.response import (
     MetadataResponseTopic,
 )
 
-from kgroups.cluster.topics import Topic
+from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.cluster.topics import Topic, validate_topic_name
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
@@ -94,8 +97,19 @@ def _lookup(
     if topic is not None:
         return _describe(broker, topic)
     error = ErrorCode.unknown_topic_or_partition
+    if name is not None:
+        try:
+            validate_topic_name(name)  # an illegal name is answered so either way
+        except KafkaError as e:
+            error = e.error_code
+            auto_create = False
     if name is not None and auto_create and broker.config.get_bool("auto.create.topics.enable"):
         try:
+            if name == OFFSETS_TOPIC:  # made the coordinator's way, never with defaults
+                broker.coordinator.ensure_offsets_topic()
+                created = broker.topics.get(name)
+                assert created is not None
+                return _describe(broker, created)
             return _describe(broker, broker.create_topic(name, None, {}))
         except KafkaError as e:
             error = e.error_code

@@ -1,0 +1,43 @@
+"""Which pending coordinator writes a reply waits for."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kgroups.coordinator.records import encode_group_metadata_key, encode_offset_commit_key
+from kgroups.protocol import apis
+from kgroups.server.pending_writes import (
+    EVERYTHING,
+    MEMBERS,
+    OFFSETS,
+    PendingWrites,
+    request_reach,
+    written,
+)
+
+
+def test_records_name_the_state_they_store() -> None:
+    records = [
+        (encode_offset_commit_key("g-é", "t", 0), b""),
+        (encode_group_metadata_key("h"), None),
+    ]
+    assert written(records) == {("g-é", OFFSETS), ("h", MEMBERS)}
+
+
+def test_a_heartbeat_waits_for_its_groups_membership_only() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        pending = PendingWrites()
+        commit, sync, other = loop.create_future(), loop.create_future(), loop.create_future()
+        pending.add([("g", OFFSETS)], commit)
+        pending.add([("g", MEMBERS)], sync)
+        pending.add([("h", MEMBERS)], other)
+        assert pending.before(request_reach("g", apis.HEARTBEAT)) == [sync]
+        assert pending.before(request_reach("g", apis.OFFSET_FETCH)) == [sync, commit]
+        assert len(pending.before(EVERYTHING)) == 3
+        pending.settled([("g", MEMBERS)], sync)
+        assert pending.before(request_reach("g", apis.HEARTBEAT)) == []
+        pending.settled([("g", OFFSETS)], other)  # not its writer: kept
+        assert pending.before(request_reach("g", apis.OFFSET_COMMIT)) == [commit]
+
+    asyncio.run(scenario())
