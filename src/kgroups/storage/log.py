@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.append_file import AppendFile
+from kgroups.storage.append_file import AppendFile, StorageOffline
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
@@ -105,6 +105,10 @@ class PartitionLog:
         self._next_offset = self._active.next_offset
         self.producers = ProducerStateManager()
         self._closed = False
+        # Set when the files can no longer be trusted to match memory (a failed
+        # write that could not be undone, a failed fsync): no appends or reads
+        # until the broker restarts and recovers the log.
+        self._offline = False
         # Bumped when segments are removed or rewritten (not by appends or rolls),
         # so work planned against an older layout is not applied to this one.
         self._layout_version = 0
@@ -226,6 +230,10 @@ class PartitionLog:
         return self._closed
 
     @property
+    def offline(self) -> bool:
+        return self._offline
+
+    @property
     def layout_version(self) -> int:
         return self._layout_version
 
@@ -237,8 +245,30 @@ class PartitionLog:
     # -- appending -------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._offline:
+            raise KafkaError(ErrorCode.kafka_storage_error, f"log {self.directory} is offline")
         if self._closed:
             raise KafkaError(ErrorCode.kafka_storage_error, f"log {self.directory} is closed")
+
+    def _take_offline(self, reason: str) -> None:
+        if not self._offline:
+            self._offline = True
+            log.error(
+                "%s is offline until the broker restarts (appends and reads fail with "
+                "KAFKA_STORAGE_ERROR): %s",
+                self.directory.name,
+                reason,
+            )
+
+    def _write_failed(self, exc: OSError | KafkaError) -> KafkaError:
+        """The error for a failed append; the log is as before it, or offline."""
+        if isinstance(exc, StorageOffline):
+            self._take_offline(str(exc))
+        else:
+            log.error("%s: append refused, log unchanged: %s", self.directory.name, exc)
+        return KafkaError(
+            ErrorCode.kafka_storage_error, f"append to {self.directory.name} failed: {exc}"
+        )
 
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
@@ -248,7 +278,7 @@ class PartitionLog:
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
         """
-        if self._closed:
+        if self._closed or self._offline:
             self._check_open()
         config = self.config
         batches = validate_batches(
@@ -291,11 +321,19 @@ class PartitionLog:
         last_offset = metas[-1][2]
         max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
         segment = self._active
-        if segment.log.size and segment.should_roll(
-            len(buf), max_timestamp, last_offset, config.segment_bytes, config.segment_ms, now_ms
-        ):
-            segment = self._roll(now_ms)
-        segment.append(buf, metas)
+        try:
+            if segment.log.size and segment.should_roll(
+                len(buf),
+                max_timestamp,
+                last_offset,
+                config.segment_bytes,
+                config.segment_ms,
+                now_ms,
+            ):
+                segment = self._roll(now_ms)
+            segment.append(buf, metas)
+        except (OSError, KafkaError) as exc:
+            raise self._write_failed(exc) from exc
         self._next_offset = last_offset + 1
 
         if pending is not None:
@@ -659,9 +697,15 @@ class PartitionLog:
     # -- shutting down ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Seal, snapshot, fsync and close every file. Idempotent."""
+        """Seal, snapshot, fsync and close every file. Idempotent.
+
+        An offline log is only closed, and raises: its shutdown is not clean.
+        """
         if self._closed:
             return
+        if self._offline:
+            self._close_files()
+            raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.name} is offline")
         try:
             self._active.seal()
             try:
@@ -675,11 +719,14 @@ class PartitionLog:
             for segment in self._segments:
                 segment.close()
 
-    def delete(self) -> None:
-        """Close without flushing and remove the partition directory."""
+    def _close_files(self) -> None:
         self._closed = True
         for segment in self._segments:
             segment.close()
+
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        self._close_files()
         remove_log_directory(self.directory)
 
     def __repr__(self) -> str:

@@ -1,0 +1,157 @@
+"""A broker whose disk fills up: a real producer writes until the broker refuses,
+then the broker is killed, given room again and restarted. Every acknowledged
+record is read back at the offset it was acknowledged with, and no offset was
+ever acknowledged twice."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from process_broker import BrokerProcess
+
+pytestmark = pytest.mark.interop
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MiB tmpfs, mounted for the test (root only)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def grow(mount_point: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,size=16m", str(mount_point)], check=True)
+
+
+def test_acknowledged_records_survive_a_full_disk(small_disk: Path) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    data = small_disk / "data"
+    broker = BrokerProcess(data).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        topic = NewTopic(
+            "full", 2, 1, config={"segment.bytes": "20000", "index.interval.bytes": "0"}
+        )
+        admin.create_topics([topic])["full"].result(20)
+        acked: dict[tuple[int, int], bytes] = {}
+        refused = 0
+        lock = threading.Lock()
+
+        def on_delivery(err: object, msg: object) -> None:
+            nonlocal refused
+            with lock:
+                if err is not None:
+                    refused += 1
+                    return
+                key = (msg.partition(), msg.offset())  # type: ignore[attr-defined]
+                assert key not in acked, f"offset {key} acknowledged twice"
+                acked[key] = msg.value()  # type: ignore[attr-defined]
+
+        producer = Producer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "acks": "all",
+                "linger.ms": 1,
+                "batch.num.messages": 7,
+                "message.timeout.ms": 3000,
+                "retry.backoff.ms": 50,
+            }
+        )
+
+        def produce(count: int, until_refused: int | None = None) -> None:
+            started = time.time()
+            for i in range(count):
+                if until_refused is not None and refused >= until_refused:
+                    break
+                if time.time() - started > 40:
+                    break
+                while True:
+                    try:
+                        producer.produce(
+                            "full", value=b"%08d" % i + b"x" * 300, on_delivery=on_delivery
+                        )
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+                producer.poll(0)
+            producer.flush(10)
+
+        produce(1_000_000, until_refused=50)
+        assert refused >= 50, "the disk never filled up"
+        full_at = len(acked)
+        assert full_at > 1000
+        # Room again (an operator deleted something): appends resume.
+        grow(small_disk)
+        produce(2000)
+        assert len(acked) > full_at + 1000
+        broker.kill()
+        grow(small_disk)
+        broker = BrokerProcess(data, broker.port).start()
+        stored = _read_all(broker.bootstrap, "full", 2)
+        for key, value in acked.items():
+            assert stored.get(key) == value, f"acknowledged record at {key} lost or replaced"
+        # Appends go on after the restart, at offsets never acknowledged before.
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+        after: list[tuple[int, int]] = []
+        for i in range(20):
+            producer.produce(
+                "full",
+                value=b"after-%d" % i,
+                partition=i % 2,
+                on_delivery=lambda err, msg: after.append((msg.partition(), msg.offset())),
+            )
+        producer.flush(10)
+        assert len(after) == 20 and not set(after) & set(acked)
+    finally:
+        broker.stop()
+
+
+def _read_all(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int, int], bytes]:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "reader",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        stored: dict[tuple[int, int], bytes] = {}
+        at_end: set[int] = set()
+        deadline = time.time() + 60
+        while len(at_end) < partitions and time.time() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error() is not None:
+                if msg.error().code() == -191:  # _PARTITION_EOF
+                    at_end.add(msg.partition())
+                continue
+            stored[(msg.partition(), msg.offset())] = msg.value()
+        assert len(at_end) == partitions
+        return stored
+    finally:
+        consumer.close()
