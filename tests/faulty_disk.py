@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ class FaultyDisk:
         self.faults: list[Fault] = []
         self.synced_directories: list[Path] = []
         self.injected = 0
+        self._held: set[str] = set()
+        self._release = threading.Event()
         self._real = {name: getattr(os, name) for name in CALLS}
         for name in CALLS:
             monkeypatch.setattr(os, name, self._wrap(name))
@@ -46,12 +49,22 @@ class FaultyDisk:
         name_contains: str = "",
         times: int | None = 1,
     ) -> None:
-        """Make the next ``times`` (None: all) ``call``s on matching files fail."""
+        """Make the next ``times`` (None: all) ``call``s on files whose path (below the
+        root) contains ``name_contains`` fail."""
         assert call in CALLS
         self.faults.append(Fault(call, error, name_contains, times))
 
     def heal(self) -> None:
         self.faults.clear()
+
+    def hold(self, call: str) -> None:
+        """Make ``call``s on matching files wait until ``release()``."""
+        self._release.clear()
+        self._held.add(call)
+
+    def release(self) -> None:
+        self._held.clear()
+        self._release.set()
 
     def _path_of(self, call: str, args: tuple[Any, ...]) -> str | None:
         if call == "open":
@@ -68,13 +81,15 @@ class FaultyDisk:
             path = self._path_of(call, args)
             if path is not None and path.startswith(self.root):
                 for fault in self.faults:
-                    if fault.call == call and fault.name_contains in os.path.basename(path):
+                    if fault.call == call and fault.name_contains in path[len(self.root) :]:
                         if fault.remaining is not None:
                             fault.remaining -= 1
                             if fault.remaining == 0:
                                 self.faults.remove(fault)
                         self.injected += 1
                         raise OSError(fault.error, os.strerror(fault.error), path)
+                if call in self._held:
+                    self._release.wait(30)
                 if call == "fsync" and os.path.isdir(path):
                     self.synced_directories.append(Path(path))
             return real(*args, **kwargs)

@@ -231,7 +231,7 @@ class Broker:
         while True:
             await asyncio.sleep(interval_ms / 1000)
             for plog in self.logs.flush_due(self.clock.now_ms()):
-                self.flusher.request(plog)
+                self.flusher.schedule(plog)
 
 
 _NO_TOPIC_ID = uuid.UUID(int=0)

@@ -505,7 +505,7 @@ class PartitionLog:
     def needs_flush(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
         unflushed = self._appended_messages - self._flushed_messages
-        if unflushed <= 0:
+        if unflushed <= 0 or self._offline:
             return False
         config = self.config
         return (
@@ -517,10 +517,15 @@ class PartitionLog:
         """fsync everything appended so far; safe on a worker thread.
 
         The active segment's indexes are left out: recovery rebuilds them anyway.
+        A failed fsync takes the log offline: the kernel may have dropped the
+        pages it could not write, so what was appended is no longer known to be
+        stored (Kafka treats it as a log directory failure).
         """
         self._sync(all_files=False)
 
     def _sync(self, *, all_files: bool) -> None:
+        if self._offline:
+            self._check_open()
         with self._flush_lock:
             appended = self._appended_messages
             dir_changes = self._dir_changes
@@ -546,6 +551,7 @@ class PartitionLog:
                     _fsync_directory(self.directory)
                     self._dir_synced = dir_changes
             except OSError as exc:
+                self._take_offline(f"fsync failed: {exc}")
                 raise KafkaError(
                     ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
                 ) from exc
