@@ -70,6 +70,7 @@ class Broker:
         self.advertised = self.config.advertised(bound)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
+        self._background.append(asyncio.create_task(self._checkpoint_loop()))
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
@@ -191,6 +192,9 @@ class Broker:
         self.append_waiters.notify(topic, partition)
         if plog.needs_flush(self.clock.now_ms()):
             return self.flusher.request(plog)
+        if plog.rolled_since_flush:
+            # As Kafka flushes a segment it rolls: in the background, nobody waits.
+            self.flusher.schedule(plog)
         return None
 
     # -- background work ---------------------------------------------------
@@ -232,6 +236,24 @@ class Broker:
             await asyncio.sleep(interval_ms / 1000)
             for plog in self.logs.flush_due(self.clock.now_ms()):
                 self.flusher.schedule(plog)
+
+    async def _checkpoint_loop(self) -> None:
+        """Checkpoint the logs' recovery points (off the loop), so that recovery
+        after a crash checks only what was appended since its log's last fsync."""
+        loop = asyncio.get_running_loop()
+        interval = self.config.get_int("log.flush.offset.checkpoint.interval.ms") / 1000
+        written: dict[tuple[str, int], int] = {}
+        while True:
+            await asyncio.sleep(interval)
+            points = self.logs.recovery_points()
+            if points == written:
+                continue
+            try:
+                await loop.run_in_executor(None, self.logs.write_recovery_points, points)
+            except OSError as e:
+                log.error("cannot checkpoint recovery points: %s", e)
+                continue
+            written = points
 
 
 _NO_TOPIC_ID = uuid.UUID(int=0)

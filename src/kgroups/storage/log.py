@@ -14,11 +14,14 @@ loop keeps appending.
 
 With one replica, the high watermark is the log end offset.
 
-Opening after a crash recovers the active segment batch by batch (length, magic,
-CRC32C, offsets) and cuts off a torn or corrupt tail; after a clean shutdown that
-scan is skipped. Retention deletes whole segments, oldest first. The idempotent
-producer state is rebuilt from the last snapshot (written at every roll and at
-close) plus the batch headers after it.
+Opening after a crash recovers, batch by batch (length, magic, CRC32C, offsets),
+every segment that may hold data appended after the *recovery point* (the log
+end at the last successful fsync, checkpointed by the log manager); the first
+bad batch and everything after it, later segments included, is cut off. Segments
+below the recovery point are trusted; after a clean shutdown nothing is scanned.
+Retention deletes whole segments, oldest first. The idempotent producer state
+is rebuilt from the last snapshot (written at every roll and at close) plus the
+batch headers after it.
 
 Compaction (``cleaner``) rewrites closed segments on a worker thread and hands
 the result to ``replace_segments`` on the loop; a cleaned log has offset gaps,
@@ -43,6 +46,7 @@ from kgroups.storage.append_file import AppendFile, StorageOffline
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
+from kgroups.storage.durable import fsync_directory
 from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX, prepare_directory
 from kgroups.storage.producer_state import (
     BatchMetadata,
@@ -51,7 +55,7 @@ from kgroups.storage.producer_state import (
     list_snapshots,
 )
 from kgroups.storage.records import RecordInput, decode_records, encode_batch
-from kgroups.storage.segment import Segment
+from kgroups.storage.segment import Segment, index_path, log_path, time_index_path
 
 __all__ = [
     "DELETE_DIR_SUFFIX",
@@ -92,6 +96,7 @@ class PartitionLog:
         segments: list[Segment],
         *,
         leader_epoch: int = 0,
+        recovery_point: int = 0,
     ) -> None:
         if not segments:
             raise ValueError("a log has at least one segment")
@@ -120,6 +125,8 @@ class PartitionLog:
         self._dir_changes = 0
         self._dir_synced = 0
         self._flush_lock = threading.Lock()
+        # Everything below this offset is known to be fsynced.
+        self.recovery_point = min(recovery_point, self._next_offset)
 
     # -- opening ------------------------------------------------------------------
 
@@ -131,25 +138,34 @@ class PartitionLog:
         now_ms: int,
         *,
         recover: bool = True,
+        recovery_point: int = 0,
         leader_epoch: int = 0,
     ) -> PartitionLog:
         """Open (or create) the log in ``directory``.
 
-        ``recover=False`` trusts the files (after a clean shutdown): the active
-        segment is not re-checked batch by batch.
+        With ``recover`` (after a crash) every segment that may hold offsets at or
+        above ``recovery_point`` is checked batch by batch. ``recover=False``
+        trusts the files (after a clean shutdown: all of them were fsynced).
         """
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True)
+            fsync_directory(directory.parent)
+        except FileExistsError:
+            pass
         bases = prepare_directory(directory)
         segments: list[Segment] = []
         try:
             for i, base in enumerate(bases):
+                later = bases[i + 1 :]
+                check = recover and (not later or later[0] > recovery_point)
+                size = log_path(directory, base).stat().st_size if check and later else 0
                 segment = Segment.open(
                     directory,
                     base,
                     index_interval_bytes=config.index_interval_bytes,
                     max_index_bytes=config.segment_index_bytes,
                     now_ms=now_ms,
-                    recover=recover and i == len(bases) - 1,
+                    recover=check,
                 )
                 if segments and segment.base_offset < segments[-1].next_offset:
                     log.warning(
@@ -158,6 +174,11 @@ class PartitionLog:
                         segments[-1].next_offset,
                     )
                 segments.append(segment)
+                if segment.size < size:
+                    # Cut short: the batches after the bad one, in later segments
+                    # too, cannot be trusted to follow it (Kafka deletes them).
+                    _delete_segment_files(directory, later)
+                    break
             if not segments:
                 segments.append(
                     Segment.create(
@@ -172,7 +193,13 @@ class PartitionLog:
             for segment in segments:
                 segment.close()
             raise
-        partition_log = cls(directory, config, segments, leader_epoch=leader_epoch)
+        partition_log = cls(
+            directory,
+            config,
+            segments,
+            leader_epoch=leader_epoch,
+            recovery_point=recovery_point if recover else segments[-1].next_offset,
+        )
         partition_log._load_producer_state()
         return partition_log
 
@@ -502,6 +529,11 @@ class PartitionLog:
     def unflushed_messages(self) -> int:
         return self._appended_messages - self._flushed_messages
 
+    @property
+    def rolled_since_flush(self) -> bool:
+        """Files were created, renamed or deleted since the last flush."""
+        return self._dir_changes != self._dir_synced
+
     def needs_flush(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
         unflushed = self._appended_messages - self._flushed_messages
@@ -528,6 +560,7 @@ class PartitionLog:
             self._check_open()
         with self._flush_lock:
             appended = self._appended_messages
+            end = self._next_offset
             dir_changes = self._dir_changes
             segments = list(self._segments)
             files: list[AppendFile] = []
@@ -559,6 +592,8 @@ class PartitionLog:
                 for _f, fd, _w in jobs:
                     os.close(fd)
             self._flushed_messages = appended
+            # min: a truncation may have moved the end down meanwhile.
+            self.recovery_point = max(self.recovery_point, min(end, self._next_offset))
 
     # -- retention and truncation ---------------------------------------------------------------
 
@@ -644,6 +679,7 @@ class PartitionLog:
         self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
         self._next_offset = self._active.next_offset
+        self.recovery_point = min(self.recovery_point, self._next_offset)
         self._dir_changes += 1
         self._layout_version += 1
         lower_clean_offset(self.directory, self._next_offset)
@@ -754,16 +790,24 @@ def remove_log_directory(directory: Path) -> None:
         directory.rename(doomed)
     except FileNotFoundError:
         return
+    with contextlib.suppress(OSError):
+        fsync_directory(directory.parent)
     shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except FileNotFoundError:
-        return  # deleted meanwhile (topic deletion): nothing left to make durable
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)  # some filesystems refuse fsync on directories
-    finally:
-        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):  # deleted meanwhile (topic deletion)
+        fsync_directory(directory)
+
+
+def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
+    for base in bases:
+        log.warning("%s: deleting segment %d after a truncated one", directory.name, base)
+        for path in (
+            log_path(directory, base),
+            index_path(directory, base),
+            time_index_path(directory, base),
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    fsync_directory(directory)

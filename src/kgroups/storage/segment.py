@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kgroups.storage.append_file import AppendFile, StorageOffline
+from kgroups.storage.durable import fsync_directory
 from kgroups.storage.index import IndexCorruptError, OffsetIndex
 from kgroups.storage.records import (
     HEADER_SIZE,
@@ -560,6 +561,7 @@ class Segment:
         self.index.rename(index_path(self.directory, self.base_offset, suffix))
         self.time_index.rename(time_index_path(self.directory, self.base_offset, suffix))
         self.suffix = suffix
+        fsync_directory(self.directory)
 
     def close(self) -> None:
         for f in self.files():
