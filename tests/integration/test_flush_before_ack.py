@@ -89,3 +89,13 @@ def test_a_failed_fsync_fails_the_produce_and_takes_the_partition_offline(
     # Offline from now on, though fsync works again; the other partition is fine.
     assert send(0) == (0, KafkaError.KAFKA_STORAGE_ERROR)
     assert send(1) == (1, None)
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": fsyncing_broker.bootstrap, "group.id": "g"})
+    try:
+        with pytest.raises(KafkaException) as exc:
+            consumer.get_watermark_offsets(TopicPartition("t", 0), timeout=10)
+        assert exc.value.args[0].code() == KafkaError.KAFKA_STORAGE_ERROR
+        assert consumer.get_watermark_offsets(TopicPartition("t", 1), timeout=10) == (0, 1)
+    finally:
+        consumer.close()

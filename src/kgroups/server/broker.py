@@ -182,6 +182,10 @@ class Broker:
                 ErrorCode.unknown_topic_or_partition,
                 f"This server does not host this topic-partition: {topic}-{partition}",
             )
+        if plog.offline:
+            raise KafkaError(
+                ErrorCode.kafka_storage_error, f"{topic}-{partition} is offline (disk failure)"
+            )
         return plog
 
     def appended(
