@@ -210,3 +210,68 @@ def test_a_refused_produce_never_costs_an_acknowledged_record(
         assert _read_all(broker.bootstrap, "t", 1) == consumed
     finally:
         broker.stop()
+
+
+def test_a_refused_offset_commit_is_rolled_back_and_never_replaces_a_later_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offset commits go through the same log: one whose index entry does not fit
+    is answered with an error and forgotten; later commits win, after a restart too."""
+    import asyncio
+
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from faulty_disk import ENOSPC, FaultyDisk
+
+    from kgroups.client.admin import Admin
+    from kgroups.errors import KafkaError
+
+    from broker_thread import BrokerThread
+
+    data = tmp_path / "data"
+    disk = FaultyDisk(monkeypatch, data.parent)
+    broker = BrokerThread(data, offsets_topic_num_partitions=1).start()
+
+    async def commit(offset: int) -> bool:
+        admin = Admin(broker.bootstrap)
+        try:
+            await admin.commit("g", {("t", 0): offset})
+            return True
+        except KafkaError:
+            return False
+        finally:
+            await admin.close()
+
+    async def committed() -> int:
+        admin = Admin(broker.bootstrap)
+        try:
+            for _ in range(100):
+                try:
+                    return (await admin.committed("g"))[("t", 0)]
+                except KafkaError:  # loading after a restart
+                    await asyncio.sleep(0.1)
+            raise AssertionError("offsets never loaded")
+        finally:
+            await admin.close()
+
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("t", 1, 1)])["t"].result(20)
+        assert asyncio.run(commit(1))
+        index = "__consumer_offsets-0/00000000000000000000.index"
+        disk.fail("write", ENOSPC, name_contains=index, times=None)
+        # Commits go through until one needs an index entry (every 4 KiB).
+        offset = 2
+        while asyncio.run(commit(offset)):
+            offset += 1
+            assert offset < 1000
+        refused = offset
+        assert asyncio.run(committed()) == refused - 1
+        disk.heal()
+        assert asyncio.run(commit(refused + 1))
+        assert asyncio.run(committed()) == refused + 1
+        broker.stop()
+        (data / "cleanly_shutdown").unlink()  # as after a crash: recover every batch
+        broker = BrokerThread(data, offsets_topic_num_partitions=1).start()
+        assert asyncio.run(committed()) == refused + 1
+    finally:
+        broker.stop()
