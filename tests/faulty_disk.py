@@ -1,7 +1,7 @@
 """A disk that fails on demand, for tests.
 
 ``FaultyDisk`` wraps the ``os`` calls the storage layer makes (write, fsync,
-fdatasync, ftruncate, open) and makes those on files under one directory fail
+fdatasync, ftruncate, open, dup) and makes those on files under one directory fail
 with a chosen errno; everything else (sockets, other files) is left alone, so an
 in-process broker keeps serving. It also records which directories were fsynced.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-CALLS = ("write", "fsync", "fdatasync", "ftruncate", "open")
+CALLS = ("write", "fsync", "fdatasync", "ftruncate", "open", "dup")
 
 
 @dataclass

@@ -31,6 +31,7 @@ and a read at a missing offset starts at the next batch after it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -584,7 +585,8 @@ class PartitionLog:
                     _fsync_directory(self.directory)
                     self._dir_synced = dir_changes
             except OSError as exc:
-                self._take_offline(f"fsync failed: {exc}")
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
+                    self._take_offline(f"fsync failed: {exc}")
                 raise KafkaError(
                     ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
                 ) from exc

@@ -210,3 +210,33 @@ def test_produce_until_the_disk_is_full_then_restart(tmp_path: Path, disk: Fault
     assert len(stored) == len(acked)
     assert dict(stored) == {offset: value for offset, value in acked.items()}
     plog.close()
+
+
+def test_a_failed_fsync_takes_the_log_offline(tmp_path: Path, disk: FaultyDisk) -> None:
+    plog = reopen(tmp_path / "t-0")
+    plog.append(batch(1), NOW)
+    disk.fail("fdatasync", errno.EIO)
+    with pytest.raises(KafkaError) as exc:
+        plog.flush()
+    assert storage_error(exc)
+    assert plog.offline and not plog.needs_flush(NOW + 10**9)
+    with pytest.raises(KafkaError) as exc:
+        plog.append(batch(2), NOW)
+    assert storage_error(exc)
+    with pytest.raises(KafkaError):
+        plog.close()
+
+
+def test_no_descriptor_for_an_fsync_fails_the_flush_but_not_the_log(
+    tmp_path: Path, disk: FaultyDisk
+) -> None:
+    plog = reopen(tmp_path / "t-0")
+    plog.append(batch(1), NOW)
+    disk.fail("dup", errno.EMFILE)
+    with pytest.raises(KafkaError) as exc:
+        plog.flush()
+    assert storage_error(exc)
+    assert not plog.offline and plog.unflushed_messages == 1
+    plog.flush()
+    assert plog.unflushed_messages == 0 and plog.recovery_point == 1
+    plog.close()
