@@ -6,6 +6,7 @@ an fsync of their directory."""
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,6 @@ def crash(manager: LogManager) -> None:
         for segment in plog.segments:
             segment.close()
     manager._logs.clear()
-    import os
-
     os.close(manager._lock_fd)
     manager._lock_fd = -1
 
@@ -111,6 +110,19 @@ def test_flush_advances_the_recovery_point_and_the_checkpoint_follows(tmp_path: 
     assert plog.recovery_point == 20
     manager.write_recovery_points(manager.recovery_points())
     assert (tmp_path / RECOVERY_POINT_FILE).read_text() == "0\n1\nt 0 20\n"
+    manager.close()
+
+
+def test_truncation_lowers_the_recovery_point(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, CONFIG)
+    manager.open_all(NOW)
+    fill(manager, 10)
+    plog = manager.get("t", 0)
+    assert plog is not None
+    plog.flush()
+    assert plog.recovery_point == 20
+    plog.truncate_to(12)
+    assert plog.recovery_point == plog.log_end_offset == 12
     manager.close()
 
 
