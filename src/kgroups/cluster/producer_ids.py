@@ -8,8 +8,9 @@ state in the logs).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from kgroups.storage.durable import replace_file
 
 BLOCK_SIZE = 1000
 STATE_FILE = "kgroups-producer-ids"
@@ -33,9 +34,4 @@ class ProducerIdManager:
         return pid
 
     def _persist(self, value: int) -> None:
-        tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write(str(value))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._path)
+        replace_file(self._path, str(value).encode("ascii"))

@@ -77,6 +77,7 @@ class Broker:
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
+        self._background.append(asyncio.create_task(self._checkpoint_loop()))
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
@@ -204,6 +205,10 @@ class Broker:
                 ErrorCode.unknown_topic_or_partition,
                 f"This server does not host this topic-partition: {topic}-{partition}",
             )
+        if plog.offline:
+            raise KafkaError(
+                ErrorCode.kafka_storage_error, f"{topic}-{partition} is offline (disk failure)"
+            )
         return plog
 
     def appended(
@@ -214,6 +219,9 @@ class Broker:
         self.append_waiters.notify(topic, partition)
         if plog.needs_flush(self.clock.now_ms()):
             return self.flusher.request(plog)
+        if plog.rolled_since_flush:
+            # As Kafka flushes a segment it rolls: in the background, nobody waits.
+            self.flusher.schedule(plog)
         return None
 
     # -- background work ---------------------------------------------------
@@ -266,7 +274,25 @@ class Broker:
         while True:
             await asyncio.sleep(interval_ms / 1000)
             for plog in self.logs.flush_due(self.clock.now_ms()):
-                self.flusher.request(plog)
+                self.flusher.schedule(plog)
+
+    async def _checkpoint_loop(self) -> None:
+        """Checkpoint the logs' recovery points (off the loop), so that recovery
+        after a crash checks only what was appended since its log's last fsync."""
+        loop = asyncio.get_running_loop()
+        interval = self.config.get_int("log.flush.offset.checkpoint.interval.ms") / 1000
+        written: dict[tuple[str, int], int] = {}
+        while True:
+            await asyncio.sleep(interval)
+            points = self.logs.recovery_points()
+            if points == written:
+                continue
+            try:
+                await loop.run_in_executor(None, self.logs.write_recovery_points, points)
+            except OSError as e:
+                log.error("cannot checkpoint recovery points: %s", e)
+                continue
+            written = points
 
 
 _NO_TOPIC_ID = uuid.UUID(int=0)

@@ -115,6 +115,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("log.flush.interval.messages", _int, LONG_MAX, "fsync after this many.", 1),
     Setting("log.flush.interval.ms", _int, None, "fsync after this long (ms)."),
     Setting("log.flush.scheduler.interval.ms", _int, LONG_MAX, "Flush check period."),
+    Setting(
+        "log.flush.offset.checkpoint.interval.ms",
+        _int,
+        60000,
+        "Recovery point checkpoint period.",
+        1,
+    ),
     Setting("log.index.interval.bytes", _int, 4096, "Bytes between index entries.", 0),
     Setting("log.index.size.max.bytes", _int, 10485760, "Index size bound.", 4),
     Setting(

@@ -5,6 +5,8 @@ acknowledged write survive kill -9); fsync, which makes it survive a power
 loss, follows the flush policy. Logs due for a flush are collected while the
 previous flush runs in a worker thread, then fsynced in one batch, so many
 appends share one round of fsync calls and the event loop never blocks on disk.
+Each waiter learns the outcome of its own log's fsync: a failure (which takes
+that log offline) fails only the requests waiting for that log.
 """
 
 from __future__ import annotations
@@ -19,40 +21,47 @@ log = logging.getLogger(__name__)
 
 class Flusher:
     def __init__(self) -> None:
-        self._dirty: dict[int, PartitionLog] = {}
-        self._waiting: list[asyncio.Future[None]] = []
+        self._due: dict[int, tuple[PartitionLog, list[asyncio.Future[None]]]] = {}
         self._task: asyncio.Task[None] | None = None
 
     def request(self, plog: PartitionLog) -> asyncio.Future[None]:
-        """Schedule an fsync of `plog`; the future completes once it is done."""
-        self._dirty[id(plog)] = plog
+        """Schedule an fsync of `plog`; the future completes once it is done
+        (with the flush's KafkaError if it failed)."""
         done = asyncio.get_running_loop().create_future()
-        self._waiting.append(done)
+        self._entry(plog).append(done)
+        return done
+
+    def schedule(self, plog: PartitionLog) -> None:
+        """Schedule an fsync of `plog` that nobody waits for (time-based policy)."""
+        self._entry(plog)
+
+    def _entry(self, plog: PartitionLog) -> list[asyncio.Future[None]]:
+        entry = self._due.get(id(plog))
+        if entry is None:
+            entry = self._due[id(plog)] = (plog, [])
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
-        return done
+        return entry[1]
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._dirty:
-            batch, self._dirty = list(self._dirty.values()), {}
-            waiting, self._waiting = self._waiting, []
-            error: BaseException | None = None
+        while self._due:
+            due, self._due = list(self._due.values()), {}
             # Logs are fsynced side by side: the disk overlaps them.
             results = await asyncio.gather(
-                *(loop.run_in_executor(None, plog.flush) for plog in batch),
+                *(loop.run_in_executor(None, plog.flush) for plog, _waiting in due),
                 return_exceptions=True,
             )
-            for result in results:
+            for (plog, waiting), result in zip(due, results, strict=True):
                 if isinstance(result, BaseException):
-                    log.error("fsync failed: %s", result)
-                    error = result
-            for fut in waiting:
-                if not fut.done():
-                    if error is None:
-                        fut.set_result(None)
+                    log.error("fsync of %s failed: %s", plog.directory.name, result)
+                for fut in waiting:
+                    if fut.done():
+                        continue
+                    if isinstance(result, BaseException):
+                        fut.set_exception(result)
                     else:
-                        fut.set_exception(error)
+                        fut.set_result(None)
 
     async def close(self) -> None:
         if self._task is not None:

@@ -13,17 +13,24 @@ flusher sets ``synced``), so comparing them needs no lock.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["AppendFile"]
+__all__ = ["AppendFile", "StorageOffline"]
 
 _FD_LOCK = threading.Lock()
 _FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+
+
+class StorageOffline(KafkaError):
+    """A failed write could not be undone: the file no longer matches what its
+    owner believes, so the owner must stop using it (Kafka's log directory failure)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.kafka_storage_error, message)
 
 
 class AppendFile:
@@ -62,7 +69,8 @@ class AppendFile:
     def append(self, data: bytes | bytearray | memoryview) -> int:
         """Write ``data`` at the end; returns the position it starts at.
 
-        A failed or short write is undone, so the file never keeps half an append.
+        A failed or short write is undone, so the file never keeps half an append;
+        if even that fails, StorageOffline.
         """
         position = self.size
         n = len(data)
@@ -71,17 +79,18 @@ class AppendFile:
             while written < n:
                 written += os.write(self.fd, memoryview(data)[written:])
         except OSError as exc:
-            self._undo(position)
+            try:
+                os.ftruncate(self.fd, position)
+            except OSError as undo_exc:
+                raise StorageOffline(
+                    f"write to {self.path} failed ({exc}) and cannot be undone: {undo_exc}"
+                ) from exc
             raise KafkaError(
                 ErrorCode.kafka_storage_error, f"write to {self.path} failed: {exc}"
             ) from exc
         self.size = position + n
         self.writes += 1
         return position
-
-    def _undo(self, size: int) -> None:
-        with contextlib.suppress(OSError):
-            os.ftruncate(self.fd, size)
 
     def pread(self, n: int, position: int) -> bytes:
         return os.pread(self.fd, n, position)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from pathlib import Path
+
+from kgroups.storage.durable import replace_file
 
 __all__ = ["CHECKPOINT_FILE", "lower_clean_offset", "read_clean_offset", "write_clean_offset"]
 
@@ -42,14 +43,7 @@ def read_clean_offset(directory: Path) -> int | None:
 
 def write_clean_offset(directory: Path, offset: int) -> None:
     """Replace the checkpoint (through a ``.tmp`` file, so never half written)."""
-    path = directory / CHECKPOINT_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, f"{_VERSION}\n{offset}\n".encode("ascii"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    replace_file(directory / CHECKPOINT_FILE, f"{_VERSION}\n{offset}\n".encode("ascii"))
 
 
 def lower_clean_offset(directory: Path, offset: int) -> None:

@@ -14,11 +14,14 @@ loop keeps appending.
 
 With one replica, the high watermark is the log end offset.
 
-Opening after a crash recovers the active segment batch by batch (length, magic,
-CRC32C, offsets) and cuts off a torn or corrupt tail; after a clean shutdown that
-scan is skipped. Retention deletes whole segments, oldest first. The idempotent
-producer state is rebuilt from the last snapshot (written at every roll and at
-close) plus the batch headers after it.
+Opening after a crash recovers, batch by batch (length, magic, CRC32C, offsets),
+every segment that may hold data appended after the *recovery point* (the log
+end at the last successful fsync, checkpointed by the log manager); the first
+bad batch and everything after it, later segments included, is cut off. Segments
+below the recovery point are trusted; after a clean shutdown nothing is scanned.
+Retention deletes whole segments, oldest first. The idempotent producer state
+is rebuilt from the last snapshot (written at every roll and at close) plus the
+batch headers after it.
 
 Compaction (``cleaner``) rewrites closed segments on a worker thread and hands
 the result to ``replace_segments`` on the loop; a cleaned log has offset gaps,
@@ -28,6 +31,7 @@ and a read at a missing offset starts at the next batch after it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -39,10 +43,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.append_file import AppendFile
+from kgroups.storage.append_file import AppendFile, StorageOffline
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
+from kgroups.storage.durable import fsync_directory
 from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX, prepare_directory
 from kgroups.storage.producer_state import (
     BatchMetadata,
@@ -51,7 +56,7 @@ from kgroups.storage.producer_state import (
     list_snapshots,
 )
 from kgroups.storage.records import RecordInput, decode_records, encode_batch
-from kgroups.storage.segment import Segment
+from kgroups.storage.segment import Segment, index_path, log_path, time_index_path
 
 __all__ = [
     "DELETE_DIR_SUFFIX",
@@ -92,6 +97,7 @@ class PartitionLog:
         segments: list[Segment],
         *,
         leader_epoch: int = 0,
+        recovery_point: int = 0,
     ) -> None:
         if not segments:
             raise ValueError("a log has at least one segment")
@@ -105,6 +111,10 @@ class PartitionLog:
         self._next_offset = self._active.next_offset
         self.producers = ProducerStateManager()
         self._closed = False
+        # Set when the files can no longer be trusted to match memory (a failed
+        # write that could not be undone, a failed fsync): no appends or reads
+        # until the broker restarts and recovers the log.
+        self._offline = False
         # Bumped when segments are removed or rewritten (not by appends or rolls),
         # so work planned against an older layout is not applied to this one.
         self._layout_version = 0
@@ -116,6 +126,8 @@ class PartitionLog:
         self._dir_changes = 0
         self._dir_synced = 0
         self._flush_lock = threading.Lock()
+        # Everything below this offset is known to be fsynced.
+        self.recovery_point = min(recovery_point, self._next_offset)
 
     # -- opening ------------------------------------------------------------------
 
@@ -127,25 +139,34 @@ class PartitionLog:
         now_ms: int,
         *,
         recover: bool = True,
+        recovery_point: int = 0,
         leader_epoch: int = 0,
     ) -> PartitionLog:
         """Open (or create) the log in ``directory``.
 
-        ``recover=False`` trusts the files (after a clean shutdown): the active
-        segment is not re-checked batch by batch.
+        With ``recover`` (after a crash) every segment that may hold offsets at or
+        above ``recovery_point`` is checked batch by batch. ``recover=False``
+        trusts the files (after a clean shutdown: all of them were fsynced).
         """
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True)
+            fsync_directory(directory.parent)
+        except FileExistsError:
+            pass
         bases = prepare_directory(directory)
         segments: list[Segment] = []
         try:
             for i, base in enumerate(bases):
+                later = bases[i + 1 :]
+                check = recover and (not later or later[0] > recovery_point)
+                size = log_path(directory, base).stat().st_size if check and later else 0
                 segment = Segment.open(
                     directory,
                     base,
                     index_interval_bytes=config.index_interval_bytes,
                     max_index_bytes=config.segment_index_bytes,
                     now_ms=now_ms,
-                    recover=recover and i == len(bases) - 1,
+                    recover=check,
                 )
                 if segments and segment.base_offset < segments[-1].next_offset:
                     log.warning(
@@ -154,6 +175,11 @@ class PartitionLog:
                         segments[-1].next_offset,
                     )
                 segments.append(segment)
+                if segment.size < size:
+                    # Cut short: the batches after the bad one, in later segments
+                    # too, cannot be trusted to follow it (Kafka deletes them).
+                    _delete_segment_files(directory, later)
+                    break
             if not segments:
                 segments.append(
                     Segment.create(
@@ -168,7 +194,13 @@ class PartitionLog:
             for segment in segments:
                 segment.close()
             raise
-        partition_log = cls(directory, config, segments, leader_epoch=leader_epoch)
+        partition_log = cls(
+            directory,
+            config,
+            segments,
+            leader_epoch=leader_epoch,
+            recovery_point=recovery_point if recover else segments[-1].next_offset,
+        )
         partition_log._load_producer_state()
         return partition_log
 
@@ -226,6 +258,10 @@ class PartitionLog:
         return self._closed
 
     @property
+    def offline(self) -> bool:
+        return self._offline
+
+    @property
     def layout_version(self) -> int:
         return self._layout_version
 
@@ -237,8 +273,30 @@ class PartitionLog:
     # -- appending -------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._offline:
+            raise KafkaError(ErrorCode.kafka_storage_error, f"log {self.directory} is offline")
         if self._closed:
             raise KafkaError(ErrorCode.kafka_storage_error, f"log {self.directory} is closed")
+
+    def _take_offline(self, reason: str) -> None:
+        if not self._offline:
+            self._offline = True
+            log.error(
+                "%s is offline until the broker restarts (appends and reads fail with "
+                "KAFKA_STORAGE_ERROR): %s",
+                self.directory.name,
+                reason,
+            )
+
+    def _write_failed(self, exc: OSError | KafkaError) -> KafkaError:
+        """The error for a failed append; the log is as before it, or offline."""
+        if isinstance(exc, StorageOffline):
+            self._take_offline(str(exc))
+        else:
+            log.error("%s: append refused, log unchanged: %s", self.directory.name, exc)
+        return KafkaError(
+            ErrorCode.kafka_storage_error, f"append to {self.directory.name} failed: {exc}"
+        )
 
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
@@ -248,7 +306,7 @@ class PartitionLog:
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
         """
-        if self._closed:
+        if self._closed or self._offline:
             self._check_open()
         config = self.config
         batches = validate_batches(
@@ -291,11 +349,19 @@ class PartitionLog:
         last_offset = metas[-1][2]
         max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
         segment = self._active
-        if segment.log.size and segment.should_roll(
-            len(buf), max_timestamp, last_offset, config.segment_bytes, config.segment_ms, now_ms
-        ):
-            segment = self._roll(now_ms)
-        segment.append(buf, metas)
+        try:
+            if segment.log.size and segment.should_roll(
+                len(buf),
+                max_timestamp,
+                last_offset,
+                config.segment_bytes,
+                config.segment_ms,
+                now_ms,
+            ):
+                segment = self._roll(now_ms)
+            segment.append(buf, metas)
+        except (OSError, KafkaError) as exc:
+            raise self._write_failed(exc) from exc
         self._next_offset = last_offset + 1
 
         if pending is not None:
@@ -464,10 +530,15 @@ class PartitionLog:
     def unflushed_messages(self) -> int:
         return self._appended_messages - self._flushed_messages
 
+    @property
+    def rolled_since_flush(self) -> bool:
+        """Files were created, renamed or deleted since the last flush."""
+        return self._dir_changes != self._dir_synced
+
     def needs_flush(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
         unflushed = self._appended_messages - self._flushed_messages
-        if unflushed <= 0:
+        if unflushed <= 0 or self._offline:
             return False
         config = self.config
         return (
@@ -479,12 +550,18 @@ class PartitionLog:
         """fsync everything appended so far; safe on a worker thread.
 
         The active segment's indexes are left out: recovery rebuilds them anyway.
+        A failed fsync takes the log offline: the kernel may have dropped the
+        pages it could not write, so what was appended is no longer known to be
+        stored (Kafka treats it as a log directory failure).
         """
         self._sync(all_files=False)
 
     def _sync(self, *, all_files: bool) -> None:
+        if self._offline:
+            self._check_open()
         with self._flush_lock:
             appended = self._appended_messages
+            end = self._next_offset
             dir_changes = self._dir_changes
             segments = list(self._segments)
             files: list[AppendFile] = []
@@ -508,6 +585,8 @@ class PartitionLog:
                     _fsync_directory(self.directory)
                     self._dir_synced = dir_changes
             except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
+                    self._take_offline(f"fsync failed: {exc}")
                 raise KafkaError(
                     ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
                 ) from exc
@@ -515,6 +594,8 @@ class PartitionLog:
                 for _f, fd, _w in jobs:
                     os.close(fd)
             self._flushed_messages = appended
+            # min: a truncation may have moved the end down meanwhile.
+            self.recovery_point = max(self.recovery_point, min(end, self._next_offset))
 
     # -- retention and truncation ---------------------------------------------------------------
 
@@ -600,6 +681,7 @@ class PartitionLog:
         self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
         self._next_offset = self._active.next_offset
+        self.recovery_point = min(self.recovery_point, self._next_offset)
         self._dir_changes += 1
         self._layout_version += 1
         lower_clean_offset(self.directory, self._next_offset)
@@ -659,9 +741,15 @@ class PartitionLog:
     # -- shutting down ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Seal, snapshot, fsync and close every file. Idempotent."""
+        """Seal, snapshot, fsync and close every file. Idempotent.
+
+        An offline log is only closed, and raises: its shutdown is not clean.
+        """
         if self._closed:
             return
+        if self._offline:
+            self._close_files()
+            raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.name} is offline")
         try:
             self._active.seal()
             try:
@@ -675,11 +763,14 @@ class PartitionLog:
             for segment in self._segments:
                 segment.close()
 
-    def delete(self) -> None:
-        """Close without flushing and remove the partition directory."""
+    def _close_files(self) -> None:
         self._closed = True
         for segment in self._segments:
             segment.close()
+
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        self._close_files()
         remove_log_directory(self.directory)
 
     def __repr__(self) -> str:
@@ -701,16 +792,24 @@ def remove_log_directory(directory: Path) -> None:
         directory.rename(doomed)
     except FileNotFoundError:
         return
+    with contextlib.suppress(OSError):
+        fsync_directory(directory.parent)
     shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except FileNotFoundError:
-        return  # deleted meanwhile (topic deletion): nothing left to make durable
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)  # some filesystems refuse fsync on directories
-    finally:
-        os.close(fd)
+    with contextlib.suppress(FileNotFoundError):  # deleted meanwhile (topic deletion)
+        fsync_directory(directory)
+
+
+def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
+    for base in bases:
+        log.warning("%s: deleting segment %d after a truncated one", directory.name, base)
+        for path in (
+            log_path(directory, base),
+            index_path(directory, base),
+            time_index_path(directory, base),
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    fsync_directory(directory)

@@ -22,6 +22,7 @@ import logging
 import re
 from pathlib import Path
 
+from kgroups.storage.durable import fsync_directory
 from kgroups.storage.records import HEADER_SIZE, LOG_OVERHEAD, read_header
 
 __all__ = ["CLEANED_SUFFIX", "DELETED_SUFFIX", "SWAP_SUFFIX", "prepare_directory"]
@@ -108,4 +109,6 @@ def prepare_directory(directory: Path) -> list[int]:
     for base, path in others:
         if base not in logs:
             _unlink(path)
+    if swaps:
+        fsync_directory(directory)
     return sorted(logs)

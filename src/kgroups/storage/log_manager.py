@@ -7,8 +7,13 @@ A deleted partition's directory is first renamed ``<topic>-<partition>.<id>-dele
 looks like a live partition; leftovers are removed at the next open.
 
 A clean ``close()`` leaves a ``cleanly_shutdown`` marker; the next open consumes it
-and skips re-checking the active segments batch by batch. The directory is
-locked (``.lock``, flock) so two brokers can never share it.
+and skips re-checking segments batch by batch. Otherwise each log is recovered
+from its recovery point (the log end at its last successful fsync), read from
+``recovery-point-offset-checkpoint``, Kafka's file of that name and format: a
+version line ``0``, a count, then ``<topic> <partition> <offset>`` lines. It is
+rewritten at a clean close and periodically (``write_recovery_points``); a log
+missing from it is recovered whole. The directory is locked (``.lock``, flock)
+so two brokers can never share it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -26,13 +32,15 @@ from kgroups.clock import Clock, SystemClock
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.cleanable import CleanPlan, plan_cleaning
 from kgroups.storage.config import LogConfig
+from kgroups.storage.durable import replace_file
 from kgroups.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_log_directory
 
-__all__ = ["LogManager", "parse_partition_dir"]
+__all__ = ["RECOVERY_POINT_FILE", "LogManager", "parse_partition_dir"]
 
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = "cleanly_shutdown"
+RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 LOCK_FILE = ".lock"
 _DELETE_DIR = re.compile(r"^.+\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX) + "$")
 
@@ -60,6 +68,8 @@ class LogManager:
         self._clock = clock or SystemClock()
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._lock_fd = -1
+        # The periodic checkpoint runs on a worker thread; close() writes one too.
+        self._checkpoint_lock = threading.Lock()
 
     def _lock(self) -> None:
         if self._lock_fd >= 0:
@@ -84,6 +94,7 @@ class LogManager:
         self._lock()
         marker = self.log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
+        recovery_points = {} if clean else self._read_recovery_points()
         for path in sorted(self.log_dir.iterdir()):
             if not path.is_dir():
                 continue
@@ -95,7 +106,13 @@ class LogManager:
                 continue
             topic, _partition = parsed
             config = (configs or {}).get(topic, self.default_config)
-            self._logs[parsed] = PartitionLog.open(path, config, now_ms, recover=not clean)
+            self._logs[parsed] = PartitionLog.open(
+                path,
+                config,
+                now_ms,
+                recover=not clean,
+                recovery_point=recovery_points.get(parsed, 0),
+            )
         # From here on a crash must trigger recovery again.
         with contextlib.suppress(FileNotFoundError):
             marker.unlink()
@@ -105,6 +122,35 @@ class LogManager:
             self.log_dir,
             " after a clean shutdown" if clean else "",
         )
+
+    def _read_recovery_points(self) -> dict[tuple[str, int], int]:
+        """The checkpointed recovery points; anything unreadable counts as 0 (recover all)."""
+        path = self.log_dir / RECOVERY_POINT_FILE
+        try:
+            lines = path.read_text("utf-8").splitlines()
+            if lines[0] != "0" or int(lines[1]) != len(lines) - 2:
+                raise ValueError("not a version 0 checkpoint")
+            points = {}
+            for line in lines[2:]:
+                topic, partition, offset = line.split(" ")
+                points[(topic, int(partition))] = int(offset)
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, IndexError, UnicodeDecodeError) as exc:
+            log.warning("ignoring %s (recovering every segment): %s", path, exc)
+            return {}
+        return points
+
+    def recovery_points(self) -> dict[tuple[str, int], int]:
+        """Every open log's recovery point (taken on the loop; write off it)."""
+        return {key: plog.recovery_point for key, plog in self._logs.items()}
+
+    def write_recovery_points(self, points: Mapping[tuple[str, int], int]) -> None:
+        """Replace ``recovery-point-offset-checkpoint`` (fsynced, atomically)."""
+        lines = ["0", str(len(points))]
+        lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in points.items()]
+        with self._checkpoint_lock:
+            replace_file(self.log_dir / RECOVERY_POINT_FILE, ("\n".join(lines) + "\n").encode())
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
         return self._logs.get((topic, partition))
@@ -188,21 +234,15 @@ class LogManager:
             except (OSError, KafkaError) as exc:
                 failed = True
                 log.error("closing %s-%d failed: %s", topic, partition, exc)
+        points = self.recovery_points()
         self._logs.clear()
         if self._lock_fd < 0:
             return
-        if not failed:
-            marker = self.log_dir / CLEAN_SHUTDOWN_FILE
-            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            dir_fd = os.open(self.log_dir, os.O_RDONLY)
-            try:
-                with contextlib.suppress(OSError):
-                    os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        try:
+            self.write_recovery_points(points)
+            if not failed:
+                replace_file(self.log_dir / CLEAN_SHUTDOWN_FILE, b"")
+        except OSError as exc:
+            log.error("cannot checkpoint %s, the next start recovers: %s", self.log_dir, exc)
         os.close(self._lock_fd)
         self._lock_fd = -1

@@ -22,7 +22,6 @@ CRC32C of the rest, then each producer with its cached batches.
 from __future__ import annotations
 
 import contextlib
-import os
 import struct
 from collections import deque
 from collections.abc import Iterable
@@ -32,6 +31,7 @@ from typing import NamedTuple
 from crc32c import crc32c
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.storage.durable import replace_file
 from kgroups.storage.records import BatchHeader
 
 __all__ = ["BatchMetadata", "ProducerEntry", "ProducerStateManager"]
@@ -252,13 +252,7 @@ class ProducerStateManager:
     def write_snapshot(self, directory: Path, offset: int) -> Path:
         """Write ``<offset>.snapshot`` (via a temporary file, so never half a file)."""
         path = snapshot_path(directory, offset)
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, self.to_snapshot())
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        replace_file(path, self.to_snapshot())
         return path
 
 

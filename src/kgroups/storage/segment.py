@@ -18,7 +18,8 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kgroups.storage.append_file import AppendFile
+from kgroups.storage.append_file import AppendFile, StorageOffline
+from kgroups.storage.durable import fsync_directory
 from kgroups.storage.index import IndexCorruptError, OffsetIndex
 from kgroups.storage.records import (
     HEADER_SIZE,
@@ -111,16 +112,31 @@ class Segment:
         now_ms: int,
         suffix: str = "",
     ) -> Segment:
-        """A new empty segment (any files already at its names are emptied)."""
-        log_file = AppendFile.open(log_path(directory, base_offset, suffix))
-        if log_file.size:
-            log_file.truncate(0)
-        index = OffsetIndex.create(
-            index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+        """A new empty segment (any files already at its names are emptied).
+
+        If any of its files cannot be made, none is left behind.
+        """
+        paths = (
+            log_path(directory, base_offset, suffix),
+            index_path(directory, base_offset, suffix),
+            time_index_path(directory, base_offset, suffix),
         )
-        time_index = TimeIndex.create(
-            time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
-        )
+        opened: list[AppendFile] = []
+        try:
+            log_file = AppendFile.open(paths[0])
+            opened.append(log_file)
+            if log_file.size:
+                log_file.truncate(0)
+            index = OffsetIndex.create(paths[1], base_offset, max_index_bytes)
+            opened.append(index.file)
+            time_index = TimeIndex.create(paths[2], base_offset, max_index_bytes)
+        except BaseException:
+            for f in opened:
+                f.close()
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            raise
         return cls(
             directory,
             base_offset,
@@ -292,21 +308,44 @@ class Segment:
             self.offset_of_max_timestamp = last_offset
 
     def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchMeta]) -> int:
-        """Append whole batches in one write; returns their file position."""
-        position = self.log.append(data)
+        """Append whole batches in one write; returns their file position.
+
+        All or nothing: if a write fails, the files and this object are put back
+        as they were before raising (StorageOffline if that fails too).
+        """
+        position = self.log.append(data)  # undoes itself on failure
+        max_ts, max_ts_offset = self.max_timestamp, self.offset_of_max_timestamp
+        since = self._bytes_since_index
+        interval = self.index_interval_bytes
+        try:
+            for relative, size, last_offset, max_timestamp in batches:
+                if max_timestamp > max_ts:
+                    max_ts, max_ts_offset = max_timestamp, last_offset
+                if since > interval:
+                    self.index.append(last_offset, position + relative)
+                    self.time_index.maybe_append(max_ts, max_ts_offset)
+                    since = 0
+                since += size
+        except BaseException as exc:
+            self._cut_back(position, exc)
+            raise
+        self.max_timestamp, self.offset_of_max_timestamp = max_ts, max_ts_offset
+        self._bytes_since_index = since
         if self._rolling_timestamp is None and position == 0:
             self._rolling_timestamp = batches[0][3]
-        for relative, size, last_offset, max_timestamp in batches:
-            if max_timestamp > self.max_timestamp:
-                self.max_timestamp = max_timestamp
-                self.offset_of_max_timestamp = last_offset
-            if self._bytes_since_index > self.index_interval_bytes:
-                self.index.append(last_offset, position + relative)
-                self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
-                self._bytes_since_index = 0
-            self._bytes_since_index += size
         self.next_offset = batches[-1][2] + 1
         return position
+
+    def _cut_back(self, position: int, cause: BaseException) -> None:
+        """Remove a failed append's bytes and index entries (all at or after ``position``)."""
+        try:
+            self.log.truncate(position)
+            self.index.truncate_to_position(position)
+            self.time_index.truncate_to_offset(self.next_offset)
+        except OSError as exc:
+            raise StorageOffline(
+                f"{self.log.path}: a failed append ({cause}) cannot be removed: {exc}"
+            ) from exc
 
     def should_roll(
         self,
@@ -522,6 +561,7 @@ class Segment:
         self.index.rename(index_path(self.directory, self.base_offset, suffix))
         self.time_index.rename(time_index_path(self.directory, self.base_offset, suffix))
         self.suffix = suffix
+        fsync_directory(self.directory)
 
     def close(self) -> None:
         for f in self.files():

@@ -2,12 +2,16 @@
 
 An acknowledgement (acks=1 or -1; a single broker is its own ISR) is sent after
 the batch is written to the operating system, so it survives kill -9 of the
-broker; fsync follows the flush policy (`log.flush.interval.*`).
+broker; fsync follows the flush policy (`log.flush.interval.*`). When the policy
+asks for an fsync after an append, the partition is acknowledged only once that
+fsync succeeded; a failed one answers KAFKA_STORAGE_ERROR (the log is offline).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+import logging
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.produce.v9 import ProduceRequest, ProduceResponse
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
     from kgroups.server.broker import Broker
     from kgroups.server.context import RequestContext
 
+log = logging.getLogger(__name__)
+
 
 async def handle(
     broker: Broker, ctx: RequestContext, request: ProduceRequest
@@ -35,35 +41,50 @@ async def handle(
         request_error = ErrorCode.transactional_id_authorization_failed
         message = "kgroups does not support transactions"
     now = broker.clock.now_ms()
-    topics = []
+    responses: list[list[PartitionProduceResponse]] = []
+    flushes: list[tuple[list[PartitionProduceResponse], int, asyncio.Future[None]]] = []
     for topic in request.topic_data:
-        partitions = []
+        partitions: list[PartitionProduceResponse] = []
+        responses.append(partitions)
         for data in topic.partition_data:
             if request_error != ErrorCode.none:
                 partitions.append(_failed(data.index, request_error, message))
                 continue
-            partitions.append(_append(broker, topic.name, data.index, data.records, now))
-        topics.append(TopicProduceResponse(name=topic.name, partition_responses=tuple(partitions)))
+            response, flushed = _append(broker, topic.name, data.index, data.records, now)
+            if flushed is not None:
+                flushes.append((partitions, len(partitions), flushed))
+            partitions.append(response)
+    for partitions, i, flushed in flushes:
+        try:
+            await flushed
+        except Exception as e:  # the flush's KafkaError, or anything else that stopped it
+            log.error("produce to partition %d not acknowledged: %s", partitions[i].index, e)
+            partitions[i] = _failed(partitions[i].index, ErrorCode.kafka_storage_error, str(e))
     if request.acks == 0:
         return None
-    return ProduceResponse(responses=tuple(topics), throttle_time=NO_THROTTLE)
+    topics = tuple(
+        TopicProduceResponse(name=topic.name, partition_responses=tuple(partitions))
+        for topic, partitions in zip(request.topic_data, responses, strict=True)
+    )
+    return ProduceResponse(responses=topics, throttle_time=NO_THROTTLE)
 
 
 def _append(
     broker: Broker, topic: str, partition: int, records: bytes | None, now: int
-) -> PartitionProduceResponse:
+) -> tuple[PartitionProduceResponse, asyncio.Future[None] | None]:
+    """Append one partition's records; the future, if any, is the fsync to wait for."""
     try:
         if topic in INTERNAL_TOPICS:
             raise KafkaError(
                 ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}"
             )
-        log = broker.log(topic, partition)
+        plog = broker.log(topic, partition)
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "Produce request without records")
-        result = log.append(records, now)
+        result = plog.append(records, now)
     except KafkaError as e:
-        return _failed(partition, e.error_code, e.message)
-    broker.appended(topic, partition, log)
+        return _failed(partition, e.error_code, e.message), None
+    flushed = broker.appended(topic, partition, plog)
     append_time = (
         None
         if result.log_append_time < 0
@@ -72,7 +93,7 @@ def _append(
             datetime.datetime.fromtimestamp(result.log_append_time / 1000, datetime.UTC),
         )
     )
-    return PartitionProduceResponse(
+    response = PartitionProduceResponse(
         index=i32(partition),
         error_code=ErrorCode.none,
         base_offset=i64(result.base_offset),
@@ -81,6 +102,7 @@ def _append(
         record_errors=(),
         error_message=None,
     )
+    return response, flushed
 
 
 def _failed(partition: int, error: ErrorCode, message: str | None) -> PartitionProduceResponse:
