@@ -13,8 +13,9 @@ goes out, alone, until it succeeds -- unless the broker meanwhile acknowledged
 a later batch: it appends a producer's batches strictly in sequence order, so
 the earlier one is stored too, and counts as delivered. When a sequence can no longer be trusted --
 a batch failed for good after getting its sequence, or the broker forgot the
-producer (UNKNOWN_PRODUCER_ID) -- the producer bumps its epoch (KIP-360): the
-broker then accepts sequences from zero again.
+producer (UNKNOWN_PRODUCER_ID) -- the producer asks InitProducerId again with its
+id and epoch (KIP-360); without a transactional id the broker answers with a fresh
+id, and it accepts sequences from zero again either way.
 """
 
 from __future__ import annotations
