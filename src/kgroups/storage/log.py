@@ -677,10 +677,14 @@ class PartitionLog:
 
     def delete(self) -> None:
         """Close without flushing and remove the partition directory."""
+        self.abandon()
+        remove_log_directory(self.directory)
+
+    def abandon(self) -> None:
+        """Close without flushing or snapshotting (the files are to be removed)."""
         self._closed = True
         for segment in self._segments:
             segment.close()
-        remove_log_directory(self.directory)
 
     def __repr__(self) -> str:
         return (

@@ -23,6 +23,7 @@ from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -36,9 +37,10 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         topics = [_describe(broker, t) for t in broker.topics]
     else:
         auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
+        created = await _auto_create(broker, request, auto_create)
         topics = []
         for wanted in request.topics:
-            topics.append(_lookup(broker, wanted.name, wanted.topic_id, auto_create))
+            topics.append(_lookup(broker, wanted.name, wanted.topic_id, created))
     # v8-v10 carry cluster_authorized_operations, which later versions dropped.
     response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
@@ -52,8 +54,30 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
     return response
 
 
+async def _auto_create(
+    broker: Broker, request: MetadataRequest, auto_create: bool
+) -> dict[str, Topic | KafkaError]:
+    """Create the unknown topics asked for, all at once, when allowed."""
+    if not auto_create or not broker.config.get_bool("auto.create.topics.enable"):
+        return {}
+    names = list(
+        dict.fromkeys(
+            t.name
+            for t in request.topics or ()
+            if t.name is not None and t.name not in broker.topics
+        )
+    )
+    if not names:
+        return {}
+    results = await create_topics(broker, [NewTopic(name, None, {}) for name in names])
+    return dict(zip(names, results, strict=True))
+
+
 def _lookup(
-    broker: Broker, name: str | None, topic_id: UUID | None, auto_create: bool
+    broker: Broker,
+    name: str | None,
+    topic_id: UUID | None,
+    created: dict[str, Topic | KafkaError],
 ) -> MetadataResponseTopic:
     topic = broker.topics.get(name) if name is not None else None
     if topic is None and name is None and topic_id is not None:
@@ -61,11 +85,11 @@ def _lookup(
     if topic is not None:
         return _describe(broker, topic)
     error = ErrorCode.unknown_topic_or_partition
-    if name is not None and auto_create and broker.config.get_bool("auto.create.topics.enable"):
-        try:
-            return _describe(broker, broker.create_topic(name, None, {}))
-        except KafkaError as e:
-            error = e.error_code
+    outcome = created.get(name) if name is not None else None
+    if isinstance(outcome, Topic):
+        return _describe(broker, outcome)
+    if isinstance(outcome, KafkaError):
+        error = outcome.error_code
     return MetadataResponseTopic(
         error_code=error,
         name=None if name is None else TopicName(name),

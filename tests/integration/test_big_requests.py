@@ -1,0 +1,127 @@
+"""A huge but valid request does not keep other clients waiting.
+
+While one connection creates a topic of thousands of partitions, auto-creates
+hundreds of topics or deletes a big topic, another connection's ApiVersions
+requests are answered within a generous bound (before partition files were
+made off the event loop, creating 2,000 partitions stalled it for seconds).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kio.schema.create_topics.v7 import CreateTopicsRequest
+from kio.schema.create_topics.v7.request import CreatableTopic
+from kio.schema.delete_topics.v6 import DeleteTopicsRequest
+from kio.schema.delete_topics.v6.request import DeleteTopicState
+from kio.schema.metadata.v12 import MetadataRequest
+from kio.schema.metadata.v12.request import MetadataRequestTopic
+from kio.static.primitive import i32Timedelta
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol.types import TopicName, i16, i32
+
+from broker_thread import BrokerThread
+from raw_client import call, read_exactly
+
+# Far above a loop turn, far below what the synchronous code stalled for.
+MAX_STALL_S = 1.0
+TIMEOUT = i32Timedelta.parse(timedelta(minutes=5))
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerThread]:
+    b = BrokerThread(tmp_path / "data").start()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+def _slowest_answer_while(port: int, work: Callable[[], Any]) -> tuple[float, Any]:
+    """The longest ApiVersions round trip on another connection while ``work`` runs."""
+    done = threading.Event()
+    worst = [0.0]
+    probe_body = struct.pack(">hhih", 18, 0, 7, 1) + b"p"
+
+    def probe() -> None:
+        with socket.create_connection(("127.0.0.1", port), 60) as s:
+            while not done.is_set():
+                started = time.perf_counter()
+                s.sendall(struct.pack(">i", len(probe_body)) + probe_body)
+                read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
+                worst[0] = max(worst[0], time.perf_counter() - started)
+                time.sleep(0.005)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    time.sleep(0.1)
+    try:
+        result = work()
+    finally:
+        done.set()
+        thread.join(60)
+    return worst[0], result
+
+
+def _create(name: str, partitions: int) -> CreateTopicsRequest:
+    return CreateTopicsRequest(
+        topics=(
+            CreatableTopic(
+                name=TopicName(name),
+                num_partitions=i32(partitions),
+                replication_factor=i16(1),
+                assignments=(),
+                configs=(),
+            ),
+        ),
+        timeout=TIMEOUT,
+        validate_only=False,
+    )
+
+
+def test_creating_and_deleting_a_big_topic_leaves_others_served(broker: BrokerThread) -> None:
+    assert broker.broker is not None
+    port = broker.broker.port
+    data = broker.broker.log_dir
+
+    stall, created = _slowest_answer_while(port, lambda: call(port, _create("big", 2000)))
+    assert created.topics[0].error_code == ErrorCode.none
+    assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during CreateTopics"
+    assert len(list(data.glob("big-*"))) == 2000
+
+    delete = DeleteTopicsRequest(
+        topics=(DeleteTopicState(name=TopicName("big"), topic_id=None),), timeout=TIMEOUT
+    )
+    stall, deleted = _slowest_answer_while(port, lambda: call(port, delete))
+    assert deleted.responses[0].error_code == ErrorCode.none
+    assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during DeleteTopics"
+    assert not list(data.glob("big-*"))
+    again = call(port, _create("big", 1))
+    assert again.topics[0].error_code == ErrorCode.none
+
+
+def test_auto_creating_many_topics_leaves_others_served(broker: BrokerThread) -> None:
+    assert broker.broker is not None
+    port = broker.broker.port
+    names = [f"auto-{i}" for i in range(400)]
+    request = MetadataRequest(
+        topics=tuple(MetadataRequestTopic(topic_id=None, name=TopicName(n)) for n in names),
+        allow_auto_topic_creation=True,
+        include_topic_authorized_operations=False,
+    )
+    stall, response = _slowest_answer_while(port, lambda: call(port, request))
+    assert [t.name for t in response.topics] == names
+    assert all(t.error_code == ErrorCode.none and len(t.partitions) == 1 for t in response.topics)
+    assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during auto-creation"
+    # Created for good: listed again, and in the registry a restart reads.
+    again = call(port, request)
+    assert {t.topic_id for t in again.topics} == {t.topic_id for t in response.topics}
