@@ -113,14 +113,21 @@ class Segment:
     ) -> Segment:
         """A new empty segment (any files already at its names are emptied)."""
         log_file = AppendFile.open(log_path(directory, base_offset, suffix))
-        if log_file.size:
-            log_file.truncate(0)
-        index = OffsetIndex.create(
-            index_path(directory, base_offset, suffix), base_offset, max_index_bytes
-        )
-        time_index = TimeIndex.create(
-            time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
-        )
+        opened = [log_file]
+        try:  # close what was opened if a later file fails (EMFILE, ENOSPC)
+            if log_file.size:
+                log_file.truncate(0)
+            index = OffsetIndex.create(
+                index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+            )
+            opened.append(index.file)
+            time_index = TimeIndex.create(
+                time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
+            )
+        except BaseException:
+            for f in opened:
+                f.close()
+            raise
         return cls(
             directory,
             base_offset,
