@@ -17,6 +17,7 @@ from kgroups.server.config import BrokerConfig
 from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
+from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
@@ -74,6 +75,7 @@ class Broker:
         self.advertised = self.config.advertised(bound)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
+        self._background.append(asyncio.create_task(expire_producers_periodically(self)))
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
