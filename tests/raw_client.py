@@ -22,15 +22,25 @@ def read_exactly(s: socket.socket, n: int) -> bytes:
     return out
 
 
-def call(port: int, request: Any, timeout: float = 300) -> Any:
-    """Send one kio request (a flexible version) on a new connection; its response."""
+def frame_of(request: Any) -> bytes:
+    """A kio request (a flexible version) as a frame, with correlation id 1."""
     body = BytesIO()
     body.write(struct.pack(">hhih", request.__api_key__, request.__version__, 1, 1) + b"t\x00")
     entity_writer(type(request))(body, request)
     payload = body.getvalue()
-    with socket.create_connection(("127.0.0.1", port), timeout) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        frame = read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
-    schema = load_response_schema(request.__api_key__, request.__version__)
+    return struct.pack(">i", len(payload)) + payload
+
+
+def read_response(request_type: Any, frame: bytes) -> Any:
+    """The response to a request of ``request_type`` from its frame (size excluded)."""
+    schema = load_response_schema(request_type.__api_key__, request_type.__version__)
     response, _ = entity_reader(schema)(frame, 5)  # after correlation id and tagged fields
     return response
+
+
+def call(port: int, request: Any, timeout: float = 300) -> Any:
+    """Send one request on a new connection; its response."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        s.sendall(frame_of(request))
+        frame = read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
+    return read_response(type(request), frame)

@@ -1,9 +1,10 @@
 """A huge but valid request does not keep other clients waiting.
 
 While one connection creates a topic of thousands of partitions, auto-creates
-hundreds of topics or deletes a big topic, another connection's ApiVersions
-requests are answered within a generous bound (before partition files were
-made off the event loop, creating 2,000 partitions stalled it for seconds).
+hundreds of topics, deletes a big topic or commits offsets of 600,000
+partitions (18 MB), another connection's ApiVersions requests are answered
+within a generous bound (before, creating 2,000 partitions stalled the event
+loop for seconds, and the commit for almost three).
 """
 
 from __future__ import annotations
@@ -24,13 +25,19 @@ from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
 from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
+from kio.schema.offset_commit.v9 import OffsetCommitRequest
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
-from kgroups.protocol.types import TopicName, i16, i32
+from kgroups.protocol.types import GroupId, TopicName, i16, i32, i64
 
 from broker_thread import BrokerThread
-from raw_client import call, read_exactly
+from process_broker import BrokerProcess
+from raw_client import call, frame_of, read_exactly, read_response
 
 # Far above a loop turn, far below what the synchronous code stalled for.
 MAX_STALL_S = 1.0
@@ -125,3 +132,56 @@ def test_auto_creating_many_topics_leaves_others_served(broker: BrokerThread) ->
     # Created for good: listed again, and in the registry a restart reads.
     again = call(port, request)
     assert {t.topic_id for t in again.topics} == {t.topic_id for t in response.topics}
+
+
+def _huge_commit_frame() -> bytes:
+    """OffsetCommit v9 of 600 topics x 1,000 partitions, about 18 MB."""
+    request = OffsetCommitRequest(
+        group_id=GroupId("huge"),
+        generation_id_or_member_epoch=i32(-1),
+        member_id="",
+        group_instance_id=None,
+        topics=tuple(
+            OffsetCommitRequestTopic(
+                name=TopicName("t" if t == 0 else f"unknown-{t}"),
+                partitions=tuple(
+                    OffsetCommitRequestPartition(
+                        partition_index=i32(p),
+                        committed_offset=i64(p),
+                        committed_leader_epoch=i32(-1),
+                        committed_metadata="some metadata",
+                    )
+                    for p in range(1000)
+                ),
+            )
+            for t in range(600)
+        ),
+    )
+    return frame_of(request)
+
+
+def test_huge_offset_commit_leaves_others_served(tmp_path: Path) -> None:
+    # A broker process of its own: building the request here must not stall it.
+    frame = _huge_commit_frame()
+    assert len(frame) > 18_000_000
+    broker = BrokerProcess(tmp_path / "data").start()
+    try:
+        assert call(broker.port, _create("t", 2)).topics[0].error_code == ErrorCode.none
+
+        def commit() -> Any:
+            with socket.create_connection(("127.0.0.1", broker.port), 300) as s:
+                s.sendall(frame)
+                answer = read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
+            return answer
+
+        stall, answer = _slowest_answer_while(broker.port, commit)
+        response = read_response(OffsetCommitRequest, answer)
+        errors = {
+            (t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions
+        }
+        assert len(errors) == 600_000
+        assert errors.pop(("t", 0)) == errors.pop(("t", 1)) == ErrorCode.none
+        assert set(errors.values()) == {ErrorCode.unknown_topic_or_partition}
+        assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during OffsetCommit"
+    finally:
+        broker.stop()
