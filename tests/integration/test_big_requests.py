@@ -9,6 +9,7 @@ loop for seconds, and the commit for almost three).
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import struct
 import threading
@@ -23,6 +24,9 @@ from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
+from kio.schema.heartbeat.v4 import HeartbeatRequest
+from kio.schema.join_group.v9 import JoinGroupRequest
+from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
 from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.schema.offset_commit.v9 import OffsetCommitRequest
@@ -30,6 +34,8 @@ from kio.schema.offset_commit.v9.request import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
+from kio.schema.sync_group.v5 import SyncGroupRequest
+from kio.schema.sync_group.v5.request import SyncGroupRequestAssignment
 from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
@@ -132,6 +138,77 @@ def test_auto_creating_many_topics_leaves_others_served(broker: BrokerThread) ->
     # Created for good: listed again, and in the registry a restart reads.
     again = call(port, request)
     assert {t.topic_id for t in again.topics} == {t.topic_id for t in response.topics}
+
+
+def _join(port: int, group: str, session_ms: int) -> tuple[str, int]:
+    """Join ``group`` as its only member and sync; (member id, generation)."""
+    join = JoinGroupRequest(
+        group_id=GroupId(group),
+        session_timeout=i32Timedelta.parse(timedelta(milliseconds=session_ms)),
+        rebalance_timeout=i32Timedelta.parse(timedelta(seconds=10)),
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),),
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        joined = call(port, join)
+        if joined.error_code == ErrorCode.member_id_required:
+            join = dataclasses.replace(join, member_id=joined.member_id)
+        elif joined.error_code == ErrorCode.none:
+            break
+        assert time.monotonic() < deadline, joined
+        time.sleep(0.05)
+    synced = call(
+        port,
+        SyncGroupRequest(
+            group_id=GroupId(group),
+            generation_id=joined.generation_id,
+            member_id=joined.member_id,
+            group_instance_id=None,
+            protocol_type="consumer",
+            protocol_name="range",
+            assignments=(SyncGroupRequestAssignment(member_id=joined.member_id, assignment=b""),),
+        ),
+    )
+    assert synced.error_code == ErrorCode.none
+    return joined.member_id, joined.generation_id
+
+
+def test_heartbeats_keep_a_short_session_alive_during_a_big_create(tmp_path: Path) -> None:
+    broker = BrokerThread(tmp_path / "data", group_min_session_timeout_ms=500).start()
+    try:
+        assert broker.broker is not None
+        port = broker.broker.port
+        member_id, generation = _join(port, "steady", session_ms=1500)
+        heartbeat = HeartbeatRequest(
+            group_id=GroupId("steady"),
+            generation_id=i32(generation),
+            member_id=member_id,
+            group_instance_id=None,
+        )
+        errors: list[ErrorCode] = []
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.is_set():
+                errors.append(call(port, heartbeat).error_code)
+                time.sleep(0.25)
+
+        beater = threading.Thread(target=beat, daemon=True)
+        beater.start()
+        try:
+            created = call(port, _create("big", 2000))
+            time.sleep(0.5)
+        finally:
+            done.set()
+            beater.join(30)
+        assert created.topics[0].error_code == ErrorCode.none
+        assert len(errors) >= 2
+        assert set(errors) == {ErrorCode.none}, errors
+    finally:
+        broker.stop()
 
 
 def _huge_commit_frame() -> bytes:
