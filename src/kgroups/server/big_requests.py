@@ -3,7 +3,8 @@
 An 18 MB OffsetCommit is millions of small Python objects: parsing it, or
 encoding its answer, is seconds of pure Python, so both run on a worker thread
 (the request and response entities are immutable: nothing is shared that
-changes).
+changes). Produce requests are left out: their bulk is record bytes, which
+are not parsed into objects, and they are the hot path.
 
 While such an object graph is alive, every full pass of Python's cyclic garbage
 collector would walk all of it with every thread stopped (over a second for an

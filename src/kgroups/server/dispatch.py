@@ -43,7 +43,7 @@ async def dispatch(broker: Broker, request: bytes, client_host: str) -> bytes | 
         raise BadRequest(f"unsupported request: api key {api_key} ({name}) version {api_version}")
     codec = apis.codec(api_key, api_version)
     route = ROUTES[api_key]
-    if len(request) >= BIG_REQUEST_BYTES:
+    if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
             return await _dispatch_big(broker, request, client_host, codec, route)
     try:
