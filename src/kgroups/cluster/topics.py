@@ -130,12 +130,6 @@ class TopicRegistry:
         self._save()
         return topic
 
-    def remove(self, name: str) -> Topic:
-        topic = self._topics.pop(name)
-        del self._by_id[topic.topic_id]
-        self._save()
-        return topic
-
     # -- batched changes, written off the event loop ----------------------------
 
     def reserve(self, name: str) -> None:
