@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -70,7 +71,11 @@ class TopicRegistry:
         self._by_id: dict[uuid.UUID, Topic] = {}
         # Names being created or deleted: taken, though not (or no longer) visible.
         self._reserved: set[str] = set()
-        self._write_lock = asyncio.Lock()
+        # Changes being written: every write includes them, so writes from the
+        # loop and from worker threads, in any order, leave every change on disk.
+        self._adding: dict[str, Topic] = {}
+        self._removing: set[str] = set()
+        self._file_lock = threading.Lock()
         self.cluster_id = ""
         self._load()
 
@@ -87,7 +92,16 @@ class TopicRegistry:
             self._by_id[topic.topic_id] = topic
 
     def _save(self) -> None:
-        _write_registry(self._path, self.cluster_id, list(self._topics.values()))
+        """Write the registry with the changes in flight; safe on a worker thread."""
+        with self._file_lock:
+            # Copies first (each atomic under the GIL): the loop may change these.
+            topics, adding, removing = (
+                list(self._topics.values()),
+                list(self._adding.values()),
+                set(self._removing),
+            )
+            kept = [t for t in topics if t.name not in removing]
+            _write_registry(self._path, self.cluster_id, [*kept, *adding])
 
     def get(self, name: str) -> Topic | None:
         return self._topics.get(name)
@@ -145,24 +159,29 @@ class TopicRegistry:
     async def add_all(self, topics: Iterable[Topic]) -> None:
         """Register new topics (already checked and reserved) with one durable write."""
         new = list(topics)
-        async with self._write_lock:
-            await asyncio.to_thread(
-                _write_registry, self._path, self.cluster_id, [*self._topics.values(), *new]
-            )
+        for topic in new:
+            self._adding[topic.name] = topic
+        try:
+            await asyncio.to_thread(self._save)
+        finally:
             for topic in new:
-                self._topics[topic.name] = topic
-                self._by_id[topic.topic_id] = topic
+                del self._adding[topic.name]
+        for topic in new:
+            self._topics[topic.name] = topic
+            self._by_id[topic.topic_id] = topic
 
     async def remove_all(self, names: Iterable[str]) -> None:
         """Unregister topics with one durable write."""
-        doomed = set(names)
-        async with self._write_lock:
-            kept = [t for t in self._topics.values() if t.name not in doomed]
-            await asyncio.to_thread(_write_registry, self._path, self.cluster_id, kept)
-            for name in doomed:
-                topic = self._topics.pop(name, None)
-                if topic is not None:
-                    del self._by_id[topic.topic_id]
+        doomed = set(names) - self._removing
+        self._removing |= doomed
+        try:
+            await asyncio.to_thread(self._save)
+        finally:
+            self._removing -= doomed
+        for name in doomed:
+            topic = self._topics.pop(name, None)
+            if topic is not None:
+                del self._by_id[topic.topic_id]
 
 
 def _write_registry(path: Path, cluster_id: str, topics: list[Topic]) -> None:
