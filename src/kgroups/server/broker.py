@@ -210,6 +210,8 @@ class Broker:
             deleted = self.logs.apply_retention(self.clock.now_ms())
             if deleted:
                 log.info("retention deleted %d segment(s)", deleted)
+                retired = self.logs.take_retired_files()
+                await asyncio.to_thread(self.logs.remove_retired_files, retired)
 
     async def _cleaner_loop(self) -> None:
         """Compact the closed segments of compacted topics, off the event loop.

@@ -116,6 +116,7 @@ class PartitionLog:
         self._dir_changes = 0
         self._dir_synced = 0
         self._flush_lock = threading.Lock()
+        self._retired_files: list[Path] = []
 
     # -- opening ------------------------------------------------------------------
 
@@ -558,7 +559,11 @@ class PartitionLog:
         del self._bases[:count]
         self._layout_version += 1
         for segment in doomed:
-            segment.delete()
+            # Renamed now, unlinked off the loop (``take_retired_files``): freeing
+            # a big file's blocks can take a while. ``open`` removes leftovers.
+            segment.change_suffix(DELETED_SUFFIX)
+            segment.close()
+            self._retired_files.extend(f.path for f in segment.files())
         self._dir_changes += 1
         delete_snapshots(self.directory, below=self.log_start_offset)
         log.info(
@@ -568,6 +573,11 @@ class PartitionLog:
             self.log_start_offset,
         )
         return len(doomed)
+
+    def take_retired_files(self) -> list[Path]:
+        """Files of segments retention removed, for the caller to unlink (off the loop)."""
+        files, self._retired_files = self._retired_files, []
+        return files
 
     def truncate_to(self, offset: int, now_ms: int = 0) -> None:
         """Drop everything from ``offset`` on (the batch holding it goes whole).

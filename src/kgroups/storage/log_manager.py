@@ -238,6 +238,22 @@ class LogManager:
                 log.error("retention failed for %s-%d: %s", topic, partition, exc)
         return deleted
 
+    def take_retired_files(self) -> list[Path]:
+        """Files retention has retired in every log (see ``remove_retired_files``)."""
+        files = []
+        for partition_log in list(self._logs.values()):
+            files += partition_log.take_retired_files()
+        return files
+
+    @staticmethod
+    def remove_retired_files(files: Sequence[Path]) -> None:
+        """Unlink retired segment files; safe on a worker thread."""
+        for path in files:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # the next open removes it
+                log.error("cannot remove %s: %s", path, exc)
+
     def cleanable_logs(self, now_ms: int) -> list[CleanPlan]:
         """Plans for the compacted logs worth cleaning now, dirtiest first (see
         ``cleaner`` for running them)."""

@@ -179,3 +179,33 @@ def test_partitions_of_unregistered_topics_are_set_aside(tmp_path: Path) -> None
     assert fresh.log_end_offset == 0
     fresh.close()
     manager.close()
+
+
+def test_retention_leaves_unlinking_to_the_caller(tmp_path: Path) -> None:
+    """Retired segments are renamed at once and unlinked later, off the loop; a
+    restart removes any left over."""
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    plog = manager.create("t", 0, LogConfig(retention_ms=10, segment_bytes=200), now_ms=NOW)
+    for timestamp in (NOW, NOW, NOW + 1000, NOW + 1000):
+        plog.append(make_batch(1, timestamp=timestamp), NOW)
+    directory = plog.directory
+    old = sorted(p.name for p in directory.glob("*.log"))[:-1]
+    assert manager.apply_retention(NOW + 1000) == len(old)
+    start = plog.log_start_offset
+    assert start == 2
+    retired = manager.take_retired_files()
+    assert sorted(p.name for p in retired if p.name.endswith(".log.deleted")) == [
+        name + ".deleted" for name in old
+    ]
+    assert all(p.exists() for p in retired)
+    assert plog.read(plog.log_start_offset, 1 << 20)  # the log reads on meanwhile
+    manager.remove_retired_files(retired[:1])
+    assert manager.take_retired_files() == []
+    manager.close()
+
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    assert not list(directory.glob("*.deleted"))
+    assert manager.get("t", 0).log_start_offset == 2  # type: ignore[union-attr]
+    manager.close()
