@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kgroups.clock import Clock
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 
@@ -16,7 +17,7 @@ T = TypeVar("T")
 
 
 class BrokerThread:
-    def __init__(self, log_dir: Path, **overrides: object) -> None:
+    def __init__(self, log_dir: Path, clock: Clock | None = None, **overrides: object) -> None:
         props = {
             "listeners": "PLAINTEXT://127.0.0.1:0",
             "log.dirs": str(log_dir),
@@ -25,13 +26,14 @@ class BrokerThread:
         }
         props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
         self.config = BrokerConfig(props)
+        self.clock = clock
         self.loop = asyncio.new_event_loop()
         self.broker: Broker | None = None
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
     def start(self) -> BrokerThread:
         self._thread.start()
-        self.broker = Broker(self.config)
+        self.broker = Broker(self.config, self.clock)
         self.run(self.broker.start())
         return self
 

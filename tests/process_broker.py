@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -20,10 +21,17 @@ def free_port() -> int:
 
 class BrokerProcess:
     def __init__(
-        self, data: Path, port: int | None = None, *overrides: str, log_level: str | None = None
+        self,
+        data: Path,
+        port: int | None = None,
+        *overrides: str,
+        log_level: str | None = None,
+        preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.data = data
         self.log_level = log_level
+        # Run in the child before the broker starts (e.g. to lower resource limits).
+        self.preexec_fn = preexec_fn
         self.port = port or free_port()
         self.overrides = [
             f"listeners=PLAINTEXT://127.0.0.1:{self.port}",
@@ -46,7 +54,9 @@ class BrokerProcess:
         if self.log_level is not None:
             args += ["--log-level", self.log_level]
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn
+            )
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:

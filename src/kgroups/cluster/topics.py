@@ -3,15 +3,22 @@
 It is small and changes rarely, so it lives in one JSON file in the log
 directory, replaced atomically (write, fsync, rename, fsync the directory) so a
 crash leaves either the old or the new registry.
+
+Requests change it with ``add_all`` / ``remove_all``: one durable write for
+many topics, done on a worker thread; the change becomes visible once it is on
+disk. A name being created or deleted is *reserved* meanwhile, so no other
+request can create it until its partition directories are in place or gone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +69,13 @@ class TopicRegistry:
         self._path = log_dir / REGISTRY_FILE
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        # Names being created or deleted: taken, though not (or no longer) visible.
+        self._reserved: set[str] = set()
+        # Changes being written: every write includes them, so writes from the
+        # loop and from worker threads, in any order, leave every change on disk.
+        self._adding: dict[str, Topic] = {}
+        self._removing: set[str] = set()
+        self._file_lock = threading.Lock()
         self.cluster_id = ""
         self._load()
 
@@ -78,29 +92,16 @@ class TopicRegistry:
             self._by_id[topic.topic_id] = topic
 
     def _save(self) -> None:
-        data = {
-            "cluster_id": self.cluster_id,
-            "topics": [
-                {
-                    "name": t.name,
-                    "id": str(t.topic_id),
-                    "partitions": t.partitions,
-                    "configs": t.configs,
-                }
-                for t in self._topics.values()
-            ],
-        }
-        tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._path)
-        dir_fd = os.open(self._path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        """Write the registry with the changes in flight; safe on a worker thread."""
+        with self._file_lock:
+            # Copies first (each atomic under the GIL): the loop may change these.
+            topics, adding, removing = (
+                list(self._topics.values()),
+                list(self._adding.values()),
+                set(self._removing),
+            )
+            kept = [t for t in topics if t.name not in removing]
+            _write_registry(self._path, self.cluster_id, [*kept, *adding])
 
     def get(self, name: str) -> Topic | None:
         return self._topics.get(name)
@@ -122,8 +123,13 @@ class TopicRegistry:
         validate_topic_name(name)
         if name in self._topics:
             raise KafkaError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        if name in self._reserved:
+            raise KafkaError(
+                ErrorCode.topic_already_exists,
+                f"Topic '{name}' is being created or marked for deletion.",
+            )
         key = _collision_key(name)
-        for other in self._topics:
+        for other in (*self._topics, *self._reserved):
             if _collision_key(other) == key:
                 raise KafkaError(
                     ErrorCode.invalid_topic_exception,
@@ -138,11 +144,70 @@ class TopicRegistry:
         self._save()
         return topic
 
-    def remove(self, name: str) -> Topic:
-        topic = self._topics.pop(name)
-        del self._by_id[topic.topic_id]
-        self._save()
-        return topic
+    # -- batched changes, written off the event loop ----------------------------
+
+    def reserve(self, name: str) -> None:
+        """Take ``name`` while its partitions are created or removed."""
+        self._reserved.add(name)
+
+    def release(self, name: str) -> None:
+        self._reserved.discard(name)
+
+    def is_reserved(self, name: str) -> bool:
+        return name in self._reserved
+
+    async def add_all(self, topics: Iterable[Topic]) -> None:
+        """Register new topics (already checked and reserved) with one durable write."""
+        new = list(topics)
+        for topic in new:
+            self._adding[topic.name] = topic
+        try:
+            await asyncio.to_thread(self._save)
+        finally:
+            for topic in new:
+                del self._adding[topic.name]
+        for topic in new:
+            self._topics[topic.name] = topic
+            self._by_id[topic.topic_id] = topic
+
+    async def remove_all(self, names: Iterable[str]) -> None:
+        """Unregister topics with one durable write."""
+        doomed = set(names) - self._removing
+        self._removing |= doomed
+        try:
+            await asyncio.to_thread(self._save)
+        finally:
+            self._removing -= doomed
+        for name in doomed:
+            topic = self._topics.pop(name, None)
+            if topic is not None:
+                del self._by_id[topic.topic_id]
+
+
+def _write_registry(path: Path, cluster_id: str, topics: list[Topic]) -> None:
+    data = {
+        "cluster_id": cluster_id,
+        "topics": [
+            {
+                "name": t.name,
+                "id": str(t.topic_id),
+                "partitions": t.partitions,
+                "configs": t.configs,
+            }
+            for t in topics
+        ],
+    }
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _new_cluster_id() -> str:

@@ -17,6 +17,7 @@ from kgroups.server.config import BrokerConfig, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
+from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
@@ -65,7 +66,11 @@ class Broker:
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
         now = self.clock.now_ms()
-        self.logs.open_all(now, {t.name: self.topic_config(t) for t in self.topics})
+        self.logs.open_all(
+            now,
+            {t.name: self.topic_config(t) for t in self.topics},
+            registered=self.topics.partition_exists,
+        )
         for topic in self.topics:
             for p in range(topic.partitions):
                 if self.logs.get(topic.name, p) is None:
@@ -78,6 +83,7 @@ class Broker:
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
         self._background.append(asyncio.create_task(self._checkpoint_loop()))
+        self._background.append(asyncio.create_task(expire_producers_periodically(self)))
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
@@ -156,14 +162,10 @@ class Broker:
     def topic_config(self, topic: Topic) -> LogConfig:
         return self.default_log_config.with_overrides(topic.configs)
 
-    def create_topic(
-        self,
-        name: str,
-        partitions: int | None,
-        configs: dict[str, str],
-        *,
-        validate_only: bool = False,
-    ) -> Topic:
+    def plan_topic(
+        self, name: str, partitions: int | None, configs: dict[str, str]
+    ) -> tuple[Topic, LogConfig]:
+        """Check a new topic (name, partition count, configs) without creating it."""
         count = partitions if partitions is not None else self.config.get_int("num.partitions")
         if not 0 < count <= MAX_PARTITIONS_PER_TOPIC:
             raise KafkaError(
@@ -172,30 +174,35 @@ class Broker:
             )
         self.topics.check_new(name)
         log_config = self.default_log_config.with_overrides(configs)  # validates the values
-        if validate_only:
-            return Topic(name, _NO_TOPIC_ID, count, dict(configs))
-        topic = self.topics.add(name, count, configs)
-        for p in range(count):
-            self.logs.create(name, p, log_config)
-        log.info("created topic %s with %d partition(s)", name, count)
+        return Topic(name, uuid.uuid4(), count, dict(configs)), log_config
+
+    def create_topic(self, name: str, partitions: int | None, configs: dict[str, str]) -> Topic:
+        """Create a topic on the loop (requests use ``topic_changes``, off it)."""
+        planned, log_config = self.plan_topic(name, partitions, configs)
+        logs = self.logs.create_partitions(
+            name, planned.partitions, log_config, self.clock.now_ms()
+        )
+        try:
+            topic = self.topics.add(name, planned.partitions, configs)
+        except BaseException:
+            for partition_log in logs:
+                partition_log.delete()
+            raise
+        self.logs.adopt(name, logs)
+        log.info("created topic %s with %d partition(s)", name, topic.partitions)
         return topic
 
-    def delete_topic(self, name: str) -> Topic:
+    def deletable_topic(self, name: str) -> Topic:
+        """The topic, if a request may delete it."""
         if not self.config.get_bool("delete.topic.enable"):
             raise KafkaError(ErrorCode.topic_deletion_disabled, "Topic deletion is disabled.")
         topic = self.topics.get(name)
-        if topic is None:
+        if topic is None or self.topics.is_reserved(name):
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Unknown topic {name}")
         if name == OFFSETS_TOPIC:
             raise KafkaError(
                 ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}"
             )
-        self.topics.remove(name)
-        for p in range(topic.partitions):
-            self.logs.delete(name, p)
-            self.append_waiters.notify(name, p)
-        self.coordinator.on_topic_deleted(name)
-        log.info("deleted topic %s", name)
         return topic
 
     def log(self, topic: str, partition: int) -> PartitionLog:
@@ -233,6 +240,8 @@ class Broker:
             deleted = self.logs.apply_retention(self.clock.now_ms())
             if deleted:
                 log.info("retention deleted %d segment(s)", deleted)
+                retired = self.logs.take_retired_files()
+                await asyncio.to_thread(self.logs.remove_retired_files, retired)
 
     async def _cleaner_loop(self) -> None:
         """Compact the closed segments of compacted topics, off the event loop.
@@ -293,9 +302,6 @@ class Broker:
                 log.error("cannot checkpoint recovery points: %s", e)
                 continue
             written = points
-
-
-_NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 def _default_log_config(config: BrokerConfig) -> LogConfig:

@@ -144,6 +144,14 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("offsets.retention.minutes", _int, 10080, "Committed offset retention.", 1),
     Setting("offsets.retention.check.interval.ms", _int, 600000, "Expiry check period.", 1),
     Setting("offset.metadata.max.bytes", _int, 4096, "Largest commit metadata.", 0),
+    Setting("producer.id.expiration.ms", _int, 86400000, "Idle producer state kept.", 1),
+    Setting(
+        "producer.id.expiration.check.interval.ms",
+        _int,
+        600000,
+        "Producer expiry check period.",
+        1,
+    ),
     Setting(
         "offsets.commit.timeout.ms", _int, 5000, "Wait for a coordinator append to be durable.", 1
     ),
@@ -167,6 +175,7 @@ NO_EFFECT = frozenset(
         "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
+        "transactional.id.expiration.ms",
         "min.insync.replicas",
         "zookeeper.connect",
         "zookeeper.connection.timeout.ms",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-from typing import TYPE_CHECKING, TypeVar
+from io import BytesIO
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
 from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
@@ -13,8 +16,9 @@ from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
+from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
 from kgroups.server.context import RequestContext
-from kgroups.server.handlers import ROUTES
+from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -38,22 +42,61 @@ async def dispatch(broker: Broker, request: bytes, client_host: str) -> bytes | 
         name = apis.SUPPORTED[api_key].name if api_key in apis.SUPPORTED else "unknown API"
         raise BadRequest(f"unsupported request: api key {api_key} ({name}) version {api_version}")
     codec = apis.codec(api_key, api_version)
-    try:
-        header, offset = read_request_header(request, codec.request_header_flexible)
-        body, _size = codec.read_request(request, offset)
-    except Exception as e:
-        raise BadRequest(
-            f"malformed {apis.SUPPORTED[api_key].name} v{api_version} request: {e}"
-        ) from None
     route = ROUTES[api_key]
-    if route.upgrade:
-        body = upgrade(body, apis.newest(api_key).request_type)
+    if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
+        with big_request():
+            return await _dispatch_big(broker, request, client_host, codec, route)
+    try:
+        header, body = _read(codec, request, route.upgrade, api_key)
+    except Exception as e:
+        raise _malformed(api_key, api_version, e) from None
     ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
     response = await route.handler(broker, ctx, body)
     if response is None:
         return None
     payload = codec.encode_response(response)
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+async def _dispatch_big(
+    broker: Broker, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
+) -> bytes | None:
+    """``dispatch`` for a big request: parsed and encoded on a worker thread
+    (see big_requests.py)."""
+    api_key, api_version, correlation_id = peek_api(request)
+    try:
+        header, body = await parse_off_loop(
+            functools.partial(_read, codec, request, route.upgrade, api_key)
+        )
+    except Exception as e:
+        raise _malformed(api_key, api_version, e) from None
+    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    response = await route.handler(broker, ctx, body)
+    del body
+    if response is None:
+        return None
+    payload = await asyncio.to_thread(_encode, codec, response)
+    del response
+    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:
+    return BadRequest(f"malformed {apis.SUPPORTED[api_key].name} v{api_version} request: {error}")
+
+
+def _read(codec: apis.ApiCodec, request: bytes, to_newest: bool, api_key: int) -> tuple[Any, Any]:
+    header, offset = read_request_header(request, codec.request_header_flexible)
+    body, _size = codec.read_request(request, offset)
+    if to_newest:
+        body = upgrade(body, apis.newest(api_key).request_type)
+    return header, body
+
+
+def _encode(codec: apis.ApiCodec, response: object) -> bytes:
+    # Not through the codec's cache of repeating responses: a big one is unique.
+    buf = BytesIO()
+    codec.write_response(buf, response)
+    return buf.getvalue()
 
 
 def _unsupported_api_versions(correlation_id: int) -> bytes:

@@ -128,6 +128,7 @@ class PartitionLog:
         self._flush_lock = threading.Lock()
         # Everything below this offset is known to be fsynced.
         self.recovery_point = min(recovery_point, self._next_offset)
+        self._retired_files: list[Path] = []
 
     # -- opening ------------------------------------------------------------------
 
@@ -639,7 +640,11 @@ class PartitionLog:
         del self._bases[:count]
         self._layout_version += 1
         for segment in doomed:
-            segment.delete()
+            # Renamed now, unlinked off the loop (``take_retired_files``): freeing
+            # a big file's blocks can take a while. ``open`` removes leftovers.
+            segment.change_suffix(DELETED_SUFFIX)
+            segment.close()
+            self._retired_files.extend(f.path for f in segment.files())
         self._dir_changes += 1
         delete_snapshots(self.directory, below=self.log_start_offset)
         log.info(
@@ -649,6 +654,11 @@ class PartitionLog:
             self.log_start_offset,
         )
         return len(doomed)
+
+    def take_retired_files(self) -> list[Path]:
+        """Files of segments retention removed, for the caller to unlink (off the loop)."""
+        files, self._retired_files = self._retired_files, []
+        return files
 
     def truncate_to(self, offset: int, now_ms: int = 0) -> None:
         """Drop everything from ``offset`` on (the batch holding it goes whole).
@@ -748,7 +758,7 @@ class PartitionLog:
         if self._closed:
             return
         if self._offline:
-            self._close_files()
+            self.abandon()
             raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.name} is offline")
         try:
             self._active.seal()
@@ -763,15 +773,17 @@ class PartitionLog:
             for segment in self._segments:
                 segment.close()
 
-    def _close_files(self) -> None:
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        self.abandon()
+        remove_log_directory(self.directory)
+
+    def abandon(self) -> None:
+        """Close without flushing or snapshotting (the files are to be removed,
+        or cannot be trusted)."""
         self._closed = True
         for segment in self._segments:
             segment.close()
-
-    def delete(self) -> None:
-        """Close without flushing and remove the partition directory."""
-        self._close_files()
-        remove_log_directory(self.directory)
 
     def __repr__(self) -> str:
         return (

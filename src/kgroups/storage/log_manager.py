@@ -6,6 +6,14 @@ A deleted partition's directory is first renamed ``<topic>-<partition>.<id>-dele
 (Kafka's convention), then removed, so a crash in between leaves nothing that
 looks like a live partition; leftovers are removed at the next open.
 
+Creating a topic's partitions (``create_partitions``) and removing a deleted
+topic's directories (``remove_directories``) touch no shared state, so they run
+on a worker thread; the logs join or leave the manager on the loop (``adopt``,
+``detach``). Creation is all or nothing: on failure (say EMFILE at the 500th
+partition) the partitions made so far are closed and removed. A partition
+directory of a topic the registry does not list (what a crash during creation
+or deletion leaves) is not opened: it is renamed ``<dir>.<id>-stray`` and kept.
+
 A clean ``close()`` leaves a ``cleanly_shutdown`` marker; the next open consumes it
 and skips re-checking segments batch by batch. Otherwise each log is recovered
 from its recovery point (the log end at its last successful fsync), read from
@@ -25,7 +33,8 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kgroups.clock import Clock, SystemClock
@@ -42,6 +51,7 @@ log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN_FILE = "cleanly_shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 LOCK_FILE = ".lock"
+STRAY_DIR_SUFFIX = "-stray"
 _DELETE_DIR = re.compile(r"^.+\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX) + "$")
 
 
@@ -86,10 +96,17 @@ class LogManager:
             ) from exc
         self._lock_fd = fd
 
-    def open_all(self, now_ms: int, configs: Mapping[str, LogConfig] | None = None) -> None:
+    def open_all(
+        self,
+        now_ms: int,
+        configs: Mapping[str, LogConfig] | None = None,
+        registered: Callable[[str, int], bool] | None = None,
+    ) -> None:
         """Open every partition found in the log directory (may take a while).
 
         ``configs`` maps topic names to their configs; others get the default.
+        Partitions for which ``registered(topic, partition)`` is false are set
+        aside as strays instead.
         """
         self._lock()
         marker = self.log_dir / CLEAN_SHUTDOWN_FILE
@@ -104,7 +121,17 @@ class LogManager:
             parsed = parse_partition_dir(path.name)
             if parsed is None or parsed in self._logs:
                 continue
-            topic, _partition = parsed
+            topic, partition = parsed
+            if registered is not None and not registered(topic, partition):
+                stray = path.with_name(f"{path.name}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}")
+                path.rename(stray)
+                log.warning(
+                    "%s belongs to no topic (left by a crash while creating or deleting "
+                    "one?): renamed %s; remove it when not needed",
+                    path.name,
+                    stray.name,
+                )
+                continue
             config = (configs or {}).get(topic, self.default_config)
             self._logs[parsed] = PartitionLog.open(
                 path,
@@ -176,6 +203,53 @@ class LogManager:
         self._logs[(topic, partition)] = partition_log
         return partition_log
 
+    def create_partitions(
+        self, topic: str, count: int, config: LogConfig, now_ms: int
+    ) -> list[PartitionLog]:
+        """Create the logs of a new topic's partitions 0..count-1, all or none.
+
+        The logs are not registered (see ``adopt``); safe on a worker thread.
+        On failure the partitions made so far are closed and removed, and the
+        error raised.
+        """
+        created: list[PartitionLog] = []
+        try:
+            for p in range(count):
+                directory = self.log_dir / partition_dir_name(topic, p)
+                created.append(PartitionLog.open(directory, config, now_ms))
+        except BaseException:
+            for partition_log in created:
+                partition_log.delete()
+            # The partition that failed midway may have left a directory too.
+            remove_log_directory(self.log_dir / partition_dir_name(topic, len(created)))
+            raise
+        return created
+
+    def adopt(self, topic: str, logs: Sequence[PartitionLog]) -> None:
+        """Register logs from ``create_partitions`` as partitions 0..n-1 of ``topic``."""
+        for p, partition_log in enumerate(logs):
+            self._logs[(topic, p)] = partition_log
+
+    def detach(self, topic: str, count: int) -> list[Path]:
+        """Close and forget partitions 0..count-1 of a deleted topic; returns their
+        directories, for ``remove_directories`` (off the loop)."""
+        directories = []
+        for p in range(count):
+            partition_log = self._logs.pop((topic, p), None)
+            if partition_log is not None:
+                partition_log.abandon()
+            directories.append(self.log_dir / partition_dir_name(topic, p))
+        return directories
+
+    @staticmethod
+    def remove_directories(directories: Sequence[Path]) -> None:
+        """Remove detached partition directories; safe on a worker thread."""
+        for directory in directories:
+            try:
+                remove_log_directory(directory)
+            except OSError as exc:  # leftovers are removed at the next start
+                log.error("cannot remove %s: %s", directory, exc)
+
     def delete(self, topic: str, partition: int) -> bool:
         """Remove the partition's log and files; False if there was none."""
         partition_log = self._logs.pop((topic, partition), None)
@@ -209,6 +283,22 @@ class LogManager:
             except (OSError, KafkaError) as exc:
                 log.error("retention failed for %s-%d: %s", topic, partition, exc)
         return deleted
+
+    def take_retired_files(self) -> list[Path]:
+        """Files retention has retired in every log (see ``remove_retired_files``)."""
+        files = []
+        for partition_log in list(self._logs.values()):
+            files += partition_log.take_retired_files()
+        return files
+
+    @staticmethod
+    def remove_retired_files(files: Sequence[Path]) -> None:
+        """Unlink retired segment files; safe on a worker thread."""
+        for path in files:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:  # the next open removes it
+                log.error("cannot remove %s: %s", path, exc)
 
     def cleanable_logs(self, now_ms: int) -> list[CleanPlan]:
         """Plans for the compacted logs worth cleaning now, dirtiest first (see

@@ -14,6 +14,9 @@ with a producer id:
 - an unknown producer id starts its state with whatever sequence it sends (as in
   Kafka 3.x, where the producer may have been expired or its data deleted)
 
+Producers idle for ``producer.id.expiration.ms`` are dropped (``expire``, run
+periodically by ``server/producer_expiry.py``), which bounds the state.
+
 The state is rebuilt at open from the last snapshot plus the batch headers after
 it. Snapshots (``<offset>.snapshot``) are this project's own format: a magic, a
 CRC32C of the rest, then each producer with its cached batches.
@@ -34,7 +37,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.durable import replace_file
 from kgroups.storage.records import BatchHeader
 
-__all__ = ["BatchMetadata", "ProducerEntry", "ProducerStateManager"]
+__all__ = ["BatchMetadata", "ProducerEntry", "ProducerStateManager", "write_snapshot_file"]
 
 MAX_CACHED_BATCHES = 5
 INT32_MAX = 2**31 - 1
@@ -197,7 +200,11 @@ class ProducerStateManager:
     # -- maintenance --------------------------------------------------------------
 
     def expire(self, now_ms: int, expiration_ms: int) -> int:
-        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms)."""
+        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms).
+
+        As in Kafka, a producer's last write is the timestamp of its last batch
+        (the broker's clock for LogAppendTime topics). Returns how many went.
+        """
         expired = [
             pid
             for pid, entry in self.producers.items()
@@ -251,9 +258,15 @@ class ProducerStateManager:
 
     def write_snapshot(self, directory: Path, offset: int) -> Path:
         """Write ``<offset>.snapshot`` (via a temporary file, so never half a file)."""
-        path = snapshot_path(directory, offset)
-        replace_file(path, self.to_snapshot())
-        return path
+        return write_snapshot_file(directory, offset, self.to_snapshot())
+
+
+def write_snapshot_file(directory: Path, offset: int, snapshot: bytes) -> Path:
+    """Write ``to_snapshot()``'s bytes as ``<offset>.snapshot``, durably (file and
+    directory fsynced); safe on a worker thread."""
+    path = snapshot_path(directory, offset)
+    replace_file(path, snapshot)
+    return path
 
 
 def snapshot_path(directory: Path, offset: int) -> Path:

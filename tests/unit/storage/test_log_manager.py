@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from storage_helpers import NOW, make_batch
@@ -119,4 +122,90 @@ def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
     plog = manager.get("t", 0)
     assert plog is not None and plog.log_end_offset == 200
     assert plog.append(make_batch(1), NOW).base_offset == 200
+    manager.close()
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 3, 4, 5, 31])
+def test_failed_topic_creation_leaves_no_partition_and_no_open_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
+    """EMFILE at any file of any partition: nothing is left, not even a descriptor."""
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    real_open = os.open
+    calls = [0]
+
+    def open_until_emfile(*args: Any, **kwargs: Any) -> int:
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real_open(*args, **kwargs)
+
+    before = _open_fds()
+    monkeypatch.setattr(os, "open", open_until_emfile)
+    with pytest.raises(OSError, match="Too many open files"):
+        manager.create_partitions("t", 20, LogConfig(), NOW)
+    monkeypatch.setattr(os, "open", real_open)
+    assert _open_fds() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("t")]
+    assert manager.get("t", 0) is None
+    logs = manager.create_partitions("t", 2, LogConfig(), NOW)
+    manager.adopt("t", logs)
+    assert manager.get("t", 1) is logs[1]
+    manager.close()
+
+
+def test_partitions_of_unregistered_topics_are_set_aside(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    for topic in ("kept", "half-created"):
+        manager.create(topic, 0).append(make_batch(2), NOW)
+    manager.create("kept", 1)
+    manager.close()
+
+    registered = {("kept", 0)}
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW, registered=lambda topic, p: (topic, p) in registered)
+    assert [(t, p) for t, p, _ in manager.logs()] == [("kept", 0)]
+    assert manager.get("kept", 0).log_end_offset == 2  # type: ignore[union-attr]
+    strays = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith("-stray"))
+    assert [s.split(".")[0] for s in strays] == ["half-created-0", "kept-1"]
+    # A new topic of the same name starts empty; the stray data is left alone.
+    (fresh,) = manager.create_partitions("half-created", 1, LogConfig(), NOW)
+    assert fresh.log_end_offset == 0
+    fresh.close()
+    manager.close()
+
+
+def test_retention_leaves_unlinking_to_the_caller(tmp_path: Path) -> None:
+    """Retired segments are renamed at once and unlinked later, off the loop; a
+    restart removes any left over."""
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    plog = manager.create("t", 0, LogConfig(retention_ms=10, segment_bytes=200), now_ms=NOW)
+    for timestamp in (NOW, NOW, NOW + 1000, NOW + 1000):
+        plog.append(make_batch(1, timestamp=timestamp), NOW)
+    directory = plog.directory
+    old = sorted(p.name for p in directory.glob("*.log"))[:-1]
+    assert manager.apply_retention(NOW + 1000) == len(old)
+    start = plog.log_start_offset
+    assert start == 2
+    retired = manager.take_retired_files()
+    assert sorted(p.name for p in retired if p.name.endswith(".log.deleted")) == [
+        name + ".deleted" for name in old
+    ]
+    assert all(p.exists() for p in retired)
+    assert plog.read(plog.log_start_offset, 1 << 20)  # the log reads on meanwhile
+    manager.remove_retired_files(retired[:1])
+    assert manager.take_retired_files() == []
+    manager.close()
+
+    manager = LogManager(tmp_path, LogConfig(), ManualClock(NOW))
+    manager.open_all(NOW)
+    assert not list(directory.glob("*.deleted"))
+    assert manager.get("t", 0).log_start_offset == 2  # type: ignore[union-attr]
     manager.close()

@@ -10,9 +10,11 @@ from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.create_topics.v7.response import CreatableTopicConfigs, CreatableTopicResult
 
 from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.cluster.topics import Topic
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.protocol.types import i8, i16, i32
+from kgroups.protocol.types import TopicName, i8, i16, i32
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -27,19 +29,26 @@ async def handle(
     broker: Broker, ctx: RequestContext, request: CreateTopicsRequest
 ) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
-    results = []
+    results: list[CreatableTopicResult | NewTopic] = []
     for topic in request.topics:
         if counts[topic.name] > 1:
             results.append(_error(topic.name, ErrorCode.invalid_request, "Duplicate topic name."))
             continue
         try:
-            results.append(_create(broker, topic, request.validate_only))
+            results.append(_parse(broker, topic))
         except KafkaError as e:
             results.append(_error(topic.name, e.error_code, e.message))
-    return CreateTopicsResponse(throttle_time=NO_THROTTLE, topics=tuple(results))
+    wanted = [r for r in results if isinstance(r, NewTopic)]
+    created = iter(await create_topics(broker, wanted, validate_only=request.validate_only))
+    return CreateTopicsResponse(
+        throttle_time=NO_THROTTLE,
+        topics=tuple(
+            _result(broker, r, next(created)) if isinstance(r, NewTopic) else r for r in results
+        ),
+    )
 
 
-def _create(broker: Broker, topic: CreatableTopic, validate_only: bool) -> CreatableTopicResult:
+def _parse(broker: Broker, topic: CreatableTopic) -> NewTopic:
     if topic.name == OFFSETS_TOPIC and broker.topics.get(OFFSETS_TOPIC) is None:
         # The coordinator creates it with offsets.topic.*: a client's partition
         # count or retention would cost every group its offsets.
@@ -82,10 +91,16 @@ def _create(broker: Broker, topic: CreatableTopic, validate_only: bool) -> Creat
         if c.value is None:
             raise KafkaError(ErrorCode.invalid_config, f"Null value not supported for {c.name}")
         overrides[c.name] = c.value
-    created = broker.create_topic(topic.name, partitions, overrides, validate_only=validate_only)
+    return NewTopic(topic.name, partitions, overrides)
+
+
+def _result(broker: Broker, wanted: NewTopic, created: Topic | KafkaError) -> CreatableTopicResult:
+    if isinstance(created, KafkaError):
+        return _error(wanted.name, created.error_code, created.message)
+    overrides = wanted.configs
     effective = broker.topic_config(created).to_topic_configs()
     return CreatableTopicResult(
-        name=topic.name,
+        name=TopicName(wanted.name),
         topic_id=created.topic_id,
         error_code=ErrorCode.none,
         error_message=None,

@@ -12,6 +12,7 @@ from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import TopicName
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.topic_changes import delete_topics
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -26,11 +27,11 @@ async def handle(broker: Broker, ctx: RequestContext, request: object) -> Delete
     else:  # v1-v5 name topics in a plain list
         names: tuple[str, ...] = getattr(request, "topic_names")  # noqa: B009
         states = tuple(DeleteTopicState(name=TopicName(n), topic_id=None) for n in names)
-    results = []
+    # Each entry: (name, id, error found before deleting), names resolved from ids.
+    entries: list[tuple[str | None, UUID | None, KafkaError | None]] = []
     for state in states:
         name: str | None = state.name
         topic_id = state.topic_id if state.topic_id not in (None, _NO_ID) else None
-        error, message = ErrorCode.none, None
         try:
             if name is None and topic_id is not None:
                 found = broker.topics.by_id(topic_id)
@@ -39,14 +40,24 @@ async def handle(broker: Broker, ctx: RequestContext, request: object) -> Delete
                 name = found.name
             if name is None:
                 raise KafkaError(ErrorCode.invalid_request, "Neither topic name nor id given")
-            topic_id = broker.delete_topic(name).topic_id
         except KafkaError as e:
-            error, message = e.error_code, e.message
+            entries.append((name, topic_id, e))
+            continue
+        entries.append((name, topic_id, None))
+    to_delete = [name for name, _id, error in entries if error is None and name is not None]
+    deleted = iter(await delete_topics(broker, to_delete))
+    results = []
+    for name, topic_id, error in entries:
+        outcome = error if error is not None else next(deleted)
+        if isinstance(outcome, KafkaError):
+            code, message = outcome.error_code, outcome.message
+        else:
+            code, message, topic_id = ErrorCode.none, None, outcome.topic_id
         results.append(
             DeletableTopicResult(
                 name=None if name is None else TopicName(name),
                 topic_id=topic_id or _NO_ID,
-                error_code=error,
+                error_code=code,
                 error_message=message,
             )
         )

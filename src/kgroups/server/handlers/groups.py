@@ -39,6 +39,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
 from kgroups.protocol.versions import build, upgrade
+from kgroups.server.handlers.commit_partitions import merge_unknown, split_unknown
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:
@@ -151,16 +152,19 @@ async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Of
     retention = getattr(request, "retention_time", None)
     retention_ms = -1 if retention is None else round(retention.total_seconds() * 1000)
     request = upgrade(request, OffsetCommitRequest)
+    existing, unknown = await split_unknown(broker.topics, request)
+    if unknown and not existing.topics:
+        return merge_unknown(OffsetCommitResponse(throttle_time=NO_THROTTLE, topics=()), unknown)
     try:
         response: OffsetCommitResponse = await broker.coordinator.call(
             request.group_id,
             ctx,
-            lambda shard, c, now: shard.offset_commit(request, c, now, retention_ms),
+            lambda shard, c, now: shard.offset_commit(existing, c, now, retention_ms),
         )
     except KafkaError as e:
         error_response: OffsetCommitResponse = _error_response(ctx, e.error_code, request)
         return error_response
-    return response
+    return merge_unknown(response, unknown)
 
 
 async def offset_delete(

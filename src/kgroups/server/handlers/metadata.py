@@ -4,7 +4,7 @@ Topics unknown to the broker are created on the spot when both the broker
 (`auto.create.topics.enable`) and the request (v4+) allow it, with
 `num.partitions` partitions; `__consumer_offsets` is created as the group
 coordinator creates it, with offsets.topic.*. Internal topics are flagged as
-such.
+such. An illegal topic name is answered INVALID_TOPIC_EXCEPTION either way.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
     from kgroups.server.broker import Broker
@@ -41,9 +42,10 @@ async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) 
         topics = [_describe(broker, t) for t in broker.topics]
     else:
         auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
+        created = await _auto_create(broker, request, auto_create)
         topics = []
         for wanted in request.topics:
-            topics.append(_lookup(broker, wanted.name, wanted.topic_id, auto_create))
+            topics.append(_lookup(broker, wanted.name, wanted.topic_id, created))
     # v8-v10 carry cluster_authorized_operations, which later versions dropped.
     response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
@@ -88,8 +90,48 @@ def _invalid_request(ctx: RequestContext, request: MetadataRequest) -> MetadataR
     return response
 
 
+async def _auto_create(
+    broker: Broker, request: MetadataRequest, auto_create: bool
+) -> dict[str, Topic | KafkaError]:
+    """Create the unknown topics asked for, all at once, when allowed."""
+    if not auto_create or not broker.config.get_bool("auto.create.topics.enable"):
+        return {}
+    names: list[str] = list(
+        dict.fromkeys(
+            str(t.name)
+            for t in request.topics or ()
+            if t.name is not None and t.name not in broker.topics and _legal(t.name)
+        )
+    )
+    outcome: dict[str, Topic | KafkaError] = {}
+    if OFFSETS_TOPIC in names:  # made the coordinator's way, never with defaults
+        names.remove(OFFSETS_TOPIC)
+        try:
+            broker.coordinator.ensure_offsets_topic()
+            offsets_topic = broker.topics.get(OFFSETS_TOPIC)
+            assert offsets_topic is not None
+            outcome[OFFSETS_TOPIC] = offsets_topic
+        except KafkaError as e:
+            outcome[OFFSETS_TOPIC] = e
+    if names:
+        results = await create_topics(broker, [NewTopic(name, None, {}) for name in names])
+        outcome.update(zip(names, results, strict=True))
+    return outcome
+
+
+def _legal(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
+
+
 def _lookup(
-    broker: Broker, name: str | None, topic_id: UUID | None, auto_create: bool
+    broker: Broker,
+    name: str | None,
+    topic_id: UUID | None,
+    created: dict[str, Topic | KafkaError],
 ) -> MetadataResponseTopic:
     topic = broker.topics.get(name) if name is not None else None
     if topic is None and name is None and topic_id is not None:
@@ -97,22 +139,13 @@ def _lookup(
     if topic is not None:
         return _describe(broker, topic)
     error = ErrorCode.unknown_topic_or_partition
-    if name is not None:
-        try:
-            validate_topic_name(name)  # an illegal name is answered so either way
-        except KafkaError as e:
-            error = e.error_code
-            auto_create = False
-    if name is not None and auto_create and broker.config.get_bool("auto.create.topics.enable"):
-        try:
-            if name == OFFSETS_TOPIC:  # made the coordinator's way, never with defaults
-                broker.coordinator.ensure_offsets_topic()
-                created = broker.topics.get(name)
-                assert created is not None
-                return _describe(broker, created)
-            return _describe(broker, broker.create_topic(name, None, {}))
-        except KafkaError as e:
-            error = e.error_code
+    if name is not None and not _legal(name):
+        error = ErrorCode.invalid_topic_exception
+    outcome = created.get(name) if name is not None else None
+    if isinstance(outcome, Topic):
+        return _describe(broker, outcome)
+    if isinstance(outcome, KafkaError):
+        error = outcome.error_code
     return MetadataResponseTopic(
         error_code=error,
         name=None if name is None else TopicName(name),
