@@ -701,7 +701,7 @@ def test_an_auto_commit_made_before_a_rejoin_is_not_sent_in_the_new_generation()
         # before its task gets to send it.
         coordinator.maybe_auto_commit_async(coordinator._clock())
         coordinator.generation = Generation(2, "member-1", "range")
-        task = coordinator._auto_commit_task
+        task = coordinator.auto_commit.task
         assert task is not None
         await task
         assert _my_commits(broker) == []
