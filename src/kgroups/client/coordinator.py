@@ -398,10 +398,13 @@ class ConsumerCoordinator:
             response = await self.link.send(
                 request, apis.HEARTBEAT, 3, 4, timeout=self.request_timeout
             )
-        except RetriableError:
+        except Exception as e:
+            # No answer: the next heartbeat goes out after the backoff.
             self.member.on_heartbeat_failed(self._clock())
             self._heartbeat_wakeup.set()
-            return
+            if isinstance(e, RetriableError):
+                return
+            raise  # unexpected: kept by the task owner, raised from the next poll
         self.handle_heartbeat_error(response.error_code, sent)
 
     def handle_heartbeat_error(self, error: ErrorCode, sent: Generation) -> None:

@@ -204,10 +204,18 @@ def make_coordinator(
     consumer_config = ConsumerConfig.from_dict(settings)
     subscriptions = SubscriptionState()
     subscriptions.subscribe(["t"], listener)
+    # The loop's clock: virtual under run_virtual, so timers need no real waiting.
+    clock = asyncio.get_running_loop().time
     link = CoordinatorLink(
-        "g", broker, connect=broker.connect, request_timeout_ms=1000, retry_backoff_ms=5
+        "g",
+        broker,
+        connect=broker.connect,
+        request_timeout_ms=1000,
+        retry_backoff_ms=5,
+        clock=clock,
     )
-    return ConsumerCoordinator(consumer_config, subscriptions, broker, link), subscriptions
+    coordinator = ConsumerCoordinator(consumer_config, subscriptions, broker, link, clock=clock)
+    return coordinator, subscriptions
 
 
 async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:

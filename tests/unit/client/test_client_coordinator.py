@@ -21,6 +21,7 @@ from client_fakes import (
     synced,
     until,
 )
+from virtual_time import run_virtual
 
 from kgroups.assignors.protocol import (
     Subscription,
@@ -43,7 +44,7 @@ from kgroups.errors import ErrorCode, KafkaError
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(asyncio.wait_for(scenario(), 10))
+    run_virtual(scenario, timeout=10)
 
 
 async def _joined(broker: FakeBroker, **config: Any) -> ConsumerCoordinator:
@@ -705,6 +706,39 @@ def test_an_auto_commit_made_before_a_rejoin_is_not_sent_in_the_new_generation()
         assert task is not None
         await task
         assert _my_commits(broker) == []
+        await coordinator.close(1)
+
+    run(scenario)
+
+
+# -- owning tasks ---------------------------------------------------------------
+
+
+def test_close_ends_a_heartbeat_still_waiting_for_its_answer() -> None:
+    async def scenario() -> None:
+        before = asyncio.all_tasks()
+        broker = FakeBroker()
+        coordinator = await _joined(broker)
+        never: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        broker.queue("Heartbeat", lambda r: never)
+        await until(lambda: len(broker.requests("Heartbeat")) == 1)
+        await coordinator.close(1)
+        assert asyncio.all_tasks() == before
+
+    run(scenario)
+
+
+def test_a_heartbeat_that_fails_unexpectedly_is_raised_from_the_next_poll() -> None:
+    async def scenario() -> None:
+        broker = FakeBroker()
+        coordinator = await _joined(broker)
+        broker.queue("Heartbeat", ValueError("undecodable answer"))
+        await until(lambda: len(broker.requests("Heartbeat")) == 1)
+        await asyncio.sleep(0.001)
+        with pytest.raises(ValueError, match="undecodable answer"):
+            await coordinator.poll(0)
+        assert await coordinator.poll(0)  # raised once; heartbeats go on
+        await until(lambda: len(broker.requests("Heartbeat")) >= 2)
         await coordinator.close(1)
 
     run(scenario)
