@@ -357,7 +357,9 @@ class ConsumerCoordinator:
     # -- heartbeats ----------------------------------------------------------
 
     def _start_heartbeat(self) -> None:
-        if self._heartbeat_task is None and not self._closed:
+        running = self._heartbeat_task is not None and not self._heartbeat_task.done()
+        if not running and not self._closed:
+            # Restarts a task that failed once its error has been raised.
             self._heartbeat_task = self._tasks.start(self._heartbeat_loop(), "heartbeat")
 
     async def _heartbeat_loop(self) -> None:

@@ -742,3 +742,20 @@ def test_a_heartbeat_that_fails_unexpectedly_is_raised_from_the_next_poll() -> N
         await coordinator.close(1)
 
     run(scenario)
+
+
+def test_a_heartbeat_task_that_failed_is_started_again_by_the_next_poll() -> None:
+    async def scenario() -> None:
+        broker = FakeBroker()
+        coordinator = await _joined(broker, **{"max.poll.interval.ms": 100})
+        broker.queue("LeaveGroup", ValueError("undecodable answer"))
+        await until(lambda: bool(broker.requests("LeaveGroup")))
+        await asyncio.sleep(0.001)
+        with pytest.raises(ValueError, match="undecodable answer"):
+            await coordinator.poll(0)
+        assert await coordinator.poll(0)
+        sent = len(broker.requests("Heartbeat"))
+        await until(lambda: len(broker.requests("Heartbeat")) > sent)
+        await coordinator.close(1)
+
+    run(scenario)
