@@ -9,8 +9,8 @@ the shard, which answers with the error instead. Each shard's earliest timer
 is one loop timer; firing it feeds the result through the same path.
 
 Loading: at start every existing `__consumer_offsets` partition is replayed
-into a fresh shard in the background; until its shard is loaded a group's
-requests get COORDINATOR_LOAD_IN_PROGRESS.
+into a fresh shard in the background. The shard is in place, loading, from the
+start, and answers its groups' requests as Kafka's loading coordinator does.
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ class CoordinatorRuntime:
         self.partitions = topic.partitions
         for p in range(topic.partitions):
             self._loading.add(p)
+            self._shards[p] = self._new_shard(p)
+            self._shards[p].begin_load()
         self._spawn(self._load_all(topic.partitions))
 
     async def stop(self) -> None:
@@ -174,7 +176,32 @@ class CoordinatorRuntime:
         replay per live key.
         """
         started = time.monotonic()
-        shard = self._new_shard(partition)
+        shard = self._shards[partition]
+        latest, scanned = await self._scan(partition)
+        for key, value in latest.items():
+            shard.replay(key, value)
+        self._loading.discard(partition)
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.finish_load(now))
+        if self._deleted_while_loading:
+            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
+            if not self._loading:
+                self._deleted_while_loading.clear()
+        if scanned:
+            log.info(
+                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
+                OFFSETS_TOPIC,
+                partition,
+                scanned,
+                len(latest),
+                sum(1 for _ in shard.groups()),
+                time.monotonic() - started,
+            )
+
+    async def _scan(self, partition: int) -> tuple[dict[bytes, bytes | None], int]:
+        """The newest value of each key of the partition, in the order of their
+        last appearance, and how many keyed records were read."""
+        started = time.monotonic()
         plog = self._broker.log(OFFSETS_TOPIC, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
         latest: dict[bytes, bytes | None] = {}
@@ -204,32 +231,14 @@ class CoordinatorRuntime:
                     len(latest),
                 )
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
-        for key, value in latest.items():
-            shard.replay(key, value)
-        self._shards[partition] = shard
-        self._loading.discard(partition)
-        now = self._broker.clock.now_ms()
-        self._submit(partition, shard.finish_load(now))
-        if self._deleted_while_loading:
-            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
-            if not self._loading:
-                self._deleted_while_loading.clear()
-        if scanned:
-            log.info(
-                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
-                OFFSETS_TOPIC,
-                partition,
-                scanned,
-                len(latest),
-                sum(1 for _ in shard.groups()),
-                time.monotonic() - started,
-            )
+        return latest, scanned
 
     def on_topic_deleted(self, topic: str) -> None:
         """Every group forgets the deleted topic's offsets, with tombstones."""
         now = self._broker.clock.now_ms()
         for partition, shard in self._shards.items():
-            self._submit(partition, shard.on_topics_deleted((topic,), now))
+            if partition not in self._loading:
+                self._submit(partition, shard.on_topics_deleted((topic,), now))
         if self._loading:
             self._deleted_while_loading.add(topic)
 
@@ -240,8 +249,6 @@ class CoordinatorRuntime:
         return partition_for_group(group_id, self.partitions)
 
     def shard(self, partition: int) -> GroupCoordinatorShard:
-        if partition in self._loading:
-            raise KafkaError(ErrorCode.coordinator_load_in_progress)
         if partition in self._failed:
             raise KafkaError(ErrorCode.coordinator_not_available)
         shard = self._shards.get(partition)
@@ -287,6 +294,10 @@ class CoordinatorRuntime:
 
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
+
+    def served_partitions(self) -> list[int]:
+        """The partitions whose shards answer, loaded or loading."""
+        return [p for p in sorted(self._shards) if p not in self._failed]
 
     def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
         """Append the result's records now, then reply once they are durable.
