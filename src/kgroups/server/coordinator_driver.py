@@ -5,7 +5,9 @@ of the shard and the events of storage and time; the driver says what to do:
 
 - ``appends``: batches of records to append to the partition, in this order,
   before anything else is given to the driver (so the log holds records in
-  the order the shard applied them);
+  the order the shard applied them). Each is reported back: ``durable`` if
+  stored for good at once, else ``stored`` and then ``durable`` once fsynced,
+  or ``failed``;
 - ``take_replies()``: replies to send now. A reply leaves only once the records
   of its result, and the pending writes of the state it reveals (its reach,
   see pending_writes.py), are durable. A reply still waiting after
@@ -75,14 +77,17 @@ class _Waiter:
 
 
 class Append:
-    """One batch for the shell to append; it reports back with ``durable`` or ``failed``."""
+    """One batch for the shell to append now. It reports back with ``durable``
+    (at once, or after ``stored`` once fsynced) or ``failed``."""
 
-    __slots__ = ("_waiter", "records", "token")
+    __slots__ = ("_reach", "_result", "_waiter", "records", "token")
 
-    def __init__(self, records: list[Record], token: AppendToken | None, waiter: _Waiter) -> None:
-        self.records = records
-        self.token = token
-        self._waiter = waiter
+    def __init__(self, result: Result, reach: Reach) -> None:
+        self.records: list[Record] = result.records
+        self.token: AppendToken | None = result.append_token
+        self._result = result
+        self._reach = reach
+        self._waiter: _Waiter | None = None
 
 
 class CoordinatorDriver:
@@ -108,40 +113,34 @@ class CoordinatorDriver:
         """A result of the shard; ``reach`` is the state its request reveals."""
         if self._on_result is not None:
             self._on_result(result)
-        records = result.records
-        if not records and not self._pending:
-            self._replies.extend(result.replies)
-            return
-        keys = written(records) if records else set()
-        full_reach = _result_reach(result, reach, keys)
-        waits = self._pending.before(full_reach)
-        if not records and not waits:
-            self._replies.extend(result.replies)
-            return
-        waiter = _Waiter(
-            result.replies, keys, full_reach, not records, waits, now_ms + self._timeout_ms
-        )
-        for earlier in waits:
-            earlier.dependents.append(waiter)
-        self._pending.add(keys, waiter)
-        if result.replies:
-            self._waiting.append(waiter)
-        if records:
-            self.appends.append(Append(records, result.append_token, waiter))
+        if result.records:
+            self.appends.append(Append(result, reach))
+        else:
+            self._wait(result, reach, True, now_ms)
 
-    def durable(self, append: Append) -> None:
+    def stored(self, append: Append, now_ms: int) -> None:
+        """The batch is appended; ``durable`` follows once it is fsynced."""
+        append._waiter = self._wait(append._result, append._reach, False, now_ms)
+
+    def durable(self, append: Append, now_ms: int) -> None:
         """The batch is stored for good."""
         waiter = append._waiter
+        if waiter is None:  # durable as soon as appended
+            self._wait(append._result, append._reach, True, now_ms)
+            return
         waiter.durable = True
         if not waiter.waits:
             self._settle(waiter)
 
     def failed(self, append: Append, error: ErrorCode, now_ms: int) -> None:
         """The batch was not stored: the shard takes it back and answers with ``error``."""
+        result = self.shard.append_failed(append.token, error, now_ms)
         waiter = append._waiter
+        if waiter is None:  # refused at once
+            self.submit(result, now_ms, append._reach)
+            return
         waiter.durable = True
         waiter.replies = []
-        result = self.shard.append_failed(append.token, error, now_ms)
         # Its answers wait for what the lost batch waited for.
         self.submit(result, now_ms, waiter.reach)
         if not waiter.waits:
@@ -177,6 +176,27 @@ class CoordinatorDriver:
         return deadline
 
     # -- settling -----------------------------------------------------------
+
+    def _wait(self, result: Result, reach: Reach, durable: bool, now_ms: int) -> _Waiter | None:
+        """Send the result's replies now if nothing holds them, else a waiter for them."""
+        if durable and not self._pending:
+            self._replies.extend(result.replies)
+            return None
+        keys = written(result.records) if result.records else set()
+        full_reach = _result_reach(result, reach, keys)
+        waits = self._pending.before(full_reach)
+        if durable and not waits:
+            self._replies.extend(result.replies)
+            return None
+        waiter = _Waiter(
+            result.replies, keys, full_reach, durable, waits, now_ms + self._timeout_ms
+        )
+        for earlier in waits:
+            earlier.dependents.append(waiter)
+        self._pending.add(keys, waiter)
+        if result.replies:
+            self._waiting.append(waiter)
+        return waiter
 
     def _settle(self, waiter: _Waiter) -> None:
         """Its records and all it waited for are durable: reply, release its state."""

@@ -318,8 +318,9 @@ class CoordinatorRuntime:
                 driver.failed(append, e.error_code, self._broker.clock.now_ms())
                 continue
             if fsynced is None:
-                driver.durable(append)
+                driver.durable(append, self._broker.clock.now_ms())
             else:
+                driver.stored(append, self._broker.clock.now_ms())
                 self._syncing.add(fsynced)
                 fsynced.add_done_callback(partial(self._fsynced, partition, append))
         _send(driver.take_replies())
@@ -333,7 +334,7 @@ class CoordinatorRuntime:
             log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
             driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
         else:
-            driver.durable(append)
+            driver.durable(append, self._broker.clock.now_ms())
         self._drive(partition)
 
     def _write(

@@ -136,7 +136,7 @@ class Harness:
                 self.driver.failed(append, error, self.now)
                 continue
             self.log.extend(append.records)
-            self.driver.durable(append)
+            self.driver.durable(append, self.now)
         for token, response in self.driver.take_replies():
             assert isinstance(token, Token)
             self.replies[token] = response
