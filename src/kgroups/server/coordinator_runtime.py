@@ -286,10 +286,6 @@ class CoordinatorRuntime:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
         return response
 
-    @property
-    def loading(self) -> bool:
-        return bool(self._loading)
-
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
