@@ -82,6 +82,7 @@ class CoordinatorRuntime:
         self._tasks: set[asyncio.Task[Any]] = set()
         # The fsyncs appended batches wait for.
         self._syncing: set[asyncio.Future[None]] = set()
+        self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -107,9 +108,13 @@ class CoordinatorRuntime:
         if self._syncing:
             # Appends waiting for their fsync get the time a request would.
             await asyncio.wait(set(self._syncing), timeout=self._commit_timeout_ms / 1000)
+        self._stopped = True
         for driver in self._drivers.values():
             driver.give_up()  # no reply waits forever
             _send(driver.take_replies())
+        for _deadline, handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -324,6 +329,8 @@ class CoordinatorRuntime:
 
     def _fsynced(self, partition: int, append: Append, fsynced: asyncio.Future[None]) -> None:
         self._syncing.discard(fsynced)
+        if self._stopped:  # its replies were given up
+            return
         driver = self._drivers[partition]
         error = None if fsynced.cancelled() else fsynced.exception()
         if fsynced.cancelled() or error is not None:
@@ -353,6 +360,8 @@ class CoordinatorRuntime:
 
     def _schedule(self, partition: int, driver: CoordinatorDriver) -> None:
         """One loop timer per partition, at the driver's next deadline."""
+        if self._stopped:
+            return
         deadline = driver.next_deadline_ms()
         current = self._timers.get(partition)
         if current is not None:
