@@ -316,6 +316,10 @@ class GroupCoordinatorShard:
 
     # -- loading and storage -----------------------------------------------
 
+    def begin_load(self) -> None:
+        """The partition's log is being read: answer requests as loading until ``finish_load``."""
+        self._loading = True
+
     def replay(self, key: bytes, value: bytes | None) -> None:
         """Apply one record of the partition, in log order."""
         self._loading = True

@@ -1,16 +1,17 @@
 """The IO shell around the sans-IO group coordinator.
 
-One `GroupCoordinatorShard` per `__consumer_offsets` partition. For each
+One `GroupCoordinatorShard` per `__consumer_offsets` partition, each with a
+`CoordinatorDriver` that holds the shell's contract (order of appends,
+durable-then-reply, failed appends, timers, the commit timeout). For each
 request the runtime picks the group's shard, calls the handler with the
-current time and a future to answer through, appends the records the shard
-returns to the shard's partition, waits until they are durable, and only then
-completes the futures the shard replied to. A failed append is handed back to
-the shard, which answers with the error instead. Each shard's earliest timer
-is one loop timer; firing it feeds the result through the same path.
+current time and a future to answer through, and hands the result to the
+driver; then it does what the driver asks: append batches to the partition,
+report their fsync, complete the reply futures, and keep one loop timer per
+partition at the driver's next deadline.
 
 Loading: at start every existing `__consumer_offsets` partition is replayed
-into a fresh shard in the background; until its shard is loaded a group's
-requests get COORDINATOR_LOAD_IN_PROGRESS.
+into a fresh shard in the background. The shard is in place, loading, from the
+start, and answers its groups' requests as Kafka's loading coordinator does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
@@ -28,15 +30,8 @@ from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
-from kgroups.server.pending_writes import (
-    EVERYTHING,
-    PendingWrites,
-    Reach,
-    Reply,
-    StateKey,
-    request_reach,
-    written,
-)
+from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
+from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -50,8 +45,6 @@ T = TypeVar("T")
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
 
-# A reply given up on: its records were not durable within offsets.commit.timeout.ms.
-TIMED_OUT = object()
 # What a request that timed out is answered, as Kafka answers it: a commit
 # whose append timed out, a SyncGroup whose assignment did not get stored;
 # anything else sends the client looking for its coordinator again.
@@ -76,19 +69,20 @@ class CoordinatorRuntime:
             offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
         )
         self.partitions = self.config.offsets_topic_partitions
-        self._commit_timeout_s = cfg.get_int("offsets.commit.timeout.ms") / 1000
+        self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")
         self._shards: dict[int, GroupCoordinatorShard] = {}
+        self._drivers: dict[int, CoordinatorDriver] = {}
         self._loading: set[int] = set()
-        self._timers: dict[int, asyncio.TimerHandle] = {}
+        # Per partition, the loop timer and the deadline it is set for.
+        self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
         self._failed: set[int] = set()
         # Topics deleted while partitions were loading: their offsets go once loaded.
         self._deleted_while_loading: set[str] = set()
-        # Per partition, the writes whose replies wait for them to be durable.
-        self._pending: dict[int, PendingWrites] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        # The tasks of results waiting for their records to be durable.
-        self._settling: set[asyncio.Task[Any]] = set()
+        # The fsyncs appended batches wait for.
+        self._syncing: set[asyncio.Future[None]] = set()
+        self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -99,6 +93,7 @@ class CoordinatorRuntime:
         self.partitions = topic.partitions
         for p in range(topic.partitions):
             self._loading.add(p)
+            self._new_shard(p).begin_load()
         self._spawn(self._load_all(topic.partitions))
 
     async def stop(self) -> None:
@@ -106,13 +101,20 @@ class CoordinatorRuntime:
         coordinator again), then stop timers and loading."""
         now = self._broker.clock.now_ms()
         for shard in self._shards.values():
-            self._reply(shard.unload(now))
-        for handle in self._timers.values():
+            _send(shard.unload(now).replies)
+        for _deadline, handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        if self._settling:
+        if self._syncing:
             # Appends waiting for their fsync get the time a request would.
-            await asyncio.wait(set(self._settling), timeout=self._commit_timeout_s)
+            await asyncio.wait(set(self._syncing), timeout=self._commit_timeout_ms / 1000)
+        self._stopped = True
+        for driver in self._drivers.values():
+            driver.give_up()  # no reply waits forever
+            _send(driver.take_replies())
+        for _deadline, handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -142,12 +144,15 @@ class CoordinatorRuntime:
             },
         )
         for p in range(self.partitions):
-            self._shards[p] = self._new_shard(p)
+            self._new_shard(p)
 
     def _new_shard(self, partition: int) -> GroupCoordinatorShard:
-        return GroupCoordinatorShard(
+        shard = GroupCoordinatorShard(
             partition, self.config, partition_exists=self._broker.topics.partition_exists
         )
+        self._shards[partition] = shard
+        self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)
+        return shard
 
     # -- loading -----------------------------------------------------------
 
@@ -174,7 +179,32 @@ class CoordinatorRuntime:
         replay per live key.
         """
         started = time.monotonic()
-        shard = self._new_shard(partition)
+        shard = self._shards[partition]
+        latest, scanned = await self._scan(partition)
+        for key, value in latest.items():
+            shard.replay(key, value)
+        self._loading.discard(partition)
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.finish_load(now))
+        if self._deleted_while_loading:
+            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
+            if not self._loading:
+                self._deleted_while_loading.clear()
+        if scanned:
+            log.info(
+                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
+                OFFSETS_TOPIC,
+                partition,
+                scanned,
+                len(latest),
+                sum(1 for _ in shard.groups()),
+                time.monotonic() - started,
+            )
+
+    async def _scan(self, partition: int) -> tuple[dict[bytes, bytes | None], int]:
+        """The newest value of each key of the partition, in the order of their
+        last appearance, and how many keyed records were read."""
+        started = time.monotonic()
         plog = self._broker.log(OFFSETS_TOPIC, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
         latest: dict[bytes, bytes | None] = {}
@@ -204,32 +234,14 @@ class CoordinatorRuntime:
                     len(latest),
                 )
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
-        for key, value in latest.items():
-            shard.replay(key, value)
-        self._shards[partition] = shard
-        self._loading.discard(partition)
-        now = self._broker.clock.now_ms()
-        self._submit(partition, shard.finish_load(now))
-        if self._deleted_while_loading:
-            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
-            if not self._loading:
-                self._deleted_while_loading.clear()
-        if scanned:
-            log.info(
-                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
-                OFFSETS_TOPIC,
-                partition,
-                scanned,
-                len(latest),
-                sum(1 for _ in shard.groups()),
-                time.monotonic() - started,
-            )
+        return latest, scanned
 
     def on_topic_deleted(self, topic: str) -> None:
         """Every group forgets the deleted topic's offsets, with tombstones."""
         now = self._broker.clock.now_ms()
         for partition, shard in self._shards.items():
-            self._submit(partition, shard.on_topics_deleted((topic,), now))
+            if partition not in self._loading:
+                self._submit(partition, shard.on_topics_deleted((topic,), now))
         if self._loading:
             self._deleted_while_loading.add(topic)
 
@@ -240,8 +252,6 @@ class CoordinatorRuntime:
         return partition_for_group(group_id, self.partitions)
 
     def shard(self, partition: int) -> GroupCoordinatorShard:
-        if partition in self._loading:
-            raise KafkaError(ErrorCode.coordinator_load_in_progress)
         if partition in self._failed:
             raise KafkaError(ErrorCode.coordinator_not_available)
         shard = self._shards.get(partition)
@@ -281,87 +291,54 @@ class CoordinatorRuntime:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
         return response
 
-    @property
-    def loading(self) -> bool:
-        return bool(self._loading)
-
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
+    def served_partitions(self) -> list[int]:
+        """The partitions whose shards answer, loaded or loading."""
+        return [p for p in sorted(self._shards) if p not in self._failed]
+
     def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
-        """Append the result's records now, then reply once they are durable.
+        """Hand a result to the partition's driver and do what it asks now.
 
-        Appending at once, never from a task, keeps the log in the order the
-        shard applied its changes: a timer's records cannot fall behind a
-        commit handled later in the same loop turn. Replies also wait for the
-        pending writes of the state they reveal (``reach``, the reach of each
-        request answered, the records' own groups; see pending_writes.py), so
-        a follower's SyncGroup answered after the leader's still waits for the
-        leader's assignment to be stored. Every wait for a reply ends after
-        ``offsets.commit.timeout.ms``.
+        Its records are appended at once, never from a task, so the log keeps
+        the order in which the shard applied its changes.
         """
-        pending = self._pending.setdefault(partition, PendingWrites())
-        durable: asyncio.Future[None] | None = None
-        stored = False
-        if result.records:
+        self._drivers[partition].submit(result, self._broker.clock.now_ms(), reach)
+        self._drive(partition)
+
+    def _drive(self, partition: int) -> None:
+        """Make the driver's appends, send its replies, set its timer."""
+        driver = self._drivers[partition]
+        appends = driver.appends
+        while appends:
+            append = appends.popleft()
             try:
-                durable = self._write(partition, result.records)
-                stored = True
+                fsynced = self._write(partition, append.records)
             except KafkaError as e:
-                result = self._shards[partition].append_failed(
-                    result.append_token, e.error_code, self._broker.clock.now_ms()
-                )
-        self._schedule(partition)
-        if durable is None and not pending:
-            self._reply(result)
-            return
-        writes = written(result.records) if stored else set()
-        waits_for = pending.before(_result_reach(result, reach, writes))
-        if durable is None and not waits_for:
-            self._reply(result)
-            return
-        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        pending.add(writes, settled)
-        task = self._spawn(self._settle(partition, result, durable, waits_for, writes, settled))
-        self._settling.add(task)
-        task.add_done_callback(self._settling.discard)
+                driver.failed(append, e.error_code, self._broker.clock.now_ms())
+                continue
+            if fsynced is None:
+                driver.durable(append, self._broker.clock.now_ms())
+            else:
+                driver.stored(append, self._broker.clock.now_ms())
+                self._syncing.add(fsynced)
+                fsynced.add_done_callback(partial(self._fsynced, partition, append))
+        _send(driver.take_replies())
+        self._schedule(partition, driver)
 
-    async def _settle(
-        self,
-        partition: int,
-        result: Result,
-        durable: asyncio.Future[None] | None,
-        waits_for: list[asyncio.Future[None]],
-        writes: set[StateKey],
-        settled: asyncio.Future[None],
-    ) -> None:
-        """Reply once the result's records and the writes it waits for are durable.
-
-        ``settled`` completes only then (or when the append failed), however
-        long that takes, so later results keep waiting for durability; only
-        their replies give up, at their own timeout.
-        """
-        loop = asyncio.get_running_loop()
-        timeout = loop.call_later(self._commit_timeout_s, _time_out, result)
-        try:
-            if durable is not None:
-                try:
-                    await durable
-                except Exception as e:
-                    log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
-                    result = self._shards[partition].append_failed(
-                        result.append_token,
-                        ErrorCode.kafka_storage_error,
-                        self._broker.clock.now_ms(),
-                    )
-            for write in waits_for:
-                await write
-            self._reply(result)
-        finally:
-            timeout.cancel()
-            _time_out(result)  # cancelled at shutdown: no reply waits forever
-            self._pending[partition].settled(writes, settled)
-            settled.set_result(None)
+    def _fsynced(self, partition: int, append: Append, fsynced: asyncio.Future[None]) -> None:
+        self._syncing.discard(fsynced)
+        if self._stopped:  # its replies were given up
+            return
+        driver = self._drivers[partition]
+        error = None if fsynced.cancelled() else fsynced.exception()
+        if fsynced.cancelled() or error is not None:
+            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
+            driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
+        else:
+            driver.durable(append, self._broker.clock.now_ms())
+        self._drive(partition)
 
     def _write(
         self, partition: int, records: list[tuple[bytes, bytes | None]]
@@ -379,52 +356,47 @@ class CoordinatorRuntime:
             raise KafkaError(ErrorCode.kafka_storage_error, str(e)) from None
         return broker.appended(OFFSETS_TOPIC, partition, plog)
 
-    @staticmethod
-    def _reply(result: Result) -> None:
-        for token, response in result.replies:
-            assert isinstance(token, asyncio.Future)
-            if not token.done():
-                token.set_result(response)
-
     # -- timers ------------------------------------------------------------
 
-    def _schedule(self, partition: int) -> None:
-        shard = self._shards.get(partition)
-        old = self._timers.pop(partition, None)
-        if old is not None:
-            old.cancel()
-        if shard is None:
+    def _schedule(self, partition: int, driver: CoordinatorDriver) -> None:
+        """One loop timer per partition, at the driver's next deadline."""
+        if self._stopped:
             return
-        deadline = shard.next_deadline_ms()
+        deadline = driver.next_deadline_ms()
+        current = self._timers.get(partition)
+        if current is not None:
+            if current[0] == deadline:
+                return
+            current[1].cancel()
+            del self._timers[partition]
         if deadline is None:
             return
         delay = max(0.0, (deadline - self._broker.clock.now_ms()) / 1000)
-        loop = asyncio.get_running_loop()
-        self._timers[partition] = loop.call_later(delay, self._fire, partition)
+        handle = asyncio.get_running_loop().call_later(delay, self._fire, partition)
+        self._timers[partition] = (deadline, handle)
 
     def _fire(self, partition: int) -> None:
-        self._timers.pop(partition, None)
-        shard = self._shards.get(partition)
-        if shard is None:
+        timer = self._timers.pop(partition, None)
+        if timer is not None:
+            timer[1].cancel()  # when called before its time
+        driver = self._drivers.get(partition)
+        if driver is None:
             return
-        self._submit(partition, shard.on_timer(self._broker.clock.now_ms()))
+        driver.on_clock(self._broker.clock.now_ms())
+        self._drive(partition)
 
 
-def _result_reach(result: Result, reach: Reach, writes: set[StateKey]) -> Reach:
-    """All the state a result's replies reveal."""
-    if reach is EVERYTHING:
-        return EVERYTHING
-    keys = writes.union(reach)
-    for token, _response in result.replies:
-        if not isinstance(token, Reply) or token.reach is EVERYTHING:
-            return EVERYTHING
-        keys.update(token.reach)
-    return tuple(keys)
+def _send(replies: Iterable[tuple[object, object]]) -> None:
+    for reply_to, response in replies:
+        assert isinstance(reply_to, asyncio.Future)
+        if not reply_to.done():
+            reply_to.set_result(response)
 
 
-def _time_out(result: Result) -> None:
-    """The result's records are still not durable: its waiting replies give up."""
-    for token, _response in result.replies:
-        assert isinstance(token, asyncio.Future)
-        if not token.done():
-            token.set_result(TIMED_OUT)
+class Reply(asyncio.Future[object]):
+    """A reply future that knows what its request reads, for results (a
+    timer's, another member's request) that answer it later."""
+
+    def __init__(self, reach: Reach) -> None:
+        super().__init__()
+        self.reach = reach

@@ -10,8 +10,8 @@ partition. A reply whose reach is not known waits for everything pending.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
+from typing import Generic, TypeVar
 
 from kgroups.protocol import apis
 
@@ -22,6 +22,8 @@ StateKey = tuple[str, int]
 # A reach that is not known: everything.
 EVERYTHING: None = None
 Reach = tuple[StateKey, ...] | None
+# Whatever stands for one pending write.
+W = TypeVar("W")
 
 _MEMBERSHIP_APIS = frozenset((apis.JOIN_GROUP, apis.SYNC_GROUP, apis.HEARTBEAT, apis.LEAVE_GROUP))
 _OFFSET_APIS = frozenset((apis.OFFSET_COMMIT, apis.OFFSET_FETCH, apis.OFFSET_DELETE))
@@ -48,40 +50,31 @@ def written(records: Iterable[tuple[bytes, bytes | None]]) -> set[StateKey]:
     return keys
 
 
-class Reply(asyncio.Future[object]):
-    """A reply future that knows what its request reads, for results (a
-    timer's, another member's request) that answer it later."""
-
-    def __init__(self, reach: Reach) -> None:
-        super().__init__()
-        self.reach = reach
-
-
-class PendingWrites:
+class PendingWrites(Generic[W]):
     """One partition's last unsettled writer of each piece of state.
 
-    A writer's future settles once its records, and every write it waited
-    for, are durable (or failed).
+    A writer settles once its records, and every write it waited for, are
+    durable (or failed).
     """
 
     def __init__(self) -> None:
-        self._last: dict[StateKey, asyncio.Future[None]] = {}
+        self._last: dict[StateKey, W] = {}
 
     def __bool__(self) -> bool:
         return bool(self._last)
 
-    def before(self, reach: Reach) -> list[asyncio.Future[None]]:
+    def before(self, reach: Reach) -> list[W]:
         """The writes a result of this reach waits for."""
         if reach is EVERYTHING:
-            return list({id(f): f for f in self._last.values()}.values())
-        found = {id(f): f for f in (self._last.get(k) for k in reach) if f is not None}
+            return list({id(w): w for w in self._last.values()}.values())
+        found = {id(w): w for w in (self._last.get(k) for k in reach) if w is not None}
         return list(found.values())
 
-    def add(self, keys: Iterable[StateKey], settled: asyncio.Future[None]) -> None:
+    def add(self, keys: Iterable[StateKey], writer: W) -> None:
         for key in keys:
-            self._last[key] = settled
+            self._last[key] = writer
 
-    def settled(self, keys: Iterable[StateKey], settled: asyncio.Future[None]) -> None:
+    def settled(self, keys: Iterable[StateKey], writer: W) -> None:
         for key in keys:
-            if self._last.get(key) is settled:
+            if self._last.get(key) is writer:
                 del self._last[key]

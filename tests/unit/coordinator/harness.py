@@ -1,6 +1,8 @@
-"""A stand-in for the IO shell: drives a shard on virtual time.
+"""A shard driven on virtual time through the shell's own driver.
 
-It appends each Result's records to an in-memory log, records the replies
+The broker's `CoordinatorDriver` holds the contract (order of appends,
+durable-then-reply, failed appends, timers); this stand-in for the IO around
+it appends to an in-memory log that is durable at once, records the replies
 by their reply_to token, and can be told to fail the next append, so tests
 read as a conversation with the coordinator.
 """
@@ -44,10 +46,12 @@ from kio.static.primitive import i32, i32Timedelta, i64
 
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard, RequestContext, Result
 from kgroups.coordinator.result import Record
+from kgroups.server.coordinator_driver import CoordinatorDriver
 
 START_MS = 1_700_000_000_000
 SESSION_MS = 10_000
 REBALANCE_MS = 30_000
+COMMIT_TIMEOUT_MS = 5_000  # offsets.commit.timeout.ms
 
 
 def ms(value: int) -> i32Timedelta:
@@ -100,7 +104,9 @@ class Harness:
         self.replies: dict[Token, Any] = {}
         self.reply_count: dict[Token, int] = {}
         self.fail_next_append: ErrorCode | None = None
+        # Every result the driver handled: requests', timers', failed appends'.
         self.results: list[Result] = []
+        self.driver = CoordinatorDriver(self.shard, COMMIT_TIMEOUT_MS, self.results.append)
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         return 0 <= partition < self.topics.get(topic, 0)
@@ -116,27 +122,40 @@ class Harness:
         )
 
     def handle(self, result: Result) -> Result:
-        self.results.append(result)
-        if result.records and self.fail_next_append is not None:
-            error, self.fail_next_append = self.fail_next_append, None
-            return self.handle(self.shard.append_failed(result.append_token, error, self.now))
-        self.log.extend(result.records)
-        for token, response in result.replies:
+        self.driver.submit(result, self.now)
+        self._drive()
+        return result
+
+    def _drive(self) -> None:
+        """Do what the driver asks: append (or fail to), send replies."""
+        appends = self.driver.appends
+        while appends:
+            append = appends.popleft()
+            if self.fail_next_append is not None:
+                error, self.fail_next_append = self.fail_next_append, None
+                self.driver.failed(append, error, self.now)
+                continue
+            self.log.extend(append.records)
+            self.driver.durable(append, self.now)
+        for token, response in self.driver.take_replies():
             assert isinstance(token, Token)
             self.replies[token] = response
             self.reply_count[token] = self.reply_count.get(token, 0) + 1
-        return result
 
     def advance(self, delta_ms: int) -> Result:
         """Move the clock, firing timers at their own deadlines on the way."""
         target = self.now + delta_ms
         last = Result()
         while True:
-            deadline = self.shard.next_deadline_ms()
+            deadline = self.driver.next_deadline_ms()
             if deadline is None or deadline > target:
                 break
             self.now = max(self.now, deadline)
-            last = self.handle(self.shard.on_timer(self.now))
+            handled = len(self.results)
+            self.driver.on_clock(self.now)
+            self._drive()
+            if len(self.results) > handled:
+                last = self.results[handled]
         self.now = target
         return last
 

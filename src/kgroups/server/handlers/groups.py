@@ -296,8 +296,8 @@ async def list_groups(
     broker: Broker, ctx: RequestContext, request: ListGroupsRequest
 ) -> ListGroupsResponse:
     listed: list[ListedGroup] = []
-    error = ErrorCode.coordinator_load_in_progress if broker.coordinator.loading else ErrorCode.none
-    for partition in broker.coordinator.loaded_partitions():
+    error = ErrorCode.none
+    for partition in broker.coordinator.served_partitions():  # a loading one says so
         try:
             response: ListGroupsResponse = await broker.coordinator.call_partition(
                 partition, ctx, lambda shard, c, now: shard.list_groups(request, c, now)

@@ -1,0 +1,231 @@
+"""What an IO shell owes one group coordinator shard, without the IO.
+
+One driver per `__consumer_offsets` partition. The shell gives it every Result
+of the shard and the events of storage and time; the driver says what to do:
+
+- ``appends``: batches of records to append to the partition, in this order,
+  before anything else is given to the driver (so the log holds records in
+  the order the shard applied them). Each is reported back: ``durable`` if
+  stored for good at once, else ``stored`` and then ``durable`` once fsynced,
+  or ``failed``;
+- ``take_replies()``: replies to send now. A reply leaves only once the records
+  of its result, and the pending writes of the state it reveals (its reach,
+  see pending_writes.py), are durable. A reply still waiting after
+  ``commit_timeout_ms`` leaves as ``TIMED_OUT``;
+- ``next_deadline_ms()``: when to call ``on_clock`` next (the shard's timers
+  and the reply timeouts).
+
+A failed append, at once or later at its fsync, goes to
+``shard.append_failed``, whose result is handled like any other.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Final
+
+from kgroups.coordinator.result import AppendToken, Record, Response, Result
+from kgroups.coordinator.shard import GroupCoordinatorShard
+from kgroups.errors import ErrorCode
+from kgroups.server.pending_writes import EVERYTHING, PendingWrites, Reach, StateKey, written
+
+
+class TimedOut:
+    """The answer for a reply whose records were not durable in time."""
+
+    def __repr__(self) -> str:
+        return "TIMED_OUT"
+
+
+TIMED_OUT: Final = TimedOut()
+# A reply to send: the request's reply_to token and its answer.
+Outgoing = tuple[object, Response | TimedOut]
+
+
+class _Waiter:
+    """A result whose replies wait: for its own records, then for the writes before it."""
+
+    __slots__ = (
+        "deadline_ms",
+        "dependents",
+        "durable",
+        "keys",
+        "reach",
+        "replies",
+        "settled",
+        "waits",
+    )
+
+    def __init__(
+        self,
+        replies: list[tuple[object, Response]],
+        keys: set[StateKey],
+        reach: Reach,
+        durable: bool,
+        waits: list[_Waiter],
+        deadline_ms: int,
+    ) -> None:
+        self.replies = replies
+        self.keys = keys
+        self.reach = reach
+        self.durable = durable
+        self.waits = set(waits)
+        self.dependents: list[_Waiter] = []
+        self.deadline_ms = deadline_ms
+        self.settled = False
+
+
+class Append:
+    """One batch for the shell to append now. It reports back with ``durable``
+    (at once, or after ``stored`` once fsynced) or ``failed``."""
+
+    __slots__ = ("_reach", "_result", "_waiter", "records", "token")
+
+    def __init__(self, result: Result, reach: Reach) -> None:
+        self.records: list[Record] = result.records
+        self.token: AppendToken | None = result.append_token
+        self._result = result
+        self._reach = reach
+        self._waiter: _Waiter | None = None
+
+
+class CoordinatorDriver:
+    def __init__(
+        self,
+        shard: GroupCoordinatorShard,
+        commit_timeout_ms: int,
+        on_result: Callable[[Result], None] | None = None,
+    ) -> None:
+        self.shard = shard
+        self._timeout_ms = commit_timeout_ms
+        # Sees every result handled (tests read them).
+        self._on_result = on_result
+        self.appends: deque[Append] = deque()
+        self._replies: list[Outgoing] = []
+        self._pending: PendingWrites[_Waiter] = PendingWrites()
+        # Waiters by deadline: every wait lasts as long, so submission order is deadline order.
+        self._waiting: deque[_Waiter] = deque()
+
+    # -- input --------------------------------------------------------------
+
+    def submit(self, result: Result, now_ms: int, reach: Reach = ()) -> None:
+        """A result of the shard; ``reach`` is the state its request reveals."""
+        if self._on_result is not None:
+            self._on_result(result)
+        if result.records:
+            self.appends.append(Append(result, reach))
+        else:
+            self._wait(result, reach, True, now_ms)
+
+    def stored(self, append: Append, now_ms: int) -> None:
+        """The batch is appended; ``durable`` follows once it is fsynced."""
+        append._waiter = self._wait(append._result, append._reach, False, now_ms)
+
+    def durable(self, append: Append, now_ms: int) -> None:
+        """The batch is stored for good."""
+        waiter = append._waiter
+        if waiter is None:  # durable as soon as appended
+            self._wait(append._result, append._reach, True, now_ms)
+            return
+        waiter.durable = True
+        if not waiter.waits:
+            self._settle(waiter)
+
+    def failed(self, append: Append, error: ErrorCode, now_ms: int) -> None:
+        """The batch was not stored: the shard takes it back and answers with ``error``."""
+        result = self.shard.append_failed(append.token, error, now_ms)
+        waiter = append._waiter
+        if waiter is None:  # refused at once
+            self.submit(result, now_ms, append._reach)
+            return
+        waiter.durable = True
+        waiter.replies = []
+        # Its answers wait for what the lost batch waited for.
+        self.submit(result, now_ms, waiter.reach)
+        if not waiter.waits:
+            self._settle(waiter)
+
+    def on_clock(self, now_ms: int) -> None:
+        """Fire the shard's timers due and give up the replies waiting too long."""
+        deadline = self.shard.next_deadline_ms()
+        if deadline is not None and deadline <= now_ms:
+            self.submit(self.shard.on_timer(now_ms), now_ms)
+        waiting = self._waiting
+        while waiting and (waiting[0].settled or waiting[0].deadline_ms <= now_ms):
+            self._give_up(waiting.popleft())
+
+    def give_up(self) -> None:
+        """Shutting down: every reply still waiting leaves as ``TIMED_OUT``."""
+        while self._waiting:
+            self._give_up(self._waiting.popleft())
+
+    # -- output -------------------------------------------------------------
+
+    def take_replies(self) -> list[Outgoing]:
+        replies, self._replies = self._replies, []
+        return replies
+
+    def next_deadline_ms(self) -> int | None:
+        deadline = self.shard.next_deadline_ms()
+        waiting = self._waiting
+        while waiting and waiting[0].settled:
+            waiting.popleft()
+        if waiting and (deadline is None or waiting[0].deadline_ms < deadline):
+            return waiting[0].deadline_ms
+        return deadline
+
+    # -- settling -----------------------------------------------------------
+
+    def _wait(self, result: Result, reach: Reach, durable: bool, now_ms: int) -> _Waiter | None:
+        """Send the result's replies now if nothing holds them, else a waiter for them."""
+        if durable and not self._pending:
+            self._replies.extend(result.replies)
+            return None
+        keys = written(result.records) if result.records else set()
+        full_reach = _result_reach(result, reach, keys)
+        waits = self._pending.before(full_reach)
+        if durable and not waits:
+            self._replies.extend(result.replies)
+            return None
+        waiter = _Waiter(
+            result.replies, keys, full_reach, durable, waits, now_ms + self._timeout_ms
+        )
+        for earlier in waits:
+            earlier.dependents.append(waiter)
+        self._pending.add(keys, waiter)
+        if result.replies:
+            self._waiting.append(waiter)
+        return waiter
+
+    def _settle(self, waiter: _Waiter) -> None:
+        """Its records and all it waited for are durable: reply, release its state."""
+        ready = [waiter]
+        while ready:
+            done = ready.pop()
+            self._replies.extend(done.replies)
+            done.replies = []
+            self._pending.settled(done.keys, done)
+            done.settled = True
+            for later in done.dependents:
+                later.waits.discard(done)
+                if later.durable and not later.waits:
+                    ready.append(later)
+
+    def _give_up(self, waiter: _Waiter) -> None:
+        self._replies.extend((reply_to, TIMED_OUT) for reply_to, _ in waiter.replies)
+        waiter.replies = []
+
+
+def _result_reach(result: Result, reach: Reach, writes: set[StateKey]) -> Reach:
+    """All the state a result's replies reveal; a reply token may say its own
+    (a ``reach`` attribute), one that does not reveals everything."""
+    if reach is EVERYTHING:
+        return EVERYTHING
+    keys = writes.union(reach)
+    for token, _response in result.replies:
+        token_reach: Reach = getattr(token, "reach", EVERYTHING)
+        if token_reach is EVERYTHING:
+            return EVERYTHING
+        keys.update(token_reach)
+    return tuple(keys)

@@ -1,0 +1,315 @@
+"""The coordinator's IO shell against a fake `__consumer_offsets` log, on
+virtual time: what it appends, when a reply leaves, what a failed or stuck
+append answers, and that timers fire."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+from kio.schema.heartbeat.v4.request import HeartbeatRequest
+from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.static.primitive import i32, i32Timedelta, i64
+
+from kgroups.clock import ManualClock
+from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
+from kgroups.protocol.types import GroupId, TopicName
+from kgroups.server.config import BrokerConfig
+from kgroups.server.context import RequestContext
+from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.storage.records import iter_key_values
+
+COMMIT_TIMEOUT_MS = 5_000
+SESSION_MS = 10_000
+
+
+class FakeLog:
+    """A partition that keeps what is appended; it can refuse an append."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self.refuse: OSError | None = None
+
+    def append_batch(self, batch: bytes, now: int) -> None:
+        if self.refuse is not None:
+            raise self.refuse
+        self.records.extend((k, v) for k, v in iter_key_values(batch) if k is not None)
+
+
+class FakeTopics:
+    def get(self, name: str) -> Any:
+        return object() if name == OFFSETS_TOPIC and self.created else None
+
+    def partition_exists(self, topic: str, partition: int) -> bool:
+        return topic == "t" and partition == 0
+
+    created = False
+
+
+class FakeBroker:
+    """What the runtime uses of a broker: config, clock, topics, one log and
+    its fsyncs, which complete only when the test says so."""
+
+    def __init__(self) -> None:
+        self.config = BrokerConfig(
+            {
+                "offsets.topic.num.partitions": "1",
+                "offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS),
+                "group.initial.rebalance.delay.ms": "0",
+            }
+        )
+        self.clock = ManualClock()
+        self.topics = FakeTopics()
+        self.plog = FakeLog()
+        self.fsyncs: list[asyncio.Future[None]] = []
+
+    def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
+        self.topics.created = True
+
+    def log(self, topic: str, partition: int) -> FakeLog:
+        return self.plog
+
+    def appended(self, topic: str, partition: int, plog: FakeLog) -> asyncio.Future[None]:
+        self.fsyncs.append(asyncio.get_running_loop().create_future())
+        return self.fsyncs[-1]
+
+    def fsync(self) -> None:
+        for f in self.fsyncs:
+            if not f.done():
+                f.set_result(None)
+
+
+def run(scenario: Callable[[FakeBroker, CoordinatorRuntime], Awaitable[None]]) -> None:
+    """Run a scenario on a loop whose time is the broker's virtual clock."""
+    broker = FakeBroker()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        start = broker.clock.now_ms()
+        # Small numbers: a timer due at exactly this time is seen as due.
+        loop.time = lambda: (broker.clock.now_ms() - start) / 1000  # type: ignore[method-assign]
+        runtime = CoordinatorRuntime(broker)  # type: ignore[arg-type]
+        runtime.start()
+        try:
+            await scenario(broker, runtime)
+        finally:
+            broker.fsync()
+            await runtime.stop()
+
+    asyncio.run(main())
+
+
+async def turns(n: int = 5) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def _ctx(api_key: int, version: int) -> RequestContext:
+    return RequestContext(
+        api_key=api_key, api_version=version, correlation_id=1, client_id="c", client_host="/h"
+    )
+
+
+def call(
+    runtime: CoordinatorRuntime,
+    group: str,
+    api_key: int,
+    version: int,
+    method: str,
+    request: Any,
+    *extra: Any,
+) -> asyncio.Task[Any]:
+    coro: Coroutine[Any, Any, Any] = runtime.call(
+        group, _ctx(api_key, version), lambda s, c, now: getattr(s, method)(request, c, now, *extra)
+    )
+    return asyncio.ensure_future(coro)
+
+
+def commit(runtime: CoordinatorRuntime, group: str, offset: int) -> asyncio.Task[Any]:
+    request = OffsetCommitRequest(
+        group_id=GroupId(group),
+        generation_id_or_member_epoch=i32(-1),
+        member_id="",
+        group_instance_id=None,
+        topics=(
+            OffsetCommitRequestTopic(
+                name=TopicName("t"),
+                partitions=(
+                    OffsetCommitRequestPartition(
+                        partition_index=i32(0),
+                        committed_offset=i64(offset),
+                        committed_leader_epoch=i32(-1),
+                        committed_metadata="",
+                    ),
+                ),
+            ),
+        ),
+    )
+    return call(runtime, group, apis.OFFSET_COMMIT, 9, "offset_commit", request)
+
+
+def fetch(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
+    request = OffsetFetchRequestGroup(
+        group_id=GroupId(group), member_id=None, member_epoch=i32(-1), topics=None
+    )
+    return call(runtime, group, apis.OFFSET_FETCH, 9, "offset_fetch", request)
+
+
+def join(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
+    timeout = i32Timedelta.parse(datetime.timedelta(milliseconds=SESSION_MS))
+    request = JoinGroupRequest(
+        group_id=GroupId(group),
+        session_timeout=timeout,
+        rebalance_timeout=timeout,
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),),
+    )
+    return call(runtime, group, apis.JOIN_GROUP, 3, "join_group", request)
+
+
+def heartbeat(runtime: CoordinatorRuntime, group: str, member: str, gen: int) -> asyncio.Task[Any]:
+    request = HeartbeatRequest(
+        group_id=GroupId(group), generation_id=i32(gen), member_id=member, group_instance_id=None
+    )
+    return call(runtime, group, apis.HEARTBEAT, 4, "heartbeat", request)
+
+
+def describe(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
+    request = DescribeGroupsRequest(groups=(GroupId(group),), include_authorized_operations=False)
+    return call(runtime, group, apis.DESCRIBE_GROUPS, 5, "describe_groups", request)
+
+
+def commit_error(task: asyncio.Task[Any]) -> ErrorCode:
+    error: ErrorCode = task.result().topics[0].partitions[0].error_code
+    return error
+
+
+def test_a_commit_is_appended_at_once_and_answered_once_fsynced() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        committing = commit(runtime, "g", 5)
+        await turns()
+        assert len(broker.plog.records) == 1
+        assert not committing.done()
+        broker.fsync()
+        await turns()
+        assert commit_error(committing) == ErrorCode.none
+
+    run(scenario)
+
+
+def test_a_reply_waits_for_the_pending_writes_of_its_group_only() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = join(runtime, "m")
+        await turns()
+        broker.fsync()
+        await turns()
+        joined = joining.result()
+        committing = commit(runtime, "g", 5)
+        await turns()
+        fetching = fetch(runtime, "g")
+        beating = heartbeat(runtime, "m", joined.member_id, joined.generation_id)
+        await turns()
+        assert beating.result().error_code == ErrorCode.none  # another group: not held
+        assert not fetching.done()  # reads g's offsets: waits for the commit
+        broker.fsync()
+        await turns()
+        assert commit_error(committing) == ErrorCode.none
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_refused_append_answers_with_the_error_and_the_next_one_is_stored() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        broker.plog.refuse = OSError("disk gone")
+        refused = commit(runtime, "g", 5)
+        await turns()
+        assert commit_error(refused) == ErrorCode.not_coordinator  # Kafka's answer
+        broker.plog.refuse = None
+        stored = commit(runtime, "g", 6)
+        await turns()
+        broker.fsync()
+        await turns()
+        assert commit_error(stored) == ErrorCode.none
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 6
+
+    run(scenario)
+
+
+def test_a_failed_fsync_answers_with_the_error_and_takes_the_commit_back() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        kept = commit(runtime, "g", 5)
+        await turns()
+        broker.fsync()
+        await turns()
+        assert commit_error(kept) == ErrorCode.none
+        lost = commit(runtime, "g", 6)
+        await turns()
+        broker.fsyncs[-1].set_exception(OSError("fsync failed"))
+        await turns()
+        assert commit_error(lost) == ErrorCode.not_coordinator
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_reply_gives_up_after_the_commit_timeout_and_later_replies_still_wait() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        committing = commit(runtime, "g", 5)
+        await turns()
+        broker.clock.advance(COMMIT_TIMEOUT_MS - 1)
+        await turns()
+        assert not committing.done()
+        fetching = fetch(runtime, "g")
+        broker.clock.advance(1)
+        await turns()
+        failure = committing.exception()
+        assert isinstance(failure, KafkaError)
+        assert failure.error_code == ErrorCode.request_timed_out
+        assert not fetching.done()  # its own timeout has not run out
+        broker.fsync()
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_silent_member_is_removed_when_its_session_runs_out() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = join(runtime, "m")
+        await turns()
+        broker.fsync()
+        await turns()
+        assert joining.result().error_code == ErrorCode.none
+        broker.clock.advance(SESSION_MS - 1)
+        await turns()
+        describing = describe(runtime, "m")
+        await turns()
+        assert len(describing.result().groups[0].members) == 1
+        broker.clock.advance(1)
+        await turns()
+        broker.fsync()
+        await turns()
+        describing = describe(runtime, "m")
+        await turns()
+        (group,) = describing.result().groups
+        assert (group.group_state, group.members) == ("Empty", ())
+
+    run(scenario)
