@@ -4,8 +4,9 @@ One `GroupCoordinatorShard` per `__consumer_offsets` partition. For each
 request the runtime picks the group's shard, calls the handler with the
 current time and a future to answer through, appends the records the shard
 returns to the shard's partition, waits until they are durable, and only then
-completes the futures the shard replied to. A failed append is handed back to
-the shard, which answers with the error instead. Each shard's earliest timer
+completes the futures the shard replied to, telling the shard the batch is
+durable. A failed append (or fsync) is handed back to the shard, which rolls
+it back and answers with the error instead. Each shard's earliest timer
 is one loop timer; firing it feeds the result through the same path.
 
 Loading: at start every existing `__consumer_offsets` partition is replayed
@@ -307,6 +308,8 @@ class CoordinatorRuntime:
             try:
                 durable = self._write(partition, result.records)
                 stored = True
+                if durable is None:
+                    self._shards[partition].append_durable(result.append_token)
             except KafkaError as e:
                 result = self._shards[partition].append_failed(
                     result.append_token, e.error_code, self._broker.clock.now_ms()
@@ -347,6 +350,7 @@ class CoordinatorRuntime:
             if durable is not None:
                 try:
                     await durable
+                    self._shards[partition].append_durable(result.append_token)
                 except Exception as e:
                     log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
                     result = self._shards[partition].append_failed(

@@ -1,8 +1,8 @@
 """A stand-in for the IO shell: drives a shard on virtual time.
 
-It appends each Result's records to an in-memory log, records the replies
-by their reply_to token, and can be told to fail the next append, so tests
-read as a conversation with the coordinator.
+It appends each Result's records to an in-memory log (durable at once),
+records the replies by their reply_to token, and can be told to fail the
+next append, so tests read as a conversation with the coordinator.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class Harness:
             error, self.fail_next_append = self.fail_next_append, None
             return self.handle(self.shard.append_failed(result.append_token, error, self.now))
         self.log.extend(result.records)
+        self.shard.append_durable(result.append_token)
         for token, response in result.replies:
             assert isinstance(token, Token)
             self.replies[token] = response
