@@ -10,10 +10,13 @@ handler: copying on every heartbeat would cost O(members)). A result with
 records keeps its journal here until the shell reports them durable; later
 calls that touch one of its groups are kept too, as they build on it.
 
-If the append fails, its groups are put back as they were, and so is every
-later call still kept that touched them (its records, if any, may now sit in
-a log without the lost ones): all their requests are answered with the
-error. A failed batch that changed no stored group state (the Empty record
+A group's state comes in two parts, its members (with their timers) and
+its offsets, as the shell's pending writes see it. If the append fails, the
+parts it stored are put back as they were, and so is every later call still
+kept that touched one of them (its records, if any, may now sit in a log
+without the lost ones): all their requests are answered with the error. A
+failed commit takes back offsets only: the member that sent it was alive,
+so its session stays extended. A failed batch that changed no stored group state (the Empty record
 of a group its last member left, say) takes nothing back and its answers go
 out as they were: like Kafka's classic coordinator, that record is best
 effort and the next load sees the group as the log has it.
@@ -24,6 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kgroups.coordinator.delayed_operations import DelayedOperation
 from kgroups.coordinator.group import ClassicGroup
@@ -31,15 +35,22 @@ from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.result import Response
 from kgroups.coordinator.timers import TimerKey
 
+T = TypeVar("T")
+
+MEMBERS = "members"
+OFFSETS = "offsets"
+# A part of a group's state: (group id, MEMBERS or OFFSETS).
+Part = tuple[str, str]
+
 
 class Snapshot:
     """What one call changed, each thing as it was before the call's first change."""
 
-    __slots__ = ("copies", "groups", "offsets", "slots", "timers")
+    __slots__ = ("copies", "offsets", "reads", "slots", "timers")
 
-    def __init__(self, groups: tuple[str, ...] = ()) -> None:
-        # The groups the request names, whether or not it changed them.
-        self.groups = groups
+    def __init__(self, reads: tuple[Part, ...] = ()) -> None:
+        # The parts the request's answer shows, whether or not it changed them.
+        self.reads = reads
         # Groups before their members changed (None: the group did not exist).
         self.copies: dict[str, ClassicGroup | None] = {}
         # The table's group object under an id (None: no group).
@@ -47,19 +58,19 @@ class Snapshot:
         self.offsets: dict[tuple[str, TopicPartition], CommittedOffset | None] = {}
         self.timers: dict[TimerKey, tuple[int, DelayedOperation] | None] = {}
 
-    def stored(self) -> set[str]:
-        """The groups whose stored state (members, offsets, existence) changed."""
-        groups = set(self.copies)
-        groups.update(self.slots)
-        groups.update(group_id for group_id, _ in self.offsets)
-        return groups
+    def stored(self) -> set[Part]:
+        """The parts of groups whose stored state changed."""
+        parts = {(group_id, OFFSETS) for group_id, _ in self.offsets}
+        for group_id in (*self.copies, *self.slots):
+            parts.add((group_id, MEMBERS))
+            parts.add((group_id, OFFSETS))
+        return parts
 
-    def touched(self) -> set[str]:
-        groups = self.stored()
-        groups.update(self.groups)
-        groups.update(key.group_id for key in self.timers)
-        groups.discard("")  # the shard-wide retention timer
-        return groups
+    def touched(self) -> set[Part]:
+        parts = self.stored()
+        parts.update(self.reads)
+        parts.update((key.group_id, MEMBERS) for key in self.timers if key.group_id)
+        return parts
 
 
 @dataclass(eq=False, slots=True)
@@ -68,7 +79,7 @@ class Kept:
 
     batch_id: int | None  # None: no records of its own; it built on kept state
     snapshot: Snapshot
-    touched: frozenset[str]
+    touched: frozenset[Part]
     replies: tuple[tuple[object, Response], ...]
 
 
@@ -77,17 +88,17 @@ class InFlight:
 
     def __init__(self) -> None:
         self._kept: list[Kept] = []
-        self._touching: Counter[str] = Counter()
+        self._touching: Counter[Part] = Counter()
         self._copying: Counter[str] = Counter()
 
     def __bool__(self) -> bool:
         return bool(self._kept)
 
-    def touches(self, group_id: str) -> bool:
-        return group_id in self._touching
+    def touches(self, part: Part) -> bool:
+        return part in self._touching
 
-    def touches_any(self, groups: set[str]) -> bool:
-        return any(group_id in self._touching for group_id in groups)
+    def touches_any(self, parts: set[Part]) -> bool:
+        return any(part in self._touching for part in parts)
 
     def holds_copy(self, group_id: str) -> bool:
         """Whether a kept call can put the whole group back, members included."""
@@ -109,24 +120,25 @@ class InFlight:
         while self._kept and self._kept[0].batch_id is None:
             self._release([self._kept.pop(0)])
 
-    def take_failed(self, batch_id: int) -> tuple[list[Kept], set[str]] | None:
-        """The failed batch's call and every later one that touched its groups
-        (transitively), no longer kept; with the groups they restore. None if
-        the batch is not kept (taken back already, or a later batch was durable)."""
+    def take_failed(self, batch_id: int) -> tuple[list[Kept], set[Part]] | None:
+        """The failed batch's call and every later one that touched what it
+        stored (transitively), no longer kept; with the parts they restore.
+        None if the batch is not kept (taken back already, or a later batch
+        was durable, which makes every earlier one durable too)."""
         index = self._index(batch_id)
         if index is None:
             return None
         first = self._kept[index]
-        groups = first.snapshot.stored()
+        parts = first.snapshot.stored()
         failed = [first]
         for kept in self._kept[index + 1 :]:
-            if not kept.touched.isdisjoint(groups):
+            if not kept.touched.isdisjoint(parts):
                 failed.append(kept)
-                groups.update(kept.touched)
+                parts.update(kept.touched)
         taken = {id(kept) for kept in failed}
         self._kept = [kept for kept in self._kept if id(kept) not in taken]
         self._release(failed)
-        return failed, groups
+        return failed, parts
 
     def _index(self, batch_id: int) -> int | None:
         for index, kept in enumerate(self._kept):
@@ -140,7 +152,7 @@ class InFlight:
             _forget(self._copying, kept.snapshot.copies)
 
 
-def _forget(counter: Counter[str], keys: Iterable[str]) -> None:
+def _forget(counter: Counter[T], keys: Iterable[T]) -> None:
     for key in keys:
         left = counter[key] - 1
         if left:

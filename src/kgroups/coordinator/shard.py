@@ -61,7 +61,7 @@ from kgroups.coordinator.responses import (
     sync_response,
 )
 from kgroups.coordinator.result import AppendToken, Result
-from kgroups.coordinator.rollback import InFlight, Kept, Snapshot
+from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
 from kgroups.coordinator.timers import TimerKey, TimerQueue
 from kgroups.coordinator.views import (
     GroupView,
@@ -110,19 +110,21 @@ class GroupCoordinatorShard:
     def loading(self) -> bool:
         return self._loading
 
-    def _begin(self, *group_ids: str) -> None:
-        """Journal what the call changes, from here to its ``_result``."""
-        snapshot = Snapshot(group_ids)
+    def _begin(self, *reads: Part) -> None:
+        """Journal what the call changes, from here to its ``_result``;
+        ``reads`` is what the request's answer shows."""
+        snapshot = Snapshot(reads)
         self._open = snapshot
         self._table.journal = snapshot
         self._timers.journal = snapshot.timers
 
     def _begin_membership(self, group_id: str) -> None:
-        self._begin(group_id)
+        self._begin((group_id, MEMBERS))
         self._guard_if_in_flight(group_id)
 
     def _guard_if_in_flight(self, group_id: str) -> None:
-        if self._in_flight.touches(group_id) and not self._in_flight.holds_copy(group_id):
+        in_flight = self._in_flight
+        if in_flight.touches((group_id, MEMBERS)) and not in_flight.holds_copy(group_id):
             # These changes build on a batch in flight: copy the group so that
             # they can be taken back with it, members included.
             self._table.guard(group_id)
@@ -179,7 +181,7 @@ class GroupCoordinatorShard:
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
-        self._begin(req.group_id)
+        self._begin((req.group_id, MEMBERS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
         else:
@@ -202,7 +204,7 @@ class GroupCoordinatorShard:
         self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int, retention_ms: int = -1
     ) -> Result:
         fx = Effects()
-        self._begin(req.group_id)
+        self._begin((req.group_id, MEMBERS))
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(
@@ -233,7 +235,7 @@ class GroupCoordinatorShard:
         take, so no offset is ever unstable.
         """
         fx = Effects()
-        self._begin(group.group_id)
+        self._begin((group.group_id, OFFSETS))
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
@@ -243,7 +245,7 @@ class GroupCoordinatorShard:
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
-        self._begin(req.group_id)
+        self._begin((req.group_id, MEMBERS), (req.group_id, OFFSETS))
         if self._loading and req.group_id:
             fx.reply(
                 ctx.reply_to,
@@ -260,7 +262,7 @@ class GroupCoordinatorShard:
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
-        self._begin(*req.groups_names)
+        self._begin(*((g, part) for g in req.groups_names for part in (MEMBERS, OFFSETS)))
         if self._loading:
             fx.reply(
                 ctx.reply_to,
@@ -292,7 +294,7 @@ class GroupCoordinatorShard:
     ) -> Result:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
-        self._begin(*req.groups)
+        self._begin(*((g, MEMBERS) for g in req.groups))
         if self._loading:
             groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
         else:
@@ -414,38 +416,42 @@ class GroupCoordinatorShard:
                 fx.reply(reply_to, failed_response(response, error))
             self._begin()
             return self._result(fx, now_ms)
-        failed, groups = taken
+        failed, parts = taken
+        groups = {group_id for group_id, part in parts if part == MEMBERS}
         discarded = {group_id: self._table.get(group_id) for group_id in groups}
         for kept in reversed(failed):
-            self._restore(kept.snapshot, groups)
+            self._restore(kept.snapshot, parts)
         first = failed[0]
         # A batch that changed no stored state (the Empty record of a group
         # its last member left) takes nothing back: its answers stand.
-        answers_stand = not groups
+        answers_stand = not parts
         answered: set[int] = set()
         for kept in failed:
             for reply_to, response in kept.replies:
                 stands = answers_stand and kept is first
                 fx.reply(reply_to, response if stands else failed_response(response, error))
                 answered.add(id(reply_to))
-        self._begin(*groups)
+        self._begin(*parts)
         for group_id in groups:
             self._membership.on_restored(
                 discarded[group_id], self._table.get(group_id), answered, error, now_ms, fx
             )
         return self._result(fx, now_ms)
 
-    def _restore(self, snapshot: Snapshot, groups: set[str]) -> None:
-        """Put back what the snapshot journaled of these groups."""
+    def _restore(self, snapshot: Snapshot, parts: set[Part]) -> None:
+        """Put back what the snapshot journaled of these parts of groups.
+
+        Group objects and copies hold both parts, so they come back only with
+        both (which is how ``stored`` counts them)."""
         for group_id, group in snapshot.slots.items():
-            if group_id in groups:
+            if (group_id, MEMBERS) in parts:
                 self._table.put(group_id, group)
         for group_id, group in snapshot.copies.items():
-            if group_id in groups:
+            if (group_id, MEMBERS) in parts:
                 self._table.put(group_id, group)
         for (group_id, partition), offset in snapshot.offsets.items():
-            if group_id in groups:
+            if (group_id, OFFSETS) in parts:
                 self._table.put_offset(group_id, partition, offset)
         for key, entry in snapshot.timers.items():
-            if key.group_id in groups:
+            if (key.group_id, MEMBERS) in parts:
                 self._timers.restore(key, entry)

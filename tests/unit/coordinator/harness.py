@@ -101,6 +101,9 @@ class Harness:
         self.reply_count: dict[Token, int] = {}
         self.fail_next_append: ErrorCode | None = None
         self.results: list[Result] = []
+        # While a list: results are kept here as if their appends had not
+        # completed (no records logged, no replies sent).
+        self.held: list[Result] | None = None
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         return 0 <= partition < self.topics.get(topic, 0)
@@ -117,6 +120,9 @@ class Harness:
 
     def handle(self, result: Result) -> Result:
         self.results.append(result)
+        if self.held is not None:
+            self.held.append(result)
+            return result
         if result.records and self.fail_next_append is not None:
             error, self.fail_next_append = self.fail_next_append, None
             return self.handle(self.shard.append_failed(result.append_token, error, self.now))
