@@ -24,7 +24,6 @@ effort and the next load sees the group as the log has it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -88,8 +87,9 @@ class InFlight:
 
     def __init__(self) -> None:
         self._kept: list[Kept] = []
-        self._touching: Counter[Part] = Counter()
-        self._copying: Counter[str] = Counter()
+        # How many kept calls touched each part, copied each group.
+        self._touching: dict[Part, int] = {}
+        self._copying: dict[str, int] = {}
 
     def __bool__(self) -> bool:
         return bool(self._kept)
@@ -106,8 +106,8 @@ class InFlight:
 
     def keep(self, kept: Kept) -> None:
         self._kept.append(kept)
-        self._touching.update(kept.touched)
-        self._copying.update(kept.snapshot.copies.keys())
+        _count(self._touching, kept.touched)
+        _count(self._copying, kept.snapshot.copies)
 
     def durable(self, batch_id: int) -> None:
         """The batch is durable, and so is everything appended before it."""
@@ -152,7 +152,12 @@ class InFlight:
             _forget(self._copying, kept.snapshot.copies)
 
 
-def _forget(counter: Counter[T], keys: Iterable[T]) -> None:
+def _count(counter: dict[T, int], keys: Iterable[T]) -> None:
+    for key in keys:
+        counter[key] = counter.get(key, 0) + 1
+
+
+def _forget(counter: dict[T, int], keys: Iterable[T]) -> None:
     for key in keys:
         left = counter[key] - 1
         if left:

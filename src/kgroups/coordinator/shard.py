@@ -118,6 +118,12 @@ class GroupCoordinatorShard:
         self._table.journal = snapshot
         self._timers.journal = snapshot.timers
 
+    def _begin_without_records(self, part: Part) -> None:
+        """For a call that never writes records (a heartbeat, a fetch): it
+        needs a journal only if it builds on a batch in flight."""
+        if self._in_flight.touches(part):
+            self._begin(part)
+
     def _begin_membership(self, group_id: str) -> None:
         self._begin((group_id, MEMBERS))
         self._guard_if_in_flight(group_id)
@@ -181,7 +187,7 @@ class GroupCoordinatorShard:
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
-        self._begin((req.group_id, MEMBERS))
+        self._begin_without_records((req.group_id, MEMBERS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
         else:
@@ -235,7 +241,7 @@ class GroupCoordinatorShard:
         take, so no offset is ever unstable.
         """
         fx = Effects()
-        self._begin((group.group_id, OFFSETS))
+        self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
