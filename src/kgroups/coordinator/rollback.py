@@ -16,10 +16,10 @@ parts it stored are put back as they were, and so is every later call still
 kept that touched one of them (its records, if any, may now sit in a log
 without the lost ones): all their requests are answered with the error. A
 failed commit takes back offsets only: the member that sent it was alive,
-so its session stays extended. A failed batch that changed no stored group state (the Empty record
-of a group its last member left, say) takes nothing back and its answers go
-out as they were: like Kafka's classic coordinator, that record is best
-effort and the next load sees the group as the log has it.
+so its session stays extended. A failed batch that changed no stored group
+state (the Empty record of a group its last member left, say) takes nothing
+back and its answers go out as they were: like Kafka's classic coordinator,
+that record is best effort and the next load sees the group as the log has it.
 """
 
 from __future__ import annotations
@@ -116,9 +116,7 @@ class InFlight:
             return
         self._release(self._kept[: index + 1])
         del self._kept[: index + 1]
-        # Calls without records were only at risk from batches before them.
-        while self._kept and self._kept[0].batch_id is None:
-            self._release([self._kept.pop(0)])
+        self._drop_leading_calls_without_records()
 
     def take_failed(self, batch_id: int) -> tuple[list[Kept], set[Part]] | None:
         """The failed batch's call and every later one that touched what it
@@ -138,7 +136,13 @@ class InFlight:
         taken = {id(kept) for kept in failed}
         self._kept = [kept for kept in self._kept if id(kept) not in taken]
         self._release(failed)
+        self._drop_leading_calls_without_records()
         return failed, parts
+
+    def _drop_leading_calls_without_records(self) -> None:
+        # They were only at risk from batches before them.
+        while self._kept and self._kept[0].batch_id is None:
+            self._release([self._kept.pop(0)])
 
     def _index(self, batch_id: int) -> int | None:
         for index, kept in enumerate(self._kept):
