@@ -54,3 +54,11 @@ def deletion_append_error(error: ErrorCode) -> ErrorCode:
     if error in _MOVED:
         return ErrorCode.not_coordinator
     return ErrorCode.unknown_server_error
+
+
+def retriable_append_error(error: ErrorCode) -> ErrorCode:
+    """For answers that only showed state built on the lost records: the
+    client asks again (here, or at a new coordinator)."""
+    if error in _MOVED:
+        return ErrorCode.not_coordinator
+    return ErrorCode.coordinator_not_available

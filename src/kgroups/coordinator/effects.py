@@ -6,16 +6,14 @@ from kgroups.coordinator.group_records import offset_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.result import AppendToken, Record, Response, Result
-from kgroups.coordinator.undo import Undo
 
 
 class Effects:
-    __slots__ = ("records", "replies", "undo")
+    __slots__ = ("records", "replies")
 
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.replies: list[tuple[object, Response]] = []
-        self.undo: list[Undo] = []
 
     def reply(self, reply_to: object, response: Response) -> None:
         self.replies.append((reply_to, response))
@@ -46,7 +44,5 @@ class Effects:
             table.apply(*record)
 
     def to_result(self, batch_id: int) -> Result:
-        token = (
-            AppendToken(batch_id, tuple(self.undo), tuple(self.replies)) if self.records else None
-        )
+        token = AppendToken(batch_id, tuple(self.replies)) if self.records else None
         return Result(records=self.records, replies=self.replies, append_token=token)

@@ -9,6 +9,7 @@ a join phase over n members costs O(n), never O(n²).
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterator
 
@@ -53,6 +54,18 @@ class ClassicGroup:
         # Lets the initial rebalance delay be extended while members keep coming.
         self.new_member_added = False
         self.offsets: dict[TopicPartition, CommittedOffset] = {}
+
+    def copy(self) -> ClassicGroup:
+        """A copy that later changes to this group leave alone (members and
+        offsets included), to put back if those changes are lost."""
+        twin = copy.copy(self)
+        twin.members = {member_id: copy.copy(m) for member_id, m in self.members.items()}
+        twin._static_members = dict(self._static_members)
+        twin.pending_members = set(self.pending_members)
+        twin.pending_sync_members = set(self.pending_sync_members)
+        twin._protocol_votes = Counter(self._protocol_votes)
+        twin.offsets = dict(self.offsets)
+        return twin
 
     # -- state -------------------------------------------------------------
 

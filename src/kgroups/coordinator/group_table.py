@@ -11,6 +11,10 @@ taken from the record and the group moves to Stable (or Empty). While
 loading, a record may follow one whose group went through rebalances that
 were never stored; then the group is rebuilt from the record, as Kafka's
 loader does.
+
+While ``journal`` is set (the shard sets it for each call) every change
+through the table is journaled first, so that it can be taken back; see
+rollback.py.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from kgroups.coordinator.records import (
     decode_key,
     decode_offset_commit_value,
 )
+from kgroups.coordinator.rollback import Snapshot
 from kgroups.coordinator.state import GroupState, can_transition
 
 
@@ -40,6 +45,7 @@ class GroupTable:
         # Distinguishes a group from an earlier one with the same id, so a
         # timer set for the old group never acts on the new.
         self._incarnations = itertools.count(1)
+        self.journal: Snapshot | None = None
 
     def __len__(self) -> int:
         return len(self._groups)
@@ -62,12 +68,48 @@ class GroupTable:
     def drop(self, group: ClassicGroup) -> None:
         """Forget a group that nothing stored refers to (a failed first commit)."""
         if self._groups.get(group.group_id) is group:
+            self.guard(group.group_id)  # the object itself turns Dead
             group.transition_to(GroupState.DEAD, group.state_timestamp_ms)
             del self._groups[group.group_id]
 
     def _add(self, group: ClassicGroup) -> None:
+        self._journal_slot(group.group_id)
         group.incarnation = next(self._incarnations)
         self._groups[group.group_id] = group
+
+    # -- taking changes back -------------------------------------------------
+
+    def guard(self, group_id: str) -> None:
+        """The call is about to change this group's members: copy it first
+        (once per call), members and offsets included."""
+        journal = self.journal
+        if journal is not None and group_id not in journal.copies:
+            group = self._groups.get(group_id)
+            journal.copies[group_id] = None if group is None else group.copy()
+
+    def put(self, group_id: str, group: ClassicGroup | None) -> None:
+        """Make ``group`` (a journaled object or copy) the group under its id again."""
+        if group is None:
+            self._groups.pop(group_id, None)
+        else:
+            self._groups[group_id] = group
+
+    def put_offset(
+        self, group_id: str, partition: TopicPartition, offset: CommittedOffset | None
+    ) -> None:
+        """Put back a journaled offset of the group now under ``group_id``."""
+        group = self._groups.get(group_id)
+        if group is None:
+            return
+        if offset is None:
+            group.offsets.pop(partition, None)
+        else:
+            group.offsets[partition] = offset
+
+    def _journal_slot(self, group_id: str) -> None:
+        journal = self.journal
+        if journal is not None and group_id not in journal.slots:
+            journal.slots[group_id] = self._groups.get(group_id)
 
     # -- the replay path ---------------------------------------------------
 
@@ -89,6 +131,11 @@ class GroupTable:
         self, group_id: str, partition: TopicPartition, offset: CommittedOffset | None
     ) -> None:
         group = self._groups.get(group_id)
+        journal = self.journal
+        if journal is not None and (group_id, partition) not in journal.offsets:
+            journal.offsets[group_id, partition] = (
+                None if group is None else group.offsets.get(partition)
+            )
         if offset is not None:
             if group is None:
                 # Offsets without group metadata make a simple (Empty) group.
@@ -132,6 +179,7 @@ class GroupTable:
         _settle(group, value, target, timestamp)
 
     def _remove(self, group: ClassicGroup) -> None:
+        self.guard(group.group_id)  # the object itself turns Dead
         group.transition_to(GroupState.DEAD, group.state_timestamp_ms)
         del self._groups[group.group_id]
 

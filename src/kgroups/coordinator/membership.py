@@ -48,7 +48,6 @@ from kgroups.coordinator.responses import (
     sync_response,
 )
 from kgroups.coordinator.state import GroupState
-from kgroups.coordinator.undo import UndoAssignment, UndoStaticReplacement
 from kgroups.protocol.strings import fit
 
 # JoinGroup v4 introduced the two-step join: a member without an id is
@@ -323,11 +322,10 @@ class Membership:
         """A known group.instance.id joins without its member id (it restarted)."""
         instance_id = join.group_instance_id
         assert instance_id is not None
+        # In a Stable group the new id is stored: copy the group for a rollback.
+        self._table.guard(group.group_id)
         member = group.get(old_member_id)
         old_leader = group.leader_id
-        old_protocols = member.protocols
-        old_rebalance_timeout = member.rebalance_timeout_ms
-        old_session_timeout = member.session_timeout_ms
 
         # Whoever still holds the old id is a zombie: fence it right away.
         self._fence(group, member, old_member_id, fx)
@@ -349,20 +347,6 @@ class Membership:
             fx.emit(
                 group_metadata_record(group_metadata_value(group, assignment), group.group_id),
                 self._table,
-            )
-            fx.undo.append(
-                UndoStaticReplacement(
-                    group_id=group.group_id,
-                    group_instance_id=instance_id,
-                    old_member_id=old_member_id,
-                    new_member_id=new_member_id,
-                    old_protocols=old_protocols,
-                    old_rebalance_timeout_ms=old_rebalance_timeout,
-                    old_session_timeout_ms=old_session_timeout,
-                    old_leader_id=old_leader,
-                    reply_to=join.ctx.reply_to,
-                    api_version=join.ctx.api_version,
-                )
             )
             group.take_join(member)
             version = join.ctx.api_version
@@ -409,45 +393,6 @@ class Membership:
         parked_sync = group.take_sync(member)
         if parked_sync is not None:
             fx.reply(parked_sync, sync_response(ErrorCode.fenced_instance_id))
-
-    def undo_static_replacement(
-        self, undo: UndoStaticReplacement, error: ErrorCode, now: int, fx: Effects
-    ) -> None:
-        """The new member id failed to store: put the old one back, fail the join."""
-        error = group_metadata_append_error(error)
-        group = self._table.get(undo.group_id)
-        if group is None:
-            fx.reply(undo.reply_to, join_error(undo.api_version, error, UNKNOWN_MEMBER_ID))
-            return
-        member = group.members.get(undo.new_member_id)
-        if (
-            member is not None
-            and group.static_member_id(undo.group_instance_id) == undo.new_member_id
-        ):
-            self._fence(group, member, undo.new_member_id, fx)
-            group.update_member(
-                member,
-                undo.old_protocols,
-                undo.old_rebalance_timeout_ms,
-                undo.old_session_timeout_ms,
-            )
-            self._timers.cancel(member_key(group.group_id, undo.new_member_id))
-            group.replace_static_member(
-                undo.group_instance_id, undo.new_member_id, undo.old_member_id
-            )
-            self.reschedule_session(group, member, now, member.session_timeout_ms)
-        fx.reply(
-            undo.reply_to,
-            join_response(
-                undo.api_version,
-                error,
-                UNKNOWN_MEMBER_ID,
-                generation_id=group.generation_id,
-                protocol_type=group.protocol_type,
-                protocol_name=group.protocol_name,
-                leader=undo.old_leader_id or "",
-            ),
-        )
 
     # -- rebalancing -------------------------------------------------------
 
@@ -715,6 +660,9 @@ class Membership:
         elif state is GroupState.PREPARING_REBALANCE:
             fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
         elif state is GroupState.COMPLETING_REBALANCE:
+            if group.is_leader(member.member_id):
+                # The leader's assignment is stored: copy the group for a rollback.
+                self._table.guard(group.group_id)
             displaced = group.take_sync(member)
             if displaced is not None:
                 fx.reply(displaced, sync_response(ErrorCode.rebalance_in_progress))
@@ -762,22 +710,7 @@ class Membership:
             group_metadata_record(group_metadata_value(group, assignment), group.group_id),
             self._table,
         )
-        answered = self._propagate_assignment(group, ErrorCode.none, now, fx)
-        fx.undo.append(UndoAssignment(group.group_id, group.generation_id, tuple(answered)))
-
-    def undo_assignment(
-        self, undo: UndoAssignment, error: ErrorCode, now: int, fx: Effects
-    ) -> None:
-        """The stored assignment was lost: everyone it answered must rejoin."""
-        error = group_metadata_append_error(error)
-        for reply_to in undo.reply_tos:
-            fx.reply(reply_to, sync_response(error))
-        group = self._table.get(undo.group_id)
-        if group is None or group.generation_id != undo.generation_id:
-            return
-        for member in group.members.values():
-            member.assignment = b""
-        self._maybe_prepare_rebalance(group, now, fx)
+        self._propagate_assignment(group, ErrorCode.none, now, fx)
 
     # -- Heartbeat ---------------------------------------------------------
 
@@ -874,6 +807,47 @@ class Membership:
             if parked_sync is not None:
                 fx.reply(parked_sync, sync_response(ErrorCode.not_coordinator))
 
+    # -- after a rollback ----------------------------------------------------
+
+    def on_restored(
+        self,
+        discarded: ClassicGroup | None,
+        group: ClassicGroup | None,
+        answered: set[int],
+        error: ErrorCode,
+        now: int,
+        fx: Effects,
+    ) -> None:
+        """``group`` was put back in place of ``discarded`` after a batch was lost.
+
+        ``answered`` holds the ids of the reply_tos the rollback answered.
+        Requests parked only in the discarded state get the error; those
+        answered are no longer parked; a group that was waiting for its
+        assignment starts the rebalance again, as its members were told to.
+        """
+        error = group_metadata_append_error(error)
+        if discarded is not None and discarded is not group:
+            still = set() if group is None else {id(r) for r in _parked(group)}
+            for member in discarded.members.values():
+                join, sync = member.awaiting_join, member.awaiting_sync
+                if join is not None and id(join) not in answered and id(join) not in still:
+                    fx.reply(join, join_error(member.join_api_version, error, member.member_id))
+                if sync is not None and id(sync) not in answered and id(sync) not in still:
+                    fx.reply(sync, sync_response(error))
+        if group is None:
+            return
+        told = False
+        for member in group.members.values():
+            if member.awaiting_join is not None and id(member.awaiting_join) in answered:
+                group.take_join(member)
+                told = True
+            if member.awaiting_sync is not None and id(member.awaiting_sync) in answered:
+                group.take_sync(member)
+                told = True
+        went_back = discarded is None or not discarded.is_in(group.state)
+        if group.is_in(GroupState.COMPLETING_REBALANCE) and (told or went_back):
+            self._prepare_rebalance(group, now, fx)
+
     # -- after loading -----------------------------------------------------
 
     def on_loaded(self, group: ClassicGroup, now: int, fx: Effects) -> None:
@@ -933,6 +907,15 @@ def validate_current_member(
     if not group.has(member_id):
         return ErrorCode.unknown_member_id
     return None
+
+
+def _parked(group: ClassicGroup) -> list[object]:
+    return [
+        reply_to
+        for member in group.members.values()
+        for reply_to in (member.awaiting_join, member.awaiting_sync)
+        if reply_to is not None
+    ]
 
 
 def _member_response(

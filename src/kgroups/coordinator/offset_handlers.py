@@ -29,13 +29,11 @@ from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponseTopics,
 )
 
-from kgroups.coordinator.append_errors import deletion_append_error, offset_commit_append_error
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import (
-    group_metadata_value,
     group_tombstone,
     offset_tombstone,
 )
@@ -45,13 +43,6 @@ from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, offset_commit_response
 from kgroups.coordinator.state import GroupState
-from kgroups.coordinator.undo import (
-    OffsetWrite,
-    RestoredGroup,
-    UndoDeleteGroups,
-    UndoOffsetCommit,
-    UndoOffsetDelete,
-)
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
@@ -100,7 +91,6 @@ class OffsetHandlers:
 
         generation = req.generation_id_or_member_epoch
         group = self._table.get(req.group_id)
-        created = False
         if group is None:
             if generation >= 0:
                 # A member of a generation we never saw: its group is gone. Kafka
@@ -109,7 +99,6 @@ class OffsetHandlers:
                 fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.illegal_generation))
                 return
             group = self._table.create(req.group_id, now)
-            created = True
 
         error = _validate_commit(group, generation, req.member_id, req.group_instance_id)
         if error is None and group.is_in(GroupState.COMPLETING_REBALANCE):
@@ -123,7 +112,6 @@ class OffsetHandlers:
             member = group.get(req.member_id)
             self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
 
-        writes: list[OffsetWrite] = []
         too_large = set()
         for tp, offset, leader_epoch, metadata in to_commit:
             if _java_length(metadata) > self._config.offset_metadata_max_bytes:
@@ -136,48 +124,12 @@ class OffsetHandlers:
                 commit_timestamp_ms=now,
                 expire_timestamp_ms=now + retention_ms if retention_ms >= 0 else None,
             )
-            previous = group.offsets.get(tp)
             fx.emit_offset(group.group_id, tp, committed, self._table)
-            # The object replay stored, so a rollback can tell it from a later commit.
-            writes.append(OffsetWrite(tp, group.offsets[tp], previous))
         final = [
             (tp, ErrorCode.offset_metadata_too_large if tp in too_large else error)
             for tp, error in outcome
         ]
         fx.reply(ctx.reply_to, _commit_response(final, ErrorCode.none))
-        if writes:
-            fx.undo.append(
-                UndoOffsetCommit(
-                    group_id=group.group_id,
-                    reply_to=ctx.reply_to,
-                    writes=tuple(writes),
-                    outcome=tuple(final),
-                    created_group=created,
-                )
-            )
-
-    def undo_offset_commit(self, undo: UndoOffsetCommit, error: ErrorCode, fx: Effects) -> None:
-        group = self._table.get(undo.group_id)
-        if group is not None:
-            for write in undo.writes:
-                # Keep a later commit of the same partition; it was not lost.
-                if group.offsets.get(write.partition) is write.written:
-                    if write.previous is None:
-                        del group.offsets[write.partition]
-                    else:
-                        group.offsets[write.partition] = write.previous
-            if (
-                undo.created_group
-                and group.is_in(GroupState.EMPTY)
-                and not group.members
-                and not group.offsets
-                and group.generation_id == 0
-            ):
-                self._table.drop(group)
-        fx.reply(
-            undo.reply_to,
-            _commit_response(undo.outcome, offset_commit_append_error(error)),
-        )
 
     # -- OffsetFetch -------------------------------------------------------
 
@@ -230,9 +182,7 @@ class OffsetHandlers:
             return
 
         eligible = [tp for tp in requested if tp not in subscribed]
-        restore = self._remove_offsets(group, eligible, fx)
-        if restore is not None:
-            fx.undo.append(UndoOffsetDelete(ctx.reply_to, group.group_id, restore))
+        self._remove_offsets(group, eligible, fx)
         by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
         for tp in requested:
             error = ErrorCode.group_subscribed_to_topic if tp in subscribed else ErrorCode.none
@@ -251,15 +201,10 @@ class OffsetHandlers:
             ),
         )
 
-    def undo_offset_delete(self, undo: UndoOffsetDelete, error: ErrorCode, fx: Effects) -> None:
-        self._restore(undo.restore)
-        fx.reply(undo.reply_to, _offset_delete_error(deletion_append_error(error)))
-
     # -- DeleteGroups ------------------------------------------------------
 
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, fx: Effects) -> None:
         outcome: list[tuple[str, ErrorCode | None]] = []
-        restores: list[RestoredGroup] = []
         for group_id in dict.fromkeys(req.groups_names):
             group = self._table.get(group_id)
             if group is None or group.is_in(GroupState.DEAD):
@@ -267,20 +212,9 @@ class OffsetHandlers:
             elif not group.is_in(GroupState.EMPTY):
                 outcome.append((group_id, ErrorCode.non_empty_group))
             else:
-                restore = self._remove_offsets(group, list(group.offsets), fx)
-                if restore is None:
-                    outcome.append((group_id, ErrorCode.none))  # nothing to store
-                else:
-                    restores.append(restore)
-                    outcome.append((group_id, None))
-        if restores:
-            fx.undo.append(UndoDeleteGroups(ctx.reply_to, tuple(outcome), tuple(restores)))
+                self._remove_offsets(group, list(group.offsets), fx)
+                outcome.append((group_id, None))
         fx.reply(ctx.reply_to, _delete_groups_response(outcome, ErrorCode.none))
-
-    def undo_delete_groups(self, undo: UndoDeleteGroups, error: ErrorCode, fx: Effects) -> None:
-        for restore in undo.restore:
-            self._restore(restore)
-        fx.reply(undo.reply_to, _delete_groups_response(undo.outcome, deletion_append_error(error)))
 
     # -- retention ---------------------------------------------------------
 
@@ -310,16 +244,13 @@ class OffsetHandlers:
 
     def _remove_offsets(
         self, group: ClassicGroup, partitions: list[TopicPartition], fx: Effects
-    ) -> RestoredGroup | None:
-        """Tombstone the offsets; a group left Empty with none goes too.
-
-        Returns what restores the group if the tombstones fail to store, or
-        None when nothing was written.
-        """
-        removed = [(tp, group.offsets[tp]) for tp in partitions if tp in group.offsets]
+    ) -> None:
+        """Tombstone the offsets; a group left Empty with none goes too."""
+        removed = [tp for tp in partitions if tp in group.offsets]
         goes_too = group.is_in(GroupState.EMPTY) and len(removed) == len(group.offsets)
-        metadata = group_metadata_value(group, {}) if goes_too else None
-        for tp, _ in removed:
+        if removed or goes_too:
+            self._table.guard(group.group_id)
+        for tp in removed:
             fx.emit(offset_tombstone(group.group_id, tp), self._table)
         if goes_too:
             if group.generation_id > 0:
@@ -327,23 +258,6 @@ class OffsetHandlers:
             else:
                 # Never stored as metadata: forgetting it needs no record.
                 self._table.drop(group)
-        if not removed and not (goes_too and group.generation_id > 0):
-            return None
-        return RestoredGroup(
-            group_id=group.group_id,
-            metadata=metadata if group.generation_id > 0 else None,
-            offsets=tuple(removed),
-        )
-
-    def _restore(self, restore: RestoredGroup) -> None:
-        """Undo a deletion that did not reach the log, without touching newer state."""
-        if restore.metadata is not None and restore.group_id not in self._table:
-            self._table.apply_group_metadata(restore.group_id, restore.metadata)
-        group = self._table.get(restore.group_id)
-        for tp, offset in restore.offsets:
-            if group is None or tp not in group.offsets:
-                self._table.apply_offset(restore.group_id, tp, offset)
-                group = self._table.get(restore.group_id)
 
 
 def _validate_commit(

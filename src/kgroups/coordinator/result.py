@@ -16,8 +16,6 @@ from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 
-from kgroups.coordinator.undo import Undo
-
 Response: TypeAlias = (
     JoinGroupResponse
     | SyncGroupResponse
@@ -36,16 +34,13 @@ Record: TypeAlias = tuple[bytes, bytes | None]
 
 @dataclass(eq=False, slots=True)
 class AppendToken:
-    """Names one batch of records; the shell hands it back if appending fails.
-
-    It carries what the coordinator needs to take the batch back, so nothing
-    is kept inside the coordinator for batches that succeed: once the shell
-    drops the token, it is gone.
+    """Names one batch of records. The shell hands it back with
+    ``append_durable`` once the batch is durable (the shard forgets how to
+    take it back) or with ``append_failed`` if it was not stored.
     """
 
     batch_id: int
-    undo: tuple[Undo, ...]
-    # The batch's replies; those not tied to its records are still sent.
+    # The batch's replies, answered with the error if the batch fails late.
     replies: tuple[tuple[object, Response], ...] = ()
 
 
@@ -55,8 +50,9 @@ class Result:
 
     ``replies`` pairs the ``reply_to`` token of a request (not necessarily the
     current one: a completed rebalance answers parked JoinGroup and SyncGroup
-    requests) with its response. If the append fails, the shell calls
-    ``append_failed(append_token, ...)`` instead of sending these replies.
+    requests) with its response. Once the records are durable the shell calls
+    ``append_durable(append_token)``; if the append fails it calls
+    ``append_failed(append_token, ...)`` and sends that result's replies.
     """
 
     records: list[Record] = field(default_factory=list)

@@ -9,6 +9,9 @@ State is rebuilt from the partition by ``replay`` (one call per record, in
 log order) and ``finish_load``. Live handlers apply the records they emit
 through that same ``replay`` path. Between loading's first ``replay`` and
 ``finish_load`` requests are answered as Kafka answers a loading coordinator.
+
+Each call journals what it changes, so a batch that fails to append is
+rolled back to a snapshot (rollback.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from kgroups.coordinator.delayed_operations import (
     Timers,
 )
 from kgroups.coordinator.effects import Effects
+from kgroups.coordinator.failed_replies import failed_response
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
@@ -57,15 +61,8 @@ from kgroups.coordinator.responses import (
     sync_response,
 )
 from kgroups.coordinator.result import AppendToken, Result
+from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
 from kgroups.coordinator.timers import TimerKey, TimerQueue
-from kgroups.coordinator.undo import (
-    UndoAssignment,
-    UndoDeleteGroups,
-    UndoOffsetCommit,
-    UndoOffsetDelete,
-    UndoStaticReplacement,
-    answered_by,
-)
 from kgroups.coordinator.views import (
     GroupView,
     describe_group,
@@ -105,10 +102,38 @@ class GroupCoordinatorShard:
         self._batch_ids = itertools.count(1)
         self._loading = False
         self._retention_armed = False
+        # Calls whose changes are taken back if a batch fails to append.
+        self._in_flight = InFlight()
+        self._open: Snapshot | None = None
 
     @property
     def loading(self) -> bool:
         return self._loading
+
+    def _begin(self, *reads: Part) -> None:
+        """Journal what the call changes, from here to its ``_result``;
+        ``reads`` is what the request's answer shows."""
+        snapshot = Snapshot(reads)
+        self._open = snapshot
+        self._table.journal = snapshot
+        self._timers.journal = snapshot.timers
+
+    def _begin_without_records(self, part: Part) -> None:
+        """For a call that never writes records (a heartbeat, a fetch): it
+        needs a journal only if it builds on a batch in flight."""
+        if self._in_flight.touches(part):
+            self._begin(part)
+
+    def _begin_membership(self, group_id: str) -> None:
+        self._begin((group_id, MEMBERS))
+        self._guard_if_in_flight(group_id)
+
+    def _guard_if_in_flight(self, group_id: str) -> None:
+        in_flight = self._in_flight
+        if in_flight.touches((group_id, MEMBERS)) and not in_flight.holds_copy(group_id):
+            # These changes build on a batch in flight: copy the group so that
+            # they can be taken back with it, members included.
+            self._table.guard(group_id)
 
     def _result(self, fx: Effects, now_ms: int) -> Result:
         if not self._retention_armed:
@@ -119,12 +144,30 @@ class GroupCoordinatorShard:
                 now_ms + self.config.offsets_retention_check_interval_ms,
                 RetentionCheck(),
             )
-        return fx.to_result(next(self._batch_ids))
+        snapshot, self._open = self._open, None
+        self._table.journal = None
+        self._timers.journal = None
+        result = fx.to_result(next(self._batch_ids))
+        token = result.append_token
+        if snapshot is None or (token is None and not self._in_flight):
+            return result
+        touched = snapshot.touched()
+        if token is not None or self._in_flight.touches_any(touched):
+            self._in_flight.keep(
+                Kept(
+                    None if token is None else token.batch_id,
+                    snapshot,
+                    frozenset(touched),
+                    tuple(result.replies),
+                )
+            )
+        return result
 
     # -- membership --------------------------------------------------------
 
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
+        self._begin_membership(req.group_id)
         if self._loading and req.group_id:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
@@ -134,6 +177,7 @@ class GroupCoordinatorShard:
 
     def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
+        self._begin_membership(req.group_id)
         if self._loading and req.group_id:
             # The rebalance in progress was lost with the old coordinator: rejoin.
             fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
@@ -143,6 +187,7 @@ class GroupCoordinatorShard:
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
+        self._begin_without_records((req.group_id, MEMBERS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
         else:
@@ -151,6 +196,7 @@ class GroupCoordinatorShard:
 
     def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
+        self._begin_membership(req.group_id)
         if self._loading and req.group_id:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
@@ -164,6 +210,7 @@ class GroupCoordinatorShard:
         self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int, retention_ms: int = -1
     ) -> Result:
         fx = Effects()
+        self._begin((req.group_id, MEMBERS))
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(
@@ -194,6 +241,7 @@ class GroupCoordinatorShard:
         take, so no offset is ever unstable.
         """
         fx = Effects()
+        self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
@@ -203,6 +251,7 @@ class GroupCoordinatorShard:
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
+        self._begin((req.group_id, MEMBERS), (req.group_id, OFFSETS))
         if self._loading and req.group_id:
             fx.reply(
                 ctx.reply_to,
@@ -219,6 +268,7 @@ class GroupCoordinatorShard:
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
+        self._begin(*((g, part) for g in req.groups_names for part in (MEMBERS, OFFSETS)))
         if self._loading:
             fx.reply(
                 ctx.reply_to,
@@ -239,6 +289,7 @@ class GroupCoordinatorShard:
     def on_topics_deleted(self, topics: Collection[str], now_ms: int) -> Result:
         """Tombstones for every offset of these deleted topics, in every group."""
         fx = Effects()
+        self._begin()
         self._offsets.delete_topic_offsets(frozenset(topics), fx)
         return self._result(fx, now_ms)
 
@@ -249,6 +300,7 @@ class GroupCoordinatorShard:
     ) -> Result:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
+        self._begin(*((g, MEMBERS) for g in req.groups))
         if self._loading:
             groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
         else:
@@ -259,6 +311,7 @@ class GroupCoordinatorShard:
     def list_groups(self, req: ListGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
         """This shard's groups; the shell concatenates the shards' lists."""
         fx = Effects()
+        self._begin()
         error = ErrorCode.coordinator_load_in_progress if self._loading else ErrorCode.none
         fx.reply(
             ctx.reply_to,
@@ -287,6 +340,7 @@ class GroupCoordinatorShard:
     def on_timer(self, now_ms: int) -> Result:
         """Fire every delayed operation due at ``now_ms``."""
         fx = Effects()
+        self._begin()
         fired: set[TimerKey] = set()
         while True:
             due = self._timers.pop_due(now_ms)
@@ -299,6 +353,8 @@ class GroupCoordinatorShard:
                 self._timers.schedule(key, now_ms, operation)
                 break
             fired.add(key)
+            if not isinstance(operation, RetentionCheck):
+                self._guard_if_in_flight(key.group_id)
             if isinstance(operation, MemberDeadline):
                 self._membership.on_member_deadline(
                     key.group_id, key.member_id, operation, now_ms, fx
@@ -329,6 +385,7 @@ class GroupCoordinatorShard:
         """Loading is over: every member's session starts now."""
         self._loading = False
         fx = Effects()
+        self._begin()
         for group in list(self._table):
             self._membership.on_loaded(group, now_ms, fx)
         return self._result(fx, now_ms)
@@ -344,28 +401,67 @@ class GroupCoordinatorShard:
         self._timers.clear()
         return fx.to_result(next(self._batch_ids))
 
+    def append_durable(self, append_token: AppendToken | None) -> None:
+        """The batch of ``append_token`` (and every batch before it) is durable."""
+        if append_token is not None:
+            self._in_flight.durable(append_token.batch_id)
+
     def append_failed(
         self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
     ) -> Result:
-        """The batch of ``append_token`` was not stored: take it back, answer with ``error``."""
+        """The batch of ``append_token`` was not stored: take it back, answer with ``error``.
+
+        The groups it changed go back to their snapshot, with every later call
+        still in flight that touched them; the requests of all these calls get
+        ``error`` (see rollback.py). Called late, once a later batch was
+        reported durable, it only answers the batch's requests.
+        """
         fx = Effects()
         if append_token is None:
+            self._begin()
             return self._result(fx, now_ms)
-        # Answers that did not wait on these records (a LeaveGroup that emptied
-        # the group, say) go out as they were.
-        redone = {id(reply_to) for undo in append_token.undo for reply_to in answered_by(undo)}
-        for reply_to, response in append_token.replies:
-            if id(reply_to) not in redone:
-                fx.reply(reply_to, response)
-        for undo in append_token.undo:
-            if isinstance(undo, UndoOffsetCommit):
-                self._offsets.undo_offset_commit(undo, error, fx)
-            elif isinstance(undo, UndoAssignment):
-                self._membership.undo_assignment(undo, error, now_ms, fx)
-            elif isinstance(undo, UndoStaticReplacement):
-                self._membership.undo_static_replacement(undo, error, now_ms, fx)
-            elif isinstance(undo, UndoDeleteGroups):
-                self._offsets.undo_delete_groups(undo, error, fx)
-            elif isinstance(undo, UndoOffsetDelete):
-                self._offsets.undo_offset_delete(undo, error, fx)
+        taken = self._in_flight.take_failed(append_token.batch_id)
+        if taken is None:
+            for reply_to, response in append_token.replies:
+                fx.reply(reply_to, failed_response(response, error))
+            self._begin()
+            return self._result(fx, now_ms)
+        failed, parts = taken
+        groups = {group_id for group_id, part in parts if part == MEMBERS}
+        discarded = {group_id: self._table.get(group_id) for group_id in groups}
+        for kept in reversed(failed):
+            self._restore(kept.snapshot, parts)
+        first = failed[0]
+        # A batch that changed no stored state (the Empty record of a group
+        # its last member left) takes nothing back: its answers stand.
+        answers_stand = not parts
+        answered: set[int] = set()
+        for kept in failed:
+            for reply_to, response in kept.replies:
+                stands = answers_stand and kept is first
+                fx.reply(reply_to, response if stands else failed_response(response, error))
+                answered.add(id(reply_to))
+        self._begin(*parts)
+        for group_id in groups:
+            self._membership.on_restored(
+                discarded[group_id], self._table.get(group_id), answered, error, now_ms, fx
+            )
         return self._result(fx, now_ms)
+
+    def _restore(self, snapshot: Snapshot, parts: set[Part]) -> None:
+        """Put back what the snapshot journaled of these parts of groups.
+
+        Group objects and copies hold both parts, so they come back only with
+        both (which is how ``stored`` counts them)."""
+        for group_id, group in snapshot.slots.items():
+            if (group_id, MEMBERS) in parts:
+                self._table.put(group_id, group)
+        for group_id, group in snapshot.copies.items():
+            if (group_id, MEMBERS) in parts:
+                self._table.put(group_id, group)
+        for (group_id, partition), offset in snapshot.offsets.items():
+            if (group_id, OFFSETS) in parts:
+                self._table.put_offset(group_id, partition, offset)
+        for key, entry in snapshot.timers.items():
+            if (key.group_id, MEMBERS) in parts:
+                self._timers.restore(key, entry)

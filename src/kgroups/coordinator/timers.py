@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import heapq
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -37,6 +37,14 @@ class TimerKey:
     kind: TimerKind
     group_id: str
     member_id: str = ""
+    # A heartbeat hashes its key several times (entries, heap index, journal).
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.kind, self.group_id, self.member_id)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 class TimerQueue(Generic[K, P]):
@@ -47,6 +55,8 @@ class TimerQueue(Generic[K, P]):
         # The earliest deadline a key has in the heap, to skip its duplicates.
         self._queued_at: dict[K, int] = {}
         self._sequence = 0
+        # While set, each key's entry before its first change (None: no entry).
+        self.journal: dict[K, tuple[int, P] | None] | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -55,13 +65,24 @@ class TimerQueue(Generic[K, P]):
         return key in self._entries
 
     def schedule(self, key: K, deadline_ms: int, payload: P) -> None:
+        if self.journal is not None:
+            self.journal.setdefault(key, self._entries.get(key))
         self._entries[key] = (deadline_ms, payload)
         queued = self._queued_at.get(key)
         if queued is None or deadline_ms < queued:
             self._push(key, deadline_ms)
 
     def cancel(self, key: K) -> None:
+        if self.journal is not None:
+            self.journal.setdefault(key, self._entries.get(key))
         self._entries.pop(key, None)
+
+    def restore(self, key: K, entry: tuple[int, P] | None) -> None:
+        """Put back an entry ``journal`` recorded."""
+        if entry is None:
+            self.cancel(key)
+        else:
+            self.schedule(key, *entry)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -82,6 +103,8 @@ class TimerQueue(Generic[K, P]):
             return None
         _, _, key = heapq.heappop(self._heap)
         del self._queued_at[key]
+        if self.journal is not None and key not in self.journal:
+            self.journal[key] = self._entries[key]
         _, payload = self._entries.pop(key)
         return key, payload
 

@@ -123,7 +123,8 @@ class CoordinatorDriver:
         append._waiter = self._wait(append._result, append._reach, False, now_ms)
 
     def durable(self, append: Append, now_ms: int) -> None:
-        """The batch is stored for good."""
+        """The batch is stored for good: the shard drops its snapshot."""
+        self.shard.append_durable(append.token)
         waiter = append._waiter
         if waiter is None:  # durable as soon as appended
             self._wait(append._result, append._reach, True, now_ms)

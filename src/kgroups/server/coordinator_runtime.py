@@ -7,7 +7,8 @@ request the runtime picks the group's shard, calls the handler with the
 current time and a future to answer through, and hands the result to the
 driver; then it does what the driver asks: append batches to the partition,
 report their fsync, complete the reply futures, and keep one loop timer per
-partition at the driver's next deadline.
+partition at the driver's next deadline. A failed append (or fsync) goes back
+to the shard, which rolls it back by snapshot and answers with the error.
 
 Loading: at start every existing `__consumer_offsets` partition is replayed
 into a fresh shard in the background. The shard is in place, loading, from the

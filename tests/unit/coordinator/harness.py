@@ -107,6 +107,9 @@ class Harness:
         # Every result the driver handled: requests', timers', failed appends'.
         self.results: list[Result] = []
         self.driver = CoordinatorDriver(self.shard, COMMIT_TIMEOUT_MS, self.results.append)
+        # While a list: results are kept here as if their appends had not
+        # completed (no records logged, no replies sent).
+        self.held: list[Result] | None = None
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         return 0 <= partition < self.topics.get(topic, 0)
@@ -122,6 +125,9 @@ class Harness:
         )
 
     def handle(self, result: Result) -> Result:
+        if self.held is not None:
+            self.held.append(result)
+            return result
         self.driver.submit(result, self.now)
         self._drive()
         return result

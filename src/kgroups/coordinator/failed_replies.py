@@ -1,0 +1,92 @@
+"""What a request is answered instead when the state its answer showed was
+taken back because a batch could not be stored."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
+from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4.response import HeartbeatResponse
+from kio.schema.join_group.v9.response import JoinGroupResponse
+from kio.schema.leave_group.v5.response import LeaveGroupResponse
+from kio.schema.offset_commit.v9.response import OffsetCommitResponse
+from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
+from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+from kio.schema.sync_group.v5.response import SyncGroupResponse
+
+from kgroups.coordinator.append_errors import (
+    deletion_append_error,
+    group_metadata_append_error,
+    offset_commit_append_error,
+    retriable_append_error,
+)
+from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, heartbeat_response, sync_response
+from kgroups.coordinator.result import Response
+from kgroups.coordinator.views import described
+
+
+def failed_response(response: Response, error: ErrorCode) -> Response:
+    """``response`` with the client's error for the storage ``error``.
+
+    Parts of a response that already carried their own error (a partition
+    that does not exist, a group that was not found) keep it.
+    """
+    if isinstance(response, OffsetCommitResponse):
+        commit_error = offset_commit_append_error(error)
+        return dataclasses.replace(
+            response,
+            topics=tuple(
+                dataclasses.replace(
+                    topic,
+                    partitions=tuple(
+                        dataclasses.replace(p, error_code=commit_error)
+                        if p.error_code is ErrorCode.none
+                        else p
+                        for p in topic.partitions
+                    ),
+                )
+                for topic in response.topics
+            ),
+        )
+    if isinstance(response, JoinGroupResponse):
+        return dataclasses.replace(
+            response,
+            error_code=group_metadata_append_error(error),
+            member_id=UNKNOWN_MEMBER_ID,
+            skip_assignment=False,
+            members=(),
+        )
+    if isinstance(response, SyncGroupResponse):
+        return sync_response(group_metadata_append_error(error))
+    if isinstance(response, OffsetDeleteResponse):
+        return dataclasses.replace(response, error_code=deletion_append_error(error), topics=())
+    if isinstance(response, DeleteGroupsResponse):
+        deletion_error = deletion_append_error(error)
+        return dataclasses.replace(
+            response,
+            results=tuple(
+                dataclasses.replace(r, error_code=deletion_error)
+                if r.error_code is ErrorCode.none
+                else r
+                for r in response.results
+            ),
+        )
+    retriable = retriable_append_error(error)
+    if isinstance(response, HeartbeatResponse):
+        return heartbeat_response(retriable)
+    if isinstance(response, LeaveGroupResponse):
+        return dataclasses.replace(response, error_code=retriable, members=())
+    if isinstance(response, OffsetFetchResponse):
+        return dataclasses.replace(
+            response,
+            groups=tuple(
+                dataclasses.replace(g, error_code=retriable, topics=()) for g in response.groups
+            ),
+        )
+    if isinstance(response, DescribeGroupsResponse):
+        return dataclasses.replace(
+            response, groups=tuple(described(g.group_id, retriable) for g in response.groups)
+        )
+    return response  # ListGroups: not about any one group

@@ -1,0 +1,119 @@
+"""An fsync of `__consumer_offsets` that fails after the write: the commits
+in flight on that group are rolled back and answered with the error, what
+other groups committed meanwhile stands."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from kio.static.primitive import i32, i64
+
+from kgroups.client.admin import Admin
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.protocol.types import GroupId, TopicName
+from kgroups.server.broker import Broker
+from kgroups.server.config import BrokerConfig
+from kgroups.server.context import RequestContext
+
+
+def _commit(group: str, offset: int) -> OffsetCommitRequest:
+    return OffsetCommitRequest(
+        group_id=GroupId(group),
+        generation_id_or_member_epoch=i32(-1),
+        member_id="",
+        group_instance_id=None,
+        topics=(
+            OffsetCommitRequestTopic(
+                name=TopicName("t"),
+                partitions=(
+                    OffsetCommitRequestPartition(
+                        partition_index=i32(0),
+                        committed_offset=i64(offset),
+                        committed_leader_epoch=i32(-1),
+                        committed_metadata="",
+                    ),
+                ),
+            ),
+        ),
+    )
+
+
+def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path) -> None:
+    fsyncs: list[asyncio.Future[None]] = []
+
+    async def scenario() -> None:
+        broker = Broker(
+            BrokerConfig(
+                {
+                    "listeners": "PLAINTEXT://127.0.0.1:0",
+                    "log.dirs": str(tmp_path / "data"),
+                    # One partition: both groups share a shard and its log.
+                    "offsets.topic.num.partitions": "1",
+                }
+            )
+        )
+        await broker.start()
+        admin = Admin(f"127.0.0.1:{broker.port}")
+        try:
+            broker.create_topic("t", 1, {})
+
+            def commit(group: str, offset: int) -> Any:
+                request = _commit(group, offset)
+                return asyncio.ensure_future(
+                    broker.coordinator.call(
+                        group,
+                        RequestContext(
+                            api_key=apis.OFFSET_COMMIT,
+                            api_version=9,
+                            correlation_id=1,
+                            client_id="c",
+                            client_host="/h",
+                        ),
+                        lambda s, c, now: s.offset_commit(request, c, now),
+                    )
+                )
+
+            def error(task: Any) -> ErrorCode:
+                code: ErrorCode = task.result().topics[0].partitions[0].error_code
+                return code
+
+            done = commit("g", 5)
+            await done
+            assert error(done) == ErrorCode.none
+
+            def pending_fsync(topic: str, partition: int, plog: Any) -> asyncio.Future[None]:
+                fsyncs.append(asyncio.get_running_loop().create_future())
+                return fsyncs[-1]
+
+            appended, broker.appended = broker.appended, pending_fsync  # type: ignore[method-assign]
+            first, other, second = commit("g", 6), commit("h", 1), commit("g", 7)
+            await asyncio.sleep(0.05)
+            assert len(fsyncs) == 3 and not any(t.done() for t in (first, other, second))
+            fsyncs[0].set_exception(OSError("fsync failed"))  # g's first batch is lost
+            await asyncio.wait({first, second}, timeout=10)
+            assert error(first) == ErrorCode.not_coordinator
+            # The second commit of g was applied on top of the lost one: it is
+            # answered with the error too, without waiting for its own fsync.
+            assert error(second) == ErrorCode.not_coordinator
+            assert not other.done()  # h's commit did not build on it: it waits for its own
+            fsyncs[1].set_result(None)
+            await asyncio.wait({other}, timeout=10)
+            assert error(other) == ErrorCode.none
+            fsyncs[2].set_exception(OSError("fsync failed"))  # g's second fsync fails later
+            await asyncio.sleep(0.05)
+            broker.appended = appended  # type: ignore[method-assign]
+            assert await admin.committed("g") == {("t", 0): 5}
+            assert await admin.committed("h") == {("t", 0): 1}
+        finally:
+            await admin.close()
+            await broker.stop()
+
+    asyncio.run(scenario())
