@@ -137,14 +137,20 @@ class CoordinatorDriver:
         """The batch was not stored: the shard takes it back and answers with ``error``."""
         result = self.shard.append_failed(append.token, error, now_ms)
         waiter = append._waiter
-        if waiter is None:  # refused at once
-            self.submit(result, now_ms, append._reach)
-            return
-        waiter.durable = True
-        waiter.replies = []
-        # Its answers wait for what the lost batch waited for.
-        self.submit(result, now_ms, waiter.reach)
-        if not waiter.waits:
+        if waiter is not None:
+            waiter.durable = True
+            waiter.replies = []
+        if result.records:
+            # Its answers wait for what the lost batch waited for.
+            self.submit(result, now_ms, append._reach if waiter is None else waiter.reach)
+        else:
+            # Errors reveal no stored state: they leave at once, also for the
+            # calls taken back with the batch, whose own appends may still be
+            # waiting for an fsync.
+            if self._on_result is not None:
+                self._on_result(result)
+            self._replies.extend(result.replies)
+        if waiter is not None and not waiter.waits:
             self._settle(waiter)
 
     def on_clock(self, now_ms: int) -> None:
