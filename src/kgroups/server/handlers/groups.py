@@ -43,7 +43,7 @@ from kgroups.server.handlers.commit_partitions import merge_unknown, split_unkno
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 
@@ -96,7 +96,7 @@ def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     raise AssertionError(api_key)
 
 
-async def _single(broker: Broker, ctx: RequestContext, request: Any, method: str) -> Any:
+async def _single(broker: BrokerApi, ctx: RequestContext, request: Any, method: str) -> Any:
     group_id: str = request.group_id
     if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
         return _error_response(ctx, ErrorCode.invalid_group_id, request)
@@ -109,27 +109,27 @@ async def _single(broker: Broker, ctx: RequestContext, request: Any, method: str
 
 
 async def join_group(
-    broker: Broker, ctx: RequestContext, request: JoinGroupRequest
+    broker: BrokerApi, ctx: RequestContext, request: JoinGroupRequest
 ) -> JoinGroupResponse:
     response: JoinGroupResponse = await _single(broker, ctx, request, "join_group")
     return response
 
 
 async def sync_group(
-    broker: Broker, ctx: RequestContext, request: SyncGroupRequest
+    broker: BrokerApi, ctx: RequestContext, request: SyncGroupRequest
 ) -> SyncGroupResponse:
     response: SyncGroupResponse = await _single(broker, ctx, request, "sync_group")
     return response
 
 
 async def heartbeat(
-    broker: Broker, ctx: RequestContext, request: HeartbeatRequest
+    broker: BrokerApi, ctx: RequestContext, request: HeartbeatRequest
 ) -> HeartbeatResponse:
     response: HeartbeatResponse = await _single(broker, ctx, request, "heartbeat")
     return response
 
 
-async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
+async def leave_group(broker: BrokerApi, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
     if ctx.api_version < 3:  # v0-v2 name one member and answer with one error code
         request = LeaveGroupRequest(
             group_id=request.group_id,
@@ -147,7 +147,9 @@ async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> Leav
     return response
 
 
-async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> OffsetCommitResponse:
+async def offset_commit(
+    broker: BrokerApi, ctx: RequestContext, request: Any
+) -> OffsetCommitResponse:
     # v2-v4 carry a retention time that later versions dropped (-1: broker default).
     retention = getattr(request, "retention_time", None)
     retention_ms = -1 if retention is None else round(retention.total_seconds() * 1000)
@@ -168,13 +170,13 @@ async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Of
 
 
 async def offset_delete(
-    broker: Broker, ctx: RequestContext, request: OffsetDeleteRequest
+    broker: BrokerApi, ctx: RequestContext, request: OffsetDeleteRequest
 ) -> OffsetDeleteResponse:
     response: OffsetDeleteResponse = await _single(broker, ctx, request, "offset_delete")
     return response
 
 
-async def offset_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
+async def offset_fetch(broker: BrokerApi, ctx: RequestContext, request: Any) -> Any:
     if ctx.api_version >= 8:
         groups = upgrade(request, OffsetFetchRequest).groups
     else:  # v1-v7: one group, answered in the old flat shape
@@ -230,7 +232,7 @@ def _nested(version: int, name: str) -> type[Any]:
 
 
 async def _fetch_group(
-    broker: Broker, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
+    broker: BrokerApi, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
 ) -> OffsetFetchResponseGroup:
     try:
         response: OffsetFetchResponse = await broker.coordinator.call(
@@ -263,7 +265,7 @@ async def _fetch_group(
 
 
 async def describe_groups(
-    broker: Broker, ctx: RequestContext, request: DescribeGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: DescribeGroupsRequest
 ) -> DescribeGroupsResponse:
     described: dict[str, DescribedGroup] = {}
     for partition, group_ids in _by_partition(broker, request.groups).items():
@@ -293,7 +295,7 @@ async def describe_groups(
 
 
 async def list_groups(
-    broker: Broker, ctx: RequestContext, request: ListGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: ListGroupsRequest
 ) -> ListGroupsResponse:
     listed: list[ListedGroup] = []
     error = ErrorCode.none
@@ -312,7 +314,7 @@ async def list_groups(
 
 
 async def delete_groups(
-    broker: Broker, ctx: RequestContext, request: DeleteGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: DeleteGroupsRequest
 ) -> DeleteGroupsResponse:
     results: dict[str, ErrorCode] = {}
     for partition, group_ids in _by_partition(broker, request.groups_names).items():
@@ -333,7 +335,7 @@ async def delete_groups(
     )
 
 
-def _by_partition(broker: Broker, group_ids: tuple[str, ...]) -> dict[int, list[str]]:
+def _by_partition(broker: BrokerApi, group_ids: tuple[str, ...]) -> dict[int, list[str]]:
     """Group ids by the `__consumer_offsets` partition that coordinates them."""
     out: dict[int, list[str]] = {}
     for g in dict.fromkeys(group_ids):
