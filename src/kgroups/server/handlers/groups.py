@@ -8,7 +8,8 @@ way in and out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest, DeleteGroupsResponse
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
@@ -35,6 +36,9 @@ from kio.schema.offset_fetch.v9.response import (
 )
 from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
 
+from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.result import Result
+from kgroups.coordinator.shard import GroupCoordinatorShard as Shard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
@@ -45,6 +49,10 @@ from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
+
+Request = TypeVar("Request")
+# A shard method that takes one request: `Shard.heartbeat`, say.
+ShardMethod = Callable[[Shard, Request, CoordinatorContext, int], Result]
 
 
 def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
@@ -96,14 +104,14 @@ def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     raise AssertionError(api_key)
 
 
-async def _single(broker: BrokerApi, ctx: RequestContext, request: Any, method: str) -> Any:
-    group_id: str = request.group_id
+async def _single(
+    broker: BrokerApi, ctx: RequestContext, request: Request, method: ShardMethod[Request]
+) -> Any:
+    group_id: str = getattr(request, "group_id")  # noqa: B009 (every grouped request has one)
     if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
         return _error_response(ctx, ErrorCode.invalid_group_id, request)
     try:
-        return await broker.coordinator.call(
-            group_id, ctx, lambda shard, c, now: getattr(shard, method)(request, c, now)
-        )
+        return await broker.coordinator.call(group_id, ctx, _bind(method, request))
     except KafkaError as e:
         return _error_response(ctx, e.error_code, request)
 
@@ -111,21 +119,21 @@ async def _single(broker: BrokerApi, ctx: RequestContext, request: Any, method: 
 async def join_group(
     broker: BrokerApi, ctx: RequestContext, request: JoinGroupRequest
 ) -> JoinGroupResponse:
-    response: JoinGroupResponse = await _single(broker, ctx, request, "join_group")
+    response: JoinGroupResponse = await _single(broker, ctx, request, Shard.join_group)
     return response
 
 
 async def sync_group(
     broker: BrokerApi, ctx: RequestContext, request: SyncGroupRequest
 ) -> SyncGroupResponse:
-    response: SyncGroupResponse = await _single(broker, ctx, request, "sync_group")
+    response: SyncGroupResponse = await _single(broker, ctx, request, Shard.sync_group)
     return response
 
 
 async def heartbeat(
     broker: BrokerApi, ctx: RequestContext, request: HeartbeatRequest
 ) -> HeartbeatResponse:
-    response: HeartbeatResponse = await _single(broker, ctx, request, "heartbeat")
+    response: HeartbeatResponse = await _single(broker, ctx, request, Shard.heartbeat)
     return response
 
 
@@ -137,7 +145,7 @@ async def leave_group(broker: BrokerApi, ctx: RequestContext, request: Any) -> L
         )
     else:
         request = upgrade(request, LeaveGroupRequest)
-    response: LeaveGroupResponse = await _single(broker, ctx, request, "leave_group")
+    response: LeaveGroupResponse = await _single(broker, ctx, request, Shard.leave_group)
     if ctx.api_version < 3 and response.error_code == ErrorCode.none and response.members:
         return LeaveGroupResponse(
             throttle_time=response.throttle_time,
@@ -172,7 +180,7 @@ async def offset_commit(
 async def offset_delete(
     broker: BrokerApi, ctx: RequestContext, request: OffsetDeleteRequest
 ) -> OffsetDeleteResponse:
-    response: OffsetDeleteResponse = await _single(broker, ctx, request, "offset_delete")
+    response: OffsetDeleteResponse = await _single(broker, ctx, request, Shard.offset_delete)
     return response
 
 
@@ -275,7 +283,7 @@ async def describe_groups(
         )
         try:
             response: DescribeGroupsResponse = await broker.coordinator.call_partition(
-                partition, ctx, _bind("describe_groups", part)
+                partition, ctx, _bind(Shard.describe_groups, part)
             )
             described.update((g.group_id, g) for g in response.groups)
         except KafkaError as e:
@@ -321,7 +329,7 @@ async def delete_groups(
         part = DeleteGroupsRequest(groups_names=tuple(GroupId(g) for g in group_ids))
         try:
             response: DeleteGroupsResponse = await broker.coordinator.call_partition(
-                partition, ctx, _bind("delete_groups", part)
+                partition, ctx, _bind(Shard.delete_groups, part)
             )
             results.update((r.group_id, r.error_code) for r in response.results)
         except KafkaError as e:
@@ -343,6 +351,8 @@ def _by_partition(broker: BrokerApi, group_ids: tuple[str, ...]) -> dict[int, li
     return out
 
 
-def _bind(method: str, argument: object) -> Any:
-    """A shard call with `argument` fixed: `shard.<method>(argument, ctx, now)`."""
-    return lambda shard, c, now: getattr(shard, method)(argument, c, now)
+def _bind(
+    method: ShardMethod[Request], request: Request
+) -> Callable[[Shard, CoordinatorContext, int], Result]:
+    """A shard call with `request` fixed: `method(shard, request, ctx, now)`."""
+    return lambda shard, c, now: method(shard, request, c, now)
