@@ -2,8 +2,8 @@
 
 The coordinator speaks the newest schema of each API. Where an older version
 has a different shape (LeaveGroup v0-v2 name one member, OffsetFetch v1-v7 one
-group, OffsetCommit v2-v4 carry a retention time), this file converts on the
-way in and out.
+group, OffsetCommit v2-v4 carry a retention time), protocol/versions.py
+converts on the way in and out.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from kio.schema.describe_groups.v5 import DescribeGroupsRequest, DescribeGroupsR
 from kio.schema.describe_groups.v5.response import DescribedGroup
 from kio.schema.heartbeat.v4 import HeartbeatRequest, HeartbeatResponse
 from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
-from kio.schema.leave_group.v5 import LeaveGroupRequest, LeaveGroupResponse
-from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.leave_group.v5 import LeaveGroupResponse
 from kio.schema.list_groups.v5 import ListGroupsRequest, ListGroupsResponse
 from kio.schema.list_groups.v5.response import ListedGroup
 from kio.schema.offset_commit.v9 import OffsetCommitRequest, OffsetCommitResponse
@@ -27,8 +26,8 @@ from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponseTopic,
 )
 from kio.schema.offset_delete.v0 import OffsetDeleteRequest, OffsetDeleteResponse
-from kio.schema.offset_fetch.v9 import OffsetFetchRequest, OffsetFetchResponse
-from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kio.schema.offset_fetch.v9 import OffsetFetchResponse
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartitions,
@@ -37,12 +36,19 @@ from kio.schema.offset_fetch.v9.response import (
 from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
 
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.responses import join_error
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard as Shard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
-from kgroups.protocol.versions import build, upgrade
+from kgroups.protocol.versions import (
+    commit_retention_ms,
+    leave_request,
+    offset_fetch_groups,
+    offset_fetch_response,
+    upgrade,
+)
 from kgroups.server.handlers.commit_partitions import merge_unknown, split_unknown
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
@@ -59,18 +65,7 @@ def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     """A whole-request error (coordinator loading, not coordinator, bad group id)."""
     api_key = ctx.api_key
     if api_key == apis.JOIN_GROUP:
-        return JoinGroupResponse(
-            throttle_time=NO_THROTTLE,
-            error_code=error,
-            generation_id=i32(-1),
-            protocol_type=None,
-            # Nullable only from v7 on.
-            protocol_name=None if ctx.api_version >= 7 else "",
-            leader="",
-            skip_assignment=False,
-            member_id=request.member_id,
-            members=(),
-        )
+        return join_error(ctx.api_version, error, request.member_id)
     if api_key == apis.SYNC_GROUP:
         return SyncGroupResponse(
             throttle_time=NO_THROTTLE,
@@ -138,29 +133,15 @@ async def heartbeat(
 
 
 async def leave_group(broker: BrokerApi, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
-    if ctx.api_version < 3:  # v0-v2 name one member and answer with one error code
-        request = LeaveGroupRequest(
-            group_id=request.group_id,
-            members=(MemberIdentity(member_id=request.member_id, group_instance_id=None),),
-        )
-    else:
-        request = upgrade(request, LeaveGroupRequest)
-    response: LeaveGroupResponse = await _single(broker, ctx, request, Shard.leave_group)
-    if ctx.api_version < 3 and response.error_code == ErrorCode.none and response.members:
-        return LeaveGroupResponse(
-            throttle_time=response.throttle_time,
-            error_code=response.members[0].error_code,
-            members=(),
-        )
+    newest = leave_request(ctx.api_version, request)
+    response: LeaveGroupResponse = await _single(broker, ctx, newest, Shard.leave_group)
     return response
 
 
 async def offset_commit(
     broker: BrokerApi, ctx: RequestContext, request: Any
 ) -> OffsetCommitResponse:
-    # v2-v4 carry a retention time that later versions dropped (-1: broker default).
-    retention = getattr(request, "retention_time", None)
-    retention_ms = -1 if retention is None else round(retention.total_seconds() * 1000)
+    retention_ms = commit_retention_ms(request)
     request = upgrade(request, OffsetCommitRequest)
     existing, unknown = await split_unknown(broker.topics, request)
     if unknown and not existing.topics:
@@ -185,58 +166,10 @@ async def offset_delete(
 
 
 async def offset_fetch(broker: BrokerApi, ctx: RequestContext, request: Any) -> Any:
-    if ctx.api_version >= 8:
-        groups = upgrade(request, OffsetFetchRequest).groups
-    else:  # v1-v7: one group, answered in the old flat shape
-        groups = (
-            OffsetFetchRequestGroup(
-                group_id=request.group_id,
-                member_id=None,
-                member_epoch=i32(-1),
-                topics=None
-                if request.topics is None
-                else tuple(
-                    OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
-                    for t in request.topics
-                ),
-            ),
-        )
+    groups = offset_fetch_groups(ctx.api_version, request)
     require_stable: bool = getattr(request, "require_stable", False)
     results = [await _fetch_group(broker, ctx, g, require_stable) for g in groups]
-    if ctx.api_version >= 8:
-        return OffsetFetchResponse(throttle_time=NO_THROTTLE, groups=tuple(results))
-    group = results[0]
-    return build(
-        apis.codec(apis.OFFSET_FETCH, ctx.api_version).response_type,
-        throttle_time=NO_THROTTLE,
-        error_code=group.error_code,
-        topics=tuple(
-            build(
-                _nested(ctx.api_version, "OffsetFetchResponseTopic"),
-                name=t.name,
-                partitions=tuple(
-                    build(
-                        _nested(ctx.api_version, "OffsetFetchResponsePartition"),
-                        partition_index=p.partition_index,
-                        committed_offset=p.committed_offset,
-                        committed_leader_epoch=p.committed_leader_epoch,
-                        metadata=p.metadata,
-                        error_code=p.error_code if p.error_code else group.error_code,
-                    )
-                    for p in t.partitions
-                ),
-            )
-            for t in group.topics
-        ),
-    )
-
-
-def _nested(version: int, name: str) -> type[Any]:
-    import importlib
-
-    module = importlib.import_module(f"kio.schema.offset_fetch.v{version}.response")
-    cls: type[Any] = getattr(module, name)
-    return cls
+    return offset_fetch_response(ctx.api_version, tuple(results))
 
 
 async def _fetch_group(
