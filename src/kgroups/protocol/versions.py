@@ -32,14 +32,9 @@ from kio.schema.offset_fetch.v9.request import (
     OffsetFetchRequestTopics,
 )
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse, OffsetFetchResponseGroup
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    PrimitiveField,
-    classify_field,
-    is_optional,
-)
 from kio.static.primitive import i32, i32Timedelta
+
+from kgroups.protocol.kio_schema import SchemaField, schema_fields
 
 T = TypeVar("T")
 
@@ -68,12 +63,12 @@ def upgrade(entity: object, target: type[T]) -> T:
 
 @cache
 def _converter(source: Any, target: Any) -> Converter:
-    source_names = {f.name for f in dataclasses.fields(source)}
-    source_fields = {f.name: f for f in dataclasses.fields(source)}
+    source_fields = {f.name: f for f in schema_fields(source)}
     steps: list[tuple[str, Callable[[Any], Any]]] = []
-    for f in dataclasses.fields(target):
-        if f.name in source_names:
-            steps.append((f.name, _field_copier(source_fields[f.name], f)))
+    for f in schema_fields(target):
+        old = source_fields.get(f.name)
+        if old is not None:
+            steps.append((f.name, _field_copier(old, f)))
         else:
             steps.append((f.name, _constant(_default_for(f))))
 
@@ -87,56 +82,52 @@ def _constant(value: object) -> Converter:
     return lambda _obj: value
 
 
-def _field_copier(source: dataclasses.Field[Any], target: dataclasses.Field[Any]) -> Converter:
+def _field_copier(source: SchemaField, target: SchemaField) -> Converter:
     name = source.name
-    kind = classify_field(target)
-    if isinstance(kind, EntityField):
-        inner = _nested_converter(source, kind.type_)
-
-        def copy_entity(obj: Any) -> Any:
-            value = getattr(obj, name)
-            return None if value is None else inner(value)
-
-        return copy_entity
-    if isinstance(kind, EntityTupleField):
-        inner = _nested_converter(source, kind.type_)
+    if target.entity is None:
+        return lambda obj: getattr(obj, name)
+    inner = _nested_converter(source, target.entity)
+    if target.array:
 
         def copy_entities(obj: Any) -> Any:
             value = getattr(obj, name)
             return None if value is None else tuple(inner(v) for v in value)
 
         return copy_entities
-    return lambda obj: getattr(obj, name)
+
+    def copy_entity(obj: Any) -> Any:
+        value = getattr(obj, name)
+        return None if value is None else inner(value)
+
+    return copy_entity
 
 
-def _nested_converter(source: dataclasses.Field[Any], target_type: Any) -> Converter:
-    source_kind = classify_field(source)
-    assert isinstance(source_kind, EntityField | EntityTupleField)
-    source_type: Any = source_kind.type_
+def _nested_converter(source: SchemaField, target_type: Any) -> Converter:
+    source_type = source.entity
+    assert source_type is not None
     if source_type is target_type:
         return lambda v: v
     return _converter(source_type, target_type)
 
 
-def _default_for(f: dataclasses.Field[Any]) -> object:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    if is_optional(f):
+def _default_for(f: SchemaField) -> object:
+    default = f.field.default
+    if default is not dataclasses.MISSING:
+        return default
+    if f.field.default_factory is not dataclasses.MISSING:
+        return f.field.default_factory()
+    if f.optional:
         return None
-    kind = classify_field(f)
-    if not isinstance(kind, PrimitiveField):
+    if f.array or f.entity is not None:
         return ()
-    kafka_type = f.metadata.get("kafka_type", "")
-    return _ZERO_BY_KAFKA_TYPE.get(kafka_type, 0)
+    return _ZERO_BY_KAFKA_TYPE.get(f.kafka_type or "", 0)
 
 
 def build(cls: type[T], **values: Any) -> T:
     """An entity of `cls` from the values it has fields for; schema defaults for
     the rest. For responses whose older versions have fields the newest lacks."""
     wanted = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in schema_fields(cls):
         wanted[f.name] = values[f.name] if f.name in values else _default_for(f)
     return cls(**wanted)
 
