@@ -3,7 +3,6 @@ two elements, and on request one nullable field (by path) set to null."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -12,15 +11,8 @@ from uuid import UUID
 
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_writer
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    PrimitiveTupleField,
-    classify_field,
-    get_field_tag,
-    get_schema_field_type,
-    is_optional,
-)
+
+from kgroups.protocol.kio_schema import schema_fields
 
 _VALUES: dict[str, object] = {
     "int8": 1,
@@ -49,37 +41,34 @@ Path = tuple[str, ...]
 def sample(entity_type: type[Any], null_at: Path = ()) -> Any:
     """An instance with the field at `null_at` (names from the root) set to None."""
     values: dict[str, object] = {}
-    for field in dataclasses.fields(entity_type):
-        if get_field_tag(field) is not None:
+    for field in schema_fields(entity_type):
+        if field.tag is not None:
             continue  # tagged fields keep their defaults
         here = null_at[:1] == (field.name,)
         if here and len(null_at) == 1:
             values[field.name] = None
             continue
         deeper = null_at[1:] if here else ()
-        kind = classify_field(field)
-        if isinstance(kind, EntityTupleField):
-            values[field.name] = (sample(kind.type_, deeper), sample(kind.type_))
-        elif isinstance(kind, EntityField):
-            values[field.name] = sample(kind.type_, deeper)
+        if field.entity is not None and field.array:
+            values[field.name] = (sample(field.entity, deeper), sample(field.entity))
+        elif field.entity is not None:
+            values[field.name] = sample(field.entity, deeper)
         else:
-            value = _VALUES[get_schema_field_type(field)]
-            is_tuple = isinstance(kind, PrimitiveTupleField)
-            values[field.name] = (value, value) if is_tuple else value
+            value = _VALUES[field.kafka_type or ""]
+            values[field.name] = (value, value) if field.array else value
     return entity_type(**values)
 
 
 def nullable_paths(entity_type: type[Any], prefix: Path = ()) -> Iterator[Path]:
     """Every field that may be null, by path; nested ones inside the first element."""
-    for field in dataclasses.fields(entity_type):
-        if get_field_tag(field) is not None:
+    for field in schema_fields(entity_type):
+        if field.tag is not None:
             continue
         path = (*prefix, field.name)
-        if is_optional(field):
+        if field.optional:
             yield path
-        kind = classify_field(field)
-        if isinstance(kind, EntityField | EntityTupleField):
-            yield from nullable_paths(kind.type_, path)
+        if field.entity is not None:
+            yield from nullable_paths(field.entity, path)
 
 
 def encode(entity: Any) -> bytes:

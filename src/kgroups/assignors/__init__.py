@@ -14,13 +14,7 @@ Java consumers and kafka-python consumers can share a group::
     )
 """
 
-from kgroups.assignors.base import (
-    Assignor,
-    PartitionRacks,
-    RebalanceProtocol,
-    UnknownAssignor,
-    by_name,
-)
+from kgroups.assignors.base import Assignor, PartitionRacks, RebalanceProtocol
 from kgroups.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kgroups.assignors.protocol import (
     LATEST_VERSION,
@@ -35,6 +29,7 @@ from kgroups.assignors.protocol import (
     encode_subscription,
 )
 from kgroups.assignors.range import RangeAssignor
+from kgroups.assignors.registry import UnknownAssignor, by_name
 from kgroups.assignors.roundrobin import RoundRobinAssignor
 from kgroups.assignors.sticky import StickyAssignor
 

@@ -1,4 +1,4 @@
-"""What a partition assignor is, and how to find one by its protocol name.
+"""What a partition assignor is (see registry.py to find one by its protocol name).
 
 A consumer group's leader runs one assignor over every member's subscription
 and sends each member its share. The assignor's ``name`` is the protocol name
@@ -19,7 +19,7 @@ from typing import Protocol
 
 from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
 
-__all__ = ["Assignor", "PartitionRacks", "RebalanceProtocol", "UnknownAssignor", "by_name"]
+__all__ = ["Assignor", "PartitionRacks", "RebalanceProtocol"]
 
 PartitionRacks = Mapping[TopicPartition, set[str]]
 """The racks holding a replica of each partition, for rack-aware assignment."""
@@ -60,28 +60,3 @@ class Assignor(Protocol):
     def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
         """Called in the member with the assignment it received."""
         ...
-
-
-class UnknownAssignor(LookupError):
-    pass
-
-
-def by_name(name: str) -> Assignor:
-    """A fresh assignor for a protocol name."""
-    # Imported here: the assignors themselves import this module.
-    from kgroups.assignors.cooperative_sticky import CooperativeStickyAssignor
-    from kgroups.assignors.range import RangeAssignor
-    from kgroups.assignors.roundrobin import RoundRobinAssignor
-    from kgroups.assignors.sticky import StickyAssignor
-
-    factories: dict[str, type[Assignor]] = {
-        RangeAssignor.name: RangeAssignor,
-        RoundRobinAssignor.name: RoundRobinAssignor,
-        StickyAssignor.name: StickyAssignor,
-        CooperativeStickyAssignor.name: CooperativeStickyAssignor,
-    }
-    try:
-        factory = factories[name]
-    except KeyError:
-        raise UnknownAssignor(f"no partition assignor is named {name!r}") from None
-    return factory()

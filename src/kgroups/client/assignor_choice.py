@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kgroups.assignors.base import Assignor, RebalanceProtocol, UnknownAssignor, by_name
+from kgroups.assignors.base import Assignor, RebalanceProtocol
+from kgroups.assignors.registry import UnknownAssignor, by_name
 
 __all__ = ["common_rebalance_protocol", "make_assignors", "protocol_name"]
 

@@ -3,7 +3,8 @@
 Responses are always the newest version's entities; the shell writes them
 with the writer of the version the client spoke, which drops newer fields.
 What older versions need beyond that — a non-null protocol name before
-JoinGroup v7, one flattened error before LeaveGroup v3 — is done here.
+JoinGroup v7, one flattened error before LeaveGroup v3 — is applied here, by
+the rules of protocol/versions.py.
 """
 
 from __future__ import annotations
@@ -25,16 +26,12 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.coordinator.offsets import TopicPartition
 from kgroups.protocol.types import TopicName, i32
+from kgroups.protocol.versions import join_protocol_name, leave_error
 
 NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
 NO_GENERATION = -1
 NO_LEADER = ""
 UNKNOWN_MEMBER_ID = ""
-
-# JoinGroup v7 made the protocol name nullable; before, "" stands for none.
-_NULLABLE_PROTOCOL_NAME_VERSION = 7
-# LeaveGroup v3 introduced per-member errors.
-_BATCH_LEAVE_VERSION = 3
 
 
 def join_response(
@@ -49,16 +46,12 @@ def join_response(
     skip_assignment: bool = False,
     members: tuple[JoinGroupResponseMember, ...] = (),
 ) -> JoinGroupResponse:
-    if api_version < _NULLABLE_PROTOCOL_NAME_VERSION:
-        protocol_name = protocol_name or ""
-    elif protocol_name == "":
-        protocol_name = None
     return JoinGroupResponse(
         throttle_time=NO_THROTTLE,
         error_code=error,
         generation_id=i32(generation_id),
         protocol_type=protocol_type,
-        protocol_name=protocol_name,
+        protocol_name=join_protocol_name(api_version, protocol_name),
         leader=leader,
         skip_assignment=skip_assignment,
         member_id=member_id,
@@ -93,13 +86,11 @@ def heartbeat_response(error: ErrorCode) -> HeartbeatResponse:
 def leave_response(
     api_version: int, error: ErrorCode, members: tuple[MemberResponse, ...] = ()
 ) -> LeaveGroupResponse:
-    if api_version < _BATCH_LEAVE_VERSION and error is ErrorCode.none:
-        # Old clients read a single error: the first member's failure, if any.
-        error = next(
-            (m.error_code for m in members if m.error_code is not ErrorCode.none),
-            ErrorCode.none,
-        )
-    return LeaveGroupResponse(throttle_time=NO_THROTTLE, error_code=error, members=members)
+    return LeaveGroupResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=leave_error(api_version, error, members),
+        members=members,
+    )
 
 
 def offset_commit_response(

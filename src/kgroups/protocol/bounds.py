@@ -13,22 +13,14 @@ Python in which a run of fixed-size fields is a single add.
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NoReturn
 
 from kio.serial import entity_reader
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    PrimitiveTupleField,
-    classify_field,
-    get_field_tag,
-    get_schema_field_type,
-    is_optional,
-)
+
+from kgroups.protocol.kio_schema import SchemaField, schema_fields
 
 # How many bytes each fixed-size kio type takes on the wire.
 _FIXED_SIZES = {
@@ -105,9 +97,9 @@ def _plan(entity_type: Any) -> Plan:
     flexible: bool = entity_type.__flexible__
     steps: list[tuple[int, Any]] = []
     tagged: dict[int, Plan] = {}
-    for field in dataclasses.fields(entity_type):
+    for field in schema_fields(entity_type):
         field_steps = _field_steps(field, flexible, entity_type.__name__ == "RequestHeader")
-        tag = get_field_tag(field)
+        tag = field.tag
         if tag is None:
             steps.extend(field_steps)
         else:
@@ -117,22 +109,22 @@ def _plan(entity_type: Any) -> Plan:
     return _merged(steps)
 
 
-def _field_steps(field: dataclasses.Field[Any], flexible: bool, header: bool) -> Plan:
+def _field_steps(field: SchemaField, flexible: bool, header: bool) -> Plan:
     if header and field.name == "client_id":
         return ((_LEGACY_STRING, None),)
-    kind = classify_field(field)
     array = _COMPACT_ARRAY if flexible else _LEGACY_ARRAY
     # Like Kafka, a null where the schema allows none is malformed: kio would
     # read it as None and hand it to code that expects a tuple.
-    not_null = None if is_optional(field) else field.name
-    if isinstance(kind, EntityTupleField):
-        return ((array, (_plan(kind.type_), not_null)),)
-    if isinstance(kind, EntityField):
-        if is_optional(field):
-            return ((_NULLABLE_ENTITY, _plan(kind.type_)),)
-        return _plan(kind.type_)
-    item = _primitive_step(get_schema_field_type(field), flexible)
-    if isinstance(kind, PrimitiveTupleField):
+    not_null = None if field.optional else field.name
+    if field.entity is not None and field.array:
+        return ((array, (_plan(field.entity), not_null)),)
+    if field.entity is not None:
+        if field.optional:
+            return ((_NULLABLE_ENTITY, _plan(field.entity)),)
+        return _plan(field.entity)
+    assert field.kafka_type is not None
+    item = _primitive_step(field.kafka_type, flexible)
+    if field.array:
         element = item[1] if item[0] == _SKIP else (item,)
         return ((array, (element, not_null)),)
     return (item,)

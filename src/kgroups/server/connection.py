@@ -18,7 +18,7 @@ from kgroups.protocol.framing import BadFrame, read_frame
 from kgroups.server.dispatch import BadRequest, dispatch
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class ConnectionState:
 
 
 async def serve_connection(
-    broker: Broker,
+    broker: BrokerApi,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     state: ConnectionState,

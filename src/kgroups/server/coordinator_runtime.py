@@ -36,7 +36,7 @@ from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_core import BrokerCore
     from kgroups.server.context import RequestContext
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ _TIMEOUT_ERRORS = {
 
 
 class CoordinatorRuntime:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerCore) -> None:
         self._broker = broker
         cfg = broker.config
         self.config = CoordinatorConfig(

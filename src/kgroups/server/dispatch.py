@@ -21,7 +21,7 @@ from kgroups.server.context import RequestContext
 from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -31,7 +31,7 @@ class BadRequest(ValueError):
     """A request the broker cannot answer; the connection is closed."""
 
 
-async def dispatch(broker: Broker, request: bytes, client_host: str) -> bytes | None:
+async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -59,7 +59,7 @@ async def dispatch(broker: Broker, request: bytes, client_host: str) -> bytes | 
 
 
 async def _dispatch_big(
-    broker: Broker, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
+    broker: BrokerApi, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""

@@ -22,14 +22,14 @@ from kgroups.storage.log_manager import LogManager
 from kgroups.storage.producer_state import write_snapshot_file
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_core import BrokerCore
 
 __all__ = ["expire_idle_producers", "expire_producers_periodically"]
 
 log = logging.getLogger(__name__)
 
 
-async def expire_producers_periodically(broker: Broker) -> None:
+async def expire_producers_periodically(broker: BrokerCore) -> None:
     interval_s = broker.config.get_int("producer.id.expiration.check.interval.ms") / 1000
     expiration_ms = broker.config.get_int("producer.id.expiration.ms")
     while True:

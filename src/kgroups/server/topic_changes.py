@@ -32,7 +32,7 @@ from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
 
 __all__ = ["NewTopic", "create_topics", "delete_topics"]
 
@@ -49,7 +49,7 @@ class NewTopic:
 
 
 async def create_topics(
-    broker: Broker, wanted: Sequence[NewTopic], *, validate_only: bool = False
+    broker: BrokerApi, wanted: Sequence[NewTopic], *, validate_only: bool = False
 ) -> list[Topic | KafkaError]:
     """Create ``wanted``; one result per entry, in order."""
     results: list[Topic | KafkaError] = []
@@ -72,7 +72,9 @@ async def create_topics(
     return results
 
 
-async def _create(broker: Broker, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
+async def _create(
+    broker: BrokerApi, planned: list[tuple[Topic, LogConfig]]
+) -> dict[str, KafkaError]:
     failed: dict[str, KafkaError] = {}
     made: list[tuple[Topic, list[PartitionLog]]] = []
     try:
@@ -110,7 +112,7 @@ def _discard(logs: Sequence[PartitionLog]) -> None:
         partition_log.delete()
 
 
-async def delete_topics(broker: Broker, names: Sequence[str]) -> list[Topic | KafkaError]:
+async def delete_topics(broker: BrokerApi, names: Sequence[str]) -> list[Topic | KafkaError]:
     """Delete the topics named; one result per name, in order."""
     results: list[Topic | KafkaError] = []
     doomed: list[Topic] = []
@@ -131,7 +133,7 @@ async def delete_topics(broker: Broker, names: Sequence[str]) -> list[Topic | Ka
     return results
 
 
-async def _delete(broker: Broker, doomed: list[Topic]) -> dict[str, KafkaError]:
+async def _delete(broker: BrokerApi, doomed: list[Topic]) -> dict[str, KafkaError]:
     try:
         try:
             await broker.topics.remove_all(topic.name for topic in doomed)

@@ -5,13 +5,17 @@ from kio.schema.join_group.v0.request import JoinGroupRequestProtocol as Protoco
 from kio.schema.join_group.v2 import JoinGroupResponse as JoinGroupResponseV2
 from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
 from kio.schema.join_group.v9.response import JoinGroupResponseMember
+from kio.schema.leave_group.v2 import LeaveGroupRequest as LeaveGroupRequestV2
+from kio.schema.leave_group.v5.response import MemberResponse
 from kio.schema.types import GroupId
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
-from kgroups.protocol.versions import upgrade
+from kgroups.protocol.versions import join_protocol_name, leave_error, leave_request, upgrade
+
+UNKNOWN = ErrorCode.unknown_member_id
 
 
 def test_upgrade_fills_fields_the_old_version_lacks() -> None:
@@ -74,3 +78,22 @@ def test_repeating_responses_are_encoded_once_and_stay_correct() -> None:
     assert c.encode_response(ok) is first  # served from the cache
     assert c.encode_response(rebalancing) != first
     assert c.encode_response(rebalancing)[4:6] == b"\x00\x1b"  # error code 27
+
+
+def test_join_group_protocol_name_is_null_only_from_v7() -> None:
+    assert join_protocol_name(6, None) == ""
+    assert join_protocol_name(7, None) is None
+    assert join_protocol_name(7, "") is None
+    assert join_protocol_name(5, "range") == join_protocol_name(9, "range") == "range"
+
+
+def test_old_leave_group_names_one_member_and_reads_one_error() -> None:
+    old = LeaveGroupRequestV2(group_id=GroupId("g"), member_id="m-1")
+    request = leave_request(2, old)
+    assert request.group_id == "g"
+    assert [(m.member_id, m.group_instance_id) for m in request.members] == [("m-1", None)]
+    failed = (MemberResponse(member_id="m-1", group_instance_id=None, error_code=UNKNOWN),)
+    # Before v3 the member's failure is the answer's error; from v3 it stays per member.
+    assert leave_error(2, ErrorCode.none, failed) == UNKNOWN
+    assert leave_error(3, ErrorCode.none, failed) == ErrorCode.none
+    assert leave_error(2, ErrorCode.not_coordinator, failed) == ErrorCode.not_coordinator

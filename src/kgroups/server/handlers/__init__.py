@@ -29,10 +29,10 @@ from kgroups.server.handlers import (
 )
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
-Handler = Callable[["Broker", "RequestContext", Any], Awaitable[object | None]]
+Handler = Callable[["BrokerApi", "RequestContext", Any], Awaitable[object | None]]
 
 
 @dataclass(frozen=True, slots=True)

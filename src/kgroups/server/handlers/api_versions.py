@@ -13,7 +13,7 @@ from kgroups.protocol.types import i16
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 _ENTRIES = tuple(
@@ -23,7 +23,7 @@ _ENTRIES = tuple(
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: ApiVersionsRequest
+    broker: BrokerApi, ctx: RequestContext, request: ApiVersionsRequest
 ) -> ApiVersionsResponse:
     return ApiVersionsResponse(
         error_code=ErrorCode.none, api_keys=_ENTRIES, throttle_time=NO_THROTTLE

@@ -17,7 +17,7 @@ from kgroups.server.handlers.common import NO_THROTTLE
 from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 # DescribeConfigs config sources.
@@ -26,7 +26,7 @@ DEFAULT_CONFIG = 5
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: CreateTopicsRequest
+    broker: BrokerApi, ctx: RequestContext, request: CreateTopicsRequest
 ) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
     results: list[CreatableTopicResult | NewTopic] = []
@@ -48,7 +48,7 @@ async def handle(
     )
 
 
-def _parse(broker: Broker, topic: CreatableTopic) -> NewTopic:
+def _parse(broker: BrokerApi, topic: CreatableTopic) -> NewTopic:
     if topic.name == OFFSETS_TOPIC and broker.topics.get(OFFSETS_TOPIC) is None:
         # The coordinator creates it with offsets.topic.*: a client's partition
         # count or retention would cost every group its offsets.
@@ -94,7 +94,9 @@ def _parse(broker: Broker, topic: CreatableTopic) -> NewTopic:
     return NewTopic(topic.name, partitions, overrides)
 
 
-def _result(broker: Broker, wanted: NewTopic, created: Topic | KafkaError) -> CreatableTopicResult:
+def _result(
+    broker: BrokerApi, wanted: NewTopic, created: Topic | KafkaError
+) -> CreatableTopicResult:
     if isinstance(created, KafkaError):
         return _error(wanted.name, created.error_code, created.message)
     overrides = wanted.configs

@@ -15,13 +15,13 @@ from kgroups.server.handlers.common import NO_THROTTLE
 from kgroups.server.topic_changes import delete_topics
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 _NO_ID = UUID(int=0)
 
 
-async def handle(broker: Broker, ctx: RequestContext, request: object) -> DeleteTopicsResponse:
+async def handle(broker: BrokerApi, ctx: RequestContext, request: object) -> DeleteTopicsResponse:
     if isinstance(request, DeleteTopicsRequest):
         states = request.topics
     else:  # v1-v5 name topics in a plain list

@@ -12,14 +12,14 @@ from kgroups.protocol.types import BrokerId, i8, i32
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 BROKERS_ENDPOINT = 1
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: DescribeClusterRequest
+    broker: BrokerApi, ctx: RequestContext, request: DescribeClusterRequest
 ) -> DescribeClusterResponse:
     host, port = broker.advertised
     node = BrokerId(broker.broker_id)

@@ -15,7 +15,7 @@ from kgroups.protocol.types import i8
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 TOPIC = 2
@@ -27,7 +27,7 @@ DEFAULT_CONFIG = 5
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: DescribeConfigsRequest
+    broker: BrokerApi, ctx: RequestContext, request: DescribeConfigsRequest
 ) -> DescribeConfigsResponse:
     results = []
     for resource in request.resources:

@@ -21,14 +21,14 @@ from kgroups.protocol.types import BrokerId, i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 _EMPTY = cast(Records, b"")
 _NO_REPLICA = BrokerId(-1)
 
 
-async def handle(broker: Broker, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     max_wait_ms = int(request.max_wait.total_seconds() * 1000)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_wait_ms / 1000
@@ -53,7 +53,7 @@ async def handle(broker: Broker, ctx: RequestContext, request: FetchRequest) -> 
 
 
 def _read(
-    broker: Broker, request: FetchRequest
+    broker: BrokerApi, request: FetchRequest
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
     # As Kafka: the request's max_bytes, capped by the broker's fetch.max.bytes,
     # bounds the response, and each partition its partition_max_bytes; only the

@@ -18,7 +18,7 @@ from kgroups.protocol.types import BrokerId, i32
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 # error, message, node id, host, port
@@ -29,7 +29,7 @@ TRANSACTION = 1
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: object
+    broker: BrokerApi, ctx: RequestContext, request: object
 ) -> FindCoordinatorResponse | FindCoordinatorResponseV3:
     if isinstance(request, FindCoordinatorRequest):
         found = [(key, _find(broker, request.key_type, key)) for key in request.coordinator_keys]
@@ -61,7 +61,7 @@ async def handle(
     )
 
 
-def _find(broker: Broker, key_type: int, key: str) -> Found:
+def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
     if key_type == TRANSACTION:
         return _no_coordinator(
             ErrorCode.coordinator_not_available, "Transactions are not supported"

@@ -2,13 +2,14 @@
 
 The coordinator speaks the newest schema of each API. Where an older version
 has a different shape (LeaveGroup v0-v2 name one member, OffsetFetch v1-v7 one
-group, OffsetCommit v2-v4 carry a retention time), this file converts on the
-way in and out.
+group, OffsetCommit v2-v4 carry a retention time), protocol/versions.py
+converts on the way in and out.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest, DeleteGroupsResponse
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
@@ -16,8 +17,7 @@ from kio.schema.describe_groups.v5 import DescribeGroupsRequest, DescribeGroupsR
 from kio.schema.describe_groups.v5.response import DescribedGroup
 from kio.schema.heartbeat.v4 import HeartbeatRequest, HeartbeatResponse
 from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
-from kio.schema.leave_group.v5 import LeaveGroupRequest, LeaveGroupResponse
-from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.leave_group.v5 import LeaveGroupResponse
 from kio.schema.list_groups.v5 import ListGroupsRequest, ListGroupsResponse
 from kio.schema.list_groups.v5.response import ListedGroup
 from kio.schema.offset_commit.v9 import OffsetCommitRequest, OffsetCommitResponse
@@ -26,8 +26,8 @@ from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponseTopic,
 )
 from kio.schema.offset_delete.v0 import OffsetDeleteRequest, OffsetDeleteResponse
-from kio.schema.offset_fetch.v9 import OffsetFetchRequest, OffsetFetchResponse
-from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kio.schema.offset_fetch.v9 import OffsetFetchResponse
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartitions,
@@ -35,34 +35,37 @@ from kio.schema.offset_fetch.v9.response import (
 )
 from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
 
+from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.responses import join_error
+from kgroups.coordinator.result import Result
+from kgroups.coordinator.shard import GroupCoordinatorShard as Shard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
-from kgroups.protocol.versions import build, upgrade
+from kgroups.protocol.versions import (
+    commit_retention_ms,
+    leave_request,
+    offset_fetch_groups,
+    offset_fetch_response,
+    upgrade,
+)
 from kgroups.server.handlers.commit_partitions import merge_unknown, split_unknown
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
+
+Request = TypeVar("Request")
+# A shard method that takes one request: `Shard.heartbeat`, say.
+ShardMethod = Callable[[Shard, Request, CoordinatorContext, int], Result]
 
 
 def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     """A whole-request error (coordinator loading, not coordinator, bad group id)."""
     api_key = ctx.api_key
     if api_key == apis.JOIN_GROUP:
-        return JoinGroupResponse(
-            throttle_time=NO_THROTTLE,
-            error_code=error,
-            generation_id=i32(-1),
-            protocol_type=None,
-            # Nullable only from v7 on.
-            protocol_name=None if ctx.api_version >= 7 else "",
-            leader="",
-            skip_assignment=False,
-            member_id=request.member_id,
-            members=(),
-        )
+        return join_error(ctx.api_version, error, request.member_id)
     if api_key == apis.SYNC_GROUP:
         return SyncGroupResponse(
             throttle_time=NO_THROTTLE,
@@ -96,61 +99,49 @@ def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     raise AssertionError(api_key)
 
 
-async def _single(broker: Broker, ctx: RequestContext, request: Any, method: str) -> Any:
-    group_id: str = request.group_id
+async def _single(
+    broker: BrokerApi, ctx: RequestContext, request: Request, method: ShardMethod[Request]
+) -> Any:
+    group_id: str = getattr(request, "group_id")  # noqa: B009 (every grouped request has one)
     if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
         return _error_response(ctx, ErrorCode.invalid_group_id, request)
     try:
-        return await broker.coordinator.call(
-            group_id, ctx, lambda shard, c, now: getattr(shard, method)(request, c, now)
-        )
+        return await broker.coordinator.call(group_id, ctx, _bind(method, request))
     except KafkaError as e:
         return _error_response(ctx, e.error_code, request)
 
 
 async def join_group(
-    broker: Broker, ctx: RequestContext, request: JoinGroupRequest
+    broker: BrokerApi, ctx: RequestContext, request: JoinGroupRequest
 ) -> JoinGroupResponse:
-    response: JoinGroupResponse = await _single(broker, ctx, request, "join_group")
+    response: JoinGroupResponse = await _single(broker, ctx, request, Shard.join_group)
     return response
 
 
 async def sync_group(
-    broker: Broker, ctx: RequestContext, request: SyncGroupRequest
+    broker: BrokerApi, ctx: RequestContext, request: SyncGroupRequest
 ) -> SyncGroupResponse:
-    response: SyncGroupResponse = await _single(broker, ctx, request, "sync_group")
+    response: SyncGroupResponse = await _single(broker, ctx, request, Shard.sync_group)
     return response
 
 
 async def heartbeat(
-    broker: Broker, ctx: RequestContext, request: HeartbeatRequest
+    broker: BrokerApi, ctx: RequestContext, request: HeartbeatRequest
 ) -> HeartbeatResponse:
-    response: HeartbeatResponse = await _single(broker, ctx, request, "heartbeat")
+    response: HeartbeatResponse = await _single(broker, ctx, request, Shard.heartbeat)
     return response
 
 
-async def leave_group(broker: Broker, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
-    if ctx.api_version < 3:  # v0-v2 name one member and answer with one error code
-        request = LeaveGroupRequest(
-            group_id=request.group_id,
-            members=(MemberIdentity(member_id=request.member_id, group_instance_id=None),),
-        )
-    else:
-        request = upgrade(request, LeaveGroupRequest)
-    response: LeaveGroupResponse = await _single(broker, ctx, request, "leave_group")
-    if ctx.api_version < 3 and response.error_code == ErrorCode.none and response.members:
-        return LeaveGroupResponse(
-            throttle_time=response.throttle_time,
-            error_code=response.members[0].error_code,
-            members=(),
-        )
+async def leave_group(broker: BrokerApi, ctx: RequestContext, request: Any) -> LeaveGroupResponse:
+    newest = leave_request(ctx.api_version, request)
+    response: LeaveGroupResponse = await _single(broker, ctx, newest, Shard.leave_group)
     return response
 
 
-async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> OffsetCommitResponse:
-    # v2-v4 carry a retention time that later versions dropped (-1: broker default).
-    retention = getattr(request, "retention_time", None)
-    retention_ms = -1 if retention is None else round(retention.total_seconds() * 1000)
+async def offset_commit(
+    broker: BrokerApi, ctx: RequestContext, request: Any
+) -> OffsetCommitResponse:
+    retention_ms = commit_retention_ms(request)
     request = upgrade(request, OffsetCommitRequest)
     existing, unknown = await split_unknown(broker.topics, request)
     if unknown and not existing.topics:
@@ -168,69 +159,21 @@ async def offset_commit(broker: Broker, ctx: RequestContext, request: Any) -> Of
 
 
 async def offset_delete(
-    broker: Broker, ctx: RequestContext, request: OffsetDeleteRequest
+    broker: BrokerApi, ctx: RequestContext, request: OffsetDeleteRequest
 ) -> OffsetDeleteResponse:
-    response: OffsetDeleteResponse = await _single(broker, ctx, request, "offset_delete")
+    response: OffsetDeleteResponse = await _single(broker, ctx, request, Shard.offset_delete)
     return response
 
 
-async def offset_fetch(broker: Broker, ctx: RequestContext, request: Any) -> Any:
-    if ctx.api_version >= 8:
-        groups = upgrade(request, OffsetFetchRequest).groups
-    else:  # v1-v7: one group, answered in the old flat shape
-        groups = (
-            OffsetFetchRequestGroup(
-                group_id=request.group_id,
-                member_id=None,
-                member_epoch=i32(-1),
-                topics=None
-                if request.topics is None
-                else tuple(
-                    OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
-                    for t in request.topics
-                ),
-            ),
-        )
+async def offset_fetch(broker: BrokerApi, ctx: RequestContext, request: Any) -> Any:
+    groups = offset_fetch_groups(ctx.api_version, request)
     require_stable: bool = getattr(request, "require_stable", False)
     results = [await _fetch_group(broker, ctx, g, require_stable) for g in groups]
-    if ctx.api_version >= 8:
-        return OffsetFetchResponse(throttle_time=NO_THROTTLE, groups=tuple(results))
-    group = results[0]
-    return build(
-        apis.codec(apis.OFFSET_FETCH, ctx.api_version).response_type,
-        throttle_time=NO_THROTTLE,
-        error_code=group.error_code,
-        topics=tuple(
-            build(
-                _nested(ctx.api_version, "OffsetFetchResponseTopic"),
-                name=t.name,
-                partitions=tuple(
-                    build(
-                        _nested(ctx.api_version, "OffsetFetchResponsePartition"),
-                        partition_index=p.partition_index,
-                        committed_offset=p.committed_offset,
-                        committed_leader_epoch=p.committed_leader_epoch,
-                        metadata=p.metadata,
-                        error_code=p.error_code if p.error_code else group.error_code,
-                    )
-                    for p in t.partitions
-                ),
-            )
-            for t in group.topics
-        ),
-    )
-
-
-def _nested(version: int, name: str) -> type[Any]:
-    import importlib
-
-    module = importlib.import_module(f"kio.schema.offset_fetch.v{version}.response")
-    cls: type[Any] = getattr(module, name)
-    return cls
+    return offset_fetch_response(ctx.api_version, tuple(results))
 
 
 async def _fetch_group(
-    broker: Broker, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
+    broker: BrokerApi, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
 ) -> OffsetFetchResponseGroup:
     try:
         response: OffsetFetchResponse = await broker.coordinator.call(
@@ -263,7 +206,7 @@ async def _fetch_group(
 
 
 async def describe_groups(
-    broker: Broker, ctx: RequestContext, request: DescribeGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: DescribeGroupsRequest
 ) -> DescribeGroupsResponse:
     described: dict[str, DescribedGroup] = {}
     for partition, group_ids in _by_partition(broker, request.groups).items():
@@ -273,7 +216,7 @@ async def describe_groups(
         )
         try:
             response: DescribeGroupsResponse = await broker.coordinator.call_partition(
-                partition, ctx, _bind("describe_groups", part)
+                partition, ctx, _bind(Shard.describe_groups, part)
             )
             described.update((g.group_id, g) for g in response.groups)
         except KafkaError as e:
@@ -293,7 +236,7 @@ async def describe_groups(
 
 
 async def list_groups(
-    broker: Broker, ctx: RequestContext, request: ListGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: ListGroupsRequest
 ) -> ListGroupsResponse:
     listed: list[ListedGroup] = []
     error = ErrorCode.none
@@ -312,14 +255,14 @@ async def list_groups(
 
 
 async def delete_groups(
-    broker: Broker, ctx: RequestContext, request: DeleteGroupsRequest
+    broker: BrokerApi, ctx: RequestContext, request: DeleteGroupsRequest
 ) -> DeleteGroupsResponse:
     results: dict[str, ErrorCode] = {}
     for partition, group_ids in _by_partition(broker, request.groups_names).items():
         part = DeleteGroupsRequest(groups_names=tuple(GroupId(g) for g in group_ids))
         try:
             response: DeleteGroupsResponse = await broker.coordinator.call_partition(
-                partition, ctx, _bind("delete_groups", part)
+                partition, ctx, _bind(Shard.delete_groups, part)
             )
             results.update((r.group_id, r.error_code) for r in response.results)
         except KafkaError as e:
@@ -333,7 +276,7 @@ async def delete_groups(
     )
 
 
-def _by_partition(broker: Broker, group_ids: tuple[str, ...]) -> dict[int, list[str]]:
+def _by_partition(broker: BrokerApi, group_ids: tuple[str, ...]) -> dict[int, list[str]]:
     """Group ids by the `__consumer_offsets` partition that coordinates them."""
     out: dict[int, list[str]] = {}
     for g in dict.fromkeys(group_ids):
@@ -341,6 +284,8 @@ def _by_partition(broker: Broker, group_ids: tuple[str, ...]) -> dict[int, list[
     return out
 
 
-def _bind(method: str, argument: object) -> Any:
-    """A shard call with `argument` fixed: `shard.<method>(argument, ctx, now)`."""
-    return lambda shard, c, now: getattr(shard, method)(argument, c, now)
+def _bind(
+    method: ShardMethod[Request], request: Request
+) -> Callable[[Shard, CoordinatorContext, int], Result]:
+    """A shard call with `request` fixed: `method(shard, request, ctx, now)`."""
+    return lambda shard, c, now: method(shard, request, c, now)

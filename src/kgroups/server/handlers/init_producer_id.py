@@ -11,12 +11,12 @@ from kgroups.protocol.types import ProducerId, i16
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: InitProducerIdRequest
+    broker: BrokerApi, ctx: RequestContext, request: InitProducerIdRequest
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
         return _response(ErrorCode.coordinator_not_available, -1, -1)

@@ -15,7 +15,7 @@ from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 LATEST = -1
@@ -24,7 +24,7 @@ MAX_TIMESTAMP = -3
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: ListOffsetsRequest
+    broker: BrokerApi, ctx: RequestContext, request: ListOffsetsRequest
 ) -> ListOffsetsResponse:
     topics = []
     for topic in request.topics:
@@ -49,7 +49,7 @@ async def handle(
     return ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple(topics))
 
 
-def _lookup(broker: Broker, topic: str, partition: int, timestamp: int) -> tuple[int, int]:
+def _lookup(broker: BrokerApi, topic: str, partition: int, timestamp: int) -> tuple[int, int]:
     log = broker.log(topic, partition)
     if timestamp == LATEST:
         return log.high_watermark, -1

@@ -29,11 +29,13 @@ from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 
-async def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+async def handle(
+    broker: BrokerApi, ctx: RequestContext, request: MetadataRequest
+) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
     host, port = broker.advertised
     if ctx.api_version < 12 and _names_a_topic_by_id(request):
@@ -91,7 +93,7 @@ def _invalid_request(ctx: RequestContext, request: MetadataRequest) -> MetadataR
 
 
 async def _auto_create(
-    broker: Broker, request: MetadataRequest, auto_create: bool
+    broker: BrokerApi, request: MetadataRequest, auto_create: bool
 ) -> dict[str, Topic | KafkaError]:
     """Create the unknown topics asked for, all at once, when allowed."""
     if not auto_create or not broker.config.get_bool("auto.create.topics.enable"):
@@ -128,7 +130,7 @@ def _legal(name: str) -> bool:
 
 
 def _lookup(
-    broker: Broker,
+    broker: BrokerApi,
     name: str | None,
     topic_id: UUID | None,
     created: dict[str, Topic | KafkaError],
@@ -156,7 +158,7 @@ def _lookup(
     )
 
 
-def _describe(broker: Broker, topic: Topic) -> MetadataResponseTopic:
+def _describe(broker: BrokerApi, topic: Topic) -> MetadataResponseTopic:
     node = BrokerId(broker.broker_id)
     replicas = (node,)
     return MetadataResponseTopic(

@@ -24,14 +24,14 @@ from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:
-    from kgroups.server.broker import Broker
+    from kgroups.server.broker_api import BrokerApi
     from kgroups.server.context import RequestContext
 
 log = logging.getLogger(__name__)
 
 
 async def handle(
-    broker: Broker, ctx: RequestContext, request: ProduceRequest
+    broker: BrokerApi, ctx: RequestContext, request: ProduceRequest
 ) -> ProduceResponse | None:
     request_error = ErrorCode.none
     message: str | None = None
@@ -70,7 +70,7 @@ async def handle(
 
 
 def _append(
-    broker: Broker, topic: str, partition: int, records: bytes | None, now: int
+    broker: BrokerApi, topic: str, partition: int, records: bytes | None, now: int
 ) -> tuple[PartitionProduceResponse, asyncio.Future[None] | None]:
     """Append one partition's records; the future, if any, is the fsync to wait for."""
     try:

@@ -1,0 +1,16 @@
+"""What request handlers see of the broker: its core and its group coordinator.
+
+Handlers, dispatch and the connection loop depend on this protocol, not on
+server/broker.py, which imports them; Broker satisfies it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from kgroups.server.broker_core import BrokerCore
+from kgroups.server.coordinator_runtime import CoordinatorRuntime
+
+
+class BrokerApi(BrokerCore, Protocol):
+    coordinator: CoordinatorRuntime

@@ -1,0 +1,59 @@
+"""What the broker offers below the request layer: its logs, topics, clock
+and configuration.
+
+The coordinator runtime and the background tasks the broker starts depend on
+this protocol, not on server/broker.py, which imports them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from kgroups.clock import Clock
+from kgroups.cluster.producer_ids import ProducerIdManager
+from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.config import BrokerConfig
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log import PartitionLog
+from kgroups.storage.log_manager import LogManager
+
+
+class BrokerCore(Protocol):
+    config: BrokerConfig
+    clock: Clock
+    broker_id: int
+    advertised: tuple[str, int]
+    """The host and port clients are told to connect to."""
+    closing: bool
+    topics: TopicRegistry
+    logs: LogManager
+    producer_ids: ProducerIdManager
+    append_waiters: AppendWaiters
+
+    def topic_config(self, topic: Topic) -> LogConfig: ...
+
+    def plan_topic(
+        self, name: str, partitions: int | None, configs: dict[str, str]
+    ) -> tuple[Topic, LogConfig]:
+        """Check a new topic (name, partition count, configs) without creating it."""
+        ...
+
+    def create_topic(self, name: str, partitions: int | None, configs: dict[str, str]) -> Topic:
+        """Create a topic on the loop."""
+        ...
+
+    def deletable_topic(self, name: str) -> Topic:
+        """The topic, if a request may delete it (else a KafkaError)."""
+        ...
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        """A hosted, online partition's log (else a KafkaError)."""
+        ...
+
+    def appended(
+        self, topic: str, partition: int, plog: PartitionLog
+    ) -> asyncio.Future[None] | None:
+        """Called after every append; a future when an fsync is due and started."""
+        ...
