@@ -8,7 +8,8 @@ process of its own, like the `kgroups serve` it is compared with: the load
 generator competes with either in the same way, and each one's CPU time can be
 read from /proc.
 
-Run directly it prints `host:port` and serves until its stdin closes.
+Run directly (`mock_cluster.py [TOPIC...]`) it prints `host:port` and serves
+until its stdin closes.
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ class MockCluster:
         assert self.proc is not None
         return self.proc.pid
 
-    def start(self) -> MockCluster:
+    def start(self, topics: tuple[str, ...] = ()) -> MockCluster:
+        """Start the mock, with `topics` created (the mock lacks CreateTopics:
+        asking for their metadata creates them, with 4 partitions each)."""
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve())],
+            [sys.executable, str(Path(__file__).resolve()), *topics],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # librdkafka logs that the mock replaced the bootstrap
@@ -58,6 +61,8 @@ def serve() -> None:
 
     client = Producer({"test.mock.num.brokers": 1})
     (broker,) = client.list_topics(timeout=10).brokers.values()
+    for topic in sys.argv[1:]:
+        client.list_topics(topic, timeout=10)
     print(f"{broker.host}:{broker.port}", flush=True)
     sys.stdin.read()  # the client, and so the mock, lives until stdin closes
     del client
