@@ -15,8 +15,12 @@ and against a `kgroups serve` subprocess (ephemeral port, temporary data dir):
 
 Latency runs from writing a request to reading its answer; the first half
 second of each phase is left out. `server_cpu_us_per_heartbeat` is the
-server process's CPU time (from /proc) per answered heartbeat: less noisy than
-the rate on a shared machine.
+server process's CPU time (from /proc) over the phase per heartbeat sent in it:
+less noisy than the rate on a shared machine. `load_generator_cpu_share` is
+this process's CPU time over the phase's wall time: near 1, the figure measures
+the load generator (it can at the mock's rates), not the server. The mock
+polls every open connection on each turn, so with `--keep-member-connections`
+its cost per heartbeat grows with the members' idle connections.
 
 Both servers get the same bytes: JoinGroup v5, SyncGroup v3, Heartbeat v4. The
 mock advertises JoinGroup v6 and SyncGroup v4 but closes the connection on
