@@ -8,9 +8,18 @@
   (written straight into the data directory), timed from broker start until the
   group's offsets can be fetched.
 
+`--mock` also runs the durable commits against librdkafka's in-memory mock
+cluster (bench/mock_cluster.py) in the same run, and adds its figures and the
+ratio kgroups / mock to each durable_commits line. The mock keeps offsets in
+memory only, while kgroups appends them to `__consumer_offsets` (and fsyncs
+them, unless --no-fsync). The mock's topics have 4 partitions, so there each
+commit names three topics (4 + 4 + 2 partitions), for both servers. The
+coordinator load figure is left out then. `server_cpu_us_per_commit` is the
+server process's CPU time per commit, from /proc.
+
 Prints one JSON object per figure. Usage:
 
-    .venv/bin/python bench/offsets.py [--records 1000000] [--seconds 5]
+    .venv/bin/python bench/offsets.py [--records 1000000] [--seconds 5] [--no-fsync] [--mock]
 """
 
 from __future__ import annotations
@@ -47,13 +56,23 @@ from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.records import encode_batch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from heartbeats import cpu_seconds
+from mock_cluster import MockCluster
+
 from process_broker import BrokerProcess
 
 OFFSETS_PARTITIONS = 5
 
 
-def commit_frame(group: str, offset: int) -> bytes:
+# The 10 partitions of each commit, by topic: one topic of 10 partitions, or,
+# when compared with librdkafka's mock (whose topics have 4 partitions), three.
+ONE_TOPIC = {"t": 10}
+MOCK_TOPICS = {"t0": 4, "t1": 4, "t2": 2}
+
+
+def commit_frame(group: str, offset: int, layout: dict[str, int]) -> bytes:
     """A standalone OffsetCommit v9 of 10 partitions, encoded once: the load
     generator then costs little next to the broker it measures."""
     request = OffsetCommitRequest(
@@ -61,9 +80,9 @@ def commit_frame(group: str, offset: int) -> bytes:
         generation_id_or_member_epoch=i32(-1),
         member_id="",
         group_instance_id=None,
-        topics=(
+        topics=tuple(
             OffsetCommitRequestTopic(
-                name=TopicName("t"),
+                name=TopicName(topic),
                 partitions=tuple(
                     OffsetCommitRequestPartition(
                         partition_index=i32(p),
@@ -71,9 +90,10 @@ def commit_frame(group: str, offset: int) -> bytes:
                         committed_leader_epoch=i32(-1),
                         committed_metadata="",
                     )
-                    for p in range(10)
+                    for p in range(count)
                 ),
-            ),
+            )
+            for topic, count in layout.items()
         ),
     )
     body = io.BytesIO()
@@ -82,35 +102,64 @@ def commit_frame(group: str, offset: int) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 
 
-async def durable_commits(bootstrap: str, seconds: float, committers: int) -> dict[str, object]:
-    admin = Admin(bootstrap)
-    for i in range(committers):  # create the groups and learn their coordinator
-        await admin.commit(f"c{i}", {("t", p): 0 for p in range(10)})
-    await admin.close()
+def commit_errors(response: bytes) -> list[int]:
+    """The partition error codes of an OffsetCommit v9 response (after the size)."""
+    errors = []
+    pos = 4 + 1 + 4  # correlation id, header tagged fields, throttle time
+    topics, pos = response[pos] - 1, pos + 1  # compact arrays below 127 entries
+    for _ in range(topics):
+        pos += response[pos]  # compact name: its length + 1, then the name
+        partitions, pos = response[pos] - 1, pos + 1
+        for _ in range(partitions):
+            errors.append(struct.unpack_from(">h", response, pos + 4)[0])
+            pos += 4 + 2 + 1  # index, error code, tagged fields
+        pos += 1
+    return errors
+
+
+async def durable_commits(
+    bootstrap: str,
+    seconds: float,
+    committers: int,
+    layout: dict[str, int],
+    cpu_pid: int | None = None,
+) -> dict[str, object]:
+    """Commits back to back on one connection per committer; figures over
+    `seconds`. `cpu_pid`: the server process, for its CPU time per commit."""
     host, port = bootstrap.split(":")
+    for i in range(committers):  # create the groups: a first commit each
+        reader, writer = await asyncio.open_connection(host, int(port))
+        while True:
+            writer.write(commit_frame(f"c{i}", 0, layout))
+            (size,) = struct.unpack(">i", await reader.readexactly(4))
+            if not any(commit_errors(await reader.readexactly(size))):
+                break
+            await asyncio.sleep(0.1)  # the coordinator is still loading
+        writer.close()
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
     async def loop(i: int) -> None:
-        frame = commit_frame(f"c{i}", i + 1)
+        frame = commit_frame(f"c{i}", i + 1, layout)
         reader, writer = await asyncio.open_connection(host, int(port))
         try:
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
                 writer.write(frame)
                 (size,) = struct.unpack(">i", await reader.readexactly(4))
-                response = await reader.readexactly(size)
-                # correlation id, tagged fields, throttle, topics (1), name, partitions (10)...
-                assert response.count(b"\x00\x00") >= 10
+                errors = commit_errors(await reader.readexactly(size))
+                assert len(errors) == 10 and not any(errors), errors
                 latencies.append(time.perf_counter() - started)
         finally:
             writer.close()
 
+    cpu_before = cpu_seconds(cpu_pid)
     started = time.perf_counter()
     await asyncio.gather(*(loop(i) for i in range(committers)))
     elapsed = time.perf_counter() - started
+    cpu = cpu_seconds(cpu_pid) - cpu_before
     latencies.sort()
-    return {
+    figures: dict[str, object] = {
         "bench": "durable_commits",
         "committers": committers,
         "commits_per_s": round(len(latencies) / elapsed),
@@ -118,6 +167,9 @@ async def durable_commits(bootstrap: str, seconds: float, committers: int) -> di
         "p50_ms": round(statistics.median(latencies) * 1000, 3),
         "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
     }
+    if cpu_pid is not None:
+        figures["server_cpu_us_per_commit"] = round(cpu * 1e6 / len(latencies), 1)
+    return figures
 
 
 async def offset_fetch_latency(bootstrap: str, count: int) -> dict[str, object]:
@@ -179,17 +231,44 @@ async def run(args: argparse.Namespace) -> None:
     # With fsync on, every append of `__consumer_offsets` is fsynced (group commit).
     flush = ["log.flush.interval.messages=1"] if args.fsync else []
     broker = BrokerProcess(data, None, *flush).start()
+    assert broker.proc is not None
+    layout = MOCK_TOPICS if args.mock else ONE_TOPIC
+    mock = MockCluster().start(tuple(layout)) if args.mock else None
     try:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-        admin.create_topics([NewTopic("t", 10, 1)])["t"].result(20)
+        for topic, partitions in layout.items():
+            admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(20)
+        kgroups_admin = Admin(broker.bootstrap)
+        await kgroups_admin.coordinator("c0")  # creates `__consumer_offsets`
+        await kgroups_admin.close()
         for committers in (1, 64):
-            figures = await durable_commits(broker.bootstrap, args.seconds, committers)
-            print(json.dumps({**figures, "fsync": args.fsync}))
+            figures = await durable_commits(
+                broker.bootstrap, args.seconds, committers, layout, broker.proc.pid
+            )
+            figures = {**figures, "fsync": args.fsync}
+            if mock is not None:
+                theirs = await durable_commits(
+                    mock.bootstrap, args.seconds, committers, layout, mock.pid
+                )
+                ours, mocks = figures["partition_offsets_per_s"], theirs["partition_offsets_per_s"]
+                assert isinstance(ours, int) and isinstance(mocks, int)
+                figures["topics"] = layout
+                figures["mock"] = {
+                    k: v for k, v in theirs.items() if k.endswith(("_s", "_ms", "_commit"))
+                }
+                figures["ratio_kgroups_to_mock"] = {
+                    "partition_offsets_per_s": round(ours / mocks, 3)
+                }
+            print(json.dumps(figures))
         print(json.dumps(await offset_fetch_latency(broker.bootstrap, 2000)))
     finally:
         broker.stop()
+        if mock is not None:
+            mock.stop()
+    if args.mock:
+        return  # the coordinator load has nothing to compare with
 
     data = Path(tempfile.mkdtemp(prefix="kgbench.")) / "data"
     data.mkdir(parents=True)
@@ -240,6 +319,12 @@ def main() -> None:
         dest="fsync",
         action="store_false",
         help="Kafka's default flush policy: commits are durable in the page cache",
+    )
+    ap.add_argument(
+        "--mock",
+        action="store_true",
+        help="run the same commit load against librdkafka's mock cluster, in memory, "
+        "and print the ratio (commits spread over three topics of 4 partitions)",
     )
     asyncio.run(run(ap.parse_args()))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
 import statistics
@@ -25,7 +26,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
+from kio.schema.find_coordinator.v3 import FindCoordinatorRequest
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.join_group.v9 import JoinGroupRequest
 from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
@@ -43,12 +44,19 @@ from process_broker import BrokerProcess
 
 SESSION = i32Timedelta.parse(timedelta(seconds=30))
 REBALANCE = i32Timedelta.parse(timedelta(seconds=120))
+# A consumer-protocol assignment of no partitions (version 0, no topics, null
+# user data): librdkafka's mock answers an empty one as null, which is invalid.
+NO_PARTITIONS = b"\x00\x00" + b"\x00\x00\x00\x00" + b"\xff\xff\xff\xff"
 
 
 class BenchMember:
-    def __init__(self, conn: BrokerConnection, group: str) -> None:
+    def __init__(
+        self, conn: BrokerConnection, group: str, join_version: int = 9, sync_version: int = 5
+    ) -> None:
         self.conn = conn
         self.group = group
+        self.join_version = join_version
+        self.sync_version = sync_version
         self.member_id = ""
         self.generation = -1
 
@@ -62,7 +70,8 @@ class BenchMember:
                     member_id=self.member_id,
                     protocol_type="consumer",
                     protocols=(JoinGroupRequestProtocol(name="range", metadata=b"\x00\x00"),),
-                )
+                ),
+                version=self.join_version,
             )
             if r.error_code == ErrorCode.member_id_required:
                 self.member_id = r.member_id
@@ -80,9 +89,11 @@ class BenchMember:
                 protocol_type="consumer",
                 protocol_name="range",
                 assignments=tuple(
-                    SyncGroupRequestAssignment(member_id=m, assignment=b"") for m in members
+                    SyncGroupRequestAssignment(member_id=m, assignment=NO_PARTITIONS)
+                    for m in members
                 ),
-            )
+            ),
+            version=self.sync_version,
         )
         return r.error_code  # type: ignore[no-any-return]
 
@@ -97,12 +108,23 @@ class BenchMember:
         return r.error_code  # type: ignore[no-any-return]
 
 
-async def form_group(port: int, group: str, n: int) -> tuple[list[BenchMember], float]:
-    conns = await asyncio.gather(
-        *(BrokerConnection.open("127.0.0.1", port, client_id=f"b{i}") for i in range(n))
-    )
-    await conns[0].send(FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(group,)))
-    members = [BenchMember(c, group) for c in conns]
+async def form_group(
+    port: int,
+    group: str,
+    n: int,
+    join_version: int = 9,
+    sync_version: int = 5,
+    leader_sync_delay: float = 0.0,
+    connecting: asyncio.Semaphore | None = None,
+) -> tuple[list[BenchMember], float]:
+    async def connect(i: int) -> BrokerConnection:
+        # librdkafka's mock listens with a short backlog: bound concurrent connects there.
+        async with connecting or contextlib.nullcontext():
+            return await BrokerConnection.open("127.0.0.1", port, client_id=f"b{i}")
+
+    conns = await asyncio.gather(*(connect(i) for i in range(n)))
+    await conns[0].send(FindCoordinatorRequest(key=group, key_type=i8(0)))
+    members = [BenchMember(c, group, join_version, sync_version) for c in conns]
     synced: dict[int, int] = {}
     done = asyncio.Event()
     started = time.perf_counter()
@@ -111,6 +133,10 @@ async def form_group(port: int, group: str, n: int) -> tuple[list[BenchMember], 
         # What a client does: join, sync, and rejoin when told the group rebalances.
         while not done.is_set():
             leader, all_members = await m.join()
+            if leader:
+                # librdkafka's mock ends the sync with the leader's SyncGroup and
+                # refuses a follower's that comes later: there, followers go first.
+                await asyncio.sleep(leader_sync_delay)
             error = await m.sync(all_members if leader else [])
             if error == ErrorCode.rebalance_in_progress:
                 continue
