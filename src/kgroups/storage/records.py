@@ -11,13 +11,7 @@ Layout of a batch (all integers big-endian)::
 bytes. The CRC32C covers everything from ``attributes`` to the end, which is why the
 broker may rewrite ``baseOffset`` and ``partitionLeaderEpoch`` without touching it.
 When the batch is compressed, everything after ``recordsCount`` is one compressed
-blob. Each record is::
-
-    length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
-    keyLength varint | key | valueLength varint | value | headerCount varint |
-    (headerKeyLength varint | headerKey | headerValueLength varint | headerValue)*
-
-Varints are zig-zag encoded; a length of -1 means null.
+blob; :mod:`kgroups.storage.record_scan` reads the records in it.
 """
 
 from __future__ import annotations
@@ -30,6 +24,7 @@ from crc32c import crc32c
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.compression import compress, decompress
+from kgroups.storage.record_scan import ScannedRecords, malformed, scan_records
 
 __all__ = [
     "ATTRIBUTES_OFFSET",
@@ -187,27 +182,6 @@ def batch_crc(batch: bytes | bytearray | memoryview, size: int) -> int:
         return int(crc32c(view[ATTRIBUTES_OFFSET:size]))
 
 
-def _corrupt(reason: str) -> KafkaError:
-    return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
-
-
-def read_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
-    """The zig-zag varint at ``pos`` and the position after it. Record scanners
-    inline the one-byte case (nearly every length and delta) and call this for
-    the rest."""
-    result = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise _corrupt("varint longer than 10 bytes")
-
-
 def records_section(batch: bytes | bytearray | memoryview, header: BatchHeader) -> bytes:
     """The records of ``batch`` (everything after its header), decompressed."""
     data = bytes(batch[HEADER_SIZE : header.size])
@@ -216,10 +190,22 @@ def records_section(batch: bytes | bytearray | memoryview, header: BatchHeader) 
     return data
 
 
+def offsets_and_timestamps(
+    header: BatchHeader, scanned: ScannedRecords
+) -> tuple[list[int], list[int]]:
+    """The absolute offset and timestamp of each scanned record of ``header``'s batch."""
+    base = header.base_offset
+    offsets = [base + delta for delta in scanned.offset_deltas]
+    if header.timestamp_type:  # LogAppendTime: one time for the whole batch
+        return offsets, [header.max_timestamp] * len(offsets)
+    base_timestamp = header.base_timestamp
+    return offsets, [base_timestamp + delta for delta in scanned.timestamp_deltas]
+
+
 def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
     """Decode every record of one batch, decompressing as needed."""
     if len(batch) < HEADER_SIZE:
-        raise _corrupt("shorter than a batch header")
+        raise malformed("shorter than a batch header")
     header = read_header(batch, 0)
     if header.magic != 2:
         raise KafkaError(
@@ -228,102 +214,18 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
         )
     size = header.size
     if size > len(batch) or size < HEADER_SIZE:
-        raise _corrupt("batch length does not match the buffer")
+        raise malformed("batch length does not match the buffer")
     data = records_section(batch, header)
-    base_offset = header.base_offset
-    base_timestamp = header.base_timestamp
-    log_append_time = header.max_timestamp if header.timestamp_type else None
-    records: list[Record] = []
-    append = records.append
+    scanned = scan_records(data, header.records_count)
+    offsets, timestamps = offsets_and_timestamps(header, scanned)
+    headers: list[tuple[Header, ...]] = [()] * len(offsets)
+    for i, raw in scanned.headers.items():
+        headers[i] = tuple((key.decode("utf-8", "surrogateescape"), value) for key, value in raw)
     new = _new_tuple
-    slow = read_varint
-    pos = 0
-    try:
-        for _ in range(header.records_count):
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                length, pos = slow(data, pos)
-            start = pos
-            pos += 1  # record attributes: unused in v2
-            b = data[pos]
-            if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                ts_delta, pos = slow(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                offset_delta, pos = slow(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                n, pos = slow(data, pos)
-            if n < 0:
-                key = None
-            else:
-                key = data[pos : pos + n]
-                pos += n
-            b = data[pos]
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                n, pos = slow(data, pos)
-            if n < 0:
-                value = None
-            else:
-                value = data[pos : pos + n]
-                pos += n
-            b = data[pos]
-            if b < 0x80:
-                count = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                count, pos = slow(data, pos)
-            headers: tuple[Header, ...] = ()
-            if count:
-                if count < 0:
-                    raise _corrupt("negative header count")
-                hs: list[Header] = []
-                for _h in range(count):
-                    n, pos = slow(data, pos)
-                    if n < 0:
-                        raise _corrupt("null header key")
-                    hkey = data[pos : pos + n].decode("utf-8", "surrogateescape")
-                    pos += n
-                    n, pos = slow(data, pos)
-                    if n < 0:
-                        hvalue = None
-                    else:
-                        hvalue = data[pos : pos + n]
-                        pos += n
-                    hs.append((hkey, hvalue))
-                headers = tuple(hs)
-            if pos != start + length or pos > len(data):
-                raise _corrupt(f"record at offset delta {offset_delta} has the wrong length")
-            append(
-                new(
-                    Record,
-                    (
-                        base_offset + offset_delta,
-                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                        key,
-                        value,
-                        headers,
-                    ),
-                )
-            )
-    except IndexError:
-        raise _corrupt("records run past the end of the batch") from None
-    return records
+    return [
+        new(Record, fields)
+        for fields in zip(offsets, timestamps, scanned.keys, scanned.values, headers, strict=True)
+    ]
 
 
 def _zigzag_varint(value: int) -> bytes:
@@ -446,48 +348,9 @@ def iter_key_values(
     batch: bytes | bytearray | memoryview,
 ) -> list[tuple[bytes | None, bytes | None]]:
     """Just the (key, value) of each record of one batch: what a compacted
-    log's reader (the coordinator's loader) needs, about twice as fast as
-    ``decode_records``. Control batches yield nothing."""
+    log's reader (the coordinator's loader) needs. Control batches yield nothing."""
     header = read_header(batch, 0)
     if header.is_control:
         return []
-    data = records_section(batch, header)
-    slow = read_varint
-    out: list[tuple[bytes | None, bytes | None]] = []
-    append = out.append
-    pos = 0
-    try:
-        for _ in range(header.records_count):
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                length, pos = slow(data, pos)
-            following = pos + length
-            p = pos + 1  # attributes
-            while data[p] & 0x80:  # timestamp delta
-                p += 1
-            p += 1
-            while data[p] & 0x80:  # offset delta
-                p += 1
-            b = data[p + 1]
-            if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                p += 2
-            else:
-                size, p = slow(data, p + 1)
-            key = None if size < 0 else data[p : p + size]
-            if size > 0:
-                p += size
-            b = data[p]
-            if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                size, p = slow(data, p)
-            append((key, None if size < 0 else data[p : p + size]))
-            pos = following
-    except IndexError:
-        raise _corrupt("record runs past the end of its batch") from None
-    return out
+    scanned = scan_records(records_section(batch, header), header.records_count)
+    return list(zip(scanned.keys, scanned.values, strict=True))
