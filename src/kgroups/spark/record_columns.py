@@ -1,9 +1,9 @@
 """Record batches (Kafka's v2 format) decoded straight into Arrow columns.
 
-:func:`~kgroups.storage.record_scan.scan_records` reads each batch into one list
-per field; they are extended onto the partition's columns (filtered when the
-batch straddles the range) without a per-record object, and Arrow converts each
-in C. Keys and values are slices of the batch's (decompressed) bytes.
+:func:`~kgroups.storage.record_scan.scan_records` reads each batch; its records
+are appended to one Python list per column (only those in range when the batch
+straddles it), and Arrow converts each list in C. Keys and values are slices of
+the batch's (decompressed) bytes.
 
 ``index_only`` skips keys, values and headers: what the offsets-log analytics
 needs of a data topic is its offset -> timestamp index.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgroups.storage.record_scan import ScannedRecords, scan_records
-from kgroups.storage.records import BatchHeader, offsets_and_timestamps, records_section
+from kgroups.storage.record_scan import scan_records
+from kgroups.storage.records import BatchHeader, records_section
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,26 +45,37 @@ class RecordColumns:
         """Decode the records of ``batch`` whose offsets lie in [start, end); returns
         how many were added. The caller skips control batches."""
         data = records_section(batch, header)
-        scanned = scan_records(data, header.records_count, bodies=not self.index_only)
-        offsets, timestamps = offsets_and_timestamps(header, scanned)
-        keys = scanned.keys
-        values = scanned.values
-        headers = _headers(scanned) if self.include_headers else []
-        if not (header.base_offset >= start and header.last_offset < end):
-            wanted = [i for i, offset in enumerate(offsets) if start <= offset < end]
-            offsets = [offsets[i] for i in wanted]
-            timestamps = [timestamps[i] for i in wanted]
-            if not self.index_only:
-                keys = [keys[i] for i in wanted]
-                values = [values[i] for i in wanted]
-            headers = [headers[i] for i in wanted] if headers else []
-        self.offsets += offsets
-        self.timestamps += timestamps
-        self.keys += keys
-        self.values += values
-        self.headers += headers
-        self.timestamp_types += [header.timestamp_type] * len(offsets)
-        return len(offsets)
+        base = header.base_offset
+        base_timestamp = header.base_timestamp
+        append_time = header.max_timestamp if header.timestamp_type else None  # LogAppendTime
+        whole = base >= start and header.last_offset < end
+        offsets = self.offsets
+        timestamps = self.timestamps
+        keys = self.keys
+        values = self.values
+        index_only = self.index_only
+        with_headers = self.include_headers
+        before = len(offsets)
+        scanned = scan_records(data, header.records_count, not index_only)
+        for _, _, offset_delta, timestamp_delta, key, value, headers in scanned:
+            offset = base + offset_delta
+            if not whole and not start <= offset < end:
+                continue
+            offsets.append(offset)
+            timestamps.append(
+                base_timestamp + timestamp_delta if append_time is None else append_time
+            )
+            if index_only:
+                continue
+            keys.append(key)
+            values.append(value)
+            if with_headers:
+                self.headers.append(
+                    [{"key": k.decode("utf-8", "replace"), "value": v} for k, v in headers]
+                )
+        added = len(offsets) - before
+        self.timestamp_types += [header.timestamp_type] * added
+        return added
 
     def to_arrow(self, topic: str, partition: int, schema: pa.Schema) -> pa.RecordBatch:
         import pyarrow as pa
@@ -94,11 +105,3 @@ class RecordColumns:
             else:
                 columns.append(pa.nulls(n, headers_type))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def _headers(scanned: ScannedRecords) -> list[list[dict[str, Any]]]:
-    """One list of ``{"key", "value"}`` per record, as Spark's Kafka source gives."""
-    out: list[list[dict[str, Any]]] = [[] for _ in scanned.offset_deltas]
-    for i, raw in scanned.headers.items():
-        out[i] = [{"key": key.decode("utf-8", "replace"), "value": value} for key, value in raw]
-    return out

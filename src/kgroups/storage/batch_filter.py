@@ -41,13 +41,10 @@ RecordSpan = tuple[int, int, int, int, bytes | None, bool]
 
 def parse_records(data: bytes, count: int) -> list[RecordSpan]:
     """Locate the ``count`` records in a records section."""
-    scanned = scan_records(data, count)
-    ends = scanned.ends
-    starts = [0]
-    starts += ends  # each record starts where the one before ends; the last end is unused
-    tombstones = [value is None for value in scanned.values]
-    fields = (ends, scanned.offset_deltas, scanned.timestamp_deltas, scanned.keys, tombstones)
-    return list(zip(starts, *fields, strict=False))
+    return [
+        (start, end, offset_delta, timestamp_delta, key, value is None)
+        for start, end, offset_delta, timestamp_delta, key, value, _ in scan_records(data, count)
+    ]
 
 
 def _header(

@@ -24,7 +24,13 @@ from crc32c import crc32c
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.compression import compress, decompress
-from kgroups.storage.record_scan import ScannedRecords, malformed, scan_records
+from kgroups.storage.record_scan import (
+    RawHeader,
+    malformed,
+    read_headers,
+    read_varint,
+    scan_records,
+)
 
 __all__ = [
     "ATTRIBUTES_OFFSET",
@@ -190,18 +196,6 @@ def records_section(batch: bytes | bytearray | memoryview, header: BatchHeader) 
     return data
 
 
-def offsets_and_timestamps(
-    header: BatchHeader, scanned: ScannedRecords
-) -> tuple[list[int], list[int]]:
-    """The absolute offset and timestamp of each scanned record of ``header``'s batch."""
-    base = header.base_offset
-    offsets = [base + delta for delta in scanned.offset_deltas]
-    if header.timestamp_type:  # LogAppendTime: one time for the whole batch
-        return offsets, [header.max_timestamp] * len(offsets)
-    base_timestamp = header.base_timestamp
-    return offsets, [base_timestamp + delta for delta in scanned.timestamp_deltas]
-
-
 def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
     """Decode every record of one batch, decompressing as needed."""
     if len(batch) < HEADER_SIZE:
@@ -216,16 +210,29 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
     if size > len(batch) or size < HEADER_SIZE:
         raise malformed("batch length does not match the buffer")
     data = records_section(batch, header)
-    scanned = scan_records(data, header.records_count)
-    offsets, timestamps = offsets_and_timestamps(header, scanned)
-    headers: list[tuple[Header, ...]] = [()] * len(offsets)
-    for i, raw in scanned.headers.items():
-        headers[i] = tuple((key.decode("utf-8", "surrogateescape"), value) for key, value in raw)
+    base = header.base_offset
+    base_timestamp = header.base_timestamp
+    append_time = header.max_timestamp if header.timestamp_type else None  # LogAppendTime
     new = _new_tuple
     return [
-        new(Record, fields)
-        for fields in zip(offsets, timestamps, scanned.keys, scanned.values, headers, strict=True)
+        new(
+            Record,
+            (
+                base + offset_delta,
+                base_timestamp + timestamp_delta if append_time is None else append_time,
+                key,
+                value,
+                headers and _text_keys(headers),
+            ),
+        )
+        for _, _, offset_delta, timestamp_delta, key, value, headers in scan_records(
+            data, header.records_count
+        )
     ]
+
+
+def _text_keys(headers: tuple[RawHeader, ...]) -> tuple[Header, ...]:
+    return tuple((key.decode("utf-8", "surrogateescape"), value) for key, value in headers)
 
 
 def _zigzag_varint(value: int) -> bytes:
@@ -348,9 +355,62 @@ def iter_key_values(
     batch: bytes | bytearray | memoryview,
 ) -> list[tuple[bytes | None, bytes | None]]:
     """Just the (key, value) of each record of one batch: what a compacted
-    log's reader (the coordinator's loader) needs. Control batches yield nothing."""
+    log's reader (the coordinator's loader) needs. Control batches yield nothing.
+
+    Deliberately not ``record_scan.scan_records``: loading ``__consumer_offsets``
+    reads millions of small records, on which this loop, which decodes no deltas
+    and builds only the pair, is about 25 % faster. It refuses what the scanner
+    refuses (test_record_scan holds both to the same inputs)."""
     header = read_header(batch, 0)
     if header.is_control:
         return []
-    scanned = scan_records(records_section(batch, header), header.records_count)
-    return list(zip(scanned.keys, scanned.values, strict=True))
+    data = records_section(batch, header)
+    slow = read_varint
+    out: list[tuple[bytes | None, bytes | None]] = []
+    append = out.append
+    pos = 0
+    try:
+        for i in range(header.records_count):
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = slow(data, pos)
+            following = pos + length
+            p = pos + 1  # attributes
+            while data[p] & 0x80:  # timestamp delta
+                p += 1
+            p += 1
+            while data[p] & 0x80:  # offset delta
+                p += 1
+            b = data[p + 1]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                p += 2
+            else:
+                size, p = slow(data, p + 1)
+            key = None if size < 0 else data[p : p + size]
+            if size > 0:
+                p += size
+            b = data[p]
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                size, p = slow(data, p)
+            append((key, None if size < 0 else data[p : p + size]))
+            if size > 0:
+                p += size
+            if data[p]:  # headers: walked only to check the record's length
+                p = read_headers(data, p)[1]
+            else:
+                p += 1
+            if p != following:
+                raise malformed(f"record {i} does not fill its stated length")
+            pos = following
+    except IndexError:
+        raise malformed("records run past the end of the batch") from None
+    if pos > len(data):
+        raise malformed("records run past the end of the batch")
+    return out

@@ -259,6 +259,8 @@ def test_records_not_filling_their_length_are_refused(error: int) -> None:
         fields = [dict(f) for f in FIELDS]
         fields[which]["length_error"] = error
         all_refuse(batch(section(fields), len(FIELDS)))
+        all_refuse(batch(section(fields[which:]), len(FIELDS) - which))  # the broken one first
+        all_refuse(batch(section(fields[: which + 1]), which + 1))  # and last
     # The validator trusts record lengths: it does not look inside records.
 
 
