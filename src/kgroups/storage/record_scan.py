@@ -101,32 +101,32 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
             pos += 1  # record attributes: unused in v2
             b = data[pos]
             if b < 0x80:
-                td = (b >> 1) ^ -(b & 1)
+                timestamp_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
                 c = data[pos + 1]
                 if c < 0x80:
                     n = (b & 0x7F) | (c << 7)
-                    td = (n >> 1) ^ -(n & 1)
+                    timestamp_delta = (n >> 1) ^ -(n & 1)
                     pos += 2
                 else:
-                    td, pos = slow(data, pos)
+                    timestamp_delta, pos = slow(data, pos)
             b = data[pos]
             if b < 0x80:
-                od = (b >> 1) ^ -(b & 1)
+                offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
                 c = data[pos + 1]
                 if c < 0x80:
                     n = (b & 0x7F) | (c << 7)
-                    od = (n >> 1) ^ -(n & 1)
+                    offset_delta = (n >> 1) ^ -(n & 1)
                     pos += 2
                 else:
-                    od, pos = slow(data, pos)
+                    offset_delta, pos = slow(data, pos)
             if not bodies:
                 if end < pos + 3:  # key length, value length, header count
                     raise malformed(f"record {i} is shorter than its fields")
-                append((start, end, od, td, None, None, _NO_HEADERS))
+                append((start, end, offset_delta, timestamp_delta, None, None, _NO_HEADERS))
                 pos = end
                 continue
             b = data[pos]
@@ -170,7 +170,7 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
                 pos += 1
             if pos != end:
                 raise malformed(f"record {i} does not fill its stated length")
-            append((start, end, od, td, key, value, headers))
+            append((start, end, offset_delta, timestamp_delta, key, value, headers))
     except IndexError:
         raise malformed("records run past the end of the batch") from None
     if pos > len(data):

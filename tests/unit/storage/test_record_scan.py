@@ -1,9 +1,9 @@
 """Every reader of a batch's records agrees on the same tricky inputs.
 
-The readers (``decode_records``, ``iter_key_values``, the cleaner's
-``parse_records``, Spark's ``RecordColumns`` and the produce validator) all walk
-records through ``record_scan``; here they read hand-built records sections whose
-varints, nulls and headers take every path of the scanner, and must see the same
+``decode_records``, the cleaner's ``parse_records`` and Spark's ``RecordColumns``
+read records through ``record_scan``; ``iter_key_values`` and the produce
+validator keep their own faster loops. Here they all read hand-built records
+sections whose varints, nulls and headers take every path, and must see the same
 records, or all refuse the same malformed ones.
 """
 
