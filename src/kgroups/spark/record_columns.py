@@ -57,7 +57,7 @@ class RecordColumns:
         with_headers = self.include_headers
         before = len(offsets)
         scanned = scan_records(data, header.records_count, not index_only)
-        for _, _, offset_delta, timestamp_delta, key, value, headers in scanned:
+        for _, _, offset_delta, timestamp_delta, key, _, value, headers in scanned:
             offset = base + offset_delta
             if not whole and not start <= offset < end:
                 continue

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Sequence
 
 from kgroups.storage.compression import compress
-from kgroups.storage.record_scan import scan_records
+from kgroups.storage.record_scan import ScannedRecord, scan_records
 from kgroups.storage.records import (
     COMPRESSION_MASK,
     CRC_OFFSET,
@@ -35,16 +35,14 @@ __all__ = ["RecordSpan", "empty_batch", "filtered_batch", "parse_records"]
 _CRC = struct.Struct(">I")
 
 # One record of a batch: (start, end) of its bytes within the batch's records
-# section, offset delta, timestamp delta, key, and whether its value is null.
-RecordSpan = tuple[int, int, int, int, bytes | None, bool]
+# section, offset delta, timestamp delta, key, whether its value is null, then
+# what only other readers use.
+RecordSpan = ScannedRecord
 
 
 def parse_records(data: bytes, count: int) -> list[RecordSpan]:
     """Locate the ``count`` records in a records section."""
-    return [
-        (start, end, offset_delta, timestamp_delta, key, value is None)
-        for start, end, offset_delta, timestamp_delta, key, value, _ in scan_records(data, count)
-    ]
+    return scan_records(data, count)
 
 
 def _header(

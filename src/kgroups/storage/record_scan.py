@@ -25,8 +25,10 @@ __all__ = ["RawHeader", "ScannedRecord", "malformed", "read_headers", "read_vari
 RawHeader = tuple[bytes, bytes | None]
 
 # One record: (start, end) of its bytes in the records section, offset delta,
-# timestamp delta, key, value, headers. Without bodies: no key, value or headers.
-ScannedRecord = tuple[int, int, int, int, bytes | None, bytes | None, tuple[RawHeader, ...]]
+# timestamp delta, key, whether the value is null, value, headers. The first six
+# are what the cleaner needs (a null value is a tombstone), so it takes the tuples
+# as they are. Without bodies: no key, value or headers.
+ScannedRecord = tuple[int, int, int, int, bytes | None, bool, bytes | None, tuple[RawHeader, ...]]
 _NO_HEADERS: tuple[RawHeader, ...] = ()
 
 
@@ -126,7 +128,7 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
             if not bodies:
                 if end < pos + 3:  # key length, value length, header count
                     raise malformed(f"record {i} is shorter than its fields")
-                append((start, end, offset_delta, timestamp_delta, None, None, _NO_HEADERS))
+                append((start, end, offset_delta, timestamp_delta, None, True, None, _NO_HEADERS))
                 pos = end
                 continue
             b = data[pos]
@@ -159,8 +161,10 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
                 else:
                     n, pos = slow(data, pos)
             if n < 0:
+                null = True
                 value = None
             else:
+                null = False
                 value = data[pos : pos + n]
                 pos += n
             if data[pos]:  # a header count other than 0
@@ -170,7 +174,7 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
                 pos += 1
             if pos != end:
                 raise malformed(f"record {i} does not fill its stated length")
-            append((start, end, offset_delta, timestamp_delta, key, value, headers))
+            append((start, end, offset_delta, timestamp_delta, key, null, value, headers))
     except IndexError:
         raise malformed("records run past the end of the batch") from None
     if pos > len(data):

@@ -225,7 +225,7 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
                 headers and _text_keys(headers),
             ),
         )
-        for _, _, offset_delta, timestamp_delta, key, value, headers in scan_records(
+        for _, _, offset_delta, timestamp_delta, key, _, value, headers in scan_records(
             data, header.records_count
         )
     ]

@@ -122,7 +122,7 @@ def by_parse_records(raw: bytes) -> list[tuple[int, int, bytes | None, bool]]:
     assert b"".join(data[start:end] for start, end, *_ in spans) == data  # spans tile it
     return [
         (BASE_OFFSET + od, header.base_timestamp + td, key, tombstone)
-        for _, _, od, td, key, tombstone in spans
+        for _, _, od, td, key, tombstone, *_ in spans
     ]
 
 
