@@ -399,14 +399,15 @@ def iter_key_values(
                 p += 1
             else:
                 size, p = slow(data, p)
-            append((key, None if size < 0 else data[p : p + size]))
-            if size > 0:
-                p += size
-            if data[p]:  # headers: walked only to check the record's length
-                p = read_headers(data, p)[1]
+            if size < 0:
+                append((key, None))
             else:
-                p += 1
-            if p != following:
+                append((key, data[p : p + size]))
+                p += size
+            # Nearly always: no headers and the length right. Else walk the headers.
+            if (p + 1 != following or data[p]) and (
+                not data[p] or read_headers(data, p)[1] != following
+            ):
                 raise malformed(f"record {i} does not fill its stated length")
             pos = following
     except IndexError:
