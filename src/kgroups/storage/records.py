@@ -359,7 +359,7 @@ def iter_key_values(
 
     Deliberately not ``record_scan.scan_records``: loading ``__consumer_offsets``
     reads millions of small records, on which this loop, which decodes no deltas
-    and builds only the pair, is about 25 % faster. It refuses what the scanner
+    and builds only the pair, is about 20 % faster. It refuses what the scanner
     refuses (test_record_scan holds both to the same inputs)."""
     header = read_header(batch, 0)
     if header.is_control:
