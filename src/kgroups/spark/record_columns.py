@@ -1,9 +1,9 @@
 """Record batches (Kafka's v2 format) decoded straight into Arrow columns.
 
-This is the hot loop of every read: it walks each record once, appending to one
-Python list per column, with one-byte varints (nearly all deltas and lengths)
-decoded inline, and never builds a per-record object. Arrow then converts each
-list in C. Keys and values are sliced from the batch's (decompressed) bytes.
+:func:`~kgroups.storage.record_scan.scan_records` reads each batch; its records
+are appended to one Python list per column (only those in range when the batch
+straddles it), and Arrow converts each list in C. Keys and values are slices of
+the batch's (decompressed) bytes.
 
 ``index_only`` skips keys, values and headers: what the offsets-log analytics
 needs of a data topic is its offset -> timestamp index.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import BatchHeader, read_varint, records_section
+from kgroups.storage.record_scan import scan_records
+from kgroups.storage.records import BatchHeader, records_section
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,8 +46,8 @@ class RecordColumns:
         how many were added. The caller skips control batches."""
         data = records_section(batch, header)
         base = header.base_offset
-        base_ts = header.base_timestamp
-        append_time = header.max_timestamp if header.timestamp_type else None
+        base_timestamp = header.base_timestamp
+        append_time = header.max_timestamp if header.timestamp_type else None  # LogAppendTime
         whole = base >= start and header.last_offset < end
         offsets = self.offsets
         timestamps = self.timestamps
@@ -56,69 +56,25 @@ class RecordColumns:
         index_only = self.index_only
         with_headers = self.include_headers
         before = len(offsets)
-        pos = 0
-        try:
-            for _ in range(header.records_count):
-                b = data[pos]
-                if b < 0x80:
-                    length = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                else:
-                    length, pos = read_varint(data, pos)
-                following = pos + length
-                pos += 1  # record attributes: unused
-                b = data[pos]
-                if b < 0x80:
-                    ts_delta = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                else:
-                    ts_delta, pos = read_varint(data, pos)
-                b = data[pos]
-                if b < 0x80:
-                    offset = base + ((b >> 1) ^ -(b & 1))
-                    pos += 1
-                else:
-                    delta, pos = read_varint(data, pos)
-                    offset = base + delta
-                if not whole and not start <= offset < end:
-                    pos = following
-                    continue
-                offsets.append(offset)
-                timestamps.append(base_ts + ts_delta if append_time is None else append_time)
-                if index_only:
-                    pos = following
-                    continue
-                b = data[pos]
-                if b < 0x80:
-                    n = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                else:
-                    n, pos = read_varint(data, pos)
-                if n < 0:
-                    keys.append(None)
-                else:
-                    keys.append(data[pos : pos + n])
-                    pos += n
-                b = data[pos]
-                if b < 0x80:
-                    n = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                else:
-                    n, pos = read_varint(data, pos)
-                if n < 0:
-                    values.append(None)
-                else:
-                    values.append(data[pos : pos + n])
-                    pos += n
-                if with_headers:
-                    self.headers.append(_headers(data, pos))
-                pos = following
-        except IndexError:
-            raise KafkaError(
-                ErrorCode.corrupt_message, f"record batch at offset {base} runs past its end"
-            ) from None
+        scanned = scan_records(data, header.records_count, not index_only)
+        for _, _, offset_delta, timestamp_delta, key, _, value, headers in scanned:
+            offset = base + offset_delta
+            if not whole and not start <= offset < end:
+                continue
+            offsets.append(offset)
+            timestamps.append(
+                base_timestamp + timestamp_delta if append_time is None else append_time
+            )
+            if index_only:
+                continue
+            keys.append(key)
+            values.append(value)
+            if with_headers:
+                self.headers.append(
+                    [{"key": k.decode("utf-8", "replace"), "value": v} for k, v in headers]
+                )
         added = len(offsets) - before
-        self.timestamp_types.extend([header.timestamp_type] * added)
+        self.timestamp_types += [header.timestamp_type] * added
         return added
 
     def to_arrow(self, topic: str, partition: int, schema: pa.Schema) -> pa.RecordBatch:
@@ -149,17 +105,3 @@ class RecordColumns:
             else:
                 columns.append(pa.nulls(n, headers_type))
         return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def _headers(data: bytes, pos: int) -> list[dict[str, Any]]:
-    count, pos = read_varint(data, pos)
-    out: list[dict[str, Any]] = []
-    for _ in range(max(count, 0)):
-        n, pos = read_varint(data, pos)
-        key = data[pos : pos + n].decode("utf-8", "replace")
-        pos += n
-        n, pos = read_varint(data, pos)
-        value = None if n < 0 else data[pos : pos + n]
-        pos += max(n, 0)
-        out.append({"key": key, "value": value})
-    return out

@@ -18,8 +18,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
-from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.compression import compress
+from kgroups.storage.record_scan import ScannedRecord, scan_records
 from kgroups.storage.records import (
     COMPRESSION_MASK,
     CRC_OFFSET,
@@ -28,7 +28,6 @@ from kgroups.storage.records import (
     LOG_OVERHEAD,
     BatchHeader,
     batch_crc,
-    read_varint,
 )
 
 __all__ = ["RecordSpan", "empty_batch", "filtered_batch", "parse_records"]
@@ -36,64 +35,14 @@ __all__ = ["RecordSpan", "empty_batch", "filtered_batch", "parse_records"]
 _CRC = struct.Struct(">I")
 
 # One record of a batch: (start, end) of its bytes within the batch's records
-# section, offset delta, timestamp delta, key, and whether its value is null.
-RecordSpan = tuple[int, int, int, int, bytes | None, bool]
-
-
-def _corrupt(reason: str) -> KafkaError:
-    return KafkaError(ErrorCode.corrupt_message, f"malformed record batch: {reason}")
+# section, offset delta, timestamp delta, key, whether its value is null, then
+# what only other readers use.
+RecordSpan = ScannedRecord
 
 
 def parse_records(data: bytes, count: int) -> list[RecordSpan]:
-    """Locate the ``count`` records in a records section; headers are skipped, not read."""
-    spans: list[RecordSpan] = []
-    append = spans.append
-    slow = read_varint
-    pos = 0
-    try:
-        for _ in range(count):
-            # Lengths and deltas are nearly always one byte; the branch saves a call.
-            start = pos
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                length, pos = slow(data, pos)
-            end = pos + length
-            pos += 1  # record attributes
-            b = data[pos]
-            if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                ts_delta, pos = slow(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                offset_delta, pos = slow(data, pos)
-            b = data[pos]
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                n, pos = slow(data, pos)
-            if n < 0:
-                key = None
-            else:
-                key = data[pos : pos + n]
-                pos += n
-            # A null value is the one-byte varint -1 (zig-zag 0x01).
-            tombstone = data[pos] == 0x01
-            if end > len(data) or pos >= end:
-                raise _corrupt(f"record at offset delta {offset_delta} has the wrong length")
-            append((start, end, offset_delta, ts_delta, key, tombstone))
-            pos = end
-    except IndexError:
-        raise _corrupt("records run past the end of the batch") from None
-    return spans
+    """Locate the ``count`` records in a records section."""
+    return scan_records(data, count)
 
 
 def _header(

@@ -86,3 +86,31 @@ def test_time_index(tmp_path: Path) -> None:
     path.write_bytes(struct.pack(">qiqi", 2000, 10, 1000, 40))
     with pytest.raises(IndexCorruptError):
         TimeIndex.load(path, 100, 1 << 20)
+
+
+def test_both_indexes_reach_their_files_on_create_reset_rename_and_fill(tmp_path: Path) -> None:
+    stale = tmp_path / "stale"
+    stale.write_bytes(b"\x01" * 24)
+    offsets = OffsetIndex.create(stale, 0, 16)  # an existing file is emptied; two entries fit
+    times = TimeIndex.create(tmp_path / "t", 0, 24)
+    assert stale.read_bytes() == b"" and len(offsets) == 0
+    offsets.append(3, 10)
+    offsets.append(7, 20)
+    times.maybe_append(50, 3)
+    times.maybe_append(60, 7)
+    assert offsets.is_full and times.is_full
+    offsets.rename(tmp_path / "moved.index")
+    times.rename(tmp_path / "moved.timeindex")
+    assert (tmp_path / "moved.index").read_bytes() == struct.pack(">iiii", 3, 10, 7, 20)
+    assert (tmp_path / "moved.timeindex").read_bytes() == struct.pack(">qiqi", 50, 3, 60, 7)
+    offsets.reset()
+    times.reset()
+    assert len(offsets) == len(times) == 0 and not offsets.is_full
+    assert offsets.path.read_bytes() == times.path.read_bytes() == b""
+    offsets.close()
+    times.close()
+    (tmp_path / "bad").write_bytes(b"\x00" * 13)  # no whole number of entries of either
+    with pytest.raises(IndexCorruptError, match="multiple of 8"):
+        OffsetIndex.load(tmp_path / "bad", 0, 1 << 20, log_size=100)
+    with pytest.raises(IndexCorruptError, match="multiple of 12"):
+        TimeIndex.load(tmp_path / "bad", 0, 1 << 20)
