@@ -27,12 +27,12 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_metadata_value
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.member import Member, Protocols
+from kgroups.coordinator.parked_requests import answer_parked
 from kgroups.coordinator.rebalance import Rebalance, member_list
 from kgroups.coordinator.responses import (
     UNKNOWN_MEMBER_ID,
     join_error,
     join_response,
-    sync_response,
 )
 from kgroups.coordinator.state import GroupState
 from kgroups.protocol.strings import fit
@@ -300,7 +300,7 @@ class JoinGroupHandler:
         old_leader = group.leader_id
 
         # Whoever still holds the old id is a zombie: fence it right away.
-        self._fence(group, member, old_member_id, fx)
+        answer_parked(group, member, ErrorCode.fenced_instance_id, fx, old_member_id)
         self._timers.cancel(member_key(group.group_id, old_member_id))
         group.replace_static_member(instance_id, old_member_id, new_member_id)
         self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
@@ -354,17 +354,6 @@ class JoinGroupHandler:
             self._rebalance.prepare_rebalance(group, now, fx)
         elif state is not GroupState.PREPARING_REBALANCE:
             raise AssertionError(f"static member of group {group.group_id} in {state}")
-
-    def _fence(self, group: ClassicGroup, member: Member, old_member_id: str, fx: Effects) -> None:
-        parked_join = group.take_join(member)
-        if parked_join is not None:
-            fx.reply(
-                parked_join,
-                join_error(member.join_api_version, ErrorCode.fenced_instance_id, old_member_id),
-            )
-        parked_sync = group.take_sync(member)
-        if parked_sync is not None:
-            fx.reply(parked_sync, sync_response(ErrorCode.fenced_instance_id))
 
 
 class _Join:

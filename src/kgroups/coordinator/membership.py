@@ -23,8 +23,8 @@ from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.heartbeat import HeartbeatHandler
 from kgroups.coordinator.join_group import JoinGroupHandler
 from kgroups.coordinator.leave_group import LeaveGroupHandler
+from kgroups.coordinator.parked_requests import answer_parked, error_answers, parked_reply_tos
 from kgroups.coordinator.rebalance import Rebalance
-from kgroups.coordinator.responses import join_error, sync_response
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.sync_group import SyncGroupHandler
 
@@ -56,17 +56,7 @@ class Membership:
     def on_unloaded(self, group: ClassicGroup, fx: Effects) -> None:
         """Another coordinator takes over: parked requests go find it."""
         for member in group.members.values():
-            parked_join = group.take_join(member)
-            if parked_join is not None:
-                fx.reply(
-                    parked_join,
-                    join_error(
-                        member.join_api_version, ErrorCode.not_coordinator, member.member_id
-                    ),
-                )
-            parked_sync = group.take_sync(member)
-            if parked_sync is not None:
-                fx.reply(parked_sync, sync_response(ErrorCode.not_coordinator))
+            answer_parked(group, member, ErrorCode.not_coordinator, fx)
 
     # -- after a rollback ----------------------------------------------------
 
@@ -88,13 +78,11 @@ class Membership:
         """
         error = group_metadata_append_error(error)
         if discarded is not None and discarded is not group:
-            still = set() if group is None else {id(r) for r in _parked(group)}
+            still = set() if group is None else {id(r) for r in parked_reply_tos(group)}
             for member in discarded.members.values():
-                join, sync = member.awaiting_join, member.awaiting_sync
-                if join is not None and id(join) not in answered and id(join) not in still:
-                    fx.reply(join, join_error(member.join_api_version, error, member.member_id))
-                if sync is not None and id(sync) not in answered and id(sync) not in still:
-                    fx.reply(sync, sync_response(error))
+                for reply_to, response in error_answers(member, error):
+                    if id(reply_to) not in answered and id(reply_to) not in still:
+                        fx.reply(reply_to, response)
         if group is None:
             return
         told = False
@@ -117,12 +105,3 @@ class Membership:
         if len(group) > self._config.max_size:
             # group.max.size was lowered: rebalance so the extra members are shed.
             self._rebalance.prepare_rebalance(group, now, fx)
-
-
-def _parked(group: ClassicGroup) -> list[object]:
-    return [
-        reply_to
-        for member in group.members.values()
-        for reply_to in (member.awaiting_join, member.awaiting_sync)
-        if reply_to is not None
-    ]

@@ -26,10 +26,10 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.member import Member
+from kgroups.coordinator.parked_requests import answer_parked
 from kgroups.coordinator.records import GroupMetadataValue
 from kgroups.coordinator.responses import (
     UNKNOWN_MEMBER_ID,
-    join_error,
     join_response,
     sync_response,
 )
@@ -195,15 +195,7 @@ class Rebalance:
         self, group: ClassicGroup, member: Member, now: int, fx: Effects
     ) -> None:
         # A parked JoinGroup of a removed member is told to start over.
-        parked_join = group.take_join(member)
-        if parked_join is not None:
-            fx.reply(
-                parked_join,
-                join_error(member.join_api_version, ErrorCode.unknown_member_id, UNKNOWN_MEMBER_ID),
-            )
-        parked_sync = group.take_sync(member)
-        if parked_sync is not None:
-            fx.reply(parked_sync, sync_response(ErrorCode.unknown_member_id))
+        answer_parked(group, member, ErrorCode.unknown_member_id, fx, UNKNOWN_MEMBER_ID)
         self.remove_member_quietly(group, member)
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self.maybe_prepare_rebalance(group, now, fx)
