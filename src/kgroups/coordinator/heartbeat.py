@@ -7,11 +7,11 @@ from kio.schema.heartbeat.v4.request import HeartbeatRequest
 
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import validate_current_member
-from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import heartbeat_response
 from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.turn import Turn
 
 
 class HeartbeatHandler:
@@ -19,8 +19,8 @@ class HeartbeatHandler:
         self._table = table
         self._rebalance = rebalance
 
-    def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now: int, fx: Effects) -> None:
-        fx.reply(ctx.reply_to, heartbeat_response(self._heartbeat_error(req, now)))
+    def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, turn: Turn) -> None:
+        turn.fx.reply(ctx.reply_to, heartbeat_response(self._heartbeat_error(req, turn.now)))
 
     def _heartbeat_error(self, req: HeartbeatRequest, now: int) -> ErrorCode:
         if not req.group_id:

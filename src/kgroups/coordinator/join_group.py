@@ -35,6 +35,7 @@ from kgroups.coordinator.responses import (
     join_response,
 )
 from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.turn import Turn
 from kgroups.protocol.strings import fit
 
 # JoinGroup v4 introduced the two-step join: a member without an id is
@@ -65,11 +66,11 @@ class JoinGroupHandler:
         self._new_member_id = new_member_id
         self._rebalance = rebalance
 
-    def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now: int, fx: Effects) -> None:
+    def join_group(self, req: JoinGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         version = ctx.api_version
         member_id = req.member_id
         if not req.group_id:
-            fx.reply(ctx.reply_to, join_error(version, ErrorCode.invalid_group_id, member_id))
+            turn.fx.reply(ctx.reply_to, join_error(version, ErrorCode.invalid_group_id, member_id))
             return
         session_timeout = _millis(req.session_timeout)
         # JoinGroup v0 had no rebalance timeout: the session timeout served.
@@ -79,7 +80,7 @@ class JoinGroupHandler:
             <= session_timeout
             <= self._config.max_session_timeout_ms
         ):
-            fx.reply(
+            turn.fx.reply(
                 ctx.reply_to, join_error(version, ErrorCode.invalid_session_timeout, member_id)
             )
             return
@@ -89,9 +90,11 @@ class JoinGroupHandler:
         if group is None:
             if not is_new_member:
                 # A member id for a group we don't have: let it start over.
-                fx.reply(ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id))
+                turn.fx.reply(
+                    ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id)
+                )
                 return
-            group = self._table.create(req.group_id, now)
+            group = self._table.create(req.group_id, turn.now)
 
         protocols: Protocols = tuple((p.name, p.metadata) for p in req.protocols)
         join = _Join(
@@ -107,17 +110,17 @@ class JoinGroupHandler:
             removed = group.remove(member_id)
             if removed is not None:
                 self._timers.cancel(member_key(group.group_id, member_id))
-            fx.reply(
+            turn.fx.reply(
                 ctx.reply_to,
                 join_error(version, ErrorCode.group_max_size_reached, UNKNOWN_MEMBER_ID),
             )
         elif is_new_member:
-            self._join_new_member(group, join, now, fx)
+            self._join_new_member(group, join, turn)
         else:
-            self._join_existing_member(group, join, now, fx)
+            self._join_existing_member(group, join, turn)
 
         if group.is_in(GroupState.PREPARING_REBALANCE):
-            self._rebalance.maybe_complete_join(group, now, fx)
+            self._rebalance.maybe_complete_join(group, turn)
 
     def _accepts_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         max_size = self._config.max_size
@@ -145,9 +148,9 @@ class JoinGroupHandler:
         fx.reply(join.ctx.reply_to, join_error(join.ctx.api_version, error, member_id))
         return True
 
-    def _join_new_member(self, group: ClassicGroup, join: _Join, now: int, fx: Effects) -> None:
+    def _join_new_member(self, group: ClassicGroup, join: _Join, turn: Turn) -> None:
         version = join.ctx.api_version
-        if self._refused(group, join, UNKNOWN_MEMBER_ID, fx):
+        if self._refused(group, join, UNKNOWN_MEMBER_ID, turn.fx):
             return
         instance_id = join.group_instance_id
         new_member_id = self._new_member_id(
@@ -156,66 +159,66 @@ class JoinGroupHandler:
         if instance_id is not None:
             old_member_id = group.static_member_id(instance_id)
             if old_member_id is not None:
-                self._replace_static_member(group, join, old_member_id, new_member_id, now, fx)
+                self._replace_static_member(group, join, old_member_id, new_member_id, turn)
             else:
-                self._add_member_and_rebalance(group, join, new_member_id, now, fx)
+                self._add_member_and_rebalance(group, join, new_member_id, turn)
         elif version >= _MEMBER_ID_REQUIRED_VERSION:
             group.pending_members.add(new_member_id)
             self._timers.schedule(
                 member_key(group.group_id, new_member_id),
-                now + join.session_timeout_ms,
+                turn.now + join.session_timeout_ms,
                 MemberDeadline(group.incarnation, pending=True),
             )
-            fx.reply(
+            turn.fx.reply(
                 join.ctx.reply_to,
                 join_error(version, ErrorCode.member_id_required, new_member_id),
             )
         else:
-            self._add_member_and_rebalance(group, join, new_member_id, now, fx)
+            self._add_member_and_rebalance(group, join, new_member_id, turn)
 
-    def _join_existing_member(
-        self, group: ClassicGroup, join: _Join, now: int, fx: Effects
-    ) -> None:
+    def _join_existing_member(self, group: ClassicGroup, join: _Join, turn: Turn) -> None:
         version = join.ctx.api_version
         member_id = join.member_id
-        if self._refused(group, join, member_id, fx):
+        if self._refused(group, join, member_id, turn.fx):
             return
         if group.is_pending(member_id):
             if join.group_instance_id is not None:
                 # Pending ids are only handed to dynamic members.
-                fx.reply(
+                turn.fx.reply(
                     join.ctx.reply_to,
                     join_error(version, ErrorCode.unknown_server_error, UNKNOWN_MEMBER_ID),
                 )
                 return
-            self._add_member_and_rebalance(group, join, member_id, now, fx)
+            self._add_member_and_rebalance(group, join, member_id, turn)
             return
         error = validate_current_member(group, member_id, join.group_instance_id)
         if error is not None:
-            fx.reply(join.ctx.reply_to, join_error(version, error, member_id))
+            turn.fx.reply(join.ctx.reply_to, join_error(version, error, member_id))
             return
 
         member = group.get(member_id)
         state = group.state
         if state is GroupState.PREPARING_REBALANCE:
-            self._update_member_and_rebalance(group, member, join, now, fx)
+            self._update_member_and_rebalance(group, member, join, turn)
         elif state is GroupState.COMPLETING_REBALANCE:
             if member.matches(join.protocols):
                 # Probably a lost JoinGroup response: the current generation again.
-                fx.reply(join.ctx.reply_to, self._current_generation(group, member, version))
+                turn.fx.reply(join.ctx.reply_to, self._current_generation(group, member, version))
             else:
-                self._update_member_and_rebalance(group, member, join, now, fx)
+                self._update_member_and_rebalance(group, member, join, turn)
         elif state is GroupState.STABLE:
             if group.is_leader(member_id) or not member.matches(join.protocols):
                 # The leader rejoins to have the assignment redone (say, new partitions).
-                self._update_member_and_rebalance(group, member, join, now, fx)
+                self._update_member_and_rebalance(group, member, join, turn)
             else:
-                fx.reply(
+                turn.fx.reply(
                     join.ctx.reply_to,
                     self._current_generation(group, member, version, with_members=False),
                 )
         else:
-            fx.reply(join.ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id))
+            turn.fx.reply(
+                join.ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id)
+            )
 
     def _current_generation(
         self, group: ClassicGroup, member: Member, version: int, *, with_members: bool = True
@@ -233,7 +236,7 @@ class JoinGroupHandler:
         )
 
     def _add_member_and_rebalance(
-        self, group: ClassicGroup, join: _Join, member_id: str, now: int, fx: Effects
+        self, group: ClassicGroup, join: _Join, member_id: str, turn: Turn
     ) -> None:
         member = Member(
             member_id=member_id,
@@ -255,17 +258,17 @@ class JoinGroupHandler:
         group.add(member)
         # A new member cannot heartbeat while its JoinGroup is parked; bound the
         # wait so a client that gave up does not linger in the rebalance.
-        self._rebalance.reschedule_session(group, member, now, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._rebalance.maybe_prepare_rebalance(group, now, fx)
+        self._rebalance.reschedule_session(group, member, turn.now, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._rebalance.maybe_prepare_rebalance(group, turn)
 
     def _update_member_and_rebalance(
-        self, group: ClassicGroup, member: Member, join: _Join, now: int, fx: Effects
+        self, group: ClassicGroup, member: Member, join: _Join, turn: Turn
     ) -> None:
         group.update_member(
             member, join.protocols, join.rebalance_timeout_ms, join.session_timeout_ms
         )
-        self._park_join(group, member, join.ctx, fx)
-        self._rebalance.maybe_prepare_rebalance(group, now, fx)
+        self._park_join(group, member, join.ctx, turn.fx)
+        self._rebalance.maybe_prepare_rebalance(group, turn)
 
     def _park_join(
         self, group: ClassicGroup, member: Member, ctx: RequestContext, fx: Effects
@@ -288,8 +291,7 @@ class JoinGroupHandler:
         join: _Join,
         old_member_id: str,
         new_member_id: str,
-        now: int,
-        fx: Effects,
+        turn: Turn,
     ) -> None:
         """A known group.instance.id joins without its member id (it restarted)."""
         instance_id = join.group_instance_id
@@ -300,10 +302,10 @@ class JoinGroupHandler:
         old_leader = group.leader_id
 
         # Whoever still holds the old id is a zombie: fence it right away.
-        answer_parked(group, member, ErrorCode.fenced_instance_id, fx, old_member_id)
+        answer_parked(group, member, ErrorCode.fenced_instance_id, turn.fx, old_member_id)
         self._timers.cancel(member_key(group.group_id, old_member_id))
         group.replace_static_member(instance_id, old_member_id, new_member_id)
-        self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
+        self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
         group.update_member(
             member, join.protocols, join.rebalance_timeout_ms, join.session_timeout_ms
         )
@@ -312,11 +314,11 @@ class JoinGroupHandler:
         state = group.state
         if state is GroupState.STABLE:
             if group.protocol_name != group.select_protocol():
-                self._rebalance.maybe_prepare_rebalance(group, now, fx)
+                self._rebalance.maybe_prepare_rebalance(group, turn)
                 return
             # Same protocol: store the new member id and carry on without a rebalance.
             assignment = {m.member_id: m.assignment for m in group.members.values()}
-            fx.emit(
+            turn.fx.emit(
                 group_metadata_record(group_metadata_value(group, assignment), group.group_id),
                 self._table,
             )
@@ -348,10 +350,10 @@ class JoinGroupHandler:
                     protocol_name=group.protocol_name,
                     leader=old_leader or "",
                 )
-            fx.reply(join.ctx.reply_to, response)
+            turn.fx.reply(join.ctx.reply_to, response)
         elif state is GroupState.COMPLETING_REBALANCE:
             # The leader may have been given the old id to assign to: start over.
-            self._rebalance.prepare_rebalance(group, now, fx)
+            self._rebalance.prepare_rebalance(group, turn)
         elif state is not GroupState.PREPARING_REBALANCE:
             raise AssertionError(f"static member of group {group.group_id} in {state}")
 

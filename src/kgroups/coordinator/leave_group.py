@@ -8,12 +8,12 @@ from kio.schema.leave_group.v5.response import MemberResponse
 
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import validate_current_member
-from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, leave_response
 from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.turn import Turn
 
 
 class LeaveGroupHandler:
@@ -21,12 +21,10 @@ class LeaveGroupHandler:
         self._table = table
         self._rebalance = rebalance
 
-    def leave_group(
-        self, req: LeaveGroupRequest, ctx: RequestContext, now: int, fx: Effects
-    ) -> None:
+    def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         version = ctx.api_version
         if not req.group_id:
-            fx.reply(ctx.reply_to, leave_response(version, ErrorCode.invalid_group_id))
+            turn.fx.reply(ctx.reply_to, leave_response(version, ErrorCode.invalid_group_id))
             return
         group = self._table.get(req.group_id)
         if group is None:
@@ -34,24 +32,25 @@ class LeaveGroupHandler:
                 _member_response(m.member_id, m.group_instance_id, ErrorCode.unknown_member_id)
                 for m in req.members
             )
-            fx.reply(ctx.reply_to, leave_response(version, ErrorCode.none, members))
+            turn.fx.reply(ctx.reply_to, leave_response(version, ErrorCode.none, members))
             return
         if group.is_in(GroupState.DEAD):
-            fx.reply(ctx.reply_to, leave_response(version, ErrorCode.coordinator_not_available))
+            turn.fx.reply(
+                ctx.reply_to, leave_response(version, ErrorCode.coordinator_not_available)
+            )
             return
         results = []
         for identity in req.members:
-            error = self._leave_one(group, identity.member_id, identity.group_instance_id, now, fx)
+            error = self._leave_one(group, identity.member_id, identity.group_instance_id, turn)
             results.append(_member_response(identity.member_id, identity.group_instance_id, error))
-        fx.reply(ctx.reply_to, leave_response(version, ErrorCode.none, tuple(results)))
+        turn.fx.reply(ctx.reply_to, leave_response(version, ErrorCode.none, tuple(results)))
 
     def _leave_one(
         self,
         group: ClassicGroup,
         member_id: str,
         group_instance_id: str | None,
-        now: int,
-        fx: Effects,
+        turn: Turn,
     ) -> ErrorCode:
         if member_id == UNKNOWN_MEMBER_ID:
             # Admin tools remove static members by instance id alone.
@@ -60,15 +59,15 @@ class LeaveGroupHandler:
             )
             if current is None:
                 return ErrorCode.unknown_member_id
-            self._rebalance.remove_member_and_update_group(group, group.get(current), now, fx)
+            self._rebalance.remove_member_and_update_group(group, group.get(current), turn)
             return ErrorCode.none
         if group.is_pending(member_id):
-            self._rebalance.remove_pending_member_and_update_group(group, member_id, now, fx)
+            self._rebalance.remove_pending_member_and_update_group(group, member_id, turn)
             return ErrorCode.none
         error = validate_current_member(group, member_id, group_instance_id)
         if error is not None:
             return error
-        self._rebalance.remove_member_and_update_group(group, group.get(member_id), now, fx)
+        self._rebalance.remove_member_and_update_group(group, group.get(member_id), turn)
         return ErrorCode.none
 
 

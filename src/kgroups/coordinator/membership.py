@@ -27,6 +27,7 @@ from kgroups.coordinator.parked_requests import answer_parked, error_answers, pa
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.sync_group import SyncGroupHandler
+from kgroups.coordinator.turn import Turn
 
 
 class Membership:
@@ -66,8 +67,7 @@ class Membership:
         group: ClassicGroup | None,
         answered: set[int],
         error: ErrorCode,
-        now: int,
-        fx: Effects,
+        turn: Turn,
     ) -> None:
         """``group`` was put back in place of ``discarded`` after a batch was lost.
 
@@ -82,7 +82,7 @@ class Membership:
             for member in discarded.members.values():
                 for reply_to, response in error_answers(member, error):
                     if id(reply_to) not in answered and id(reply_to) not in still:
-                        fx.reply(reply_to, response)
+                        turn.fx.reply(reply_to, response)
         if group is None:
             return
         told = False
@@ -95,13 +95,13 @@ class Membership:
                 told = True
         went_back = discarded is None or not discarded.is_in(group.state)
         if group.is_in(GroupState.COMPLETING_REBALANCE) and (told or went_back):
-            self._rebalance.prepare_rebalance(group, now, fx)
+            self._rebalance.prepare_rebalance(group, turn)
 
     # -- after loading -----------------------------------------------------
 
-    def on_loaded(self, group: ClassicGroup, now: int, fx: Effects) -> None:
+    def on_loaded(self, group: ClassicGroup, turn: Turn) -> None:
         for member in group.members.values():
-            self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
+            self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
         if len(group) > self._config.max_size:
             # group.max.size was lowered: rebalance so the extra members are shed.
-            self._rebalance.prepare_rebalance(group, now, fx)
+            self._rebalance.prepare_rebalance(group, turn)

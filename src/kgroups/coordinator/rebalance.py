@@ -21,7 +21,6 @@ from kgroups.coordinator.delayed_operations import (
     member_key,
     sync_key,
 )
-from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record
 from kgroups.coordinator.group_table import GroupTable
@@ -34,6 +33,7 @@ from kgroups.coordinator.responses import (
     sync_response,
 )
 from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.turn import Turn
 
 
 class Rebalance:
@@ -44,16 +44,14 @@ class Rebalance:
 
     # -- rebalancing -------------------------------------------------------
 
-    def maybe_prepare_rebalance(self, group: ClassicGroup, now: int, fx: Effects) -> None:
+    def maybe_prepare_rebalance(self, group: ClassicGroup, turn: Turn) -> None:
         if group.can_rebalance():
-            self.prepare_rebalance(group, now, fx)
+            self.prepare_rebalance(group, turn)
 
-    def prepare_rebalance(self, group: ClassicGroup, now: int, fx: Effects) -> None:
+    def prepare_rebalance(self, group: ClassicGroup, turn: Turn) -> None:
         if group.is_in(GroupState.COMPLETING_REBALANCE):
             # Members waiting for an assignment will never get this one.
-            self._reset_and_propagate_assignment_error(
-                group, ErrorCode.rebalance_in_progress, now, fx
-            )
+            self._reset_and_propagate_assignment_error(group, ErrorCode.rebalance_in_progress, turn)
         self._clear_pending_sync(group)
 
         rebalance_timeout = group.rebalance_timeout_ms()
@@ -66,24 +64,26 @@ class Rebalance:
                 delay_ms=initial_delay,
                 remaining_ms=max(rebalance_timeout - initial_delay, 0),
             )
-            self._timers.schedule(join_key(group.group_id), now + initial_delay, deadline)
+            self._timers.schedule(join_key(group.group_id), turn.now + initial_delay, deadline)
         else:
             self._timers.schedule(
-                join_key(group.group_id), now + rebalance_timeout, JoinDeadline(group.incarnation)
+                join_key(group.group_id),
+                turn.now + rebalance_timeout,
+                JoinDeadline(group.incarnation),
             )
-        group.transition_to(GroupState.PREPARING_REBALANCE, now)
-        self.maybe_complete_join(group, now, fx)
+        group.transition_to(GroupState.PREPARING_REBALANCE, turn.now)
+        self.maybe_complete_join(group, turn)
 
-    def maybe_complete_join(self, group: ClassicGroup, now: int, fx: Effects) -> None:
+    def maybe_complete_join(self, group: ClassicGroup, turn: Turn) -> None:
         if not group.is_in(GroupState.PREPARING_REBALANCE):
             return
         entry = self._timers.get(join_key(group.group_id))
         if entry is not None and isinstance(entry[1], JoinDeadline) and entry[1].initial:
             return  # the initial delay always runs its course
         if group.has_all_members_joined():
-            self._complete_join(group, now, fx)
+            self._complete_join(group, turn)
 
-    def _complete_join(self, group: ClassicGroup, now: int, fx: Effects) -> None:
+    def _complete_join(self, group: ClassicGroup, turn: Turn) -> None:
         """End the join phase: drop who did not rejoin, start the next generation."""
         self._timers.cancel(join_key(group.group_id))
         for member in group.not_yet_rejoined():
@@ -96,24 +96,24 @@ class Rebalance:
             # Only static members that have not rejoined: wait another round.
             self._timers.schedule(
                 join_key(group.group_id),
-                now + group.rebalance_timeout_ms(),
+                turn.now + group.rebalance_timeout_ms(),
                 JoinDeadline(group.incarnation),
             )
             return
         if not group.members:
-            fx.emit(
-                group_metadata_record(_next_empty_generation(group, now), group.group_id),
+            turn.fx.emit(
+                group_metadata_record(_next_empty_generation(group, turn.now), group.group_id),
                 self._table,
             )
             return
 
-        group.start_next_generation(now)
+        group.start_next_generation(turn.now)
         leader_members = member_list(group)
         for member in group.members.values():
             reply_to = group.take_join(member)
             if reply_to is not None:
                 is_leader = group.is_leader(member.member_id)
-                fx.reply(
+                turn.fx.reply(
                     reply_to,
                     join_response(
                         member.join_api_version,
@@ -126,24 +126,24 @@ class Rebalance:
                         members=leader_members if is_leader else (),
                     ),
                 )
-            self.reschedule_session(group, member, now, member.session_timeout_ms)
+            self.reschedule_session(group, member, turn.now, member.session_timeout_ms)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
         self._timers.schedule(
             sync_key(group.group_id),
-            now + group.rebalance_timeout_ms(),
+            turn.now + group.rebalance_timeout_ms(),
             SyncDeadline(group.incarnation, group.generation_id),
         )
 
     def _reset_and_propagate_assignment_error(
-        self, group: ClassicGroup, error: ErrorCode, now: int, fx: Effects
+        self, group: ClassicGroup, error: ErrorCode, turn: Turn
     ) -> None:
         for member in group.members.values():
             member.assignment = b""
-        self.propagate_assignment(group, error, now, fx)
+        self.propagate_assignment(group, error, turn)
 
     def propagate_assignment(
-        self, group: ClassicGroup, error: ErrorCode, now: int, fx: Effects
+        self, group: ClassicGroup, error: ErrorCode, turn: Turn
     ) -> list[object]:
         """Answer every parked SyncGroup; the reply_tos answered."""
         ok = error is ErrorCode.none
@@ -152,7 +152,7 @@ class Rebalance:
             reply_to = group.take_sync(member)
             if reply_to is None:
                 continue
-            fx.reply(
+            turn.fx.reply(
                 reply_to,
                 sync_response(
                     error,
@@ -163,7 +163,7 @@ class Rebalance:
             )
             answered.append(reply_to)
             # Sessions were paused while waiting; they start again from now.
-            self.reschedule_session(group, member, now, member.session_timeout_ms)
+            self.reschedule_session(group, member, turn.now, member.session_timeout_ms)
         return answered
 
     def _clear_pending_sync(self, group: ClassicGroup) -> None:
@@ -192,28 +192,28 @@ class Rebalance:
         self._timers.cancel(member_key(group.group_id, member.member_id))
 
     def remove_member_and_update_group(
-        self, group: ClassicGroup, member: Member, now: int, fx: Effects
+        self, group: ClassicGroup, member: Member, turn: Turn
     ) -> None:
         # A parked JoinGroup of a removed member is told to start over.
-        answer_parked(group, member, ErrorCode.unknown_member_id, fx, UNKNOWN_MEMBER_ID)
+        answer_parked(group, member, ErrorCode.unknown_member_id, turn.fx, UNKNOWN_MEMBER_ID)
         self.remove_member_quietly(group, member)
         if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self.maybe_prepare_rebalance(group, now, fx)
+            self.maybe_prepare_rebalance(group, turn)
         elif group.is_in(GroupState.PREPARING_REBALANCE):
-            self.maybe_complete_join(group, now, fx)
+            self.maybe_complete_join(group, turn)
 
     def remove_pending_member_and_update_group(
-        self, group: ClassicGroup, member_id: str, now: int, fx: Effects
+        self, group: ClassicGroup, member_id: str, turn: Turn
     ) -> None:
         group.remove(member_id)
         self._timers.cancel(member_key(group.group_id, member_id))
         if group.is_in(GroupState.PREPARING_REBALANCE):
-            self.maybe_complete_join(group, now, fx)
+            self.maybe_complete_join(group, turn)
 
     # -- timers ------------------------------------------------------------
 
     def on_member_deadline(
-        self, group_id: str, member_id: str, deadline: MemberDeadline, now: int, fx: Effects
+        self, group_id: str, member_id: str, deadline: MemberDeadline, turn: Turn
     ) -> None:
         group = self._table.get(group_id)
         if group is None or group.incarnation != deadline.incarnation:
@@ -221,16 +221,14 @@ class Rebalance:
         if group.is_in(GroupState.DEAD):
             return
         if deadline.pending:
-            self.remove_pending_member_and_update_group(group, member_id, now, fx)
+            self.remove_pending_member_and_update_group(group, member_id, turn)
             return
         member = group.members.get(member_id)
         if member is None or member.session_is_kept_alive():
             return
-        self.remove_member_and_update_group(group, member, now, fx)
+        self.remove_member_and_update_group(group, member, turn)
 
-    def on_join_deadline(
-        self, group_id: str, deadline: JoinDeadline, now: int, fx: Effects
-    ) -> None:
+    def on_join_deadline(self, group_id: str, deadline: JoinDeadline, turn: Turn) -> None:
         group = self._table.get(group_id)
         if group is None or group.incarnation != deadline.incarnation:
             return
@@ -243,7 +241,7 @@ class Rebalance:
             delay = min(self._config.initial_rebalance_delay_ms, deadline.remaining_ms)
             self._timers.schedule(
                 join_key(group_id),
-                now + delay,
+                turn.now + delay,
                 JoinDeadline(
                     group.incarnation,
                     initial=True,
@@ -252,11 +250,9 @@ class Rebalance:
                 ),
             )
             return
-        self._complete_join(group, now, fx)
+        self._complete_join(group, turn)
 
-    def on_sync_deadline(
-        self, group_id: str, deadline: SyncDeadline, now: int, fx: Effects
-    ) -> None:
+    def on_sync_deadline(self, group_id: str, deadline: SyncDeadline, turn: Turn) -> None:
         group = self._table.get(group_id)
         if group is None or group.incarnation != deadline.incarnation:
             return
@@ -271,7 +267,7 @@ class Rebalance:
             member = group.members.get(member_id)
             if member is not None:
                 self.remove_member_quietly(group, member)
-        self.prepare_rebalance(group, now, fx)
+        self.prepare_rebalance(group, turn)
 
 
 def member_list(group: ClassicGroup) -> tuple[JoinGroupResponseMember, ...]:

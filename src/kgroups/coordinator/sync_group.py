@@ -7,13 +7,13 @@ from kio.schema.sync_group.v5.request import SyncGroupRequest
 
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import validate_current_member
-from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_metadata_value
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import sync_response
 from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.turn import Turn
 
 # SyncGroup v5 made protocol type and name mandatory.
 _MANDATORY_SYNC_PROTOCOL_VERSION = 5
@@ -24,44 +24,44 @@ class SyncGroupHandler:
         self._table = table
         self._rebalance = rebalance
 
-    def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, now: int, fx: Effects) -> None:
+    def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         if ctx.api_version >= _MANDATORY_SYNC_PROTOCOL_VERSION and (
             req.protocol_type is None or req.protocol_name is None
         ):
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.inconsistent_group_protocol))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.inconsistent_group_protocol))
             return
         if not req.group_id:
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.invalid_group_id))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.invalid_group_id))
             return
         group = self._table.get(req.group_id)
         if group is None:
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
             return
         error = self._validate_sync(group, req)
         if error is not None:
-            fx.reply(ctx.reply_to, sync_response(error))
+            turn.fx.reply(ctx.reply_to, sync_response(error))
             return
 
         member = group.get(req.member_id)
         state = group.state
         if state is GroupState.EMPTY:
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
         elif state is GroupState.PREPARING_REBALANCE:
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
         elif state is GroupState.COMPLETING_REBALANCE:
             if group.is_leader(member.member_id):
                 # The leader's assignment is stored: copy the group for a rollback.
                 self._table.guard(group.group_id)
             displaced = group.take_sync(member)
             if displaced is not None:
-                fx.reply(displaced, sync_response(ErrorCode.rebalance_in_progress))
+                turn.fx.reply(displaced, sync_response(ErrorCode.rebalance_in_progress))
             member.awaiting_sync = ctx.reply_to
             self._rebalance.remove_pending_sync_member(group, member.member_id)
             if group.is_leader(member.member_id):
-                self._store_assignment(group, req, now, fx)
+                self._store_assignment(group, req, turn)
         elif state is GroupState.STABLE:
             self._rebalance.remove_pending_sync_member(group, member.member_id)
-            fx.reply(
+            turn.fx.reply(
                 ctx.reply_to,
                 sync_response(
                     ErrorCode.none,
@@ -70,9 +70,9 @@ class SyncGroupHandler:
                     assignment=member.assignment,
                 ),
             )
-            self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
+            self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
         else:
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.coordinator_not_available))
+            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.coordinator_not_available))
 
     def _validate_sync(self, group: ClassicGroup, req: SyncGroupRequest) -> ErrorCode | None:
         if group.is_in(GroupState.DEAD):
@@ -88,15 +88,13 @@ class SyncGroupHandler:
             return ErrorCode.inconsistent_group_protocol
         return None
 
-    def _store_assignment(
-        self, group: ClassicGroup, req: SyncGroupRequest, now: int, fx: Effects
-    ) -> None:
+    def _store_assignment(self, group: ClassicGroup, req: SyncGroupRequest, turn: Turn) -> None:
         """The leader's assignment: store the group, then answer everyone waiting."""
         given = {a.member_id: a.assignment for a in req.assignments}
         # Members the leader left out get an empty assignment.
         assignment = {member_id: given.get(member_id, b"") for member_id in group.members}
-        fx.emit(
+        turn.fx.emit(
             group_metadata_record(group_metadata_value(group, assignment), group.group_id),
             self._table,
         )
-        self._rebalance.propagate_assignment(group, ErrorCode.none, now, fx)
+        self._rebalance.propagate_assignment(group, ErrorCode.none, turn)
