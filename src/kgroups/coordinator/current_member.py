@@ -1,10 +1,11 @@
-"""Is a request's member the one the group knows under that id?"""
+"""Is a request's member the one the group knows under that id, and in its generation?"""
 
 from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator.group import ClassicGroup
+from kgroups.coordinator.state import GroupState
 
 
 def validate_current_member(
@@ -20,4 +21,18 @@ def validate_current_member(
         return None
     if not group.has(member_id):
         return ErrorCode.unknown_member_id
+    return None
+
+
+def validate_generation_member(
+    group: ClassicGroup, member_id: str, group_instance_id: str | None, generation_id: int
+) -> ErrorCode | None:
+    """The checks of a request made within a generation (SyncGroup, Heartbeat)."""
+    if group.is_in(GroupState.DEAD):
+        return ErrorCode.coordinator_not_available
+    error = validate_current_member(group, member_id, group_instance_id)
+    if error is not None:
+        return error
+    if generation_id != group.generation_id:
+        return ErrorCode.illegal_generation
     return None

@@ -6,7 +6,7 @@ from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 
 from kgroups.coordinator.context import RequestContext
-from kgroups.coordinator.current_member import validate_current_member
+from kgroups.coordinator.current_member import validate_generation_member
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import heartbeat_response
@@ -28,13 +28,11 @@ class HeartbeatHandler:
         group = self._table.get(req.group_id)
         if group is None:
             return ErrorCode.unknown_member_id
-        if group.is_in(GroupState.DEAD):
-            return ErrorCode.coordinator_not_available
-        error = validate_current_member(group, req.member_id, req.group_instance_id)
+        error = validate_generation_member(
+            group, req.member_id, req.group_instance_id, req.generation_id
+        )
         if error is not None:
             return error
-        if req.generation_id != group.generation_id:
-            return ErrorCode.illegal_generation
         if group.is_in(GroupState.EMPTY):
             return ErrorCode.unknown_member_id
         member = group.get(req.member_id)

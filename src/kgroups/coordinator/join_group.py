@@ -28,11 +28,10 @@ from kgroups.coordinator.group_records import group_metadata_record, group_metad
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.member import Member, Protocols
 from kgroups.coordinator.parked_requests import answer_parked
-from kgroups.coordinator.rebalance import Rebalance, member_list
+from kgroups.coordinator.rebalance import Rebalance, generation_answer, member_list
 from kgroups.coordinator.responses import (
     UNKNOWN_MEMBER_ID,
     join_error,
-    join_response,
 )
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.turn import Turn
@@ -224,16 +223,7 @@ class JoinGroupHandler:
         self, group: ClassicGroup, member: Member, version: int, *, with_members: bool = True
     ) -> JoinGroupResponse:
         members = member_list(group) if with_members and group.is_leader(member.member_id) else ()
-        return join_response(
-            version,
-            ErrorCode.none,
-            member.member_id,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=group.leader_id or "",
-            members=members,
-        )
+        return generation_answer(group, version, member.member_id, members=members)
 
     def _add_member_and_rebalance(
         self, group: ClassicGroup, join: _Join, member_id: str, turn: Turn
@@ -327,29 +317,17 @@ class JoinGroupHandler:
             if version >= _SKIP_ASSIGNMENT_VERSION:
                 # The leader learns it leads but keeps the stored assignment.
                 is_leader = group.is_leader(new_member_id)
-                response = join_response(
+                response = generation_answer(
+                    group,
                     version,
-                    ErrorCode.none,
                     new_member_id,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=group.leader_id or "",
                     skip_assignment=is_leader,
                     members=member_list(group) if is_leader else (),
                 )
             else:
                 # Older clients would redo an assignment a Stable group ignores;
                 # naming the old leader keeps a restarted leader from trying.
-                response = join_response(
-                    version,
-                    ErrorCode.none,
-                    new_member_id,
-                    generation_id=group.generation_id,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    leader=old_leader or "",
-                )
+                response = generation_answer(group, version, new_member_id, leader=old_leader or "")
             turn.fx.reply(join.ctx.reply_to, response)
         elif state is GroupState.COMPLETING_REBALANCE:
             # The leader may have been given the old id to assign to: start over.

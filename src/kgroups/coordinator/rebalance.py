@@ -9,7 +9,7 @@ are answered by whichever call completes the phase they wait for.
 from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
-from kio.schema.join_group.v9.response import JoinGroupResponseMember
+from kio.schema.join_group.v9.response import JoinGroupResponse, JoinGroupResponseMember
 
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.delayed_operations import (
@@ -115,14 +115,10 @@ class Rebalance:
                 is_leader = group.is_leader(member.member_id)
                 turn.fx.reply(
                     reply_to,
-                    join_response(
+                    generation_answer(
+                        group,
                         member.join_api_version,
-                        ErrorCode.none,
                         member.member_id,
-                        generation_id=group.generation_id,
-                        protocol_type=group.protocol_type,
-                        protocol_name=group.protocol_name,
-                        leader=group.leader_id or "",
                         members=leader_members if is_leader else (),
                     ),
                 )
@@ -268,6 +264,30 @@ class Rebalance:
             if member is not None:
                 self.remove_member_quietly(group, member)
         self.prepare_rebalance(group, turn)
+
+
+def generation_answer(
+    group: ClassicGroup,
+    api_version: int,
+    member_id: str,
+    *,
+    leader: str | None = None,
+    skip_assignment: bool = False,
+    members: tuple[JoinGroupResponseMember, ...] = (),
+) -> JoinGroupResponse:
+    """A JoinGroup answer naming the group's current generation; ``leader``
+    stands in for the group's leader where given."""
+    return join_response(
+        api_version,
+        ErrorCode.none,
+        member_id,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader=(group.leader_id or "") if leader is None else leader,
+        skip_assignment=skip_assignment,
+        members=members,
+    )
 
 
 def member_list(group: ClassicGroup) -> tuple[JoinGroupResponseMember, ...]:

@@ -6,7 +6,7 @@ from kio.schema.errors import ErrorCode
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 
 from kgroups.coordinator.context import RequestContext
-from kgroups.coordinator.current_member import validate_current_member
+from kgroups.coordinator.current_member import validate_generation_member
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_metadata_value
 from kgroups.coordinator.group_table import GroupTable
@@ -75,13 +75,11 @@ class SyncGroupHandler:
             turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.coordinator_not_available))
 
     def _validate_sync(self, group: ClassicGroup, req: SyncGroupRequest) -> ErrorCode | None:
-        if group.is_in(GroupState.DEAD):
-            return ErrorCode.coordinator_not_available
-        error = validate_current_member(group, req.member_id, req.group_instance_id)
+        error = validate_generation_member(
+            group, req.member_id, req.group_instance_id, req.generation_id
+        )
         if error is not None:
             return error
-        if req.generation_id != group.generation_id:
-            return ErrorCode.illegal_generation
         if req.protocol_type is not None and req.protocol_type != group.protocol_type:
             return ErrorCode.inconsistent_group_protocol
         if req.protocol_name is not None and req.protocol_name != group.protocol_name:
