@@ -7,10 +7,17 @@ from kio.schema.heartbeat.v4.request import HeartbeatRequest
 
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import validate_generation_member
+from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.member import Member
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import heartbeat_response
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.state import (
+    KEEP_ALIVE,
+    KEEP_ALIVE_IN_REBALANCE,
+    Request,
+    answers_by_state,
+)
 from kgroups.coordinator.turn import Turn
 
 
@@ -18,6 +25,10 @@ class HeartbeatHandler:
     def __init__(self, table: GroupTable, rebalance: Rebalance) -> None:
         self._table = table
         self._rebalance = rebalance
+        self._answers = answers_by_state(
+            Request.HEARTBEAT,
+            {KEEP_ALIVE: self._keep_alive, KEEP_ALIVE_IN_REBALANCE: self._keep_alive_in_rebalance},
+        )
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, turn: Turn) -> None:
         turn.fx.reply(ctx.reply_to, heartbeat_response(self._heartbeat_error(req, turn.now)))
@@ -33,10 +44,15 @@ class HeartbeatHandler:
         )
         if error is not None:
             return error
-        if group.is_in(GroupState.EMPTY):
-            return ErrorCode.unknown_member_id
-        member = group.get(req.member_id)
+        answer = self._answers[group.state]
+        if isinstance(answer, ErrorCode):
+            return answer
+        return answer(group, group.get(req.member_id), now)
+
+    def _keep_alive(self, group: ClassicGroup, member: Member, now: int) -> ErrorCode:
         self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
-        if group.is_in(GroupState.PREPARING_REBALANCE):
-            return ErrorCode.rebalance_in_progress
         return ErrorCode.none
+
+    def _keep_alive_in_rebalance(self, group: ClassicGroup, member: Member, now: int) -> ErrorCode:
+        self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)
+        return ErrorCode.rebalance_in_progress

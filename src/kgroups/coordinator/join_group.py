@@ -33,7 +33,14 @@ from kgroups.coordinator.responses import (
     UNKNOWN_MEMBER_ID,
     join_error,
 )
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.state import (
+    PARK_JOIN,
+    REJOIN_IF_CHANGED,
+    REJOIN_IF_LEADER_OR_CHANGED,
+    GroupState,
+    Request,
+    answers_by_state,
+)
 from kgroups.coordinator.turn import Turn
 from kgroups.protocol.strings import fit
 
@@ -64,6 +71,14 @@ class JoinGroupHandler:
         self._config = config
         self._new_member_id = new_member_id
         self._rebalance = rebalance
+        self._answers = answers_by_state(
+            Request.JOIN_GROUP,
+            {
+                PARK_JOIN: self._update_member_and_rebalance,
+                REJOIN_IF_CHANGED: self._rejoin_if_changed,
+                REJOIN_IF_LEADER_OR_CHANGED: self._rejoin_if_leader_or_changed,
+            },
+        )
 
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         version = ctx.api_version
@@ -195,28 +210,32 @@ class JoinGroupHandler:
             turn.fx.reply(join.ctx.reply_to, join_error(version, error, member_id))
             return
 
-        member = group.get(member_id)
-        state = group.state
-        if state is GroupState.PREPARING_REBALANCE:
+        answer = self._answers[group.state]
+        if isinstance(answer, ErrorCode):
+            turn.fx.reply(join.ctx.reply_to, join_error(version, answer, member_id))
+        else:
+            answer(group, group.get(member_id), join, turn)
+
+    def _rejoin_if_changed(
+        self, group: ClassicGroup, member: Member, join: _Join, turn: Turn
+    ) -> None:
+        if member.matches(join.protocols):
+            # Probably a lost JoinGroup response: the current generation again.
+            version = join.ctx.api_version
+            turn.fx.reply(join.ctx.reply_to, self._current_generation(group, member, version))
+        else:
             self._update_member_and_rebalance(group, member, join, turn)
-        elif state is GroupState.COMPLETING_REBALANCE:
-            if member.matches(join.protocols):
-                # Probably a lost JoinGroup response: the current generation again.
-                turn.fx.reply(join.ctx.reply_to, self._current_generation(group, member, version))
-            else:
-                self._update_member_and_rebalance(group, member, join, turn)
-        elif state is GroupState.STABLE:
-            if group.is_leader(member_id) or not member.matches(join.protocols):
-                # The leader rejoins to have the assignment redone (say, new partitions).
-                self._update_member_and_rebalance(group, member, join, turn)
-            else:
-                turn.fx.reply(
-                    join.ctx.reply_to,
-                    self._current_generation(group, member, version, with_members=False),
-                )
+
+    def _rejoin_if_leader_or_changed(
+        self, group: ClassicGroup, member: Member, join: _Join, turn: Turn
+    ) -> None:
+        if group.is_leader(member.member_id) or not member.matches(join.protocols):
+            # The leader rejoins to have the assignment redone (say, new partitions).
+            self._update_member_and_rebalance(group, member, join, turn)
         else:
             turn.fx.reply(
-                join.ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id)
+                join.ctx.reply_to,
+                self._current_generation(group, member, join.ctx.api_version, with_members=False),
             )
 
     def _current_generation(

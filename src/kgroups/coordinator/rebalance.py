@@ -32,7 +32,13 @@ from kgroups.coordinator.responses import (
     join_response,
     sync_response,
 )
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.state import (
+    REMOVE_AND_COMPLETE_JOIN,
+    REMOVE_AND_REBALANCE,
+    GroupState,
+    Request,
+    answers_by_state,
+)
 from kgroups.coordinator.turn import Turn
 
 
@@ -41,6 +47,14 @@ class Rebalance:
         self._table = table
         self._timers = timers
         self._config = config
+        # What a removal (a leave, an expired session) does to the group.
+        self._after_removal = answers_by_state(
+            Request.LEAVE_GROUP,
+            {
+                REMOVE_AND_REBALANCE: self.maybe_prepare_rebalance,
+                REMOVE_AND_COMPLETE_JOIN: self.maybe_complete_join,
+            },
+        )
 
     # -- rebalancing -------------------------------------------------------
 
@@ -193,10 +207,9 @@ class Rebalance:
         # A parked JoinGroup of a removed member is told to start over.
         answer_parked(group, member, ErrorCode.unknown_member_id, turn.fx, UNKNOWN_MEMBER_ID)
         self.remove_member_quietly(group, member)
-        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self.maybe_prepare_rebalance(group, turn)
-        elif group.is_in(GroupState.PREPARING_REBALANCE):
-            self.maybe_complete_join(group, turn)
+        then = self._after_removal[group.state]
+        if not isinstance(then, ErrorCode):
+            then(group, turn)
 
     def remove_pending_member_and_update_group(
         self, group: ClassicGroup, member_id: str, turn: Turn

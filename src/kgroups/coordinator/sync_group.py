@@ -10,9 +10,10 @@ from kgroups.coordinator.current_member import validate_generation_member
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_metadata_value
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.member import Member
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import sync_response
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.state import PARK_SYNC, SEND_ASSIGNMENT, Request, answers_by_state
 from kgroups.coordinator.turn import Turn
 
 # SyncGroup v5 made protocol type and name mandatory.
@@ -23,6 +24,10 @@ class SyncGroupHandler:
     def __init__(self, table: GroupTable, rebalance: Rebalance) -> None:
         self._table = table
         self._rebalance = rebalance
+        self._answers = answers_by_state(
+            Request.SYNC_GROUP,
+            {PARK_SYNC: self._park_sync, SEND_ASSIGNMENT: self._send_assignment},
+        )
 
     def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         if ctx.api_version >= _MANDATORY_SYNC_PROTOCOL_VERSION and (
@@ -42,37 +47,50 @@ class SyncGroupHandler:
             turn.fx.reply(ctx.reply_to, sync_response(error))
             return
 
-        member = group.get(req.member_id)
-        state = group.state
-        if state is GroupState.EMPTY:
-            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
-        elif state is GroupState.PREPARING_REBALANCE:
-            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
-        elif state is GroupState.COMPLETING_REBALANCE:
-            if group.is_leader(member.member_id):
-                # The leader's assignment is stored: copy the group for a rollback.
-                self._table.guard(group.group_id)
-            displaced = group.take_sync(member)
-            if displaced is not None:
-                turn.fx.reply(displaced, sync_response(ErrorCode.rebalance_in_progress))
-            member.awaiting_sync = ctx.reply_to
-            self._rebalance.remove_pending_sync_member(group, member.member_id)
-            if group.is_leader(member.member_id):
-                self._store_assignment(group, req, turn)
-        elif state is GroupState.STABLE:
-            self._rebalance.remove_pending_sync_member(group, member.member_id)
-            turn.fx.reply(
-                ctx.reply_to,
-                sync_response(
-                    ErrorCode.none,
-                    protocol_type=group.protocol_type,
-                    protocol_name=group.protocol_name,
-                    assignment=member.assignment,
-                ),
-            )
-            self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
+        answer = self._answers[group.state]
+        if isinstance(answer, ErrorCode):
+            turn.fx.reply(ctx.reply_to, sync_response(answer))
         else:
-            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.coordinator_not_available))
+            answer(group, group.get(req.member_id), req, ctx, turn)
+
+    def _park_sync(
+        self,
+        group: ClassicGroup,
+        member: Member,
+        req: SyncGroupRequest,
+        ctx: RequestContext,
+        turn: Turn,
+    ) -> None:
+        if group.is_leader(member.member_id):
+            # The leader's assignment is stored: copy the group for a rollback.
+            self._table.guard(group.group_id)
+        displaced = group.take_sync(member)
+        if displaced is not None:
+            turn.fx.reply(displaced, sync_response(ErrorCode.rebalance_in_progress))
+        member.awaiting_sync = ctx.reply_to
+        self._rebalance.remove_pending_sync_member(group, member.member_id)
+        if group.is_leader(member.member_id):
+            self._store_assignment(group, req, turn)
+
+    def _send_assignment(
+        self,
+        group: ClassicGroup,
+        member: Member,
+        req: SyncGroupRequest,
+        ctx: RequestContext,
+        turn: Turn,
+    ) -> None:
+        self._rebalance.remove_pending_sync_member(group, member.member_id)
+        turn.fx.reply(
+            ctx.reply_to,
+            sync_response(
+                ErrorCode.none,
+                protocol_type=group.protocol_type,
+                protocol_name=group.protocol_name,
+                assignment=member.assignment,
+            ),
+        )
+        self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
 
     def _validate_sync(self, group: ClassicGroup, req: SyncGroupRequest) -> ErrorCode | None:
         error = validate_generation_member(
