@@ -31,6 +31,9 @@ from kgroups.coordinator.turn import Turn
 
 
 class Membership:
+    """The shard's way in to the membership rules: one handler per request,
+    the rebalance timers, and the group's moves below."""
+
     def __init__(
         self,
         table: GroupTable,
