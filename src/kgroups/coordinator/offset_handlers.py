@@ -31,6 +31,7 @@ from kio.schema.offset_fetch.v9.response import (
 
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
+from kgroups.coordinator.current_member import validate_current_member
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import (
@@ -38,7 +39,7 @@ from kgroups.coordinator.group_records import (
     offset_tombstone,
 )
 from kgroups.coordinator.group_table import GroupTable
-from kgroups.coordinator.membership import Membership, validate_current_member
+from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, offset_commit_response

@@ -63,6 +63,7 @@ from kgroups.coordinator.responses import (
 from kgroups.coordinator.result import AppendToken, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
 from kgroups.coordinator.timers import TimerKey, TimerQueue
+from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import (
     GroupView,
     describe_group,
@@ -172,7 +173,7 @@ class GroupCoordinatorShard:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
         else:
-            self._membership.join_group(req, ctx, now_ms, fx)
+            self._membership.join_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     def sync_group(self, req: SyncGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -182,7 +183,7 @@ class GroupCoordinatorShard:
             # The rebalance in progress was lost with the old coordinator: rejoin.
             fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
         else:
-            self._membership.sync_group(req, ctx, now_ms, fx)
+            self._membership.sync_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -191,7 +192,7 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
         else:
-            self._membership.heartbeat(req, ctx, now_ms, fx)
+            self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -201,7 +202,7 @@ class GroupCoordinatorShard:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
         else:
-            self._membership.leave_group(req, ctx, now_ms, fx)
+            self._membership.leave_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     # -- offsets -----------------------------------------------------------
@@ -340,6 +341,7 @@ class GroupCoordinatorShard:
     def on_timer(self, now_ms: int) -> Result:
         """Fire every delayed operation due at ``now_ms``."""
         fx = Effects()
+        turn = Turn(now_ms, fx)
         self._begin()
         fired: set[TimerKey] = set()
         while True:
@@ -356,13 +358,11 @@ class GroupCoordinatorShard:
             if not isinstance(operation, RetentionCheck):
                 self._guard_if_in_flight(key.group_id)
             if isinstance(operation, MemberDeadline):
-                self._membership.on_member_deadline(
-                    key.group_id, key.member_id, operation, now_ms, fx
-                )
+                self._membership.on_member_deadline(key.group_id, key.member_id, operation, turn)
             elif isinstance(operation, JoinDeadline):
-                self._membership.on_join_deadline(key.group_id, operation, now_ms, fx)
+                self._membership.on_join_deadline(key.group_id, operation, turn)
             elif isinstance(operation, SyncDeadline):
-                self._membership.on_sync_deadline(key.group_id, operation, now_ms, fx)
+                self._membership.on_sync_deadline(key.group_id, operation, turn)
             else:
                 self._offsets.expire_offsets(now_ms, fx)
                 self._timers.schedule(
@@ -385,9 +385,10 @@ class GroupCoordinatorShard:
         """Loading is over: every member's session starts now."""
         self._loading = False
         fx = Effects()
+        turn = Turn(now_ms, fx)
         self._begin()
         for group in list(self._table):
-            self._membership.on_loaded(group, now_ms, fx)
+            self._membership.on_loaded(group, turn)
         return self._result(fx, now_ms)
 
     def unload(self, now_ms: int) -> Result:
@@ -442,9 +443,10 @@ class GroupCoordinatorShard:
                 fx.reply(reply_to, response if stands else failed_response(response, error))
                 answered.add(id(reply_to))
         self._begin(*parts)
+        turn = Turn(now_ms, fx)
         for group_id in groups:
             self._membership.on_restored(
-                discarded[group_id], self._table.get(group_id), answered, error, now_ms, fx
+                discarded[group_id], self._table.get(group_id), answered, error, turn
             )
         return self._result(fx, now_ms)
 

@@ -1,11 +1,22 @@
-"""The transition table: what is allowed, and that anything else raises."""
+"""The transition table: what is allowed, and that anything else raises; and
+the answers table: each handler applies exactly the rules of its row."""
 
 from __future__ import annotations
 
 import pytest
+from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.state import GroupState, IllegalTransition, can_transition
+from kgroups.coordinator.state import (
+    ANSWERS,
+    KEEP_ALIVE,
+    KEEP_ALIVE_IN_REBALANCE,
+    GroupState,
+    IllegalTransition,
+    Request,
+    answers_by_state,
+    can_transition,
+)
 
 E = GroupState.EMPTY
 P = GroupState.PREPARING_REBALANCE
@@ -40,3 +51,24 @@ def test_state_names_are_kafkas() -> None:
         "Dead",
     ]
     assert P.lower_name == "preparingrebalance"
+
+
+def test_every_request_answers_in_every_state() -> None:
+    assert list(ANSWERS) == list(Request)
+    for row in ANSWERS.values():
+        assert list(row) == list(GroupState)
+
+
+def test_a_handler_applies_the_rules_of_its_row() -> None:
+    answers = answers_by_state(
+        Request.HEARTBEAT, {KEEP_ALIVE: "alive", KEEP_ALIVE_IN_REBALANCE: "rebalancing"}
+    )
+    assert answers == {
+        E: ErrorCode.unknown_member_id,
+        P: "rebalancing",
+        C: "alive",
+        S: "alive",
+        D: ErrorCode.coordinator_not_available,
+    }
+    with pytest.raises(ValueError, match="Heartbeat"):
+        answers_by_state(Request.HEARTBEAT, {KEEP_ALIVE: "alive"})

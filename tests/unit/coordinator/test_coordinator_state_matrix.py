@@ -3,6 +3,10 @@
 Each state is reached through the public API: a two-member group (leader
 "client-1", follower "client-2") is formed and then pushed into the state.
 "Dead" is a deleted group, which is what a client can ever see of Dead.
+
+The cases of JoinGroup, SyncGroup, Heartbeat and LeaveGroup are the cells of
+their rows in the coordinator's state table (``ANSWERS``); what a client sees
+in each is written here, independently of the table, as Kafka answers.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator import GroupState
+from kgroups.coordinator.state import ANSWERS, Request
 
 from .harness import Harness
 
@@ -61,6 +66,12 @@ STATES: dict[str, Callable[[], tuple[Harness, int]]] = {
 }
 
 
+def cells(request: Request, expected: dict[str, tuple[object, str]]) -> list[tuple[object, ...]]:
+    """(state, expected, state_after) for each state of the request's row: a
+    state the table gains has no case until it is given its outcome here."""
+    return [(str(state), *expected[str(state)]) for state in ANSWERS[request]]
+
+
 def state_of(h: Harness) -> str:
     group = h.shard.group("g")
     return "Dead" if group is None else str(group.state)
@@ -74,13 +85,16 @@ def test_each_state_is_reached(state: str) -> None:
 
 @pytest.mark.parametrize(
     ("state", "expected", "state_after"),
-    [
-        ("Empty", ErrorCode.unknown_member_id, "Empty"),
-        ("PreparingRebalance", ErrorCode.rebalance_in_progress, "PreparingRebalance"),
-        ("CompletingRebalance", ErrorCode.none, "CompletingRebalance"),
-        ("Stable", ErrorCode.none, "Stable"),
-        ("Dead", ErrorCode.unknown_member_id, "Dead"),
-    ],
+    cells(
+        Request.HEARTBEAT,
+        {
+            "Empty": (ErrorCode.unknown_member_id, "Empty"),
+            "PreparingRebalance": (ErrorCode.rebalance_in_progress, "PreparingRebalance"),
+            "CompletingRebalance": (ErrorCode.none, "CompletingRebalance"),
+            "Stable": (ErrorCode.none, "Stable"),
+            "Dead": (ErrorCode.unknown_member_id, "Dead"),
+        },
+    ),
 )
 def test_heartbeat(state: str, expected: ErrorCode, state_after: str) -> None:
     h, generation = STATES[state]()
@@ -90,13 +104,16 @@ def test_heartbeat(state: str, expected: ErrorCode, state_after: str) -> None:
 
 @pytest.mark.parametrize(
     ("state", "expected", "state_after"),
-    [
-        ("Empty", ErrorCode.unknown_member_id, "Empty"),
-        ("PreparingRebalance", ErrorCode.rebalance_in_progress, "PreparingRebalance"),
-        ("CompletingRebalance", None, "CompletingRebalance"),  # parked for the leader
-        ("Stable", ErrorCode.none, "Stable"),
-        ("Dead", ErrorCode.unknown_member_id, "Dead"),
-    ],
+    cells(
+        Request.SYNC_GROUP,
+        {
+            "Empty": (ErrorCode.unknown_member_id, "Empty"),
+            "PreparingRebalance": (ErrorCode.rebalance_in_progress, "PreparingRebalance"),
+            "CompletingRebalance": (None, "CompletingRebalance"),  # parked for the leader
+            "Stable": (ErrorCode.none, "Stable"),
+            "Dead": (ErrorCode.unknown_member_id, "Dead"),
+        },
+    ),
 )
 def test_sync_group(state: str, expected: ErrorCode | None, state_after: str) -> None:
     h, generation = STATES[state]()
@@ -118,13 +135,16 @@ def test_sync_in_stable_returns_the_stored_assignment() -> None:
 
 @pytest.mark.parametrize(
     ("state", "expected", "state_after"),
-    [
-        ("Empty", ErrorCode.unknown_member_id, "Empty"),
-        ("PreparingRebalance", None, "PreparingRebalance"),  # parked until all rejoin
-        ("CompletingRebalance", ErrorCode.none, "CompletingRebalance"),  # same metadata
-        ("Stable", ErrorCode.none, "Stable"),  # follower, same metadata
-        ("Dead", ErrorCode.unknown_member_id, "Dead"),
-    ],
+    cells(
+        Request.JOIN_GROUP,
+        {
+            "Empty": (ErrorCode.unknown_member_id, "Empty"),
+            "PreparingRebalance": (None, "PreparingRebalance"),  # parked until all rejoin
+            "CompletingRebalance": (ErrorCode.none, "CompletingRebalance"),  # same metadata
+            "Stable": (ErrorCode.none, "Stable"),  # follower, same metadata
+            "Dead": (ErrorCode.unknown_member_id, "Dead"),
+        },
+    ),
 )
 def test_join_group_by_a_known_member(
     state: str, expected: ErrorCode | None, state_after: str
@@ -157,13 +177,16 @@ def test_join_group_by_a_new_member_needs_a_member_id_first(state: str) -> None:
 
 @pytest.mark.parametrize(
     ("state", "expected", "state_after"),
-    [
-        ("Empty", ErrorCode.unknown_member_id, "Empty"),
-        ("PreparingRebalance", ErrorCode.none, "CompletingRebalance"),
-        ("CompletingRebalance", ErrorCode.none, "PreparingRebalance"),
-        ("Stable", ErrorCode.none, "PreparingRebalance"),
-        ("Dead", ErrorCode.unknown_member_id, "Dead"),
-    ],
+    cells(
+        Request.LEAVE_GROUP,
+        {
+            "Empty": (ErrorCode.unknown_member_id, "Empty"),
+            "PreparingRebalance": (ErrorCode.none, "CompletingRebalance"),
+            "CompletingRebalance": (ErrorCode.none, "PreparingRebalance"),
+            "Stable": (ErrorCode.none, "PreparingRebalance"),
+            "Dead": (ErrorCode.unknown_member_id, "Dead"),
+        },
+    ),
 )
 def test_leave_group(state: str, expected: ErrorCode, state_after: str) -> None:
     h, _ = STATES[state]()
