@@ -30,45 +30,40 @@ and a read at a missing offset starts at the next batch after it.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
-import os
-import shutil
 import threading
-import uuid
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.append_file import AppendFile, StorageOffline
+from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.batch_validation import assign_offsets, validate_batches
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
-from kgroups.storage.durable import fsync_directory
-from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX, prepare_directory
+from kgroups.storage.log_files import DELETED_SUFFIX, remove_log_directory
+from kgroups.storage.log_flush import fsync_directory_if_present, sync_segments
+from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
+from kgroups.storage.log_read import (
+    TimestampOffset,
+    max_timestamp_offset,
+    offset_for_timestamp,
+    read_batches,
+)
+from kgroups.storage.log_retention import expired_segment_count, swap_in, truncate_segments
 from kgroups.storage.producer_state import (
     BatchMetadata,
     ProducerStateManager,
     delete_snapshots,
     list_snapshots,
 )
-from kgroups.storage.records import RecordInput, decode_records, encode_batch
-from kgroups.storage.segment import Segment, index_path, log_path, time_index_path
+from kgroups.storage.records import RecordInput, encode_batch
+from kgroups.storage.segment import Segment
 
-__all__ = [
-    "DELETE_DIR_SUFFIX",
-    "AppendResult",
-    "PartitionLog",
-    "TimestampOffset",
-    "remove_log_directory",
-]
+__all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
 
 log = logging.getLogger(__name__)
-
-DELETE_DIR_SUFFIX = "-delete"
 
 # Producer snapshots kept (besides those dropped with the segments they follow).
 _SNAPSHOTS_KEPT = 3
@@ -80,11 +75,6 @@ class AppendResult(NamedTuple):
     log_append_time: int  # -1 for CreateTime topics
     log_start_offset: int
     duplicate: bool = False
-
-
-class TimestampOffset(NamedTuple):
-    offset: int
-    timestamp: int
 
 
 class PartitionLog:
@@ -149,52 +139,9 @@ class PartitionLog:
         above ``recovery_point`` is checked batch by batch. ``recover=False``
         trusts the files (after a clean shutdown: all of them were fsynced).
         """
-        try:
-            directory.mkdir(parents=True)
-            fsync_directory(directory.parent)
-        except FileExistsError:
-            pass
-        bases = prepare_directory(directory)
-        segments: list[Segment] = []
-        try:
-            for i, base in enumerate(bases):
-                later = bases[i + 1 :]
-                check = recover and (not later or later[0] > recovery_point)
-                size = log_path(directory, base).stat().st_size if check and later else 0
-                segment = Segment.open(
-                    directory,
-                    base,
-                    index_interval_bytes=config.index_interval_bytes,
-                    max_index_bytes=config.segment_index_bytes,
-                    now_ms=now_ms,
-                    recover=check,
-                )
-                if segments and segment.base_offset < segments[-1].next_offset:
-                    log.warning(
-                        "%s overlaps the segment before it (ends at %d)",
-                        segment,
-                        segments[-1].next_offset,
-                    )
-                segments.append(segment)
-                if segment.size < size:
-                    # Cut short: the batches after the bad one, in later segments
-                    # too, cannot be trusted to follow it (Kafka deletes them).
-                    _delete_segment_files(directory, later)
-                    break
-            if not segments:
-                segments.append(
-                    Segment.create(
-                        directory,
-                        0,
-                        index_interval_bytes=config.index_interval_bytes,
-                        max_index_bytes=config.segment_index_bytes,
-                        now_ms=now_ms,
-                    )
-                )
-        except BaseException:
-            for segment in segments:
-                segment.close()
-            raise
+        segments = open_segments(
+            directory, config, now_ms, recover=recover, recovery_point=recovery_point
+        )
         partition_log = cls(
             directory,
             config,
@@ -207,30 +154,9 @@ class PartitionLog:
 
     def _load_producer_state(self) -> None:
         """Latest usable snapshot at or below the log end, then the headers after it."""
-        end = self._next_offset
-        delete_snapshots(self.directory, above=end)
-        state = ProducerStateManager()
-        start = self.log_start_offset
-        for offset, path in reversed(list_snapshots(self.directory)):
-            try:
-                state = ProducerStateManager.from_snapshot(path.read_bytes())
-            except (OSError, ValueError) as exc:
-                log.warning("ignoring producer snapshot %s: %s", path, exc)
-                continue
-            start = max(offset, start)
-            break
-        self.producers = state
-        if start >= end:
-            return
-        i = max(0, bisect_right(self._bases, start) - 1)
-        for segment in self._segments[i:]:
-            found = segment.find(start)
-            if found is None:
-                continue
-            for _pos, header in segment.scan(found[0]):
-                if header.producer_id >= 0 and header.base_offset >= start:
-                    state.update(header, header.base_offset, header.max_timestamp)
-            start = segment.next_offset
+        self.producers = load_producer_state(
+            self.directory, self._segments, self._bases, self._next_offset
+        )
 
     # -- offsets --------------------------------------------------------------------------
 
@@ -410,14 +336,7 @@ class PartitionLog:
             return old  # an empty segment is as new as a new one
         old.seal()
         base = self._next_offset
-        config = self.config
-        segment = Segment.create(
-            self.directory,
-            base,
-            index_interval_bytes=config.index_interval_bytes,
-            max_index_bytes=config.segment_index_bytes,
-            now_ms=now_ms,
-        )
+        segment = new_segment(self.directory, self.config, base, now_ms)
         self._segments.append(segment)
         self._bases.append(base)
         self._active = segment
@@ -435,9 +354,6 @@ class PartitionLog:
         delete_snapshots(self.directory, below=max(keep_from, self.log_start_offset))
 
     # -- reading ------------------------------------------------------------------------------
-
-    def _segment_index(self, offset: int) -> int:
-        return max(0, bisect_right(self._bases, offset) - 1)
 
     def read(
         self,
@@ -465,65 +381,17 @@ class PartitionLog:
             end_offset = max_offset
         if offset >= end_offset:
             return b""
-        segments = self._segments
-        i = self._segment_index(offset)
-        found = None
-        while i < len(segments):
-            segment = segments[i]
-            found = segment.find(offset)
-            if found is not None:
-                break
-            i += 1
-        if found is None:
-            return b""
-        start, header = found
-        end = segment.size
-        if end_offset < segment.next_offset:
-            cut = segment.find(end_offset)
-            if cut is not None:
-                end = cut[0]
-        if end <= start:
-            return b""
-        if start + max_bytes < end:
-            if not min_one and header.size > max_bytes:
-                return b""
-            end = min(end, segment.end_position_within(start, start + max_bytes))
-        return segment.read(start, end)
+        return read_batches(self._segments, self._bases, offset, end_offset, max_bytes, min_one)
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""
         self._check_open()
-        for segment in self._segments:
-            if segment.is_empty or segment.max_timestamp < timestamp:
-                continue
-            start = segment.index.lookup(segment.time_index.lookup(timestamp))
-            for pos, header in segment.scan(start):
-                if header.max_timestamp < timestamp:
-                    continue
-                for record in decode_records(segment.read(pos, pos + header.size)):
-                    if record.timestamp >= timestamp:
-                        return TimestampOffset(record.offset, record.timestamp)
-        return None
+        return offset_for_timestamp(self._segments, timestamp)
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """The record with the largest timestamp, the first such (ListOffsets -3)."""
         self._check_open()
-        best: Segment | None = None
-        for segment in self._segments:
-            if not segment.is_empty and (
-                best is None or segment.max_timestamp > best.max_timestamp
-            ):
-                best = segment
-        if best is None:
-            return None
-        found = best.find(best.offset_of_max_timestamp)
-        if found is None:
-            return None
-        pos, header = found
-        for record in decode_records(best.read(pos, pos + header.size)):
-            if record.timestamp == best.max_timestamp:
-                return TimestampOffset(record.offset, record.timestamp)
-        return TimestampOffset(header.last_offset, header.max_timestamp)
+        return max_timestamp_offset(self._segments)
 
     # -- durability -------------------------------------------------------------------------
 
@@ -564,26 +432,10 @@ class PartitionLog:
             appended = self._appended_messages
             end = self._next_offset
             dir_changes = self._dir_changes
-            segments = list(self._segments)
-            files: list[AppendFile] = []
-            for segment in segments:
-                if all_files or segment is not segments[-1]:
-                    files.extend(segment.files())
-                else:
-                    files.append(segment.log)
-            jobs: list[tuple[AppendFile, int, int]] = []
             try:
-                for f in files:
-                    job = f.dup_for_sync()
-                    if job is not None:
-                        jobs.append((f, *job))
-                for f, fd, writes in jobs:
-                    # Appends only: fdatasync flushes the data and the size
-                    # needed to read it back, without the timestamps.
-                    os.fdatasync(fd)
-                    f.synced = writes
+                sync_segments(list(self._segments), all_files=all_files)
                 if dir_changes != self._dir_synced:
-                    _fsync_directory(self.directory)
+                    fsync_directory_if_present(self.directory)
                     self._dir_synced = dir_changes
             except OSError as exc:
                 if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
@@ -591,9 +443,6 @@ class PartitionLog:
                 raise KafkaError(
                     ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
                 ) from exc
-            finally:
-                for _f, fd, _w in jobs:
-                    os.close(fd)
             self._flushed_messages = appended
             # min: a truncation may have moved the end down meanwhile.
             self.recovery_point = max(self.recovery_point, min(end, self._next_offset))
@@ -613,21 +462,7 @@ class PartitionLog:
         if not config.delete:
             return 0
         segments = self._segments
-        count = 0
-        if config.retention_ms >= 0:
-            for segment in segments:
-                if segment.is_empty or now_ms - segment.largest_timestamp <= config.retention_ms:
-                    break
-                count += 1
-        if config.retention_bytes >= 0:
-            excess = sum(s.size for s in segments) - config.retention_bytes
-            by_size = 0
-            for segment in segments:
-                if segment.is_empty or excess - segment.size < 0:
-                    break
-                excess -= segment.size
-                by_size += 1
-            count = max(count, by_size)
+        count = expired_segment_count(segments, config, now_ms)
         if count == 0:
             return 0
         if count == len(segments):
@@ -670,24 +505,7 @@ class PartitionLog:
             raise ValueError(f"cannot truncate to negative offset {offset}")
         if offset >= self._next_offset:
             return
-        if offset <= self.log_start_offset:
-            for segment in self._segments:
-                segment.delete()
-            self._segments[:] = [
-                Segment.create(
-                    self.directory,
-                    offset,
-                    index_interval_bytes=self.config.index_interval_bytes,
-                    max_index_bytes=self.config.segment_index_bytes,
-                    now_ms=now_ms,
-                )
-            ]
-        else:
-            keep = bisect_right(self._bases, offset - 1)  # segments starting below offset
-            for segment in self._segments[keep:]:
-                segment.delete()
-            del self._segments[keep:]
-            self._segments[-1].truncate_to(offset)
+        truncate_segments(self.directory, self.config, self._segments, self._bases, offset, now_ms)
         self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
         self._next_offset = self._active.next_offset
@@ -717,31 +535,9 @@ class PartitionLog:
         (``open`` removes any left). ``on_step`` is called after each step.
         """
         self._check_open()
-        step = on_step or _no_step
-        segments = self._segments
-        first = next((i for i, s in enumerate(segments) if s is old[0]), -1)
-        end = first + len(old)
-        if (
-            first < 0
-            or end >= len(segments)
-            or any(a is not b for a, b in zip(segments[first:end], old, strict=True))
-        ):
-            raise ValueError(f"{self.directory.name}: segments to replace are not in the log")
-        new.change_suffix(SWAP_SUFFIX)
-        step("swap")
-        doomed: list[Path] = []
-        for segment in old:
-            segment.change_suffix(DELETED_SUFFIX)
-            doomed.extend(f.path for f in segment.files())
-            step(f"deleted {segment.base_offset}")
-        segments[first:end] = [new]
-        self._bases[first:end] = [new.base_offset]
+        doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step or _no_step)
         self._layout_version += 1
         self._dir_changes += 1
-        for segment in old:
-            segment.close()
-        new.change_suffix("")
-        step("live")
         return doomed
 
     def expire_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
@@ -794,34 +590,3 @@ class PartitionLog:
 
 def _no_step(_name: str) -> None:
     pass
-
-
-def remove_log_directory(directory: Path) -> None:
-    """Rename to ``<name>.<id>-delete`` first, so a crash midway leaves no partition
-    that looks live (leftovers are removed at the next open), then remove."""
-    doomed = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
-    try:
-        directory.rename(doomed)
-    except FileNotFoundError:
-        return
-    with contextlib.suppress(OSError):
-        fsync_directory(directory.parent)
-    shutil.rmtree(doomed, ignore_errors=True)
-
-
-def _fsync_directory(directory: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):  # deleted meanwhile (topic deletion)
-        fsync_directory(directory)
-
-
-def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
-    for base in bases:
-        log.warning("%s: deleting segment %d after a truncated one", directory.name, base)
-        for path in (
-            log_path(directory, base),
-            index_path(directory, base),
-            time_index_path(directory, base),
-        ):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-    fsync_directory(directory)

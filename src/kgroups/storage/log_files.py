@@ -13,6 +13,8 @@ A live segment is ``<20-digit base offset>.log`` with ``.index`` and
 
 Index files without their ``.log`` are leftovers of an interrupted deletion and
 are removed too, so what remains is a clean set of whole segments.
+
+A partition directory being deleted is first renamed ``<name>.<id>-delete``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import shutil
+import uuid
 from pathlib import Path
 
 from kgroups.storage.durable import fsync_directory
 from kgroups.storage.records import HEADER_SIZE, LOG_OVERHEAD, read_header
 
-__all__ = ["CLEANED_SUFFIX", "DELETED_SUFFIX", "SWAP_SUFFIX", "prepare_directory"]
+__all__ = [
+    "CLEANED_SUFFIX",
+    "DELETED_SUFFIX",
+    "DELETE_DIR_SUFFIX",
+    "SWAP_SUFFIX",
+    "index_path",
+    "log_path",
+    "prepare_directory",
+    "remove_log_directory",
+    "time_index_path",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +47,25 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETED_SUFFIX = ".deleted"
 TMP_SUFFIX = ".tmp"
+DELETE_DIR_SUFFIX = "-delete"
 
 _SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+
+
+def file_stem(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+def log_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.log{suffix}"
+
+
+def index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.index{suffix}"
+
+
+def time_index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
+    return directory / f"{file_stem(base_offset)}.timeindex{suffix}"
 
 
 def _unlink(path: Path) -> None:
@@ -112,3 +143,16 @@ def prepare_directory(directory: Path) -> list[int]:
     if swaps:
         fsync_directory(directory)
     return sorted(logs)
+
+
+def remove_log_directory(directory: Path) -> None:
+    """Rename to ``<name>.<id>-delete`` first, so a crash midway leaves no partition
+    that looks live (leftovers are removed at the next open), then remove."""
+    doomed = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+    try:
+        directory.rename(doomed)
+    except FileNotFoundError:
+        return
+    with contextlib.suppress(OSError):
+        fsync_directory(directory.parent)
+    shutil.rmtree(doomed, ignore_errors=True)

@@ -42,7 +42,8 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.cleanable import CleanPlan, plan_cleaning
 from kgroups.storage.config import LogConfig
 from kgroups.storage.durable import replace_file
-from kgroups.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_log_directory
+from kgroups.storage.log import PartitionLog
+from kgroups.storage.log_files import DELETE_DIR_SUFFIX, remove_log_directory
 
 __all__ = ["RECOVERY_POINT_FILE", "LogManager", "parse_partition_dir"]
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from kgroups.storage.append_file import AppendFile, StorageOffline
 from kgroups.storage.durable import fsync_directory
 from kgroups.storage.index import IndexCorruptError, OffsetIndex
+from kgroups.storage.log_files import index_path, log_path, time_index_path
 from kgroups.storage.records import (
     HEADER_SIZE,
     BatchHeader,
@@ -30,29 +31,13 @@ from kgroups.storage.records import (
 )
 from kgroups.storage.time_index import NO_TIMESTAMP, TimeIndex
 
-__all__ = ["Segment", "index_path", "log_path", "time_index_path"]
+__all__ = ["INT32_MAX", "Segment"]
 
 log = logging.getLogger(__name__)
 
 INT32_MAX = 2**31 - 1
 _SCAN_CHUNK = 16 * 1024
 _RECOVERY_CHUNK = 1024 * 1024
-
-
-def file_stem(base_offset: int) -> str:
-    return f"{base_offset:020d}"
-
-
-def log_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
-    return directory / f"{file_stem(base_offset)}.log{suffix}"
-
-
-def index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
-    return directory / f"{file_stem(base_offset)}.index{suffix}"
-
-
-def time_index_path(directory: Path, base_offset: int, suffix: str = "") -> Path:
-    return directory / f"{file_stem(base_offset)}.timeindex{suffix}"
 
 
 class Segment:

@@ -1,0 +1,144 @@
+"""Opening a partition log: its segments, checked past the recovery point, and the
+idempotent producer state rebuilt from the last snapshot and the batches after it.
+
+Opening after a crash recovers, batch by batch (length, magic, CRC32C, offsets),
+every segment that may hold data appended after the *recovery point* (the log
+end at the last successful fsync, checkpointed by the log manager); the first
+bad batch and everything after it, later segments included, is cut off. Segments
+below the recovery point are trusted; after a clean shutdown nothing is scanned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from bisect import bisect_right
+from collections.abc import Sequence
+from pathlib import Path
+
+from kgroups.storage.config import LogConfig
+from kgroups.storage.durable import fsync_directory
+from kgroups.storage.log_files import (
+    index_path,
+    log_path,
+    prepare_directory,
+    time_index_path,
+)
+from kgroups.storage.producer_state import (
+    ProducerStateManager,
+    delete_snapshots,
+    list_snapshots,
+)
+from kgroups.storage.segment import Segment
+
+__all__ = ["load_producer_state", "new_segment", "open_segments"]
+
+log = logging.getLogger(__name__)
+
+
+def open_segments(
+    directory: Path,
+    config: LogConfig,
+    now_ms: int,
+    *,
+    recover: bool,
+    recovery_point: int,
+) -> list[Segment]:
+    """The segments of the log in ``directory`` (created if missing), oldest first.
+
+    With ``recover`` every segment that may hold offsets at or above
+    ``recovery_point`` is checked batch by batch; the first bad batch and
+    everything after it is cut off.
+    """
+    try:
+        directory.mkdir(parents=True)
+        fsync_directory(directory.parent)
+    except FileExistsError:
+        pass
+    bases = prepare_directory(directory)
+    segments: list[Segment] = []
+    try:
+        for i, base in enumerate(bases):
+            later = bases[i + 1 :]
+            check = recover and (not later or later[0] > recovery_point)
+            size = log_path(directory, base).stat().st_size if check and later else 0
+            segment = Segment.open(
+                directory,
+                base,
+                index_interval_bytes=config.index_interval_bytes,
+                max_index_bytes=config.segment_index_bytes,
+                now_ms=now_ms,
+                recover=check,
+            )
+            if segments and segment.base_offset < segments[-1].next_offset:
+                log.warning(
+                    "%s overlaps the segment before it (ends at %d)",
+                    segment,
+                    segments[-1].next_offset,
+                )
+            segments.append(segment)
+            if segment.size < size:
+                # Cut short: the batches after the bad one, in later segments
+                # too, cannot be trusted to follow it (Kafka deletes them).
+                _delete_segment_files(directory, later)
+                break
+        if not segments:
+            segments.append(new_segment(directory, config, 0, now_ms))
+    except BaseException:
+        for segment in segments:
+            segment.close()
+        raise
+    return segments
+
+
+def new_segment(directory: Path, config: LogConfig, base_offset: int, now_ms: int) -> Segment:
+    """An empty segment starting at ``base_offset``, indexed as ``config`` says."""
+    return Segment.create(
+        directory,
+        base_offset,
+        index_interval_bytes=config.index_interval_bytes,
+        max_index_bytes=config.segment_index_bytes,
+        now_ms=now_ms,
+    )
+
+
+def load_producer_state(
+    directory: Path, segments: Sequence[Segment], bases: Sequence[int], end: int
+) -> ProducerStateManager:
+    """Latest usable snapshot at or below the log end ``end``, then the headers after it."""
+    delete_snapshots(directory, above=end)
+    state = ProducerStateManager()
+    start = segments[0].base_offset
+    for offset, path in reversed(list_snapshots(directory)):
+        try:
+            state = ProducerStateManager.from_snapshot(path.read_bytes())
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring producer snapshot %s: %s", path, exc)
+            continue
+        start = max(offset, start)
+        break
+    if start >= end:
+        return state
+    i = max(0, bisect_right(bases, start) - 1)
+    for segment in segments[i:]:
+        found = segment.find(start)
+        if found is None:
+            continue
+        for _pos, header in segment.scan(found[0]):
+            if header.producer_id >= 0 and header.base_offset >= start:
+                state.update(header, header.base_offset, header.max_timestamp)
+        start = segment.next_offset
+    return state
+
+
+def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
+    for base in bases:
+        log.warning("%s: deleting segment %d after a truncated one", directory.name, base)
+        for path in (
+            log_path(directory, base),
+            index_path(directory, base),
+            time_index_path(directory, base),
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    fsync_directory(directory)

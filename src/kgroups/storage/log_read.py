@@ -1,0 +1,91 @@
+"""Reading a partition log: whole batches for Fetch, and the record lookups of
+ListOffsets.
+
+A cleaned log has offset gaps: a read at a missing offset starts at the next
+batch after it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from kgroups.storage.records import decode_records
+from kgroups.storage.segment import Segment
+
+__all__ = ["TimestampOffset", "max_timestamp_offset", "offset_for_timestamp", "read_batches"]
+
+
+class TimestampOffset(NamedTuple):
+    offset: int
+    timestamp: int
+
+
+def read_batches(
+    segments: Sequence[Segment],
+    bases: Sequence[int],
+    offset: int,
+    end_offset: int,
+    max_bytes: int,
+    min_one: bool,
+) -> bytes:
+    """Whole batches from the one holding ``offset`` (at least the log start),
+    stopping before the batch that holds ``end_offset`` and, unless only the
+    first batch fits (with ``min_one``), within ``max_bytes``."""
+    i = max(0, bisect_right(bases, offset) - 1)
+    found = None
+    while i < len(segments):
+        segment = segments[i]
+        found = segment.find(offset)
+        if found is not None:
+            break
+        i += 1
+    if found is None:
+        return b""
+    start, header = found
+    end = segment.size
+    if end_offset < segment.next_offset:
+        cut = segment.find(end_offset)
+        if cut is not None:
+            end = cut[0]
+    if end <= start:
+        return b""
+    if start + max_bytes < end:
+        if not min_one and header.size > max_bytes:
+            return b""
+        end = min(end, segment.end_position_within(start, start + max_bytes))
+    return segment.read(start, end)
+
+
+def offset_for_timestamp(segments: Sequence[Segment], timestamp: int) -> TimestampOffset | None:
+    """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""
+    for segment in segments:
+        if segment.is_empty or segment.max_timestamp < timestamp:
+            continue
+        start = segment.index.lookup(segment.time_index.lookup(timestamp))
+        for pos, header in segment.scan(start):
+            if header.max_timestamp < timestamp:
+                continue
+            for record in decode_records(segment.read(pos, pos + header.size)):
+                if record.timestamp >= timestamp:
+                    return TimestampOffset(record.offset, record.timestamp)
+    return None
+
+
+def max_timestamp_offset(segments: Sequence[Segment]) -> TimestampOffset | None:
+    """The record with the largest timestamp, the first such (ListOffsets -3)."""
+    best: Segment | None = None
+    for segment in segments:
+        if not segment.is_empty and (best is None or segment.max_timestamp > best.max_timestamp):
+            best = segment
+    if best is None:
+        return None
+    found = best.find(best.offset_of_max_timestamp)
+    if found is None:
+        return None
+    pos, header = found
+    for record in decode_records(best.read(pos, pos + header.size)):
+        if record.timestamp == best.max_timestamp:
+            return TimestampOffset(record.offset, record.timestamp)
+    return TimestampOffset(header.last_offset, header.max_timestamp)
