@@ -22,22 +22,15 @@ from kgroups.storage.append_file import AppendFile, StorageOffline
 from kgroups.storage.durable import fsync_directory
 from kgroups.storage.index import IndexCorruptError, OffsetIndex
 from kgroups.storage.log_files import index_path, log_path, time_index_path
-from kgroups.storage.records import (
-    HEADER_SIZE,
-    BatchHeader,
-    BatchMeta,
-    batch_crc,
-    read_header,
-)
+from kgroups.storage.records import HEADER_SIZE, BatchHeader, BatchMeta, read_header
+from kgroups.storage.segment_recovery import INT32_MAX, RECOVERY_CHUNK, recover_segment
 from kgroups.storage.time_index import NO_TIMESTAMP, TimeIndex
 
 __all__ = ["INT32_MAX", "Segment"]
 
 log = logging.getLogger(__name__)
 
-INT32_MAX = 2**31 - 1
 _SCAN_CHUNK = 16 * 1024
-_RECOVERY_CHUNK = 1024 * 1024
 
 
 class Segment:
@@ -154,34 +147,34 @@ class Segment:
         log_file = AppendFile.open(log_path(directory, base_offset, suffix), create=False)
         segment: Segment | None = None
         try:
-            if recover:
-                index = OffsetIndex.create(
-                    index_path(directory, base_offset, suffix), base_offset, max_index_bytes
-                )
-                time_index = TimeIndex.create(
-                    time_index_path(directory, base_offset, suffix), base_offset, max_index_bytes
-                )
-                segment = cls(
-                    directory,
-                    base_offset,
-                    log_file,
-                    index,
-                    time_index,
-                    index_interval_bytes=index_interval_bytes,
-                    now_ms=now_ms,
-                    suffix=suffix,
-                )
-                segment.recover()
-                return segment
-            segment = cls._load(
+            ipath = index_path(directory, base_offset, suffix)
+            tpath = time_index_path(directory, base_offset, suffix)
+            indexes = (
+                None
+                if recover
+                else _load_indexes(ipath, tpath, base_offset, max_index_bytes, log_file.size)
+            )
+            if indexes is None:
+                index = OffsetIndex.create(ipath, base_offset, max_index_bytes)
+                time_index = TimeIndex.create(tpath, base_offset, max_index_bytes)
+            else:
+                index, time_index = indexes
+            segment = cls(
                 directory,
                 base_offset,
                 log_file,
+                index,
+                time_index,
                 index_interval_bytes=index_interval_bytes,
-                max_index_bytes=max_index_bytes,
                 now_ms=now_ms,
                 suffix=suffix,
             )
+            if recover:
+                segment.recover()
+            elif indexes is None:
+                segment.rebuild_indexes()
+            else:
+                segment._check_loaded_indexes()
             return segment
         except BaseException:
             if segment is not None:
@@ -190,56 +183,16 @@ class Segment:
                 log_file.close()
             raise
 
-    @classmethod
-    def _load(
-        cls,
-        directory: Path,
-        base_offset: int,
-        log_file: AppendFile,
-        *,
-        index_interval_bytes: int,
-        max_index_bytes: int,
-        now_ms: int,
-        suffix: str,
-    ) -> Segment:
-        ipath = index_path(directory, base_offset, suffix)
-        tpath = time_index_path(directory, base_offset, suffix)
-        index: OffsetIndex | None = None
-        time_index: TimeIndex | None = None
-        rebuild = False
-        try:
-            index = OffsetIndex.load(ipath, base_offset, max_index_bytes, log_file.size)
-            time_index = TimeIndex.load(tpath, base_offset, max_index_bytes)
-        except (FileNotFoundError, IndexCorruptError) as exc:
-            if not isinstance(exc, FileNotFoundError):
-                log.warning("rebuilding indexes: %s", exc)
-            if index is not None:
-                index.close()
-            index = OffsetIndex.create(ipath, base_offset, max_index_bytes)
-            time_index = TimeIndex.create(tpath, base_offset, max_index_bytes)
-            rebuild = True
-        segment = cls(
-            directory,
-            base_offset,
-            log_file,
-            index,
-            time_index,
-            index_interval_bytes=index_interval_bytes,
-            now_ms=now_ms,
-            suffix=suffix,
-        )
-        if rebuild:
-            segment.rebuild_indexes()
-            return segment
+    def _check_loaded_indexes(self) -> None:
         # The indexes say nothing about batches after their last entry: scan those.
-        segment._scan_tail()
+        self._scan_tail()
+        time_index = self.time_index
         ts, offset = time_index.last_entry
-        if len(time_index) and offset >= segment.next_offset:
-            log.warning("rebuilding indexes: %s points beyond the log", tpath)
-            segment.rebuild_indexes()
-        elif ts > segment.max_timestamp:
-            segment.max_timestamp, segment.offset_of_max_timestamp = ts, offset
-        return segment
+        if len(time_index) and offset >= self.next_offset:
+            log.warning("rebuilding indexes: %s points beyond the log", time_index.file.path)
+            self.rebuild_indexes()
+        elif ts > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = ts, offset
 
     def _scan_tail(self) -> None:
         """Learn next offset and recent max timestamp from the batches after the last
@@ -432,70 +385,19 @@ class Segment:
 
         Returns the number of bytes truncated.
         """
-        self._reset_tracking()
-        self.index.reset()
-        self.time_index.reset()
-        file_size = self.log.size
-        pos = 0
-        buf = b""
-        buf_start = 0
-        expected_offset = self.base_offset
-        problem = None
-        while pos < file_size:
-            offset = pos - buf_start
-            if offset + HEADER_SIZE > len(buf):
-                buf = self.log.pread(min(_RECOVERY_CHUNK, file_size - pos), pos)
-                buf_start, offset = pos, 0
-                if len(buf) < HEADER_SIZE:
-                    problem = "partial batch header"
-                    break
-            header = read_header(buf, offset)
-            size = header.batch_length + 12
-            if header.magic != 2:
-                problem = f"unsupported magic {header.magic}"
-                break
-            if size < HEADER_SIZE or pos + size > file_size:
-                problem = f"batch length {header.batch_length} runs past the end"
-                break
-            if header.base_offset < expected_offset or header.last_offset_delta < 0:
-                problem = (
-                    f"batch offsets {header.base_offset}+{header.last_offset_delta} out of order"
-                )
-                break
-            if header.last_offset - self.base_offset > INT32_MAX:
-                problem = f"offset {header.last_offset} too far from the segment base"
-                break
-            if offset + size > len(buf):
-                buf = self.log.pread(max(size, min(_RECOVERY_CHUNK, file_size - pos)), pos)
-                buf_start, offset = pos, 0
-            with memoryview(buf) as view:
-                crc = batch_crc(view[offset : offset + size], size)
-            if crc != header.crc:
-                problem = f"CRC mismatch (stored {header.crc:#x}, computed {crc:#x})"
-                break
-            self.append_indexes(pos, header)
-            expected_offset = header.next_offset
-            pos += size
-        truncated = file_size - pos
-        if truncated:
-            log.warning(
-                "%s: %s at position %d (offset %d); truncating %d bytes",
-                self.log.path,
-                problem,
-                pos,
-                expected_offset,
-                truncated,
-            )
-            self.log.truncate(pos)
-        return truncated
+        return recover_segment(self)
 
     def rebuild_indexes(self) -> None:
         """Rebuild both indexes from batch headers (no CRC checks: a closed segment)."""
+        self.reset_indexes()
+        for pos, header in self.scan(0, chunk=RECOVERY_CHUNK):
+            self.append_indexes(pos, header)
+
+    def reset_indexes(self) -> None:
+        """Empty both indexes and forget what they told, before reading every batch."""
         self._reset_tracking()
         self.index.reset()
         self.time_index.reset()
-        for pos, header in self.scan(0, chunk=_RECOVERY_CHUNK):
-            self.append_indexes(pos, header)
 
     def _reset_tracking(self) -> None:
         self.next_offset = self.base_offset
@@ -563,3 +465,19 @@ class Segment:
             f"Segment({self.log.path.name}, offsets {self.base_offset}..{self.next_offset - 1}, "
             f"{self.log.size} bytes)"
         )
+
+
+def _load_indexes(
+    index_file: Path, time_index_file: Path, base_offset: int, max_index_bytes: int, log_size: int
+) -> tuple[OffsetIndex, TimeIndex] | None:
+    """A segment's indexes as stored, or None if one is missing or corrupt (to rebuild)."""
+    index: OffsetIndex | None = None
+    try:
+        index = OffsetIndex.load(index_file, base_offset, max_index_bytes, log_size)
+        return index, TimeIndex.load(time_index_file, base_offset, max_index_bytes)
+    except (FileNotFoundError, IndexCorruptError) as exc:
+        if not isinstance(exc, FileNotFoundError):
+            log.warning("rebuilding indexes: %s", exc)
+        if index is not None:
+            index.close()
+        return None
