@@ -14,18 +14,10 @@ loop keeps appending.
 
 With one replica, the high watermark is the log end offset.
 
-Opening after a crash recovers, batch by batch (length, magic, CRC32C, offsets),
-every segment that may hold data appended after the *recovery point* (the log
-end at the last successful fsync, checkpointed by the log manager); the first
-bad batch and everything after it, later segments included, is cut off. Segments
-below the recovery point are trusted; after a clean shutdown nothing is scanned.
-Retention deletes whole segments, oldest first. The idempotent producer state
-is rebuilt from the last snapshot (written at every roll and at close) plus the
-batch headers after it.
-
-Compaction (``cleaner``) rewrites closed segments on a worker thread and hands
-the result to ``replace_segments`` on the loop; a cleaned log has offset gaps,
-and a read at a missing offset starts at the next batch after it.
+Opening (``log_open``) recovers what a crash may have left unchecked and
+rebuilds the idempotent producer state; reads are in ``log_read``, fsync in
+``log_flush``, and retention, truncation and compaction's swap in
+``log_retention``.
 """
 
 from __future__ import annotations
