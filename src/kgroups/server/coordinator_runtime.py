@@ -371,8 +371,12 @@ class CoordinatorRuntime:
         """One loop timer per partition, at the driver's next deadline."""
         if self._stopped:
             return
-        deadline = driver.next_deadline_ms()
         current = self._timers.get(partition)
+        if current is not None and driver.nothing_due_before(current[0]):
+            # Soon enough; a timer set before a deadline was postponed fires
+            # early, finds nothing due, and is set again.
+            return
+        deadline = driver.next_deadline_ms()
         if current is not None:
             if current[0] == deadline:
                 return
