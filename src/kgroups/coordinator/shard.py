@@ -338,6 +338,10 @@ class GroupCoordinatorShard:
     def next_deadline_ms(self) -> int | None:
         return self._timers.next_deadline()
 
+    def nothing_due_before(self, ms: int) -> bool:
+        """A cheap check that no timer is due before ``ms``."""
+        return self._timers.nothing_due_before(ms)
+
     def on_timer(self, now_ms: int) -> Result:
         """Fire every delayed operation due at ``now_ms``."""
         fx = Effects()

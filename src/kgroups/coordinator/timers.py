@@ -96,6 +96,12 @@ class TimerQueue(Generic[K, P]):
         self._settle_top()
         return self._heap[0][0] if self._heap else None
 
+    def nothing_due_before(self, ms: int) -> bool:
+        """Whether no entry is due before ``ms``, without cleaning up: the heap's
+        top is never later than the next deadline (it may be earlier)."""
+        heap = self._heap
+        return not heap or heap[0][0] >= ms
+
     def pop_due(self, now_ms: int) -> tuple[K, P] | None:
         """The earliest entry due at ``now_ms``, removed; None if none is due."""
         self._settle_top()

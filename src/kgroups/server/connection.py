@@ -2,9 +2,12 @@
 
 Like Kafka's socket server, a connection handles one request at a time and
 reads the next only after answering (pipelined requests wait in the socket
-buffer), which is what keeps responses in request order. Anything that can't
-be parsed closes this connection with a log line naming the peer and the
-reason; other connections never notice.
+buffer), which is what keeps responses in request order. Answers to requests
+already received go out together, in one write, once the connection waits for
+anything (more bytes, a request that suspends, the peer to read): a client
+with many requests in flight costs one send per batch, not per answer.
+Anything that can't be parsed closes this connection with a log line naming
+the peer and the reason; other connections never notice.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ log = logging.getLogger(__name__)
 
 # Past this many unsent bytes, wait for the peer to read before handling more.
 _HIGH_WATER = 4 * 1024 * 1024
+# Answers collected past this many bytes are written without waiting for more.
+_BATCH_BYTES = 1024 * 1024
 
 
 class ConnectionState:
@@ -50,7 +55,24 @@ async def serve_connection(
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
     max_bytes = broker.config.get_int("socket.request.max.bytes")
     transport = writer.transport
-    clock = asyncio.get_running_loop().time
+    loop = asyncio.get_running_loop()
+    clock = loop.time
+    unsent: list[bytes] = []
+    unsent_bytes = 0
+
+    def send() -> None:
+        """Write the collected answers, in order, with one call."""
+        nonlocal unsent_bytes
+        if not unsent:
+            return
+        if not transport.is_closing():
+            if len(unsent) == 1:
+                transport.write(unsent[0])
+            else:
+                transport.writelines(unsent)
+        unsent.clear()
+        unsent_bytes = 0
+
     try:
         while True:
             request = await read_frame(reader, max_bytes)
@@ -61,8 +83,15 @@ async def serve_connection(
             state.busy = False
             state.last_active = clock()
             if response is not None:
-                writer.write(response)
+                if not unsent:
+                    # Runs as soon as this task waits, whatever for.
+                    loop.call_soon(send)
+                unsent.append(response)
+                unsent_bytes += len(response)
+                if unsent_bytes >= _BATCH_BYTES:
+                    send()
                 if transport.get_write_buffer_size() > _HIGH_WATER:
+                    send()
                     await writer.drain()
     except (BadFrame, BadRequest) as e:
         log.warning("closing connection from %s: %s", peer_name, e)
@@ -73,6 +102,7 @@ async def serve_connection(
     except Exception:
         log.exception("closing connection from %s after an internal error", peer_name)
     finally:
+        send()  # answers to the requests before a close or a bad frame
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await writer.wait_closed()

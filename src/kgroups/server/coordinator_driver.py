@@ -13,7 +13,8 @@ of the shard and the events of storage and time; the driver says what to do:
   see pending_writes.py), are durable. A reply still waiting after
   ``commit_timeout_ms`` leaves as ``TIMED_OUT``;
 - ``next_deadline_ms()``: when to call ``on_clock`` next (the shard's timers
-  and the reply timeouts).
+  and the reply timeouts); ``nothing_due_before(ms)`` says cheaply whether a
+  call already planned at ``ms`` is soon enough (early calls are harmless).
 
 A failed append, at once or later at its fsync, goes to
 ``shard.append_failed``, whose result is handled like any other.
@@ -181,6 +182,14 @@ class CoordinatorDriver:
         if waiting and (deadline is None or waiting[0].deadline_ms < deadline):
             return waiting[0].deadline_ms
         return deadline
+
+    def nothing_due_before(self, ms: int) -> bool:
+        """Whether nothing is due before ``ms``, without the cleanup that
+        ``next_deadline_ms`` does (so the next deadline may be later)."""
+        waiting = self._waiting
+        if waiting and waiting[0].deadline_ms < ms:
+            return False
+        return self.shard.nothing_due_before(ms)
 
     # -- settling -----------------------------------------------------------
 

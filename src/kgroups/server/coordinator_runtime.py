@@ -84,6 +84,8 @@ class CoordinatorRuntime:
         # The fsyncs appended batches wait for.
         self._syncing: set[asyncio.Future[None]] = set()
         self._stopped = False
+        # The loop, kept: asking for the running one costs a getpid per call.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -120,8 +122,14 @@ class CoordinatorRuntime:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro)
+        task = self._running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
         return task
@@ -279,7 +287,7 @@ class CoordinatorRuntime:
     ) -> Any:
         """Run one handler on a shard; ``reach`` is the state its answer reveals."""
         shard = self.shard(partition)
-        reply = Reply(reach)
+        reply = Reply(reach, self._running_loop())
         context = CoordinatorContext(
             api_version=ctx.api_version,
             client_id=ctx.client_id,
@@ -363,8 +371,12 @@ class CoordinatorRuntime:
         """One loop timer per partition, at the driver's next deadline."""
         if self._stopped:
             return
-        deadline = driver.next_deadline_ms()
         current = self._timers.get(partition)
+        if current is not None and driver.nothing_due_before(current[0]):
+            # Soon enough; a timer set before a deadline was postponed fires
+            # early, finds nothing due, and is set again.
+            return
+        deadline = driver.next_deadline_ms()
         if current is not None:
             if current[0] == deadline:
                 return
@@ -373,7 +385,7 @@ class CoordinatorRuntime:
         if deadline is None:
             return
         delay = max(0.0, (deadline - self._broker.clock.now_ms()) / 1000)
-        handle = asyncio.get_running_loop().call_later(delay, self._fire, partition)
+        handle = self._running_loop().call_later(delay, self._fire, partition)
         self._timers[partition] = (deadline, handle)
 
     def _fire(self, partition: int) -> None:
@@ -398,6 +410,6 @@ class Reply(asyncio.Future[object]):
     """A reply future that knows what its request reads, for results (a
     timer's, another member's request) that answer it later."""
 
-    def __init__(self, reach: Reach) -> None:
-        super().__init__()
+    def __init__(self, reach: Reach, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
         self.reach = reach

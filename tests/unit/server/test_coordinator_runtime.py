@@ -18,6 +18,7 @@ from kio.schema.offset_commit.v9.request import (
     OffsetCommitRequestTopic,
 )
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
 from kio.static.primitive import i32, i32Timedelta, i64
 
 from kgroups.clock import ManualClock
@@ -166,8 +167,10 @@ def fetch(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
     return call(runtime, group, apis.OFFSET_FETCH, 9, "offset_fetch", request)
 
 
-def join(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
-    timeout = i32Timedelta.parse(datetime.timedelta(milliseconds=SESSION_MS))
+def join(
+    runtime: CoordinatorRuntime, group: str, session_ms: int = SESSION_MS
+) -> asyncio.Task[Any]:
+    timeout = i32Timedelta.parse(datetime.timedelta(milliseconds=session_ms))
     request = JoinGroupRequest(
         group_id=GroupId(group),
         session_timeout=timeout,
@@ -185,6 +188,19 @@ def heartbeat(runtime: CoordinatorRuntime, group: str, member: str, gen: int) ->
         group_id=GroupId(group), generation_id=i32(gen), member_id=member, group_instance_id=None
     )
     return call(runtime, group, apis.HEARTBEAT, 4, "heartbeat", request)
+
+
+def sync(runtime: CoordinatorRuntime, group: str, member: str, gen: int) -> asyncio.Task[Any]:
+    request = SyncGroupRequest(
+        group_id=GroupId(group),
+        generation_id=i32(gen),
+        member_id=member,
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignments=(SyncGroupRequestAssignment(member_id=member, assignment=b""),),
+    )
+    return call(runtime, group, apis.SYNC_GROUP, 5, "sync_group", request)
 
 
 def describe(runtime: CoordinatorRuntime, group: str) -> asyncio.Task[Any]:
@@ -311,5 +327,61 @@ def test_a_silent_member_is_removed_when_its_session_runs_out() -> None:
         await turns()
         (group,) = describing.result().groups
         assert (group.group_state, group.members) == ("Empty", ())
+
+    run(scenario)
+
+
+def test_heartbeats_keep_a_member_and_it_is_removed_a_session_after_the_last() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = join(runtime, "m")
+        await turns()
+        broker.fsync()
+        await turns()
+        joined = joining.result()
+        syncing = sync(runtime, "m", joined.member_id, joined.generation_id)
+        await turns()
+        broker.fsync()
+        await turns()
+        assert syncing.result().error_code == ErrorCode.none
+        for _ in range(3):  # each postpones the session past the timer set before it
+            broker.clock.advance(SESSION_MS // 2)
+            beating = heartbeat(runtime, "m", joined.member_id, joined.generation_id)
+            await turns()
+            broker.fsync()
+            await turns()
+            assert beating.result().error_code == ErrorCode.none
+        broker.clock.advance(SESSION_MS - 1)
+        await turns()
+        describing = describe(runtime, "m")
+        await turns()
+        assert len(describing.result().groups[0].members) == 1
+        broker.clock.advance(1)
+        await turns()
+        broker.fsync()
+        await turns()
+        describing = describe(runtime, "m")
+        await turns()
+        (group,) = describing.result().groups
+        assert (group.group_state, group.members) == ("Empty", ())
+
+    run(scenario)
+
+
+def test_a_shorter_session_than_the_timers_set_runs_out_on_time() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = []
+        for group, session_ms in (("long", 3 * SESSION_MS), ("short", SESSION_MS)):
+            joining.append(join(runtime, group, session_ms))
+            await turns()
+            broker.fsync()
+            await turns()
+        assert [j.result().error_code for j in joining] == [ErrorCode.none] * 2
+        broker.clock.advance(SESSION_MS)
+        await turns()
+        broker.fsync()
+        await turns()
+        describing = describe(runtime, "short"), describe(runtime, "long")
+        await turns()
+        assert [len(d.result().groups[0].members) for d in describing] == [0, 1]
 
     run(scenario)
