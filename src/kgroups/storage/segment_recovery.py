@@ -6,12 +6,10 @@ bad batch (a write the crash interrupted, or damage).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kgroups.storage.records import HEADER_SIZE, batch_crc, read_header
-
-if TYPE_CHECKING:
-    from kgroups.storage.segment import Segment
+from kgroups.storage.append_file import AppendFile
+from kgroups.storage.records import HEADER_SIZE, BatchHeader, batch_crc, read_header
 
 __all__ = ["INT32_MAX", "RECOVERY_CHUNK", "recover_segment"]
 
@@ -22,7 +20,19 @@ INT32_MAX = 2**31 - 1
 RECOVERY_CHUNK = 1024 * 1024
 
 
-def recover_segment(segment: Segment) -> int:
+class RecoverableSegment(Protocol):
+    """What recovery needs of a segment (a protocol, so this module does not
+    import the segment that calls it)."""
+
+    log: AppendFile
+    base_offset: int
+
+    def reset_indexes(self) -> None: ...
+
+    def append_indexes(self, position: int, header: BatchHeader) -> None: ...
+
+
+def recover_segment(segment: RecoverableSegment) -> int:
     """Check every batch, rebuild the indexes, cut off anything bad at the end.
 
     Returns the number of bytes truncated.
