@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.records import (
+    NO_LEADER_EPOCH,
     NO_TIMESTAMP,
     GroupMetadataValue,
     MemberMetadataValue,
@@ -14,6 +15,7 @@ from kgroups.coordinator.records import (
     encode_group_metadata_value,
     encode_offset_commit_key,
     encode_offset_commit_value,
+    encode_offset_commit_value_v3,
 )
 from kgroups.coordinator.result import Record
 
@@ -58,10 +60,13 @@ def group_tombstone(group_id: str) -> Record:
 
 
 def offset_record(group_id: str, partition: TopicPartition, offset: CommittedOffset) -> Record:
-    return (
-        encode_offset_commit_key(group_id, partition.topic, partition.partition),
-        encode_offset_commit_value(offset.to_record()),
-    )
+    key = encode_offset_commit_key(group_id, partition.topic, partition.partition)
+    if offset.expire_timestamp_ms is None:  # v3, written straight from the fields
+        leader_epoch = offset.leader_epoch if offset.leader_epoch >= 0 else NO_LEADER_EPOCH
+        return key, encode_offset_commit_value_v3(
+            offset.offset, leader_epoch, offset.metadata, offset.commit_timestamp_ms
+        )
+    return key, encode_offset_commit_value(offset.to_record())
 
 
 def offset_tombstone(group_id: str, partition: TopicPartition) -> Record:

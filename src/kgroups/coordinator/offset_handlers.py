@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.errors import ErrorCode
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest
-from kio.schema.offset_commit.v9.response import OffsetCommitResponse
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest, OffsetCommitRequestPartition
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
 from kio.schema.offset_delete.v0.response import (
     OffsetDeleteResponse,
@@ -42,7 +41,7 @@ from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
-from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, offset_commit_response
+from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, commit_response
 from kgroups.coordinator.state import GroupState
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
@@ -75,19 +74,20 @@ class OffsetHandlers:
     ) -> None:
         """``retention_ms`` is the retention time of OffsetCommit v2-v4 (-1: the
         broker's offsets.retention.minutes); later versions dropped it (KIP-211)."""
-        outcome: list[tuple[TopicPartition, ErrorCode | None]] = []
-        to_commit: list[tuple[TopicPartition, int, int, str]] = []
+        # One pass over the partitions, without a per-partition answer: most
+        # commits answer every partition alike, and only the exceptions are kept.
+        exceptions: dict[tuple[str, int], ErrorCode] = {}
+        to_commit: list[tuple[TopicPartition, OffsetCommitRequestPartition]] = []
+        partition_exists = self._partition_exists
         for topic in req.topics:
+            name = topic.name
             for p in topic.partitions:
-                tp = TopicPartition(topic.name, p.partition_index)
-                if not self._partition_exists(topic.name, p.partition_index):
-                    outcome.append((tp, ErrorCode.unknown_topic_or_partition))
-                    continue
-                outcome.append((tp, None))
-                metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
-                to_commit.append((tp, p.committed_offset, p.committed_leader_epoch, metadata))
+                if partition_exists(name, p.partition_index):
+                    to_commit.append((TopicPartition(name, p.partition_index), p))
+                else:
+                    exceptions[name, p.partition_index] = ErrorCode.unknown_topic_or_partition
         if not to_commit:
-            fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.none))
+            fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
             return
 
         generation = req.generation_id_or_member_epoch
@@ -97,7 +97,10 @@ class OffsetHandlers:
                 # A member of a generation we never saw: its group is gone. Kafka
                 # 3.x's coordinator answers so at every version (GROUP_ID_NOT_FOUND
                 # at v9+ belongs to the KIP-848 coordinator).
-                fx.reply(ctx.reply_to, _commit_response(outcome, ErrorCode.illegal_generation))
+                fx.reply(
+                    ctx.reply_to,
+                    commit_response(req.topics, ErrorCode.illegal_generation, exceptions),
+                )
                 return
             group = self._table.create(req.group_id, now)
 
@@ -106,31 +109,31 @@ class OffsetHandlers:
             # The member has its new generation but not its assignment yet.
             error = ErrorCode.rebalance_in_progress
         if error is not None:
-            fx.reply(ctx.reply_to, _commit_response(outcome, error))
+            fx.reply(ctx.reply_to, commit_response(req.topics, error, exceptions))
             return
         if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # A commit shows the member is alive, like a heartbeat.
             member = group.get(req.member_id)
             self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
 
-        too_large = set()
-        for tp, offset, leader_epoch, metadata in to_commit:
-            if _java_length(metadata) > self._config.offset_metadata_max_bytes:
-                too_large.add(tp)
+        group_id = group.group_id
+        table = self._table
+        max_metadata = self._config.offset_metadata_max_bytes
+        expire = now + retention_ms if retention_ms >= 0 else None
+        for tp, p in to_commit:
+            metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
+            if _java_length(metadata) > max_metadata:
+                exceptions[tp] = ErrorCode.offset_metadata_too_large
                 continue
             committed = CommittedOffset(
-                offset=offset,
-                leader_epoch=leader_epoch,
+                offset=p.committed_offset,
+                leader_epoch=p.committed_leader_epoch,
                 metadata=metadata,
                 commit_timestamp_ms=now,
-                expire_timestamp_ms=now + retention_ms if retention_ms >= 0 else None,
+                expire_timestamp_ms=expire,
             )
-            fx.emit_offset(group.group_id, tp, committed, self._table)
-        final = [
-            (tp, ErrorCode.offset_metadata_too_large if tp in too_large else error)
-            for tp, error in outcome
-        ]
-        fx.reply(ctx.reply_to, _commit_response(final, ErrorCode.none))
+            fx.emit_offset(group_id, tp, committed, table)
+        fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
     # -- OffsetFetch -------------------------------------------------------
 
@@ -286,14 +289,6 @@ def _java_length(text: str) -> int:
     if text.isascii():  # the usual case, one unit per character
         return len(text)
     return len(text.encode("utf-16-le")) // 2
-
-
-def _commit_response(
-    outcome: Iterable[tuple[TopicPartition, ErrorCode | None]], default: ErrorCode
-) -> OffsetCommitResponse:
-    return offset_commit_response(
-        (tp, default if error is None else error) for tp, error in outcome
-    )
 
 
 def _fetched(partition: int, committed: CommittedOffset | None) -> OffsetFetchResponsePartitions:

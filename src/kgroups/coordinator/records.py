@@ -240,6 +240,7 @@ _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
 _TWO_INT16 = struct.Struct(">hh")
 _VALUE_V3_HEAD = struct.Struct(">hqih")
+_VALUE_V3_NO_METADATA = struct.Struct(">hqihq")
 
 
 @lru_cache(maxsize=65536)  # a group commits the same partitions again and again
@@ -309,13 +310,8 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise RecordFormatError(f"no offset commit value version {version}")
     if version == 3:
-        metadata = value.metadata.encode()
-        return b"".join(
-            (
-                _VALUE_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)),
-                metadata,
-                _INT64.pack(value.commit_timestamp),
-            )
+        return encode_offset_commit_value_v3(
+            value.offset, value.leader_epoch, value.metadata, value.commit_timestamp
         )
     writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
     writer.int64(value.offset)
@@ -327,6 +323,23 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
         writer.int64(value.expire_timestamp)
     writer.no_tagged_fields()
     return writer.getvalue()
+
+
+def encode_offset_commit_value_v3(
+    offset: int, leader_epoch: int, metadata: str, commit_timestamp: int
+) -> bytes:
+    """The usual value (v3), from its fields: the commit path writes one per
+    partition and needs no OffsetCommitValue for it."""
+    if not metadata:  # nearly every commit
+        return _VALUE_V3_NO_METADATA.pack(3, offset, leader_epoch, 0, commit_timestamp)
+    encoded = metadata.encode()
+    return b"".join(
+        (
+            _VALUE_V3_HEAD.pack(3, offset, leader_epoch, len(encoded)),
+            encoded,
+            _INT64.pack(commit_timestamp),
+        )
+    )
 
 
 def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:

@@ -10,12 +10,14 @@ the rules of protocol/versions.py.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.response import JoinGroupResponse, JoinGroupResponseMember
 from kio.schema.leave_group.v5.response import LeaveGroupResponse, MemberResponse
+from kio.schema.offset_commit.v9.request import OffsetCommitRequestTopic
 from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
@@ -108,4 +110,37 @@ def offset_commit_response(
             OffsetCommitResponseTopic(name=TopicName(topic), partitions=tuple(partitions))
             for topic, partitions in by_topic.items()
         ),
+    )
+
+
+def commit_response(
+    topics: Sequence[OffsetCommitRequestTopic],
+    error: ErrorCode,
+    exceptions: Mapping[tuple[str, int], ErrorCode],
+) -> OffsetCommitResponse:
+    """The answer to the partitions of ``topics``: ``error``, unless ``exceptions``
+    names another for a partition."""
+    if not exceptions:
+        layout = tuple((t.name, tuple(p.partition_index for p in t.partitions)) for t in topics)
+        return _uniform_commit_response(layout, error)
+    return offset_commit_response(
+        (
+            TopicPartition(t.name, p.partition_index),
+            exceptions.get((t.name, p.partition_index), error),
+        )
+        for t in topics
+        for p in t.partitions
+    )
+
+
+# A committer sends the same partitions again and again, and nearly always gets
+# one error for all: the same answer, built once (entities are immutable).
+@lru_cache(maxsize=4096)
+def _uniform_commit_response(
+    layout: tuple[tuple[str, tuple[int, ...]], ...], error: ErrorCode
+) -> OffsetCommitResponse:
+    return offset_commit_response(
+        (TopicPartition(topic, partition), error)
+        for topic, partitions in layout
+        for partition in partitions
     )
