@@ -313,10 +313,28 @@ def encode_batch(
     base_timestamp = records[0][3]
     max_timestamp = base_timestamp
     body = bytearray()
+    small = _SMALL_VARINTS
     for delta, (key, value, headers, timestamp) in enumerate(records):
         if timestamp > max_timestamp:
             max_timestamp = timestamp
-        _encode_record(body, delta, timestamp - base_timestamp, key, value, headers)
+        timestamp_delta = timestamp - base_timestamp
+        if headers or not 0 <= timestamp_delta < 4096 or delta >= 4096:
+            _encode_record(body, delta, timestamp_delta, key, value, headers)
+            continue
+        # The usual record (no headers, small deltas) in one expression: what the
+        # coordinator writes, one record per committed partition.
+        record = b"".join(
+            (
+                b"\x00",  # attributes
+                small[timestamp_delta],
+                small[delta],
+                _MINUS_ONE if key is None else _varint(len(key)) + key,
+                _MINUS_ONE if value is None else _varint(len(value)) + value,
+                b"\x00",  # no headers
+            )
+        )
+        body += _varint(len(record))
+        body += record
     payload: bytes | bytearray = compress(compression, bytes(body)) if compression else body
     attributes = compression & COMPRESSION_MASK
     if timestamp_type:
