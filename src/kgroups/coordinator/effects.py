@@ -23,25 +23,27 @@ class Effects:
         self.records.append(record)
         table.apply(*record)
 
-    def emit_offset(
+    def emit_offsets(
         self,
         group_id: str,
-        partition: TopicPartition,
-        offset: CommittedOffset,
+        offsets: list[tuple[TopicPartition, CommittedOffset]],
         table: GroupTable,
     ) -> None:
-        """An offset commit record: appended like any record, and applied through
-        the same `apply_offset` that replay reaches after decoding it. Skipping
-        the decode of bytes just encoded matters on the commit path, which
-        writes one record per partition; it is exact for the usual value (v3).
-        A value with an expiry time (v1) cannot hold the leader epoch, so it
-        takes the full replay path and the state keeps only what was stored."""
-        record = offset_record(group_id, partition, offset)
-        self.records.append(record)
-        if offset.expire_timestamp_ms is None:
-            table.apply_offset(group_id, partition, offset)
-        else:
-            table.apply(*record)
+        """A commit's offset records: appended like any record, and applied
+        through the same `apply_offset` that replay reaches after decoding them.
+        Skipping the decode of bytes just encoded matters on the commit path,
+        which writes one record per partition; it is exact for the usual value
+        (v3). A value with an expiry time (v1) cannot hold the leader epoch, so
+        it takes the full replay path and the state keeps only what was stored."""
+        records = self.records
+        apply_offset = table.apply_offset
+        for partition, offset in offsets:
+            record = offset_record(group_id, partition, offset)
+            records.append(record)
+            if offset.expire_timestamp_ms is None:
+                apply_offset(group_id, partition, offset)
+            else:
+                table.apply(*record)
 
     def to_result(self, batch_id: int) -> Result:
         token = AppendToken(batch_id, tuple(self.replies)) if self.records else None

@@ -117,22 +117,23 @@ class OffsetHandlers:
             self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
 
         group_id = group.group_id
-        table = self._table
         max_metadata = self._config.offset_metadata_max_bytes
         expire = now + retention_ms if retention_ms >= 0 else None
+        committed: list[tuple[TopicPartition, CommittedOffset]] = []
         for tp, p in to_commit:
             metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
             if _java_length(metadata) > max_metadata:
                 exceptions[tp] = ErrorCode.offset_metadata_too_large
                 continue
-            committed = CommittedOffset(
-                offset=p.committed_offset,
-                leader_epoch=p.committed_leader_epoch,
-                metadata=metadata,
-                commit_timestamp_ms=now,
-                expire_timestamp_ms=expire,
+            committed.append(
+                (
+                    tp,
+                    CommittedOffset(
+                        p.committed_offset, p.committed_leader_epoch, metadata, now, expire
+                    ),
+                )
             )
-            fx.emit_offset(group_id, tp, committed, table)
+        fx.emit_offsets(group_id, committed, self._table)
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
     # -- OffsetFetch -------------------------------------------------------

@@ -121,7 +121,7 @@ def commit_response(
     """The answer to the partitions of ``topics``: ``error``, unless ``exceptions``
     names another for a partition."""
     if not exceptions:
-        layout = tuple((t.name, tuple(p.partition_index for p in t.partitions)) for t in topics)
+        layout = tuple([(t.name, tuple([p.partition_index for p in t.partitions])) for t in topics])
         return _uniform_commit_response(layout, error)
     return offset_commit_response(
         (
