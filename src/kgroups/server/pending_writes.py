@@ -11,6 +11,7 @@ partition. A reply whose reach is not known waits for everything pending.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from kgroups.protocol import apis
@@ -39,15 +40,18 @@ def request_reach(group_id: str, api_key: int) -> Reach:
 
 
 def written(records: Iterable[tuple[bytes, bytes | None]]) -> set[StateKey]:
-    """The state the records store: every group coordinator key starts with
-    its version (int16: 0 and 1 offsets, 2 membership) and the group id."""
-    keys = set()
-    for key, _value in records:
-        version = int.from_bytes(key[0:2], "big", signed=True)
-        size = int.from_bytes(key[2:4], "big", signed=True)
-        group = key[4 : 4 + size].decode()
-        keys.add((group, OFFSETS if version in (0, 1) else MEMBERS))
-    return keys
+    """The state the records store."""
+    return {_stored_by(key) for key, _value in records}
+
+
+@lru_cache(maxsize=65536)  # a committer writes the same keys again and again
+def _stored_by(key: bytes) -> StateKey:
+    """Every group coordinator key starts with its version (int16: 0 and 1
+    offsets, 2 membership) and the group id."""
+    version = int.from_bytes(key[0:2], "big", signed=True)
+    size = int.from_bytes(key[2:4], "big", signed=True)
+    group = key[4 : 4 + size].decode()
+    return group, OFFSETS if version in (0, 1) else MEMBERS
 
 
 class PendingWrites(Generic[W]):
