@@ -47,6 +47,9 @@ from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
 NO_METADATA = ""
+# Building a NamedTuple straight from a tuple skips its generated __new__: the
+# commit path builds two per partition.
+_new_tuple = tuple.__new__
 
 
 class OffsetHandlers:
@@ -83,7 +86,8 @@ class OffsetHandlers:
             name = topic.name
             for p in topic.partitions:
                 if partition_exists(name, p.partition_index):
-                    to_commit.append((TopicPartition(name, p.partition_index), p))
+                    tp = _new_tuple(TopicPartition, (name, p.partition_index))
+                    to_commit.append((tp, p))
                 else:
                     exceptions[name, p.partition_index] = ErrorCode.unknown_topic_or_partition
         if not to_commit:
@@ -128,8 +132,9 @@ class OffsetHandlers:
             committed.append(
                 (
                     tp,
-                    CommittedOffset(
-                        p.committed_offset, p.committed_leader_epoch, metadata, now, expire
+                    _new_tuple(
+                        CommittedOffset,
+                        (p.committed_offset, p.committed_leader_epoch, metadata, now, expire),
                     ),
                 )
             )
