@@ -120,7 +120,7 @@ def commit_response(
 ) -> OffsetCommitResponse:
     """The answer to the partitions of ``topics``: ``error``, unless ``exceptions``
     names another for a partition."""
-    if not exceptions:
+    if not exceptions and sum(len(t.partitions) for t in topics) <= _CACHED_PARTITIONS:
         layout = tuple([(t.name, tuple([p.partition_index for p in t.partitions])) for t in topics])
         return _uniform_commit_response(layout, error)
     return offset_commit_response(
@@ -134,8 +134,12 @@ def commit_response(
 
 
 # A committer sends the same partitions again and again, and nearly always gets
-# one error for all: the same answer, built once (entities are immutable).
-@lru_cache(maxsize=4096)
+# one error for all: the same answer, built once (entities are immutable). Only
+# answers of up to _CACHED_PARTITIONS partitions are kept, which bounds the memory.
+_CACHED_PARTITIONS = 128
+
+
+@lru_cache(maxsize=1024)
 def _uniform_commit_response(
     layout: tuple[tuple[str, tuple[int, ...]], ...], error: ErrorCode
 ) -> OffsetCommitResponse:

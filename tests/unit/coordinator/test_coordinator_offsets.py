@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 from kio.schema.errors import ErrorCode
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 
 from kgroups.coordinator import CoordinatorConfig, GroupState
 from kgroups.coordinator.records import (
@@ -13,6 +18,7 @@ from kgroups.coordinator.records import (
     decode_key,
     decode_offset_commit_value,
 )
+from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 from .harness import Harness, subscription
 
@@ -68,6 +74,54 @@ def test_unknown_topics_and_partitions_are_refused_per_partition() -> None:
         ("nope", 0): ErrorCode.unknown_topic_or_partition,
     }
     assert h.fetch("g") == {("t", 0): (1, -1, "")}
+
+
+def test_a_topic_named_twice_is_answered_once_in_request_order() -> None:
+    """The answer's layout, whatever its errors: partitions by topic, topics in
+    the order they first appear, a partition named twice answered twice."""
+    h = Harness(CoordinatorConfig(offset_metadata_max_bytes=4))
+
+    def commit(layout: list[tuple[str, list[tuple[int, str]]]]) -> list[tuple[str, list]]:
+        token = h.token("commit")
+        req = OffsetCommitRequest(
+            group_id=GroupId("g"),
+            generation_id_or_member_epoch=i32(-1),
+            member_id="",
+            group_instance_id=None,
+            topics=tuple(
+                OffsetCommitRequestTopic(
+                    name=TopicName(topic),
+                    partitions=tuple(
+                        OffsetCommitRequestPartition(
+                            partition_index=i32(p),
+                            committed_offset=i64(7),
+                            committed_leader_epoch=i32(-1),
+                            committed_metadata=metadata,
+                        )
+                        for p, metadata in partitions
+                    ),
+                )
+                for topic, partitions in layout
+            ),
+        )
+        h.handle(h.shard.offset_commit(req, h.ctx(token, 9), h.now))
+        response = h.reply(token)
+        return [
+            (t.name, [(p.partition_index, p.error_code) for p in t.partitions])
+            for t in response.topics
+        ]
+
+    same = [("u", [(1, "")]), ("t", [(0, ""), (2, "")]), ("u", [(0, ""), (1, "")])]
+    expected = [("u", [(1, NONE), (0, NONE), (1, NONE)]), ("t", [(0, NONE), (2, NONE)])]
+    assert commit(same) == expected
+    assert commit(same) == expected  # the same commit again, the same answer
+    mixed = [("u", [(1, "")]), ("t", [(9, ""), (3, "toolong")]), ("u", [(5, ""), (1, "")])]
+    too_large = ErrorCode.offset_metadata_too_large
+    unknown = ErrorCode.unknown_topic_or_partition
+    assert commit(mixed) == [
+        ("u", [(1, NONE), (5, unknown), (1, NONE)]),
+        ("t", [(9, unknown), (3, too_large)]),
+    ]
 
 
 def test_only_unknown_partitions_need_no_group_at_all() -> None:
