@@ -8,42 +8,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kio.schema.offset_commit.v9.request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
-from kio.static.primitive import i32, i64
-
 from kgroups.client.admin import Admin
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
-from kgroups.protocol.types import GroupId, TopicName
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 
-
-def _commit(group: str, offset: int) -> OffsetCommitRequest:
-    return OffsetCommitRequest(
-        group_id=GroupId(group),
-        generation_id_or_member_epoch=i32(-1),
-        member_id="",
-        group_instance_id=None,
-        topics=(
-            OffsetCommitRequestTopic(
-                name=TopicName("t"),
-                partitions=(
-                    OffsetCommitRequestPartition(
-                        partition_index=i32(0),
-                        committed_offset=i64(offset),
-                        committed_leader_epoch=i32(-1),
-                        committed_metadata="",
-                    ),
-                ),
-            ),
-        ),
-    )
+from group_requests import commit_request
 
 
 def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path) -> None:
@@ -66,7 +38,7 @@ def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path)
             broker.create_topic("t", 1, {})
 
             def commit(group: str, offset: int) -> Any:
-                request = _commit(group, offset)
+                request = commit_request(group, offset)
                 return asyncio.ensure_future(
                     broker.coordinator.call(
                         group,

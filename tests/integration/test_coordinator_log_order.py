@@ -17,24 +17,21 @@ import pytest
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.list_groups.v5.request import ListGroupsRequest
-from kio.schema.offset_commit.v9.request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
-from kio.static.primitive import i32, i32Timedelta, i64
+from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.client.admin import Admin
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
-from kgroups.protocol.types import GroupId, TopicName
+from kgroups.protocol.types import GroupId
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 from kgroups.server.handlers import groups
+
+from group_requests import commit_request
 
 RETENTION_MS = 60_000
 SESSION_MS = 6_000
@@ -58,28 +55,6 @@ def _config(data: Path, **overrides: str) -> BrokerConfig:
 def _ctx(api_key: int, version: int) -> RequestContext:
     return RequestContext(
         api_key=api_key, api_version=version, correlation_id=1, client_id="c", client_host="/h"
-    )
-
-
-def _commit(group: str, offset: int) -> OffsetCommitRequest:
-    return OffsetCommitRequest(
-        group_id=GroupId(group),
-        generation_id_or_member_epoch=i32(-1),
-        member_id="",
-        group_instance_id=None,
-        topics=(
-            OffsetCommitRequestTopic(
-                name=TopicName("t"),
-                partitions=(
-                    OffsetCommitRequestPartition(
-                        partition_index=i32(0),
-                        committed_offset=i64(offset),
-                        committed_leader_epoch=i32(-1),
-                        committed_metadata="",
-                    ),
-                ),
-            ),
-        ),
     )
 
 
@@ -130,7 +105,9 @@ def test_a_commit_in_the_turn_of_an_expiry_survives_a_restart(
             runtime = broker.coordinator
             commit_ctx = _ctx(apis.OFFSET_COMMIT, 9)
             await runtime.call(
-                "g", commit_ctx, lambda s, c, now: s.offset_commit(_commit("g", 5), c, now)
+                "g",
+                commit_ctx,
+                lambda s, c, now: s.offset_commit(commit_request("g", 5), c, now),
             )
             joined = await runtime.call(
                 "m", _ctx(apis.JOIN_GROUP, 3), lambda s, c, now: s.join_group(_join("m"), c, now)
@@ -141,7 +118,9 @@ def test_a_commit_in_the_turn_of_an_expiry_survives_a_restart(
             clock.advance(RETENTION_MS + SESSION_MS)
             runtime._fire(0)  # the shard's loop timer, as the loop would run it
             response = await runtime.call(
-                "g", commit_ctx, lambda s, c, now: s.offset_commit(_commit("g", 9), c, now)
+                "g",
+                commit_ctx,
+                lambda s, c, now: s.offset_commit(commit_request("g", 9), c, now),
             )
             assert response.topics[0].partitions[0].error_code == ErrorCode.none
             return await _observed(broker)
@@ -211,7 +190,9 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
                 )
 
             def commit(offset: int) -> Any:
-                return call("g", apis.OFFSET_COMMIT, 9, "offset_commit", _commit("g", offset))
+                return call(
+                    "g", apis.OFFSET_COMMIT, 9, "offset_commit", commit_request("g", offset)
+                )
 
             def heartbeat() -> Any:
                 return call("m", apis.HEARTBEAT, 4, "heartbeat", beat)

@@ -22,11 +22,7 @@ from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
 from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
 from kio.schema.list_groups.v5.request import ListGroupsRequest
-from kio.schema.offset_commit.v9.request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
+from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import (
     OffsetDeleteRequest,
     OffsetDeleteRequestPartition,
@@ -34,7 +30,7 @@ from kio.schema.offset_delete.v0.request import (
 )
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequest, OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest
-from kio.static.primitive import i32, i32Timedelta, i64
+from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
@@ -44,6 +40,8 @@ from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.handlers import groups
+
+from group_requests import commit_request
 
 GROUP = GroupId("g")
 LOADING = ErrorCode.coordinator_load_in_progress
@@ -80,25 +78,7 @@ def _join() -> JoinGroupRequest:
 
 
 def _commit() -> OffsetCommitRequest:
-    return OffsetCommitRequest(
-        group_id=GROUP,
-        generation_id_or_member_epoch=i32(-1),
-        member_id="",
-        group_instance_id=None,
-        topics=(
-            OffsetCommitRequestTopic(
-                name=TopicName("t"),
-                partitions=(
-                    OffsetCommitRequestPartition(
-                        partition_index=i32(0),
-                        committed_offset=i64(7),
-                        committed_leader_epoch=i32(-1),
-                        committed_metadata="",
-                    ),
-                ),
-            ),
-        ),
-    )
+    return commit_request(GROUP, 7)
 
 
 def _fetch() -> OffsetFetchRequest:

@@ -6,19 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from kio.schema.errors import ErrorCode
-from kio.schema.offset_commit.v9.request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
-from kio.static.primitive import i32, i64
+from kio.static.primitive import i32
 
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard, RequestContext
 from kgroups.protocol import apis
-from kgroups.protocol.types import GroupId, TopicName
+from kgroups.protocol.types import GroupId
 from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
 from kgroups.server.pending_writes import request_reach
+
+from group_requests import commit_request
 
 NOW = 1_700_000_000_000
 TIMEOUT_MS = 5_000
@@ -44,25 +41,7 @@ def _ctx(token: Token) -> RequestContext:
 
 def _commit(driver: CoordinatorDriver, group: str, offset: int) -> Token:
     token = Token(group, apis.OFFSET_COMMIT)
-    request = OffsetCommitRequest(
-        group_id=GroupId(group),
-        generation_id_or_member_epoch=i32(-1),
-        member_id="",
-        group_instance_id=None,
-        topics=(
-            OffsetCommitRequestTopic(
-                name=TopicName("t"),
-                partitions=(
-                    OffsetCommitRequestPartition(
-                        partition_index=i32(0),
-                        committed_offset=i64(offset),
-                        committed_leader_epoch=i32(-1),
-                        committed_metadata="",
-                    ),
-                ),
-            ),
-        ),
-    )
+    request = commit_request(group, offset)
     driver.submit(driver.shard.offset_commit(request, _ctx(token), NOW), NOW, token.reach)
     return token
 

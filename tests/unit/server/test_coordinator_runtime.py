@@ -12,24 +12,21 @@ from typing import Any
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest, JoinGroupRequestProtocol
-from kio.schema.offset_commit.v9.request import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-)
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
-from kio.static.primitive import i32, i32Timedelta, i64
+from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.clock import ManualClock
 from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
-from kgroups.protocol.types import GroupId, TopicName
+from kgroups.protocol.types import GroupId
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.storage.records import iter_key_values
+
+from group_requests import commit_request
 
 COMMIT_TIMEOUT_MS = 5_000
 SESSION_MS = 10_000
@@ -138,25 +135,7 @@ def call(
 
 
 def commit(runtime: CoordinatorRuntime, group: str, offset: int) -> asyncio.Task[Any]:
-    request = OffsetCommitRequest(
-        group_id=GroupId(group),
-        generation_id_or_member_epoch=i32(-1),
-        member_id="",
-        group_instance_id=None,
-        topics=(
-            OffsetCommitRequestTopic(
-                name=TopicName("t"),
-                partitions=(
-                    OffsetCommitRequestPartition(
-                        partition_index=i32(0),
-                        committed_offset=i64(offset),
-                        committed_leader_epoch=i32(-1),
-                        committed_metadata="",
-                    ),
-                ),
-            ),
-        ),
-    )
+    request = commit_request(group, offset)
     return call(runtime, group, apis.OFFSET_COMMIT, 9, "offset_commit", request)
 
 
