@@ -1,5 +1,6 @@
-"""Requests sent on a plain blocking socket, for tests that look at the bytes
-the broker answers with (their size, or whether it answers at all)."""
+"""Kafka requests on a plain blocking socket, encoded and decoded with kio: for
+tests that look at the wire answer itself (its size, whether it comes at all),
+from any thread."""
 
 from __future__ import annotations
 
@@ -41,11 +42,23 @@ def read_frame(s: socket.socket) -> bytes:
     return read_exactly(s, size)
 
 
+def decode_response(request_type: Any, frame: bytes) -> Any:
+    """The response to a request of ``request_type`` from its frame (size excluded)."""
+    response_type = load_response_schema(request_type.__api_key__, request_type.__version__)
+    offset = 5 if response_type.__header_schema__.__version__ >= 1 else 4
+    response, _ = entity_reader(response_type)(frame, offset)
+    return response
+
+
 def call(s: socket.socket, request: Any) -> tuple[Any, int]:
     """Send ``request`` and return the decoded response and its frame size."""
     s.sendall(encode_request(request))
     frame = read_frame(s)
-    response_type = load_response_schema(request.__api_key__, request.__version__)
-    offset = 5 if response_type.__header_schema__.__version__ >= 1 else 4
-    response, _ = entity_reader(response_type)(frame, offset)
-    return response, len(frame) + 4
+    return decode_response(type(request), frame), len(frame) + 4
+
+
+def call_once(port: int, request: Any, timeout: float = 300) -> Any:
+    """Send one request on a new connection; its response."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        s.sendall(encode_request(request))
+        return decode_response(type(request), read_frame(s))

@@ -43,7 +43,7 @@ from kgroups.protocol.types import GroupId, TopicName, i16, i32, i64
 
 from broker_thread import BrokerThread
 from process_broker import BrokerProcess
-from raw_client import call, frame_of, read_exactly, read_response
+from raw_wire import call_once, decode_response, encode_request, read_frame
 
 # Far above a loop turn, far below what the synchronous code stalled for.
 MAX_STALL_S = 1.0
@@ -70,7 +70,7 @@ def _slowest_answer_while(port: int, work: Callable[[], Any]) -> tuple[float, An
             while not done.is_set():
                 started = time.perf_counter()
                 s.sendall(struct.pack(">i", len(probe_body)) + probe_body)
-                read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
+                read_frame(s)
                 worst[0] = max(worst[0], time.perf_counter() - started)
                 time.sleep(0.005)
 
@@ -106,7 +106,7 @@ def test_creating_and_deleting_a_big_topic_leaves_others_served(broker: BrokerTh
     port = broker.broker.port
     data = broker.broker.log_dir
 
-    stall, created = _slowest_answer_while(port, lambda: call(port, _create("big", 2000)))
+    stall, created = _slowest_answer_while(port, lambda: call_once(port, _create("big", 2000)))
     assert created.topics[0].error_code == ErrorCode.none
     assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during CreateTopics"
     assert len(list(data.glob("big-*"))) == 2000
@@ -114,11 +114,11 @@ def test_creating_and_deleting_a_big_topic_leaves_others_served(broker: BrokerTh
     delete = DeleteTopicsRequest(
         topics=(DeleteTopicState(name=TopicName("big"), topic_id=None),), timeout=TIMEOUT
     )
-    stall, deleted = _slowest_answer_while(port, lambda: call(port, delete))
+    stall, deleted = _slowest_answer_while(port, lambda: call_once(port, delete))
     assert deleted.responses[0].error_code == ErrorCode.none
     assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during DeleteTopics"
     assert not list(data.glob("big-*"))
-    again = call(port, _create("big", 1))
+    again = call_once(port, _create("big", 1))
     assert again.topics[0].error_code == ErrorCode.none
 
 
@@ -131,12 +131,12 @@ def test_auto_creating_many_topics_leaves_others_served(broker: BrokerThread) ->
         allow_auto_topic_creation=True,
         include_topic_authorized_operations=False,
     )
-    stall, response = _slowest_answer_while(port, lambda: call(port, request))
+    stall, response = _slowest_answer_while(port, lambda: call_once(port, request))
     assert [t.name for t in response.topics] == names
     assert all(t.error_code == ErrorCode.none and len(t.partitions) == 1 for t in response.topics)
     assert stall < MAX_STALL_S, f"other clients waited {stall:.2f}s during auto-creation"
     # Created for good: listed again, and in the registry a restart reads.
-    again = call(port, request)
+    again = call_once(port, request)
     assert {t.topic_id for t in again.topics} == {t.topic_id for t in response.topics}
 
 
@@ -153,14 +153,14 @@ def _join(port: int, group: str, session_ms: int) -> tuple[str, int]:
     )
     deadline = time.monotonic() + 30
     while True:
-        joined = call(port, join)
+        joined = call_once(port, join)
         if joined.error_code == ErrorCode.member_id_required:
             join = dataclasses.replace(join, member_id=joined.member_id)
         elif joined.error_code == ErrorCode.none:
             break
         assert time.monotonic() < deadline, joined
         time.sleep(0.05)
-    synced = call(
+    synced = call_once(
         port,
         SyncGroupRequest(
             group_id=GroupId(group),
@@ -193,13 +193,13 @@ def test_heartbeats_keep_a_short_session_alive_during_a_big_create(tmp_path: Pat
 
         def beat() -> None:
             while not done.is_set():
-                errors.append(call(port, heartbeat).error_code)
+                errors.append(call_once(port, heartbeat).error_code)
                 time.sleep(0.25)
 
         beater = threading.Thread(target=beat, daemon=True)
         beater.start()
         try:
-            created = call(port, _create("big", 2000))
+            created = call_once(port, _create("big", 2000))
             time.sleep(0.5)
         finally:
             done.set()
@@ -234,7 +234,7 @@ def _huge_commit_frame() -> bytes:
             for t in range(600)
         ),
     )
-    return frame_of(request)
+    return encode_request(request)
 
 
 def test_huge_offset_commit_leaves_others_served(tmp_path: Path) -> None:
@@ -243,16 +243,15 @@ def test_huge_offset_commit_leaves_others_served(tmp_path: Path) -> None:
     assert len(frame) > 18_000_000
     broker = BrokerProcess(tmp_path / "data").start()
     try:
-        assert call(broker.port, _create("t", 2)).topics[0].error_code == ErrorCode.none
+        assert call_once(broker.port, _create("t", 2)).topics[0].error_code == ErrorCode.none
 
         def commit() -> Any:
             with socket.create_connection(("127.0.0.1", broker.port), 300) as s:
                 s.sendall(frame)
-                answer = read_exactly(s, struct.unpack(">i", read_exactly(s, 4))[0])
-            return answer
+                return read_frame(s)
 
         stall, answer = _slowest_answer_while(broker.port, commit)
-        response = read_response(OffsetCommitRequest, answer)
+        response = decode_response(OffsetCommitRequest, answer)
         errors = {
             (t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions
         }

@@ -26,7 +26,7 @@ from kgroups.protocol.types import TopicName, i16, i32
 from kgroups.storage.records import encode_batch
 
 from broker_thread import BrokerThread
-from raw_client import call
+from raw_wire import call_once
 
 NOW = 1_700_000_000_000
 HOUR_MS = 3_600_000
@@ -51,7 +51,7 @@ def _produce(port: int, producer_id: int, sequence: int, timestamp: int) -> Erro
             ),
         ),
     )
-    error: ErrorCode = call(port, request).responses[0].partition_responses[0].error_code
+    error: ErrorCode = call_once(port, request).responses[0].partition_responses[0].error_code
     return error
 
 
@@ -84,7 +84,7 @@ def test_idle_producers_expire(tmp_path: Path) -> None:
             assignments=(),
             configs=(),
         )
-        created = call(
+        created = call_once(
             port, CreateTopicsRequest(topics=(topic,), timeout=TIMEOUT, validate_only=False)
         )
         assert created.topics[0].error_code == ErrorCode.none

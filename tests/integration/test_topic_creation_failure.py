@@ -24,7 +24,7 @@ from kgroups.errors import ErrorCode
 from kgroups.protocol.types import TopicName, i16, i32
 
 from process_broker import BrokerProcess
-from raw_client import call
+from raw_wire import call_once
 
 FD_LIMIT = 256
 TIMEOUT = i32Timedelta.parse(timedelta(seconds=60))
@@ -62,20 +62,20 @@ def test_emfile_during_create_topics_leaves_no_half_topic(tmp_path: Path) -> Non
     broker = BrokerProcess(data, None, preexec_fn=_few_fds).start()
     try:
         # Each partition keeps three files open: 200 partitions cannot fit in 256.
-        response = call(broker.port, _create("too-big", 200))
+        response = call_once(broker.port, _create("too-big", 200))
         result = response.topics[0]
         assert result.error_code == ErrorCode.kafka_storage_error, result
         assert not list(data.glob("too-big-*"))
         assert "too-big" not in _registered(data)
-        (described,) = call(broker.port, _metadata("too-big")).topics
+        (described,) = call_once(broker.port, _metadata("too-big")).topics
         assert described.error_code == ErrorCode.unknown_topic_or_partition
 
         # Still serving, with its descriptors back.
-        assert call(broker.port, _create("small", 3)).topics[0].error_code == ErrorCode.none
+        assert call_once(broker.port, _create("small", 3)).topics[0].error_code == ErrorCode.none
 
         broker.kill()
         broker.start()
-        too_big, small = call(broker.port, _metadata("too-big", "small")).topics
+        too_big, small = call_once(broker.port, _metadata("too-big", "small")).topics
         assert too_big.error_code == ErrorCode.unknown_topic_or_partition
         assert small.error_code == ErrorCode.none and len(small.partitions) == 3
         assert not list(data.glob("too-big-*"))
