@@ -48,6 +48,7 @@ _TIMEOUT = i32Timedelta.parse(timedelta(minutes=10))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from process_broker import BrokerProcess  # noqa: E402
+from raw_wire import read_frame  # noqa: E402
 
 
 async def max_stall(port: int, big: Callable[[], Awaitable[Any]]) -> tuple[float, float, Any]:
@@ -65,7 +66,7 @@ async def max_stall(port: int, big: Callable[[], Awaitable[Any]]) -> tuple[float
             while not done.is_set():
                 started = time.perf_counter()
                 s.sendall(struct.pack(">i", len(body)) + body)
-                _read(s, struct.unpack(">i", _read(s, 4))[0])
+                read_frame(s)
                 worst[0] = max(worst[0], time.perf_counter() - started)
                 time.sleep(0.002)
 
@@ -80,16 +81,6 @@ async def max_stall(port: int, big: Callable[[], Awaitable[Any]]) -> tuple[float
         done.set()
         await asyncio.to_thread(thread.join)
     return worst[0], elapsed, result
-
-
-def _read(s: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        if not chunk:
-            raise ConnectionError("closed")
-        out += chunk
-    return out
 
 
 def create_topics(name: str, partitions: int) -> CreateTopicsRequest:
