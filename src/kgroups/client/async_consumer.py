@@ -36,8 +36,8 @@ from kgroups.client.subscription_state import (
     SubscriptionState,
     SubscriptionType,
 )
-from kgroups.cluster.topics import validate_topic_name
-from kgroups.errors import ErrorCode, KafkaError
+from kgroups.cluster.topics import is_legal_topic_name
+from kgroups.errors import ErrorCode
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 
@@ -466,16 +466,8 @@ def _raise_invalid_topics(topics: Iterable[str], known: Mapping[str, TopicInfo])
     invalid = [
         t
         for t in topics
-        if not _legal_topic_name(t)
+        if not is_legal_topic_name(t)
         or ((info := known.get(t)) is not None and info.error == ErrorCode.invalid_topic_exception)
     ]
     if invalid:
         raise InvalidTopicError(invalid)
-
-
-def _legal_topic_name(name: str) -> bool:
-    try:
-        validate_topic_name(name)
-    except KafkaError:
-        return False
-    return True

@@ -59,6 +59,14 @@ def validate_topic_name(name: str) -> None:
         )
 
 
+def is_legal_topic_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
+
+
 def _collision_key(name: str) -> str:
     # Kafka's metric names turn '.' into '_', so two such names may not coexist.
     return name.replace(".", "_")

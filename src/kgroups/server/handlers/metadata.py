@@ -20,7 +20,7 @@ from kio.schema.metadata.v12.response import (
 )
 
 from kgroups.cluster.placement import OFFSETS_TOPIC
-from kgroups.cluster.topics import Topic, validate_topic_name
+from kgroups.cluster.topics import Topic, is_legal_topic_name
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
@@ -102,7 +102,7 @@ async def _auto_create(
         dict.fromkeys(
             str(t.name)
             for t in request.topics or ()
-            if t.name is not None and t.name not in broker.topics and _legal(t.name)
+            if t.name is not None and t.name not in broker.topics and is_legal_topic_name(t.name)
         )
     )
     outcome: dict[str, Topic | KafkaError] = {}
@@ -121,14 +121,6 @@ async def _auto_create(
     return outcome
 
 
-def _legal(name: str) -> bool:
-    try:
-        validate_topic_name(name)
-    except KafkaError:
-        return False
-    return True
-
-
 def _lookup(
     broker: BrokerApi,
     name: str | None,
@@ -141,7 +133,7 @@ def _lookup(
     if topic is not None:
         return _describe(broker, topic)
     error = ErrorCode.unknown_topic_or_partition
-    if name is not None and not _legal(name):
+    if name is not None and not is_legal_topic_name(name):
         error = ErrorCode.invalid_topic_exception
     outcome = created.get(name) if name is not None else None
     if isinstance(outcome, Topic):
