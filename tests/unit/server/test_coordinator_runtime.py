@@ -113,6 +113,19 @@ async def turns(n: int = 5) -> None:
         await asyncio.sleep(0)
 
 
+async def fsynced(broker: FakeBroker) -> None:
+    """Let the runtime append what is due, complete the fsyncs, let it answer."""
+    await turns()
+    broker.fsync()
+    await turns()
+
+
+async def member_count(runtime: CoordinatorRuntime, group: str) -> int:
+    describing = describe(runtime, group)
+    await turns()
+    return len(describing.result().groups[0].members)
+
+
 def _ctx(api_key: int, version: int) -> RequestContext:
     return RequestContext(
         api_key=api_key, api_version=version, correlation_id=1, client_id="c", client_host="/h"
@@ -208,9 +221,7 @@ def test_a_commit_is_appended_at_once_and_answered_once_fsynced() -> None:
 def test_a_reply_waits_for_the_pending_writes_of_its_group_only() -> None:
     async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
         joining = join(runtime, "m")
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         joined = joining.result()
         committing = commit(runtime, "g", 5)
         await turns()
@@ -235,9 +246,7 @@ def test_a_refused_append_answers_with_the_error_and_the_next_one_is_stored() ->
         assert commit_error(refused) == ErrorCode.not_coordinator  # Kafka's answer
         broker.plog.refuse = None
         stored = commit(runtime, "g", 6)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         assert commit_error(stored) == ErrorCode.none
         fetching = fetch(runtime, "g")
         await turns()
@@ -249,9 +258,7 @@ def test_a_refused_append_answers_with_the_error_and_the_next_one_is_stored() ->
 def test_a_failed_fsync_answers_with_the_error_and_takes_the_commit_back() -> None:
     async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
         kept = commit(runtime, "g", 5)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         assert commit_error(kept) == ErrorCode.none
         lost = commit(runtime, "g", 6)
         await turns()
@@ -289,19 +296,13 @@ def test_a_reply_gives_up_after_the_commit_timeout_and_later_replies_still_wait(
 def test_a_silent_member_is_removed_when_its_session_runs_out() -> None:
     async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
         joining = join(runtime, "m")
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         assert joining.result().error_code == ErrorCode.none
         broker.clock.advance(SESSION_MS - 1)
         await turns()
-        describing = describe(runtime, "m")
-        await turns()
-        assert len(describing.result().groups[0].members) == 1
+        assert await member_count(runtime, "m") == 1
         broker.clock.advance(1)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         describing = describe(runtime, "m")
         await turns()
         (group,) = describing.result().groups
@@ -313,31 +314,21 @@ def test_a_silent_member_is_removed_when_its_session_runs_out() -> None:
 def test_heartbeats_keep_a_member_and_it_is_removed_a_session_after_the_last() -> None:
     async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
         joining = join(runtime, "m")
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         joined = joining.result()
         syncing = sync(runtime, "m", joined.member_id, joined.generation_id)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         assert syncing.result().error_code == ErrorCode.none
         for _ in range(3):  # each postpones the session past the timer set before it
             broker.clock.advance(SESSION_MS // 2)
             beating = heartbeat(runtime, "m", joined.member_id, joined.generation_id)
-            await turns()
-            broker.fsync()
-            await turns()
+            await fsynced(broker)
             assert beating.result().error_code == ErrorCode.none
         broker.clock.advance(SESSION_MS - 1)
         await turns()
-        describing = describe(runtime, "m")
-        await turns()
-        assert len(describing.result().groups[0].members) == 1
+        assert await member_count(runtime, "m") == 1
         broker.clock.advance(1)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         describing = describe(runtime, "m")
         await turns()
         (group,) = describing.result().groups
@@ -351,14 +342,10 @@ def test_a_shorter_session_than_the_timers_set_runs_out_on_time() -> None:
         joining = []
         for group, session_ms in (("long", 3 * SESSION_MS), ("short", SESSION_MS)):
             joining.append(join(runtime, group, session_ms))
-            await turns()
-            broker.fsync()
-            await turns()
+            await fsynced(broker)
         assert [j.result().error_code for j in joining] == [ErrorCode.none] * 2
         broker.clock.advance(SESSION_MS)
-        await turns()
-        broker.fsync()
-        await turns()
+        await fsynced(broker)
         describing = describe(runtime, "short"), describe(runtime, "long")
         await turns()
         assert [len(d.result().groups[0].members) for d in describing] == [0, 1]
