@@ -18,6 +18,7 @@ from kgroups.coordinator.delayed_operations import (
     SyncDeadline,
     Timers,
     join_key,
+    member_deadline,
     member_key,
     sync_key,
 )
@@ -195,7 +196,7 @@ class Rebalance:
         if member.session_is_kept_alive():
             self._timers.cancel(key)
         else:
-            self._timers.schedule(key, now + timeout_ms, MemberDeadline(group.incarnation, False))
+            self._timers.schedule(key, now + timeout_ms, member_deadline(group.incarnation, False))
 
     def remove_member_quietly(self, group: ClassicGroup, member: Member) -> None:
         group.remove(member.member_id)

@@ -17,8 +17,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from kgroups.protocol.framing import BadFrame, read_frame
+from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.server.dispatch import BadRequest, dispatch
+from kgroups.server.fast_heartbeat import HEARTBEAT_PREFIX, answer_heartbeat
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -53,7 +54,7 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-    max_bytes = broker.config.get_int("socket.request.max.bytes")
+    frames = FrameReader(reader, broker.config.get_int("socket.request.max.bytes"))
     transport = writer.transport
     loop = asyncio.get_running_loop()
     clock = loop.time
@@ -75,12 +76,20 @@ async def serve_connection(
 
     try:
         while True:
-            request = await read_frame(reader, max_bytes)
-            if request is None or broker.closing:
+            request = frames.next_frame()
+            if request is None:
+                if not await frames.fill():
+                    break
+                continue
+            if broker.closing:
                 break
-            state.busy = True
-            response = await dispatch(broker, request, host)
-            state.busy = False
+            response = None
+            if request.startswith(HEARTBEAT_PREFIX):
+                response = answer_heartbeat(broker.coordinator, request)
+            if response is None:
+                state.busy = True
+                response = await dispatch(broker, request, host)
+                state.busy = False
             state.last_active = clock()
             if response is not None:
                 if not unsent:

@@ -300,6 +300,24 @@ class CoordinatorRuntime:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
         return response
 
+    def heartbeat_now(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode | None:
+        """A heartbeat answered on the spot, or None when it has to go through
+        ``call``: the shard says when (a write of its group is not durable yet,
+        so the answer would reveal it, or the call must be journaled).
+
+        A heartbeat only postpones or cancels its member's session deadline,
+        so the partition's loop timer stays as it is (an early firing finds
+        nothing due and is set again)."""
+        partition = partition_for_group(group_id, self.partitions)
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped or partition in self._failed:
+            return None
+        return shard.heartbeat_now(
+            group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
+        )
+
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
