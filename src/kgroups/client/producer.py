@@ -70,9 +70,9 @@ class Producer:
                 raise sender.fatal_error
             sender.track_topic(topic)
         future = core._accumulator.append_blocking(
-            tp, *record, timeout=max(0.0, deadline - time.monotonic())
+            tp, record, timeout=max(0.0, deadline - time.monotonic())
         )
-        core.appended(tp, record[-1])
+        core.appended(tp, record.size)
         return future
 
     def flush(self, timeout: float | None = None) -> None:
