@@ -55,6 +55,7 @@ class Producer:
     ) -> DeliveryFuture:
         """Queue a record; ``.result()`` on the returned future waits for its
         RecordMetadata (or raises the error that failed it)."""
+        # AsyncProducer.send's steps, kept apart: here waits block on the loop thread.
         if self._closed:
             raise RuntimeError("the producer is closed")
         core = self._core
