@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kgroups.client.config_schema import ConfigError
@@ -126,14 +126,10 @@ class ReadOptions:
                 raise OptionError("endingOffsets", "'earliest' would read nothing")
             if any(o == -2 for o in ending.partitions.values()):
                 raise OptionError("endingOffsets", "-2 (earliest) is not a valid end offset")
-        consumer = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
-        consumer.pop("bootstrap.servers", None)
+        consumer = _kafka_settings(opts)
         for key in _CONSUMER_KEYS_OWNED & consumer.keys():
             raise OptionError(f"kafka.{key}", "is set by the data source itself")
-        try:
-            ConsumerConfig.from_dict({"bootstrap.servers": bootstrap, **consumer})
-        except (ConfigError, ValueError) as e:
-            raise OptionError("kafka.*", str(e)) from None
+        _check_client_config(ConsumerConfig.from_dict, bootstrap, consumer)
         group_id = opts.get("group.id")
         if group_id is not None and not group_id.strip():
             raise OptionError("group.id", "must not be empty")
@@ -171,12 +167,8 @@ class WriteOptions:
             raise OptionError(_spelling(name), "is a read option; a write does not take it")
         _check_names(opts, _WRITE_OPTIONS)
         bootstrap = _bootstrap(opts)
-        producer = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
-        producer.pop("bootstrap.servers", None)
-        try:
-            ProducerConfig.from_dict({"bootstrap.servers": bootstrap, **producer})
-        except (ConfigError, ValueError) as e:
-            raise OptionError("kafka.*", str(e)) from None
+        producer = _kafka_settings(opts)
+        _check_client_config(ProducerConfig.from_dict, bootstrap, producer)
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise OptionError("topic", "must not be empty")
@@ -202,6 +194,24 @@ _SPELLINGS = {
         "kafkaConsumer.pollTimeoutMs",
     )
 }
+
+
+def _kafka_settings(opts: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options without the prefix, for the data source's client
+    (bootstrap.servers apart: see _bootstrap)."""
+    settings = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
+    settings.pop("bootstrap.servers", None)
+    return settings
+
+
+def _check_client_config(
+    from_dict: Callable[[Mapping[str, object]], object], bootstrap: str, settings: dict[str, str]
+) -> None:
+    """Reject now, naming the option, what the client would reject on an executor."""
+    try:
+        from_dict({"bootstrap.servers": bootstrap, **settings})
+    except (ConfigError, ValueError) as e:
+        raise OptionError("kafka.*", str(e)) from None
 
 
 def _spelling(name: str) -> str:
