@@ -16,6 +16,7 @@ from kgroups.coordinator.state import (
     KEEP_ALIVE,
     KEEP_ALIVE_IN_REBALANCE,
     Request,
+    answer_without_group,
     answers_by_state,
 )
 from kgroups.coordinator.turn import Turn
@@ -38,7 +39,7 @@ class HeartbeatHandler:
             return ErrorCode.invalid_group_id
         group = self._table.get(req.group_id)
         if group is None:
-            return ErrorCode.unknown_member_id
+            return answer_without_group(Request.HEARTBEAT)
         error = validate_generation_member(
             group, req.member_id, req.group_instance_id, req.generation_id
         )
