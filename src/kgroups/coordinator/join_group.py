@@ -34,6 +34,9 @@ from kgroups.coordinator.responses import (
     join_error,
 )
 from kgroups.coordinator.state import (
+    ALWAYS_ACCEPT,
+    COUNT_MEMBERS,
+    COUNT_PARKED_JOINS,
     PARK_JOIN,
     REJOIN_IF_CHANGED,
     REJOIN_IF_LEADER_OR_CHANGED,
@@ -84,6 +87,14 @@ class JoinGroupHandler:
                 REJOIN_IF_LEADER_OR_CHANGED: self._rejoin_if_leader_or_changed,
             },
         )
+        self._max_size_checks = rules_by_state(
+            Request.JOIN_AT_MAX_SIZE,
+            {
+                ALWAYS_ACCEPT: _always_accept,
+                COUNT_PARKED_JOINS: self._below_max_parked_joins,
+                COUNT_MEMBERS: self._below_max_members,
+            },
+        )
         self._static_rejoins = rules_by_state(
             Request.STATIC_REJOIN,
             {
@@ -132,7 +143,7 @@ class JoinGroupHandler:
             session_timeout_ms=session_timeout,
             rebalance_timeout_ms=rebalance_timeout,
         )
-        if not self._accepts_joining_member(group, member_id):
+        if not self._max_size_checks[group.state](group, member_id):
             removed = group.remove(member_id)
             if removed is not None:
                 self._timers.cancel(member_key(group.group_id, member_id))
@@ -147,19 +158,14 @@ class JoinGroupHandler:
 
         self._rebalance.maybe_complete_join(group, turn)
 
-    def _accepts_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
-        max_size = self._config.max_size
-        if group.is_in(GroupState.EMPTY):
-            return True
-        if group.is_in(GroupState.PREPARING_REBALANCE):
-            # Counting parked joins (not members) sheds the members that rejoin
-            # last when group.max.size was lowered.
-            known = group.members.get(member_id)
-            return (known is not None and known.is_awaiting_join) or (
-                group.num_awaiting_join < max_size
-            )
-        # Members that don't rejoin are dropped when the join phase completes.
-        return group.has(member_id) or len(group) < max_size
+    def _below_max_parked_joins(self, group: ClassicGroup, member_id: str) -> bool:
+        known = group.members.get(member_id)
+        return (known is not None and known.is_awaiting_join) or (
+            group.num_awaiting_join < self._config.max_size
+        )
+
+    def _below_max_members(self, group: ClassicGroup, member_id: str) -> bool:
+        return group.has(member_id) or len(group) < self._config.max_size
 
     def _refused(self, group: ClassicGroup, join: _Join, member_id: str, fx: Effects) -> bool:
         """The check every join starts with: a protocol the group cannot take.
@@ -367,6 +373,10 @@ class JoinGroupHandler:
             # naming the old leader keeps a restarted leader from trying.
             response = generation_answer(group, version, new_member_id, leader=old_leader or "")
         turn.fx.reply(join.ctx.reply_to, response)
+
+
+def _always_accept(group: ClassicGroup, member_id: str) -> bool:
+    return True
 
 
 def _keep_parked(

@@ -29,7 +29,8 @@ starts the next rebalance.
 
 Only the transitions in ``_ALLOWED_PREVIOUS`` are legal; anything else is a
 bug and raises :class:`IllegalTransition`. ``ANSWERS`` says how each state
-answers a member's JoinGroup, SyncGroup, Heartbeat and LeaveGroup, and
+answers a member's JoinGroup (and whether group.max.size refuses it),
+SyncGroup, Heartbeat and LeaveGroup, and
 OffsetCommit, OffsetFetch, OffsetDelete and DeleteGroups: an error code, or
 the :class:`Rule` the request's handler applies. The handlers look their
 answers up there, so it is the single place to look when asking "what
@@ -122,6 +123,7 @@ class Request(enum.Enum):
     """The requests whose answer depends on the group's state."""
 
     JOIN_GROUP = "JoinGroup"  # by a member the group knows
+    JOIN_AT_MAX_SIZE = "JoinGroup while group.max.size is reached"
     STATIC_REJOIN = "JoinGroup of a known group.instance.id without its member id"
     SYNC_GROUP = "SyncGroup"
     HEARTBEAT = "Heartbeat"
@@ -157,6 +159,17 @@ REJOIN_IF_LEADER_OR_CHANGED = Rule(
     "rejoin_if_leader_or_changed",
     "a follower with unchanged metadata gets the current generation without a "
     "rebalance; the leader or changed metadata starts a rebalance",
+)
+# JoinGroup while group.max.size is reached: GROUP_MAX_SIZE_REACHED, unless
+ALWAYS_ACCEPT = Rule("always_accept", "never refused: the group has no members")
+COUNT_PARKED_JOINS = Rule(
+    "count_parked_joins",
+    "its member's join is parked already; counting parked joins, not members, "
+    "sheds the members that rejoin last when group.max.size was lowered",
+)
+COUNT_MEMBERS = Rule(
+    "count_members",
+    "it is a member's; members that do not rejoin are dropped when the join phase completes",
 )
 # JoinGroup of a restarted static member: its old member id is fenced and replaced
 REPLACE_AND_PARK = Rule("replace_and_park", "parked with the other joins")
@@ -221,6 +234,13 @@ ANSWERS: dict[Request, dict[GroupState, ErrorCode | Rule]] = {
         GroupState.COMPLETING_REBALANCE: REJOIN_IF_CHANGED,
         GroupState.STABLE: REJOIN_IF_LEADER_OR_CHANGED,
         GroupState.DEAD: ErrorCode.unknown_member_id,
+    },
+    Request.JOIN_AT_MAX_SIZE: {  # by any member, new or known (Kafka's acceptJoiningMember)
+        GroupState.EMPTY: ALWAYS_ACCEPT,
+        GroupState.PREPARING_REBALANCE: COUNT_PARKED_JOINS,
+        GroupState.COMPLETING_REBALANCE: COUNT_MEMBERS,
+        GroupState.STABLE: COUNT_MEMBERS,
+        GroupState.DEAD: ALWAYS_ACCEPT,  # the group is created anew
     },
     # Only a group with members knows a static member (Kafka's
     # updateStaticMemberAndRebalance).

@@ -18,6 +18,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator import GroupState
+from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.state import ANSWERS, Request
 
 from .harness import Harness
@@ -25,14 +26,14 @@ from .harness import Harness
 LEADER, FOLLOWER = "client-1", "client-2"
 
 
-def stable() -> tuple[Harness, int]:
-    h = Harness()
+def stable(config: CoordinatorConfig | None = None) -> tuple[Harness, int]:
+    h = Harness(config)
     _, generation = h.form_group("g", 2)
     return h, generation
 
 
-def completing() -> tuple[Harness, int]:
-    h = Harness()
+def completing(config: CoordinatorConfig | None = None) -> tuple[Harness, int]:
+    h = Harness(config)
     joins = [h.join_new("g") for _ in range(2)]
     h.advance(6_000)
     assert all(h.reply(t) is not None for _, t in joins)
@@ -40,25 +41,25 @@ def completing() -> tuple[Harness, int]:
     return h, 1
 
 
-def preparing() -> tuple[Harness, int]:
-    h, generation = stable()
+def preparing(config: CoordinatorConfig | None = None) -> tuple[Harness, int]:
+    h, generation = stable(config)
     h.join("g", LEADER)  # the leader rejoins: a rebalance starts, the follower has not rejoined
     return h, generation
 
 
-def empty() -> tuple[Harness, int]:
-    h, generation = stable()
+def empty(config: CoordinatorConfig | None = None) -> tuple[Harness, int]:
+    h, generation = stable(config)
     h.leave("g", (LEADER, None), (FOLLOWER, None))
     return h, generation
 
 
-def dead() -> tuple[Harness, int]:
-    h, generation = empty()
+def dead(config: CoordinatorConfig | None = None) -> tuple[Harness, int]:
+    h, generation = empty(config)
     assert h.delete_groups("g") == {"g": ErrorCode.none}
     return h, generation
 
 
-STATES: dict[str, Callable[[], tuple[Harness, int]]] = {
+STATES: dict[str, Callable[..., tuple[Harness, int]]] = {
     "Empty": empty,
     "PreparingRebalance": preparing,
     "CompletingRebalance": completing,
@@ -170,6 +171,31 @@ def test_join_group_by_a_known_member(
         assert response.generation_id == generation
         assert response.leader == LEADER
         assert response.members == ()
+    assert state_of(h) == state_after
+
+
+@pytest.mark.parametrize(
+    ("state", "expected", "state_after"),
+    cells(
+        Request.JOIN_AT_MAX_SIZE,
+        {
+            "Empty": (None, "PreparingRebalance"),  # parked for the initial delay
+            "PreparingRebalance": (None, "PreparingRebalance"),  # one join parked of two
+            "CompletingRebalance": (ErrorCode.group_max_size_reached, "CompletingRebalance"),
+            "Stable": (ErrorCode.group_max_size_reached, "Stable"),
+            "Dead": (None, "PreparingRebalance"),  # created anew
+        },
+    ),
+)
+def test_join_group_by_a_new_member_at_max_size(
+    state: str, expected: ErrorCode | None, state_after: str
+) -> None:
+    h, _ = STATES[state](CoordinatorConfig(max_size=2))
+    response = h.reply(h.join("g", version=3))  # joins at once, without a member id first
+    if expected is None:
+        assert response is None
+    else:
+        assert response.error_code is expected
     assert state_of(h) == state_after
 
 
