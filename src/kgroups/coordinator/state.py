@@ -29,13 +29,12 @@ starts the next rebalance.
 
 Only the transitions in ``_ALLOWED_PREVIOUS`` are legal; anything else is a
 bug and raises :class:`IllegalTransition`. ``ANSWERS`` says how each state
-answers a member's JoinGroup (and whether group.max.size refuses it),
-SyncGroup, Heartbeat and LeaveGroup, and
-OffsetCommit, OffsetFetch, OffsetDelete and DeleteGroups: an error code, or
-the :class:`Rule` the request's handler applies. The handlers look their
-answers up there, so it is the single place to look when asking "what
-happens if X arrives now?"; each state's docstring adds what the table does
-not hold (new members).
+answers a member's JoinGroup (and whether group.max.size refuses a join),
+SyncGroup, Heartbeat and LeaveGroup, and OffsetCommit, OffsetFetch,
+OffsetDelete and DeleteGroups: an error code, or the :class:`Rule` the
+request's handler applies. The handlers look their answers up there, so it
+is the single place to look when asking "what happens if X arrives now?";
+each state's docstring adds what the table does not hold (new members).
 """
 
 from __future__ import annotations
