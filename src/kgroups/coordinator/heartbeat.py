@@ -16,6 +16,7 @@ from kgroups.coordinator.state import (
     KEEP_ALIVE,
     KEEP_ALIVE_IN_REBALANCE,
     Request,
+    answer_without_group,
     answers_by_state,
 )
 from kgroups.coordinator.turn import Turn
@@ -49,7 +50,7 @@ class HeartbeatHandler:
             return ErrorCode.invalid_group_id
         group = self._table.get(group_id)
         if group is None:
-            return ErrorCode.unknown_member_id
+            return answer_without_group(Request.HEARTBEAT)
         error = validate_generation_member(group, member_id, group_instance_id, generation_id)
         if error is not None:
             return error

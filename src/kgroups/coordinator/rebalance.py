@@ -105,8 +105,6 @@ class Rebalance:
             if not member.is_static:  # static members may come back within their session
                 self.remove_member_quietly(group, member)
 
-        if group.is_in(GroupState.DEAD):
-            return
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only static members that have not rejoined: wait another round.
             self._timers.schedule(
@@ -227,8 +225,6 @@ class Rebalance:
     ) -> None:
         group = self._table.get(group_id)
         if group is None or group.incarnation != deadline.incarnation:
-            return
-        if group.is_in(GroupState.DEAD):
             return
         if deadline.pending:
             self.remove_pending_member_and_update_group(group, member_id, turn)
