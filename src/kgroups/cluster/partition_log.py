@@ -86,8 +86,8 @@ def append_many(
     def work(cur: Cur) -> list[Appended | KafkaError]:
         cur.execute(
             f"""UPDATE kgroups_partitions p SET next_offset = p.next_offset + v.n
-                FROM unnest(%(names)s::text[], %(parts)s::int[], %(epochs)s::int[],
-                            %(counts)s::bigint[]) AS v(name, part, epoch, n),
+                FROM unnest(%(names)b::text[], %(parts)b::int[], %(epochs)b::int[],
+                            %(counts)b::bigint[]) AS v(name, part, epoch, n),
                      kgroups_topics t, kgroups_brokers b
                 WHERE t.name = v.name AND p.topic_id = t.topic_id AND p.partition = v.part
                     AND p.leader_epoch = v.epoch AND {FENCE}
@@ -116,8 +116,8 @@ def append_many(
             cur.execute(
                 """INSERT INTO kgroups_batches
                        (topic_id, partition, base_offset, last_offset, max_timestamp, batch)
-                   SELECT * FROM unnest(%s::uuid[], %s::int[], %s::bigint[], %s::bigint[],
-                                        %s::bigint[], %s::bytea[])""",
+                   SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::bigint[],
+                                        %b::bigint[], %b::bytea[])""",
                 [list(column) for column in zip(*rows, strict=True)],
             )
         for key in keys:
