@@ -145,7 +145,7 @@ def main() -> None:
         elect_leaders(store)
         writer = Writer(1, lease)
         epochs = {(p.topic, p.partition): p.leader_epoch for p in partition_leaders(store)}
-        for writers, per_txn in ((1, 1), (1, 10), (1, 50), (4, 10), (8, 10), (4, 50)):
+        for writers, per_txn in ((1, 1), (1, 10), (1, 50), (1, 200), (4, 10), (4, 50), (4, 200)):
             result = appends(url, writer, epochs, args.seconds, per_txn=per_txn, writers=writers)
             result["fsync"] = not args.no_fsync
             print(json.dumps(result), flush=True)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from kgroups.cluster.broker_leases import live_brokers, register, renew
-from kgroups.cluster.leadership import elect_leaders, hand_over, partition_leaders
+from kgroups.cluster.leadership import (
+    PartitionLeader,
+    elect_in,
+    elect_leaders,
+    hand_over,
+    partition_leaders,
+)
 from kgroups.cluster.store import Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
 from kgroups.cluster.store_schema import SCHEMA_VERSION, SchemaTooNew, ensure_schema
@@ -179,3 +187,29 @@ def test_controlled_shutdown_hands_partitions_over_at_once(store: Store) -> None
     assert [b.broker_id for b in live_brokers(store)] == [2]
     with pytest.raises(LeaseExpired):
         renew(store, 1, epochs[1], SESSION_MS)
+
+
+def test_two_brokers_electing_at_once_move_each_partition_once(store_url: str) -> None:
+    first, second, watcher = (Store.connect(store_url) for _ in range(3))
+    try:
+        ensure_schema(first)
+        create_topic(first, "data", 6)
+        join(first, 1)
+        join(first, 2)
+        result: list[list[PartitionLeader]] = []
+        with first.conn.transaction(), first.conn.cursor() as cur:
+            mine = elect_in(cur, first, move_live=False)
+            # The second election reads the partitions as leaderless (the first
+            # has not committed) and then waits for the first one's row locks.
+            racer = threading.Thread(target=lambda: result.append(elect_leaders(second)))
+            racer.start()
+            while not watcher.conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ).fetchone()[0]:  # type: ignore[index]
+                time.sleep(0.01)
+        racer.join()
+        assert len(mine) == 6 and result == [[]]
+        assert {epoch for _, epoch in leaders(first).values()} == {1}
+    finally:
+        for s in (first, second, watcher):
+            s.close()

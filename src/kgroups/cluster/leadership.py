@@ -68,7 +68,7 @@ def partition_leaders(store: Store) -> list[PartitionLeader]:
 def elect_leaders(store: Store, *, move_live: bool = False) -> list[PartitionLeader]:
     """Give leaderless partitions (and with ``move_live``, surplus ones) a live
     leader; returns the changes that this call made."""
-    return store.transaction(lambda cur: _elect(cur, store, move_live))
+    return store.transaction(lambda cur: elect_in(cur, store, move_live))
 
 
 def hand_over(store: Store, broker_id: int, lease_epoch: int) -> list[PartitionLeader]:
@@ -77,12 +77,13 @@ def hand_over(store: Store, broker_id: int, lease_epoch: int) -> list[PartitionL
     def work(cur: Cur) -> list[PartitionLeader]:
         if not end_lease(cur, store, broker_id, lease_epoch):
             raise LeaseExpired(broker_id, lease_epoch)
-        return _elect(cur, store, move_live=False)
+        return elect_in(cur, store, move_live=False)
 
     return store.transaction(work)
 
 
-def _elect(cur: Cur, store: Store, move_live: bool) -> list[PartitionLeader]:
+def elect_in(cur: Cur, store: Store, move_live: bool) -> list[PartitionLeader]:
+    """``elect_leaders`` within the caller's transaction."""
     live = {b.broker_id: b.lease_epoch for b in live_brokers_in(cur, store)}
     rows = _rows(cur)
     current: dict[TopicPartition, int | None] = {
