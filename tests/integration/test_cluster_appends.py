@@ -14,7 +14,12 @@ from kgroups.cluster.partition_log import Append, Appended, append, append_many
 from kgroups.cluster.partition_reads import batch_at_timestamp, log_offsets, read
 from kgroups.cluster.partition_truncation import advance_log_start, retention_start
 from kgroups.cluster.store import Store
-from kgroups.cluster.store_errors import LeaseExpired, NotLeader, UnknownPartition
+from kgroups.cluster.store_errors import (
+    LeaseExpired,
+    NotLeader,
+    StoreUnavailable,
+    UnknownPartition,
+)
 from kgroups.cluster.store_schema import ensure_schema
 from kgroups.cluster.store_topics import create_topic
 from kgroups.errors import ErrorCode, KafkaError
@@ -180,3 +185,20 @@ def test_retention_and_list_offsets_by_time(store: Store) -> None:
     one = len(read(store, "t", 0, 0, 1).batches[0])
     assert retention_start(store, "t", 0, cutoff_ms=0, retention_bytes=2 * one) == 1
     assert retention_start(store, "t", 0, cutoff_ms=10_000, retention_bytes=-1) == 3
+
+
+def test_a_lost_connection_answers_an_error_and_the_next_append_reconnects(
+    store: Store, store_url: str
+) -> None:
+    writer, epochs = writer_leading(store, ("t", 1))
+    append(store, writer, "t", 0, epochs[("t", 0)], [batch(b"before")])
+    pid = store.conn.info.backend_pid
+    killer = Store.connect(store_url)
+    killer.transaction(lambda cur: cur.execute("SELECT pg_terminate_backend(%s)", (pid,)))
+    killer.close()
+    with pytest.raises(StoreUnavailable) as lost:
+        append(store, writer, "t", 0, epochs[("t", 0)], [batch(b"unknown")])
+    assert lost.value.error_code == ErrorCode.kafka_storage_error
+    after = append(store, writer, "t", 0, epochs[("t", 0)], [batch(b"after")])
+    assert after.base_offset == 1  # nothing was written by the failed attempt
+    assert values(read(store, "t", 0, 0, 1 << 20).batches) == [(0, b"before"), (1, b"after")]

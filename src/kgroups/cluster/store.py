@@ -10,7 +10,10 @@ does; tests use it to run leases on virtual time against a real database.
 
 A transaction that the database aborts with "serialization failure" or
 "deadlock detected" (serializable databases; row locks taken in opposite
-orders) is run again from the start; other errors propagate.
+orders) is run again from the start. A lost connection, or a database that
+cannot answer, raises ``StoreUnavailable`` and is *not* retried: the outcome of
+a commit in flight is unknown, so the caller answers with an error (never an
+acknowledgement); the next transaction connects again. Other errors propagate.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors
+
+from kgroups.cluster.store_errors import StoreUnavailable
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]
@@ -33,14 +38,21 @@ _RETRYABLE = (errors.SerializationFailure, errors.DeadlockDetected)
 NOW = "(clock_timestamp() + %(shift_ms)s * INTERVAL '1 millisecond')"
 
 
+CONNECT_TIMEOUT_S = 5
+
+
 @dataclass(slots=True)
 class Store:
     conn: Conn
+    url: str | None = None  # to connect again after the connection was lost
     time_shift_ms: int = 0
 
     @classmethod
     def connect(cls, url: str) -> Store:
-        return cls(psycopg.connect(url))
+        try:
+            return cls(psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S), url)
+        except psycopg.OperationalError as e:
+            raise StoreUnavailable(str(e)) from e
 
     def close(self) -> None:
         self.conn.close()
@@ -52,9 +64,15 @@ class Store:
         """Run ``work`` in a transaction of its own and commit; retry it if aborted."""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
+                if self.conn.closed and self.url is not None:
+                    self.conn = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S)
                 with self.conn.transaction(), self.conn.cursor() as cur:
                     return work(cur)
             except _RETRYABLE:
                 if attempt == MAX_ATTEMPTS:
                     raise
+            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+                if self.conn.broken:
+                    self.conn.close()
+                raise StoreUnavailable(str(e)) from e
         raise AssertionError("unreachable")

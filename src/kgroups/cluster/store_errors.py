@@ -47,3 +47,12 @@ class DuplicateBroker(KafkaError):
 class UnknownPartition(KafkaError):
     def __init__(self, topic: str, partition: int) -> None:
         super().__init__(ErrorCode.unknown_topic_or_partition, f"{topic}-{partition}")
+
+
+class StoreUnavailable(KafkaError):
+    """The store could not be reached or did not answer. A write in flight may or
+    may not have committed; it is answered with this retriable error, never
+    acknowledged."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.kafka_storage_error, f"cluster store unavailable: {message}")
