@@ -11,6 +11,10 @@ measures, each for --seconds:
 - produce: 16 KiB batches, 8 partitions per transaction; MB/s;
 - fetch: reading the produced log back with 1 MiB reads; MB/s.
 
+Where the time goes, per transaction: `client_cpu_ms` (this process: building
+parameters, psycopg), `server_cpu_ms` (all PostgreSQL processes, from /proc);
+the rest of the latency is waiting (WAL fsync, round trips, the other writers).
+
 Prints one JSON object per figure. Usage:
 
     .venv/bin/python bench/cluster_store.py [--seconds 3] [--no-fsync]
@@ -20,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from kgroups.cluster.broker_leases import register, renew
@@ -42,6 +48,20 @@ SESSION_MS = 600_000  # the bench does not renew; its lease must outlast it
 COMMIT_RECORD = (b"\x00\x01" + b"g" * 20 + b"t" * 20 + b"\x00\x00\x00\x01", b"v" * 40, (), 0)
 
 
+def server_cpu_s(postmaster: int) -> float:
+    """CPU seconds used so far by PostgreSQL: the postmaster and its live children
+    (each backend is a session of its own, so not found by process group)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if postmaster in (int(fields[1]), int(stat.parent.name)):
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def appends(
     url: str,
     writer: Writer,
@@ -50,11 +70,13 @@ def appends(
     *,
     per_txn: int,
     writers: int,
+    server_pid: int,
 ) -> dict[str, Any]:
     batch = encode_batch([COMMIT_RECORD])
     partitions = sorted(tp for tp in epochs if tp[0] == "__consumer_offsets")
     latencies: list[float] = []
     lock = threading.Lock()
+    stores: list[Store] = []
     deadline = time.perf_counter() + seconds
 
     def run(index: int) -> None:
@@ -71,18 +93,23 @@ def appends(
             )
             own.append(time.perf_counter() - started)
             assert not any(isinstance(a, KafkaError) for a in answers)
-        store.close()
         with lock:
             latencies.extend(own)
+            stores.append(store)  # closed once the server's CPU time is read
 
     started = time.perf_counter()
+    client_cpu, server_cpu = time.process_time(), server_cpu_s(server_pid)
     threads = [threading.Thread(target=run, args=(i,)) for i in range(writers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started
+    client_cpu, server_cpu = time.process_time() - client_cpu, server_cpu_s(server_pid) - server_cpu
+    for store in stores:
+        store.close()
     latencies.sort()
+    txns = len(latencies)
     return {
         "figure": "appends",
         "writers": writers,
@@ -90,7 +117,9 @@ def appends(
         "transactions_per_s": round(len(latencies) / elapsed),
         "partition_batches_per_s": round(len(latencies) * per_txn / elapsed),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
-        "p99_ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 2),
+        "p99_ms": round(latencies[int(txns * 0.99)] * 1000, 2),
+        "client_cpu_ms_per_txn": round(client_cpu / txns * 1000, 3),
+        "server_cpu_ms_per_txn": round(server_cpu / txns * 1000, 3),
     }
 
 
@@ -146,7 +175,16 @@ def main() -> None:
         writer = Writer(1, lease)
         epochs = {(p.topic, p.partition): p.leader_epoch for p in partition_leaders(store)}
         for writers, per_txn in ((1, 1), (1, 10), (1, 50), (1, 200), (4, 10), (4, 50), (4, 200)):
-            result = appends(url, writer, epochs, args.seconds, per_txn=per_txn, writers=writers)
+            assert pg.pid is not None
+            result = appends(
+                url,
+                writer,
+                epochs,
+                args.seconds,
+                per_txn=per_txn,
+                writers=writers,
+                server_pid=pg.pid,
+            )
             result["fsync"] = not args.no_fsync
             print(json.dumps(result), flush=True)
         renew(store, 1, lease, SESSION_MS)

@@ -83,6 +83,11 @@ class LocalPostgres:
         self._wait_ready()
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's pid; its workers share it as their process group."""
+        return None if self._process is None else self._process.pid
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
