@@ -48,18 +48,24 @@ SESSION_MS = 600_000  # the bench does not renew; its lease must outlast it
 COMMIT_RECORD = (b"\x00\x01" + b"g" * 20 + b"t" * 20 + b"\x00\x00\x00\x01", b"v" * 40, (), 0)
 
 
-def server_cpu_s(postmaster: int) -> float:
-    """CPU seconds used so far by PostgreSQL: the postmaster and its live children
-    (each backend is a session of its own, so not found by process group)."""
-    total = 0
+def server_cpu(postmaster: int) -> dict[int, float]:
+    """CPU seconds used so far by each PostgreSQL process: the postmaster and its
+    children (each backend is a session of its own, so not found by process group)."""
+    found = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if postmaster in (int(fields[1]), int(stat.parent.name)):
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+        pid = int(stat.parent.name)
+        if postmaster in (int(fields[1]), pid):
+            found[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def server_cpu_since(postmaster: int, before: dict[int, float]) -> float:
+    # Per process: a backend of an earlier run that exits meanwhile is not subtracted.
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in server_cpu(postmaster).items())
 
 
 def appends(
@@ -98,14 +104,15 @@ def appends(
             stores.append(store)  # closed once the server's CPU time is read
 
     started = time.perf_counter()
-    client_cpu, server_cpu = time.process_time(), server_cpu_s(server_pid)
+    client_cpu, server_before = time.process_time(), server_cpu(server_pid)
     threads = [threading.Thread(target=run, args=(i,)) for i in range(writers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - started
-    client_cpu, server_cpu = time.process_time() - client_cpu, server_cpu_s(server_pid) - server_cpu
+    client_cpu = time.process_time() - client_cpu
+    server_used = server_cpu_since(server_pid, server_before)
     for store in stores:
         store.close()
     latencies.sort()
@@ -119,7 +126,7 @@ def appends(
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[int(txns * 0.99)] * 1000, 2),
         "client_cpu_ms_per_txn": round(client_cpu / txns * 1000, 3),
-        "server_cpu_ms_per_txn": round(server_cpu / txns * 1000, 3),
+        "server_cpu_ms_per_txn": round(server_used / txns * 1000, 3),
     }
 
 
