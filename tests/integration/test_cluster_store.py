@@ -20,7 +20,13 @@ from kgroups.cluster.leadership import (
 from kgroups.cluster.store import Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
 from kgroups.cluster.store_schema import SCHEMA_VERSION, SchemaTooNew, ensure_schema
-from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
+from kgroups.cluster.store_topics import (
+    add_partitions,
+    create_topic,
+    delete_topic,
+    list_topics,
+    set_topic_configs,
+)
 from kgroups.errors import ErrorCode, KafkaError
 
 SESSION_MS = 9000
@@ -122,6 +128,27 @@ def test_topics_are_seen_by_every_connection_with_stable_ids(store_url: str) -> 
     finally:
         a.close()
         b.close()
+
+
+def test_partitions_grow_and_configs_change_for_every_broker(store: Store) -> None:
+    create_topic(store, "t", 2, {"retention.ms": "1000"})
+    add_partitions(store, "t", 5)
+    set_topic_configs(store, "t", {"retention.ms": "2000", "cleanup.policy": "delete"})
+    [topic] = list_topics(store)
+    assert topic.partitions == 5
+    assert topic.configs == {"retention.ms": "2000", "cleanup.policy": "delete"}
+    join(store, 1)
+    elect_leaders(store)
+    assert sorted(p for (_, p), (leader, _) in leaders(store).items() if leader == 1) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    with pytest.raises(KafkaError) as shrink:
+        add_partitions(store, "t", 5)
+    assert shrink.value.error_code == ErrorCode.invalid_partitions
 
 
 def test_election_spreads_leaders_and_takes_over_a_dead_brokers_partitions(store: Store) -> None:

@@ -48,6 +48,49 @@ def create_topic(
         ) from None
 
 
+def add_partitions(store: Store, name: str, total: int) -> None:
+    """Grow the topic to ``total`` partitions (CreatePartitions); never shrinks."""
+
+    def work(cur: Cur) -> None:
+        cur.execute(
+            "SELECT topic_id, partitions FROM kgroups_topics WHERE name = %s FOR UPDATE", (name,)
+        )
+        row = cur.fetchone()
+        if row is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, name)
+        topic_id, current = row[0], int(row[1])
+        if total <= current:
+            raise KafkaError(
+                ErrorCode.invalid_partitions,
+                f"Topic currently has {current} partitions, which is higher than or equal"
+                f" to the requested {total}.",
+            )
+        cur.execute(
+            "UPDATE kgroups_topics SET partitions = %s WHERE topic_id = %s", (total, topic_id)
+        )
+        cur.executemany(
+            "INSERT INTO kgroups_partitions (topic_id, partition, leader_epoch,"
+            " log_start_offset, next_offset) VALUES (%s, %s, 0, 0, 0)",
+            [(topic_id, p) for p in range(current, total)],
+        )
+
+    store.transaction(work)
+
+
+def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> None:
+    """Replace the topic's config overrides (the caller merges, as AlterConfigs)."""
+
+    def work(cur: Cur) -> None:
+        cur.execute(
+            "UPDATE kgroups_topics SET configs = %s WHERE name = %s",
+            (json.dumps(configs, sort_keys=True), name),
+        )
+        if cur.rowcount != 1:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, name)
+
+    store.transaction(work)
+
+
 def delete_topic(store: Store, name: str) -> None:
     """Remove the topic with its partitions and their log."""
 
