@@ -403,15 +403,14 @@ class CoordinatorRuntime:
         if self._stopped:  # its replies were given up
             return
         driver = self._drivers[partition]
-        error = None if fsynced.cancelled() else fsynced.exception()
-        if fsynced.cancelled() or error is not None:
-            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
+        error = "cancelled" if fsynced.cancelled() else fsynced.exception()
+        if error is not None:
+            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error)
         for append in appends:
-            now = self._broker.clock.now_ms()
-            if fsynced.cancelled() or error is not None:
-                driver.failed(append, ErrorCode.kafka_storage_error, now)
+            if error is not None:
+                driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
             else:
-                driver.durable(append, now)
+                driver.durable(append, self._broker.clock.now_ms())
         self._drive(partition)
 
     # -- timers ------------------------------------------------------------
