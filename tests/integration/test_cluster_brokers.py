@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -18,8 +19,13 @@ from cluster_brokers import (
     running_cluster,
     wait_for,
 )
+from kio.schema.init_producer_id.v4 import InitProducerIdRequest
+from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import ProducerId, i16
+
+from raw_wire import call_once
 
 
 def test_a_topic_created_through_one_broker_is_seen_by_every_broker(
@@ -206,3 +212,34 @@ def test_without_the_store_nothing_is_acknowledged_and_the_broker_recovers_by_it
         assert error == ErrorCode.none
         assert b"during" not in values
         assert values[0] == b"before" and values[-1] == b"after"
+
+
+def _producer_id(port: int) -> int:
+    response = call_once(
+        port,
+        InitProducerIdRequest(
+            transactional_id=None,
+            transaction_timeout=i32Timedelta.parse(timedelta(seconds=60)),
+            producer_id=ProducerId(-1),
+            producer_epoch=i16(-1),
+        ),
+    )
+    assert response.error_code == ErrorCode.none
+    return int(response.producer_id)
+
+
+def test_sigterm_hands_the_partitions_over_and_producer_ids_stay_unique(
+    tmp_path: Path, store_url: str
+) -> None:
+    with running_cluster(tmp_path, store_url, 2) as (a, b):
+        # Idempotent producers of different brokers never share an id.
+        ids = {_producer_id(a.port), _producer_id(b.port), _producer_id(a.port)}
+        assert len(ids) == 3
+        assert create_topic(a.port, "t", 4) == ErrorCode.none
+        wait_for(lambda: set(leaders(a.port, "t").values()) == {1, 2})
+        started = time.monotonic()
+        assert b.terminate() == 0
+        wait_for(lambda: set(leaders(a.port, "t").values()) == {1})
+        # A controlled move, not a session timeout.
+        assert time.monotonic() - started < SESSION_MS / 1000
+        wait_for(lambda: produce(a.port, "t", 0, b"x")[0] == ErrorCode.none)

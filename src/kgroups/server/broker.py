@@ -45,11 +45,13 @@ class Broker:
         self.default_log_config = _default_log_config(config)
         self.topics = TopicRegistry(self.log_dir)
         self.logs = LogManager(self.log_dir, self.default_log_config)
-        self.producer_ids = ProducerIdManager(self.log_dir)
         self.append_waiters = AppendWaiters()
         self.flusher = Flusher()
         url = config.get_str("cluster.store.url")
         self.cluster: ClusterMember | None = ClusterMember(self, url) if url else None
+        self.producer_ids = ProducerIdManager(
+            self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
+        )
         self.coordinator = CoordinatorRuntime(self)
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)

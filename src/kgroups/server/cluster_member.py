@@ -33,6 +33,7 @@ from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
 from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
 from kgroups.cluster.partition_reads import batch_at_timestamp, read
+from kgroups.cluster.producer_ids import allocate_producer_ids
 from kgroups.cluster.store import Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import ensure_schema
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
+
+_MIN_TURN_SPACING_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +159,9 @@ class ClusterMember:
                 raise
             except Exception:
                 log.exception("cluster turn failed")
+            # Requests that find the view stale wake the loop; a burst of them
+            # costs one turn per interval here, not one each.
+            await asyncio.sleep(_MIN_TURN_SPACING_S)
 
     async def _turn(self, *, renew_due_only: bool = False) -> None:
         async with self._turn_lock:
@@ -357,6 +363,10 @@ class ClusterMember:
         # The first record with the largest timestamp.
         first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
         return TimestampOffset(first.offset, first.timestamp)
+
+    def allocate_producer_ids(self, count: int) -> int:
+        """A block of producer ids unique in the cluster (once per block, on the loop)."""
+        return self._control.run_blocking(lambda s: allocate_producer_ids(s, count))
 
     # -- topics --------------------------------------------------------------------
 
