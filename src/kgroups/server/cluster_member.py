@@ -324,6 +324,11 @@ class ClusterMember:
         tp = (slog.topic, slog.partition)
         if self.logs.get(tp) is slog:
             del self.logs[tp]
+            # What was built on the uncommitted appends is gone with them: its
+            # followers drop the partition, and take it up again once reloaded.
+            change = LeadershipChange({}, frozenset((tp,)))
+            for listener in self._listeners:
+                listener(change)
         self._broker.append_waiters.notify(*tp)
         self.poke()
 
