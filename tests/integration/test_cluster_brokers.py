@@ -3,8 +3,10 @@ sharing one PostgreSQL database, seen through the wire."""
 
 from __future__ import annotations
 
+import signal
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -243,3 +245,32 @@ def test_sigterm_hands_the_partitions_over_and_producer_ids_stay_unique(
         # A controlled move, not a session timeout.
         assert time.monotonic() - started < SESSION_MS / 1000
         wait_for(lambda: produce(a.port, "t", 0, b"x")[0] == ErrorCode.none)
+
+
+def test_a_paused_leader_acknowledges_nothing_once_its_lease_is_gone(
+    tmp_path: Path, store_url: str
+) -> None:
+    with running_cluster(tmp_path, store_url, 2) as (a, b):
+        assert create_topic(a.port, "t", 2) == ErrorCode.none
+        wait_for(lambda: set(leaders(a.port, "t").values()) == {1, 2})
+        partition = next(p for p, leader in leaders(a.port, "t").items() if leader == 2)
+        wait_for(lambda: produce(b.port, "t", partition, b"before")[0] == ErrorCode.none)
+        assert b.proc is not None
+        b.proc.send_signal(signal.SIGSTOP)
+        try:
+            # A produce waits in the paused broker's socket; A takes the partition over.
+            with ThreadPoolExecutor(1) as pool:
+                late = pool.submit(produce, b.port, "t", partition, b"late")
+                wait_for(
+                    lambda: leaders(a.port, "t")[partition] == 1, timeout=SESSION_MS / 1000 + 10
+                )
+                wait_for(lambda: produce(a.port, "t", partition, b"new")[0] == ErrorCode.none)
+                b.proc.send_signal(signal.SIGCONT)
+                assert late.result(20)[0] in (
+                    ErrorCode.not_leader_or_follower,
+                    ErrorCode.kafka_storage_error,
+                )
+        finally:
+            b.proc.send_signal(signal.SIGCONT)
+        error, values = fetch(a.port, "t", partition, 0)
+        assert (error, values) == (ErrorCode.none, [b"before", b"new"])

@@ -36,7 +36,7 @@ from kgroups.cluster.partition_reads import batch_at_timestamp, read
 from kgroups.cluster.producer_ids import allocate_producer_ids
 from kgroups.cluster.store import Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
-from kgroups.cluster.store_schema import ensure_schema
+from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
 from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
 from kgroups.cluster.topics import Topic
 from kgroups.errors import ErrorCode, KafkaError
@@ -110,11 +110,16 @@ class ClusterMember:
 
     async def start(self) -> None:
         """Create the tables if needed, register and read the cluster once."""
-        version = await self._control.run(ensure_schema)
+        found = await self._control.run(ensure_schema)
         cluster_id = await self._control.run(_cluster_id)
         self._broker.topics.cluster_id = cluster_id
         self._broker.topics.mirror(())  # the store's topics, not the local registry's
-        log.info("cluster store schema version %d, cluster id %s", version, cluster_id)
+        log.info(
+            "cluster store schema version %d (found %d), cluster id %s",
+            SCHEMA_VERSION,
+            found,
+            cluster_id,
+        )
         await self._turn()
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
