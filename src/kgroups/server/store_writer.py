@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from kgroups.cluster.fencing import Writer
@@ -25,6 +26,8 @@ from kgroups.server.store_log import StoreLog
 from kgroups.server.store_thread import StoreThread
 
 log = logging.getLogger(__name__)
+
+ERROR_LOG_INTERVAL_S = 1.0
 
 
 class StoreWriter:
@@ -41,6 +44,7 @@ class StoreWriter:
         self._failed = failed
         self._due: dict[int, tuple[StoreLog, list[asyncio.Future[None]]]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._last_error_log = 0.0
 
     def request(self, slog: StoreLog) -> asyncio.Future[None]:
         """Commit ``slog``'s pending batches; the future completes once they are
@@ -70,7 +74,8 @@ class StoreWriter:
                     slog.committed(result.last_offset)
                     self._committed(slog)
                 else:
-                    log.warning("commit to %s-%d refused: %s", slog.topic, slog.partition, result)
+                    if result.error_code == ErrorCode.not_leader_or_follower:
+                        log.info("%s-%d: %s", slog.topic, slog.partition, result)
                     slog.fail(result)
                     self._failed(slog)
             for slog, waiting in due:
@@ -92,7 +97,10 @@ class StoreWriter:
         try:
             return await self.thread.run(lambda store: append_many(store, writer, appends))
         except KafkaError as e:  # StoreUnavailable: the outcome is unknown
-            log.error("commit to the cluster store failed: %s", e)
+            now = time.monotonic()
+            if now - self._last_error_log >= ERROR_LOG_INTERVAL_S:  # once per outage second
+                self._last_error_log = now
+                log.error("commit to the cluster store failed: %s", e)
             return [e] * len(appends)
         except Exception as e:
             log.exception("commit to the cluster store failed")
