@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kgroups.clock import MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
@@ -38,18 +38,33 @@ from kgroups.cluster.store import Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
 from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
-from kgroups.cluster.topics import Topic
+from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.config import BrokerConfig
 from kgroups.server.store_log import StoreLog
 from kgroups.server.store_thread import StoreThread
 from kgroups.server.store_writer import StoreWriter
+from kgroups.storage.config import LogConfig
 from kgroups.storage.log_read import TimestampOffset
 from kgroups.storage.records import decode_records
 
-if TYPE_CHECKING:
-    from kgroups.server.broker_core import BrokerCore
-
 log = logging.getLogger(__name__)
+
+
+class ClusterHost(Protocol):
+    """What a cluster member uses of its broker (BrokerCore has it all)."""
+
+    config: BrokerConfig
+    broker_id: int
+    advertised: tuple[str, int]
+    topics: TopicRegistry
+    append_waiters: AppendWaiters
+
+    def topic_config(self, topic: Topic) -> LogConfig: ...
+
+    def on_topic_gone(self, name: str) -> None: ...
+
 
 TopicPartition = tuple[str, int]
 
@@ -76,7 +91,7 @@ class StoreRead:
 
 
 class ClusterMember:
-    def __init__(self, broker: BrokerCore, url: str) -> None:
+    def __init__(self, broker: ClusterHost, url: str) -> None:
         self._broker = broker
         config = broker.config
         self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
