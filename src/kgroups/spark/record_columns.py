@@ -228,7 +228,25 @@ def _record_starts(data: bytes, count: int) -> list[int]:
 
 
 def _varints(buf: npt.NDArray[np.uint8], pos: Ints) -> tuple[Ints, Ints]:
-    """The zig-zag varints at each of ``pos``, and the positions after them."""
+    """The zig-zag varints at each of ``pos``, and the positions after them.
+
+    One and two bytes (every length and delta below 8 KiB) in one pass; the
+    few longer ones byte by byte."""
+    at = np.minimum(pos, len(buf) - 2)
+    first = buf[at].astype(np.int64)
+    second = buf[at + 1].astype(np.int64)
+    two = first >= 0x80
+    raw = np.where(two, (first & 0x7F) | (second << 7), first)
+    value = (raw >> 1) ^ -(raw & 1)
+    after = pos + 1 + two
+    longer = np.flatnonzero(two & (second >= 0x80))
+    if len(longer):
+        value[longer], after[longer] = _long_varints(buf, pos[longer])
+    return value, after
+
+
+def _long_varints(buf: npt.NDArray[np.uint8], pos: Ints) -> tuple[Ints, Ints]:
+    """Varints of any length (up to Kafka's 10 bytes), a byte position at a time."""
     last = len(buf) - 1
     byte = buf[np.minimum(pos, last)].astype(np.uint64)
     raw = byte & 0x7F
