@@ -283,12 +283,16 @@ def _binary(raw: bytes, starts: Ints, lengths: Ints) -> pa.Array:
     n = len(starts)
     nulls = lengths < 0
     ends = starts + np.maximum(lengths, 0)
-    cuts = np.empty(2 * n + 1, np.int32)
+    small = len(raw) < 2**31  # binary offsets are int32; the fields taken are smaller
+    cuts = np.empty(2 * n + 1, np.int32 if small else np.int64)
     cuts[0] = 0
     cuts[1::2] = starts
     cuts[2::2] = ends
-    spans = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(cuts), pa.py_buffer(raw)])
+    kind = pa.binary() if small else pa.large_binary()
+    spans = pa.Array.from_buffers(kind, 2 * n, [None, pa.py_buffer(cuts), pa.py_buffer(raw)])
     fields = spans.take(pa.array(np.arange(1, 2 * n, 2, dtype=np.int64)))
+    if not small:
+        fields = fields.cast(pa.binary())
     if not nulls.any():
         return fields
     valid = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
