@@ -8,7 +8,8 @@
 - executor curve (``--executors 1 2 4``): the same read of the largest size on a
   standalone cluster started here (a master and a worker, separate processes,
   from PySpark's own jars; stopped at the end) with 1, 2, 4 one-core executors
-  and ``minPartitions`` = the largest count, rows/s and the ratio to confluent;
+  and ``minPartitions`` = the largest count, rows/s, the ratio to confluent and
+  the cores Spark's processes kept busy;
 - streaming source: the first size through ``readStream`` with
   ``trigger(availableNow=True)`` and ``maxOffsetsPerTrigger``, rows/s;
 - analytics: ``kgroups analytics`` over 1 M offset commits (standalone commits
@@ -108,6 +109,32 @@ def batch_rate(
     return count / (time.perf_counter() - started)
 
 
+def tree_cpu_seconds(skip: int) -> float:
+    """CPU seconds used so far by this process and its living descendants (the
+    Spark JVMs and Python workers), leaving out the subtree of ``skip`` (the broker)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        used[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    total = 0.0
+    todo = [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        if pid != skip:
+            total += used.get(pid, 0.0)
+            todo += children.get(pid, [])
+    return total
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -164,7 +191,13 @@ def standalone_cluster(work: Path, cores: int) -> Iterator[str]:
 
 
 def executor_curve(
-    work: Path, bootstrap: str, topic: str, count: int, executors: list[int], confluent: float
+    work: Path,
+    bootstrap: str,
+    topic: str,
+    count: int,
+    executors: list[int],
+    confluent: float,
+    broker_pid: int,
 ) -> list[dict[str, Any]]:
     """Rows/s of one batch read with 1, 2, ... one-core executors of a standalone cluster."""
     from pyspark.sql import SparkSession
@@ -196,12 +229,16 @@ def executor_curve(
                 time.sleep(0.2)
                 status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus()
             batch_rate(spark, bootstrap, topic, count, splits)  # starts the Python workers
+            cpu = tree_cpu_seconds(broker_pid)
             rate = batch_rate(spark, bootstrap, topic, count, splits)
+            cpu = tree_cpu_seconds(broker_pid) - cpu
             curve.append(
                 {
                     "executors": n,
                     "rows_per_s": round(rate),
                     "vs_confluent": round(rate / confluent, 2),
+                    # Cores kept busy by Spark (driver, executors, Python workers).
+                    "cores_used": round(cpu * rate / count, 2),
                 }
             )
             spark.stop()
@@ -322,7 +359,13 @@ def main() -> None:
                 "min_partitions": max(args.executors),
                 "confluent_kafka_rows_per_s": round(again),
                 "executors": executor_curve(
-                    work, broker.bootstrap, largest, count, args.executors, again
+                    work,
+                    broker.bootstrap,
+                    largest,
+                    count,
+                    args.executors,
+                    again,
+                    broker.proc.pid if broker.proc else -1,
                 ),
             }
     finally:
