@@ -11,6 +11,9 @@ from the member order each time. Its one stickiness rule is that order:
 static members first, by instance id, then the others by member id. A
 rolling restart hands out new member ids but keeps instance ids, so the
 assignment of a group of static members survives it unchanged.
+
+Topics with the same subscribers and partition count get the same ranges,
+so they are cut once and handed out together; members share the sets.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from collections.abc import Mapping
 
 from kgroups.coordinator.consumer_assignors.ordering import static_members_first
 from kgroups.coordinator.consumer_assignors.spec import (
+    EMPTY_ASSIGNMENT,
     GroupAssignment,
     GroupSpec,
-    MemberSpec,
     TopicMetadata,
     partition_count,
 )
+from kgroups.coordinator.consumer_assignors.subscription_classes import SubscriptionClasses
 
 __all__ = ["RangeAssignor"]
 
@@ -37,49 +41,34 @@ class RangeAssignor:
         self, group: GroupSpec, topics: Mapping[uuid.UUID, TopicMetadata]
     ) -> GroupAssignment:
         members = static_members_first(group.members)
-        subscribers: dict[uuid.UUID, int] = {}
-        for member in members:
-            for topic_id in member.subscribed_topic_ids:
-                subscribers[topic_id] = subscribers.get(topic_id, 0) + 1
-        ranges = {t: _Ranges(partition_count(topics, t), s) for t, s in subscribers.items()}
-        # Members often get the same numbers of several topics: share the sets.
+        classes = SubscriptionClasses.of(members)
+        topic_ids = classes.numbers.ids
+        counts = [partition_count(topics, t) for t in topic_ids]
+        # Topics cut alike: same subscribers (the same list object) and count.
+        alike: dict[tuple[int, int], list[uuid.UUID]] = {}
+        readers: dict[int, list[int]] = {}
+        for number, subscribers in enumerate(classes.subscribers()):
+            alike.setdefault((id(subscribers), counts[number]), []).append(topic_ids[number])
+            readers[id(subscribers)] = subscribers
+
         shared: dict[tuple[int, int], frozenset[int]] = {}
-        result: GroupAssignment = {}
-        for member in members:
-            result[member.member_id] = _member_ranges(member, ranges, shared)
-        return result
-
-
-class _Ranges:
-    """The next range of one topic to hand out."""
-
-    __slots__ = ("extra", "next", "quota")
-
-    def __init__(self, partitions: int, subscribers: int) -> None:
-        self.quota, self.extra = divmod(partitions, subscribers)
-        self.next = 0
-
-    def take(self) -> tuple[int, int]:
-        start = self.next
-        self.next += self.quota
-        if self.extra:
-            self.next += 1
-            self.extra -= 1
-        return start, self.next
-
-
-def _member_ranges(
-    member: MemberSpec,
-    ranges: Mapping[uuid.UUID, _Ranges],
-    shared: dict[tuple[int, int], frozenset[int]],
-) -> dict[uuid.UUID, frozenset[int]]:
-    assignment: dict[uuid.UUID, frozenset[int]] = {}
-    for topic_id in member.subscribed_topic_ids:
-        bounds = ranges[topic_id].take()
-        if bounds[0] == bounds[1]:
-            continue
-        partitions = shared.get(bounds)
-        if partitions is None:
-            partitions = shared[bounds] = frozenset(range(*bounds))
-        assignment[topic_id] = partitions
-    return assignment
+        given: list[dict[uuid.UUID, frozenset[int]] | None] = [None] * len(members)
+        for (key, count), same in alike.items():
+            subscribers = readers[key]
+            quota, extra = divmod(count, len(subscribers))
+            start = 0
+            for position, member in enumerate(subscribers[: len(subscribers) if quota else extra]):
+                end = start + quota + (1 if position < extra else 0)
+                partitions = shared.get((start, end))
+                if partitions is None:
+                    partitions = shared[(start, end)] = frozenset(range(start, end))
+                start = end
+                assignment = given[member]
+                if assignment is None:
+                    given[member] = dict.fromkeys(same, partitions)
+                else:
+                    assignment.update(dict.fromkeys(same, partitions))
+        return {
+            spec.member_id: EMPTY_ASSIGNMENT if assignment is None else assignment
+            for spec, assignment in zip(members, given, strict=True)
+        }
