@@ -31,10 +31,11 @@ class LoadBalancer:
     )
 
     def __init__(self, members: Sequence[int], sizes: list[int]) -> None:
-        """``members``: member indices, at least one; ``sizes``: partitions
-        held per member index, kept up to date by the caller."""
+        """``members``: member indices, ascending, at least one; ``sizes``:
+        partitions held per member index, kept up to date by the caller."""
         self._sizes = sizes
-        self._members = sorted(members, key=lambda m: (sizes[m], m))
+        # A stable sort of ascending indices: by size, then index.
+        self._members = sorted(members, key=sizes.__getitem__)
         count = len(self._members)
         self._least_end = 0
         self._least_level = sizes[self._members[0]] - 1

@@ -13,31 +13,35 @@ A topic's subscribers then differ by at most one partition whenever they
 share the same subscriptions; with overlapping subscriptions the result is
 nearly balanced, as in Kafka. Members are numbered in member id order, which
 makes the result independent of input order (Kafka follows hash-map order).
-Step 2 hands each member a contiguous run of a topic at once instead of one
-partition at a time: the same counts, without a per-partition loop.
+
+For speed, topics are numbered (see subscription_classes), and step 2 gives
+out the next topics that have the same subscribers together, each member a
+contiguous run: the same counts as one partition at a time, without a loop
+per partition or a set per partition.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
-from kgroups.coordinator.consumer_assignors.current_assignment import keep_valid_partitions
 from kgroups.coordinator.consumer_assignors.load_balancer import LoadBalancer
-from kgroups.coordinator.consumer_assignors.ordering import java_uuid_key
 from kgroups.coordinator.consumer_assignors.spec import (
-    Assignment,
     GroupAssignment,
     MemberSpec,
     TopicMetadata,
     partition_count,
 )
+from kgroups.coordinator.consumer_assignors.subscription_classes import SubscriptionClasses
 
 __all__ = ["assign_heterogeneous"]
 
 MAX_BALANCE_ROUNDS = 16
 
 _Partitions = set[int] | frozenset[int]
+_Run = tuple[int, Sequence[int]]
+"""A topic number and some of its partitions."""
 
 
 def assign_heterogeneous(
@@ -52,101 +56,166 @@ class _Builder:
         self, members: Sequence[MemberSpec], topics: Mapping[uuid.UUID, TopicMetadata]
     ) -> None:
         self.members = members
-        self.subscribers: dict[uuid.UUID, list[int]] = {}
-        for index, member in enumerate(members):
-            for topic_id in member.subscribed_topic_ids:
-                self.subscribers.setdefault(topic_id, []).append(index)
-        self.counts = {t: partition_count(topics, t) for t in self.subscribers}
-        kept = keep_valid_partitions(members, self.counts)
-        self.kept: list[Assignment] = kept.assignments
-        self.claimed = kept.claimed
-        self.sizes = kept.sizes
-        self.changed: list[dict[uuid.UUID, _Partitions] | None] = [None] * len(members)
-        """Per member, once its assignment changes, a copy being edited."""
+        classes = SubscriptionClasses.of(members)
+        self.topic_ids = classes.numbers.ids
+        self.counts = [partition_count(topics, t) for t in self.topic_ids]
+        self.subscribers = classes.subscribers()
+        self.sizes = [0] * len(members)
+        self.held: list[dict[int, _Partitions]] = []
+        """Per member, topic number to partitions; sets once edited."""
+        self.changed = bytearray(len(members))
+        self.claimed: list[set[int]] = []
+        self._keep_valid(classes)
+
+    def _keep_valid(self, classes: SubscriptionClasses) -> None:
+        numbers, counts, sizes, changed = classes.numbers, self.counts, self.sizes, self.changed
+        allowed = [frozenset(topics) for topics in classes.topics]
+        holders: list[list[int]] = [[] for _ in counts]
+        for index, member in enumerate(self.members):
+            subscribed = allowed[classes.member_class[index]]
+            held: dict[int, _Partitions] = {}
+            for topic_id, partitions in member.assignment.items():
+                topic = numbers.get(topic_id)
+                if topic is None or topic not in subscribed or not partitions:
+                    changed[index] = 1
+                    continue
+                if max(partitions) >= counts[topic]:
+                    changed[index] = 1
+                    partitions = frozenset(p for p in partitions if p < counts[topic])
+                    if not partitions:
+                        continue
+                held[topic] = partitions
+                sizes[index] += len(partitions)
+                holders[topic].append(index)
+            self.held.append(held)
+        for topic, members in enumerate(holders):
+            sets = [self.held[m][topic] for m in members]
+            union: set[int] = set().union(*sets)
+            if sum(map(len, sets)) != len(union):
+                self._first_claim_wins(topic, members)
+            self.claimed.append(union)
+
+    def _first_claim_wins(self, topic: int, members: list[int]) -> None:
+        seen: set[int] = set()
+        for member in members:
+            held = self.held[member]
+            partitions = held[topic]
+            if seen.isdisjoint(partitions):
+                seen |= partitions
+                continue
+            left = partitions - seen
+            seen |= partitions
+            self.sizes[member] -= len(partitions) - len(left)
+            self.changed[member] = 1
+            if left:
+                held[topic] = left
+            else:
+                del held[topic]
 
     def build(self) -> GroupAssignment:
         self._give_out_unassigned()
         self._balance()
+        ids = self.topic_ids
         result: GroupAssignment = {}
         for index, member in enumerate(self.members):
-            changed = self.changed[index]
-            if changed is None:
-                result[member.member_id] = self.kept[index]
+            if not self.changed[index]:
+                result[member.member_id] = member.assignment
             else:
                 result[member.member_id] = {
-                    t: p if isinstance(p, frozenset) else frozenset(p)
-                    for t, p in changed.items()
+                    ids[t]: p if isinstance(p, frozenset) else frozenset(p)
+                    for t, p in self.held[index].items()
                     if p
                 }
         return result
 
-    def _topics_in_order(self, topic_ids: list[uuid.UUID]) -> list[uuid.UUID]:
-        """Most partitions per subscriber first, then fewest subscribers, then
-        topic id."""
+    def _topics_in_order(self, topics: list[int]) -> list[int]:
+        """Most partitions per subscriber first, then fewest subscribers, as
+        Kafka; then, where Kafka goes by topic id, topics read by the same
+        members together, in the order of their lowest topic id (topic
+        numbers follow topic id order), so they can be given out at once."""
         counts, subscribers = self.counts, self.subscribers
+        first_reader: dict[int, int] = {}
+        for topic in topics:
+            first_reader.setdefault(id(subscribers[topic]), topic)
         return sorted(
-            topic_ids,
+            topics,
             key=lambda t: (
                 -counts[t] / len(subscribers[t]),
                 len(subscribers[t]),
-                java_uuid_key(t),
+                first_reader[id(subscribers[t])],
+                t,
             ),
         )
 
-    def _editable(self, member: int) -> dict[uuid.UUID, _Partitions]:
-        changed = self.changed[member]
-        if changed is None:
-            changed = self.changed[member] = dict(self.kept[member])
-        return changed
-
     def _give_out_unassigned(self) -> None:
-        unassigned: dict[uuid.UUID, Sequence[int]] = {}
-        for topic_id, count in self.counts.items():
-            held = self.claimed[topic_id]
+        unassigned: dict[int, Sequence[int]] = {}
+        for topic, count in enumerate(self.counts):
+            held = self.claimed[topic]
             if not held:
                 if count:
-                    unassigned[topic_id] = range(count)
+                    unassigned[topic] = range(count)
             elif len(held) < count:
-                unassigned[topic_id] = sorted(set(range(count)).difference(held))
-        sizes = self.sizes
-        for topic_id in self._topics_in_order(list(unassigned)):
-            partitions = unassigned[topic_id]
-            start = 0
-            for member, grant in _water_fill(self.subscribers[topic_id], sizes, len(partitions)):
-                run = partitions[start : start + grant]
-                start += grant
-                assignment = self._editable(member)
-                before = assignment.get(topic_id)
-                assignment[topic_id] = frozenset(run) if before is None else before.union(run)
-                sizes[member] += grant
+                unassigned[topic] = sorted(set(range(count)).difference(held))
+        # Consecutive topics read by the same members are given out at once.
+        batch: list[_Run] = []
+        readers: list[int] | None = None
+        for topic in self._topics_in_order(list(unassigned)):
+            if batch and self.subscribers[topic] is not readers:
+                self._give_out(batch, readers or [])
+                batch = []
+            readers = self.subscribers[topic]
+            batch.append((topic, unassigned[topic]))
+        if batch:
+            self._give_out(batch, readers or [])
+
+    def _give_out(self, runs: list[_Run], subscribers: list[int]) -> None:
+        sizes, held, changed = self.sizes, self.held, self.changed
+        grants = _water_fill(subscribers, sizes, sum(len(p) for _, p in runs))
+        run = start = 0
+        for member, grant in grants:
+            sizes[member] += grant
+            changed[member] = 1
+            assignment = held[member]
+            while grant:
+                topic, partitions = runs[run]
+                taken = partitions[start : start + grant]
+                start += len(taken)
+                grant -= len(taken)
+                if start == len(partitions):
+                    run += 1
+                    start = 0
+                before = assignment.get(topic)
+                assignment[topic] = frozenset(taken) if before is None else before.union(taken)
 
     def _balance(self) -> None:
-        movable = [t for t, s in self.subscribers.items() if len(s) >= 2]
+        movable = [t for t, s in enumerate(self.subscribers) if len(s) >= 2]
         if not movable:
             return
         ordered = self._topics_in_order(movable)
         last_moved = -1
         for _ in range(MAX_BALANCE_ROUNDS):
-            for position, topic_id in enumerate(ordered):
+            for position, topic in enumerate(ordered):
                 if position == last_moved:
                     return  # a whole round without a move
-                if self._balance_topic(topic_id) or last_moved == -1:
+                if self._balance_topic(topic) or last_moved == -1:
                     last_moved = position
 
-    def _balance_topic(self, topic_id: uuid.UUID) -> int:
+    def _balance_topic(self, topic: int) -> int:
         sizes = self.sizes
-        balancer = LoadBalancer(self.subscribers[topic_id], sizes)
-        if balancer.spread() <= 1:
+        subscribers = self.subscribers[topic]
+        loads = itemgetter(*subscribers)(sizes)
+        if max(loads) - min(loads) <= 1:
             return 0
-        # What each member may give up, highest partition last; taken as it
-        # was when this topic's turn began.
+        balancer = LoadBalancer(subscribers, sizes)
+        # What each member may give up, highest partition last; as it was
+        # when this topic's turn began.
         givable: dict[int, list[int]] = {}
         moved = 0
         while True:
             giver = balancer.next_most_loaded()
             offer: list[int] = []
             while giver != -1:
-                offer = givable.get(giver) or self._givable(giver, topic_id, givable)
+                offer = givable.get(giver) or self._givable(giver, topic, givable)
                 if offer:
                     break
                 balancer.drop_most_loaded()
@@ -157,43 +226,40 @@ class _Builder:
             taker = balancer.next_least_loaded()
             if balancer.balanced():
                 return moved
-            self._move(topic_id, partition, giver, taker)
+            self._move(topic, partition, giver, taker)
             moved += 1
 
-    def _givable(
-        self, member: int, topic_id: uuid.UUID, givable: dict[int, list[int]]
-    ) -> list[int]:
-        if member in givable:
-            return givable[member]
-        changed = self.changed[member]
-        current = self.kept[member] if changed is None else changed
-        offer = givable[member] = sorted(current.get(topic_id, ()))
-        return offer
+    def _givable(self, member: int, topic: int, givable: dict[int, list[int]]) -> list[int]:
+        if member not in givable:
+            givable[member] = sorted(self.held[member].get(topic, ()))
+        return givable[member]
 
-    def _move(self, topic_id: uuid.UUID, partition: int, giver: int, taker: int) -> None:
-        source = self._editable(giver)
-        left = source[topic_id]
+    def _move(self, topic: int, partition: int, giver: int, taker: int) -> None:
+        source = self.held[giver]
+        left = source[topic]
         if isinstance(left, frozenset):
-            left = source[topic_id] = set(left)
+            left = source[topic] = set(left)
         left.discard(partition)
-        target = self._editable(taker)
-        gained = target.get(topic_id)
+        target = self.held[taker]
+        gained = target.get(topic)
         if gained is None:
-            target[topic_id] = {partition}
+            target[topic] = {partition}
         else:
             if isinstance(gained, frozenset):
-                gained = target[topic_id] = set(gained)
+                gained = target[topic] = set(gained)
             gained.add(partition)
         self.sizes[giver] -= 1
         self.sizes[taker] += 1
+        self.changed[giver] = self.changed[taker] = 1
 
 
 def _water_fill(subscribers: list[int], sizes: list[int], count: int) -> list[tuple[int, int]]:
-    """How many of ``count`` partitions each subscriber gets so that the least
-    loaded rise evenly: (member, partitions) pairs, least loaded first."""
+    """How many of ``count`` partitions each subscriber (ascending indices)
+    gets so that the least loaded rise evenly, ties to the lower index:
+    (member, partitions) pairs, least loaded first."""
     if not count:
         return []
-    order = sorted(subscribers, key=lambda m: (sizes[m], m))
+    order = sorted(subscribers, key=sizes.__getitem__)
     level = sizes[order[0]]
     filled = 1
     left = count
