@@ -12,8 +12,9 @@ each reading its fifth of the topics. Cases:
 - ``leave``: the group is assigned, then one member leaves.
 
 Prints one JSON object per (assignor, subscriptions, size, case): the best
-and the median of ``--runs`` timings in milliseconds, and ``moved``, the
-partitions taken from members that stayed (join/leave). Usage:
+and the median of ``--runs`` timings in milliseconds (garbage collection
+enabled), and ``moved``, the partitions taken from members that stayed
+(join/leave). Usage:
 
     .venv/bin/python bench/consumer_assignors.py [--sizes 10000x100000x100,...]
         [--assignors uniform,range] [--runs 5]
@@ -86,19 +87,11 @@ def timed(
 ) -> tuple[list[float], GroupAssignment]:
     chosen = assignor(name)
     timings = []
-    result: GroupAssignment = {}
-    gc.collect()
-    gc.disable()  # time the assignor, not a collection of earlier garbage
-    try:
-        for _ in range(runs):
-            start = time.perf_counter()
-            result = chosen.assign(group, metadata)
-            timings.append((time.perf_counter() - start) * 1000)
-            del result
-            gc.collect()
+    for _ in range(runs):
+        gc.collect()  # each run starts without earlier garbage; collections during it count
+        start = time.perf_counter()
         result = chosen.assign(group, metadata)
-    finally:
-        gc.enable()
+        timings.append((time.perf_counter() - start) * 1000)
     return timings, result
 
 
@@ -136,7 +129,7 @@ def main() -> None:
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="members x partitions x topics, ...")
     parser.add_argument("--assignors", default="uniform,range")
     parser.add_argument("--subscriptions", default="homogeneous,heterogeneous")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     for size in args.sizes.split(","):
         members, partitions, topic_count = (int(x) for x in size.split("x"))

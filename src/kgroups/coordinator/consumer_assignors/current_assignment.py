@@ -1,4 +1,5 @@
-"""What members may keep of their current assignment.
+"""What members of a group with one subscription may keep of their current
+assignment.
 
 A member keeps a partition only while it still subscribes to the topic and
 the partition still exists (a deleted topic, or fewer partitions, take it
@@ -10,10 +11,11 @@ each member's topics, with the partition sets checked in C (len, max).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgroups.coordinator.consumer_assignors.spec import Assignment, MemberSpec
+from kgroups.coordinator.consumer_assignors.subscription_classes import TopicNumbers
 
 __all__ = ["KeptPartitions", "keep_valid_partitions"]
 
@@ -25,86 +27,76 @@ class KeptPartitions:
     mapping when all of it is still valid."""
     sizes: list[int]
     """Per member, the number of partitions kept."""
-    claimed: dict[uuid.UUID, set[int]]
-    """Per subscribed topic, the partitions some member keeps."""
+    claimed: list[set[int]]
+    """Per topic number, the partitions some member keeps."""
 
 
 def keep_valid_partitions(
-    members: Sequence[MemberSpec], counts: Mapping[uuid.UUID, int]
+    members: Sequence[MemberSpec], topics: TopicNumbers, counts: list[int]
 ) -> KeptPartitions:
-    """``counts``: partition count of every topic that some member subscribes to."""
+    """``topics``: the topics every member subscribes to; ``counts``: their
+    partition counts, by topic number."""
     assignments: list[Assignment] = []
     sizes: list[int] = []
-    holders: dict[uuid.UUID, list[frozenset[int]]] = {t: [] for t in counts}
-    for member in members:
+    holders: list[list[tuple[int, frozenset[int]]]] = [[] for _ in counts]
+    for index, member in enumerate(members):
         current = member.assignment
-        subscribed = member.subscribed_topic_ids
+        entries = []
         size = 0
         for topic_id, partitions in current.items():
-            count = counts.get(topic_id)
-            if count is None or not partitions or max(partitions) >= count:
+            topic = topics.get(topic_id)
+            if topic is None or not partitions or max(partitions) >= counts[topic]:
                 break
-            if topic_id not in subscribed:
-                break
+            entries.append((topic, partitions))
             size += len(partitions)
         else:
-            for topic_id, partitions in current.items():
-                holders[topic_id].append(partitions)
+            for topic, partitions in entries:
+                holders[topic].append((index, partitions))
             assignments.append(current)
             sizes.append(size)
             continue
-        kept = _valid_part(current, subscribed, counts)
-        for topic_id, partitions in kept.items():
-            holders[topic_id].append(partitions)
+        kept = {}
+        size = 0
+        for topic_id, partitions in current.items():
+            topic = topics.get(topic_id)
+            if topic is None or not partitions:
+                continue
+            if max(partitions) >= counts[topic]:
+                partitions = frozenset(p for p in partitions if p < counts[topic])
+                if not partitions:
+                    continue
+            kept[topic_id] = partitions
+            holders[topic].append((index, partitions))
+            size += len(partitions)
         assignments.append(kept)
-        sizes.append(sum(map(len, kept.values())))
+        sizes.append(size)
 
-    claimed: dict[uuid.UUID, set[int]] = {}
-    shared: list[uuid.UUID] = []
-    for topic_id, sets in holders.items():
-        union: set[int] = set().union(*sets)
-        claimed[topic_id] = union
-        if sum(map(len, sets)) != len(union):
-            shared.append(topic_id)
-    if shared:
-        _first_claim_wins(shared, assignments, sizes)
+    claimed: list[set[int]] = []
+    for topic, held in enumerate(holders):
+        union: set[int] = set().union(*(p for _, p in held))
+        claimed.append(union)
+        if sum(len(p) for _, p in held) != len(union):
+            _first_claim_wins(topics.ids[topic], held, assignments, sizes)
     return KeptPartitions(assignments, sizes, claimed)
 
 
-def _valid_part(
-    current: Assignment, subscribed: frozenset[uuid.UUID], counts: Mapping[uuid.UUID, int]
-) -> dict[uuid.UUID, frozenset[int]]:
-    kept: dict[uuid.UUID, frozenset[int]] = {}
-    for topic_id, partitions in current.items():
-        count = counts.get(topic_id)
-        if count is None or topic_id not in subscribed or not partitions:
-            continue
-        if max(partitions) >= count:
-            partitions = frozenset(p for p in partitions if p < count)
-            if not partitions:
-                continue
-        kept[topic_id] = partitions
-    return kept
-
-
 def _first_claim_wins(
-    topics: list[uuid.UUID], assignments: list[Assignment], sizes: list[int]
+    topic_id: uuid.UUID,
+    held: list[tuple[int, frozenset[int]]],
+    assignments: list[Assignment],
+    sizes: list[int],
 ) -> None:
-    for topic_id in topics:
-        seen: set[int] = set()
-        for index, assignment in enumerate(assignments):
-            partitions = assignment.get(topic_id)
-            if partitions is None:
-                continue
-            if seen.isdisjoint(partitions):
-                seen |= partitions
-                continue
-            left = partitions - seen
+    seen: set[int] = set()
+    for index, partitions in held:
+        if seen.isdisjoint(partitions):
             seen |= partitions
-            kept = dict(assignment)
-            if left:
-                kept[topic_id] = left
-            else:
-                del kept[topic_id]
-            assignments[index] = kept
-            sizes[index] -= len(partitions) - len(left)
+            continue
+        left = partitions - seen
+        seen |= partitions
+        kept = dict(assignments[index])
+        if left:
+            kept[topic_id] = left
+        else:
+            del kept[topic_id]
+        assignments[index] = kept
+        sizes[index] -= len(partitions) - len(left)

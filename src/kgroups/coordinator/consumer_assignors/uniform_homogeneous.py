@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from kgroups.coordinator.consumer_assignors.current_assignment import keep_valid_partitions
-from kgroups.coordinator.consumer_assignors.ordering import topics_in_order
 from kgroups.coordinator.consumer_assignors.spec import (
     EMPTY_ASSIGNMENT,
     Assignment,
@@ -32,6 +31,7 @@ from kgroups.coordinator.consumer_assignors.spec import (
     TopicMetadata,
     partition_count,
 )
+from kgroups.coordinator.consumer_assignors.subscription_classes import TopicNumbers
 
 __all__ = ["assign_homogeneous"]
 
@@ -42,12 +42,13 @@ def assign_homogeneous(
     """``members`` in member id order, all with the same subscription."""
     if not members:
         return {}
-    subscribed = topics_in_order(members[0].subscribed_topic_ids)
-    counts = {t: partition_count(topics, t) for t in subscribed}
-    total = sum(counts.values())
+    numbers = TopicNumbers(members[0].subscribed_topic_ids)
+    subscribed = numbers.ids
+    counts = [partition_count(topics, t) for t in subscribed]
+    total = sum(counts)
     if total == 0:
         return {m.member_id: EMPTY_ASSIGNMENT for m in members}
-    kept = keep_valid_partitions(members, counts)
+    kept = keep_valid_partitions(members, numbers, counts)
     assignments, sizes = kept.assignments, kept.sizes
     quotas = _quotas(total, sizes)
 
@@ -110,15 +111,15 @@ def _trim(
 
 def _unassigned_runs(
     subscribed: list[uuid.UUID],
-    counts: Mapping[uuid.UUID, int],
-    claimed: Mapping[uuid.UUID, set[int]],
+    counts: list[int],
+    claimed: list[set[int]],
     revoked: Mapping[uuid.UUID, list[int]],
 ) -> list[tuple[uuid.UUID, Sequence[int]]]:
     """Per topic in topic order, the partitions nobody keeps, ascending."""
     runs: list[tuple[uuid.UUID, Sequence[int]]] = []
-    for topic_id in subscribed:
-        count = counts[topic_id]
-        held = claimed[topic_id]
+    for topic, topic_id in enumerate(subscribed):
+        count = counts[topic]
+        held = claimed[topic]
         given_up = revoked.get(topic_id)
         if not held:
             if count:
