@@ -4,7 +4,9 @@ assignment.
 Shaped like Kafka's ServerSideAssignorBenchmark: T topics share
 members x 10 partitions; with homogeneous subscriptions every member reads
 every topic, with heterogeneous ones the members are split in 5 buckets,
-each reading its fifth of the topics. Cases:
+each reading its fifth of the topics; with overlapping ones (not in Kafka's
+benchmark) each member reads its own random tenth of the topics, so every
+member has a subscription of its own. Cases:
 
 - ``fresh``: nobody holds anything yet;
 - ``join``: the group is assigned, then one more member joins (Kafka's
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import random
 import statistics
 import time
 import uuid
@@ -42,7 +45,7 @@ DEFAULT_SIZES = "100x1000x10,1000x10000x100,10000x100000x100"
 
 
 def build_group(
-    members: int, partitions: int, topic_count: int, homogeneous: bool
+    members: int, partitions: int, topic_count: int, kind: str
 ) -> tuple[list[MemberSpec], dict[uuid.UUID, TopicMetadata]]:
     topic_ids = [
         uuid.UUID(int=(i + 1) * 0x9E3779B97F4A7C15_F39CC0605CEDC835 % (1 << 128))
@@ -50,9 +53,13 @@ def build_group(
     ]
     per_topic = partitions // topic_count
     metadata = {t: TopicMetadata(per_topic) for t in topic_ids}
-    if homogeneous:
+    if kind == "homogeneous":
         everything = frozenset(topic_ids)
         subscriptions = [everything] * members
+    elif kind == "overlapping":
+        rng = random.Random(members)
+        reads = max(1, topic_count // 10)
+        subscriptions = [frozenset(rng.sample(topic_ids, reads)) for _ in range(members)]
     else:
         # Members share their bucket's subscription object, as a coordinator
         # that resolves the same topic names once would hand them out.
@@ -95,13 +102,11 @@ def timed(
     return timings, result
 
 
-def run(
-    name: str, members: int, partitions: int, topic_count: int, homogeneous: bool, runs: int
-) -> None:
-    specs, metadata = build_group(members, partitions, topic_count, homogeneous)
+def run(name: str, members: int, partitions: int, topic_count: int, kind: str, runs: int) -> None:
+    specs, metadata = build_group(members, partitions, topic_count, kind)
     base = {
         "assignor": name,
-        "subscriptions": "homogeneous" if homogeneous else "heterogeneous",
+        "subscriptions": kind,
         "members": members,
         "partitions": partitions,
         "topics": topic_count,
@@ -128,14 +133,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="members x partitions x topics, ...")
     parser.add_argument("--assignors", default="uniform,range")
-    parser.add_argument("--subscriptions", default="homogeneous,heterogeneous")
+    parser.add_argument("--subscriptions", default="homogeneous,heterogeneous,overlapping")
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     for size in args.sizes.split(","):
         members, partitions, topic_count = (int(x) for x in size.split("x"))
         for name in args.assignors.split(","):
             for kind in args.subscriptions.split(","):
-                run(name, members, partitions, topic_count, kind == "homogeneous", args.runs)
+                run(name, members, partitions, topic_count, kind, args.runs)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,11 @@ class TopicNumbers:
         number = self._by_identity.get(id(topic_id))
         return number if number is not None else self._by_value.get(topic_id)
 
+    def number(self, topic_id: uuid.UUID) -> int:
+        """The number of a topic known to be numbered."""
+        number = self._by_identity.get(id(topic_id))
+        return number if number is not None else self._by_value[topic_id]
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -70,7 +75,8 @@ class SubscriptionClasses:
             member_class.append(number)
             class_members[number].append(index)
         numbers = TopicNumbers(set().union(*subscriptions))
-        topics = [sorted(numbers._by_value[t] for t in s) for s in subscriptions]
+        number_of = numbers.number
+        topics = [sorted(map(number_of, s)) for s in subscriptions]
         return cls(member_class, class_members, topics, numbers)
 
     def subscribers(self) -> list[list[int]]:
