@@ -66,6 +66,8 @@ class RangeAssignor:
                 assignment = given[member]
                 if assignment is None:
                     given[member] = dict.fromkeys(same, partitions)
+                elif len(same) == 1:
+                    assignment[same[0]] = partitions
                 else:
                     assignment.update(dict.fromkeys(same, partitions))
         return {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from kgroups.coordinator.consumer_assignors.ordering import topics_in_order
 from kgroups.coordinator.consumer_assignors.spec import MemberSpec
@@ -95,7 +96,7 @@ class SubscriptionClasses:
                 if len(readers) == 1:
                     members = self.members[readers[0]]
                 else:
-                    members = sorted(m for c in readers for m in self.members[c])
+                    members = sorted(chain.from_iterable(self.members[c] for c in readers))
                 merged[key] = members
             result.append(members)
         return result

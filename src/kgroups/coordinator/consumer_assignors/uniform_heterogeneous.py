@@ -74,6 +74,9 @@ class _Builder:
         for index, member in enumerate(self.members):
             subscribed = allowed[classes.member_class[index]]
             held: dict[int, _Partitions] = {}
+            self.held.append(held)
+            if not member.assignment:
+                continue
             for topic_id, partitions in member.assignment.items():
                 topic = numbers.get(topic_id)
                 if topic is None or topic not in subscribed or not partitions:
@@ -87,7 +90,6 @@ class _Builder:
                 held[topic] = partitions
                 sizes[index] += len(partitions)
                 holders[topic].append(index)
-            self.held.append(held)
         for topic, members in enumerate(holders):
             sets = [self.held[m][topic] for m in members]
             union: set[int] = set().union(*sets)
