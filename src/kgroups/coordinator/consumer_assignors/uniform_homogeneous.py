@@ -143,25 +143,31 @@ def _deal(
 ) -> None:
     """Fill each member under its quota, in member order, with the next
     partitions of the runs."""
+    needs = [quota - size for quota, size in zip(quotas, sizes, strict=True)]
+    if sum(needs) != sum(len(partitions) for _, partitions in runs):
+        raise AssignorError("the partitions to deal do not match the members' room")
+    if not runs:
+        return
     run = 0
+    topic_id, partitions = runs[0]
     start = 0
-    for index, quota in enumerate(quotas):
-        need = quota - sizes[index]
+    for index, need in enumerate(needs):
         if need <= 0:
+            continue
+        if not assignments[index] and start + need < len(partitions):
+            # The common case of a fresh group: one slice of the current run.
+            assignments[index] = {topic_id: frozenset(partitions[start : start + need])}
+            start += need
             continue
         assignment = dict(assignments[index])
         while need:
-            if run == len(runs):
-                raise AssignorError("partitions ran out before every member reached its quota")
-            topic_id, partitions = runs[run]
             taken = partitions[start : start + need]
-            start += len(taken)
-            need -= len(taken)
-            if start == len(partitions):
-                run += 1
-                start = 0
             held = assignment.get(topic_id)
             assignment[topic_id] = frozenset(taken) if held is None else held.union(taken)
+            start += len(taken)
+            need -= len(taken)
+            if start == len(partitions) and run + 1 < len(runs):
+                run += 1
+                topic_id, partitions = runs[run]
+                start = 0
         assignments[index] = assignment
-    if run != len(runs):
-        raise AssignorError("partitions were left unassigned")
