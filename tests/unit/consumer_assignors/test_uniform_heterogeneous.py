@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kgroups.coordinator.consumer_assignors import AssignorError, GroupSpec, UniformAssignor
@@ -123,3 +125,10 @@ def test_overlapping_subscriptions_end_up_nearly_balanced() -> None:
     counts = sizes(result)
     assert abs(counts["a"] - counts["b"]) <= 1 or not result["b"].get(T1)
     assert abs(counts["b"] - counts["c"]) <= 1 or not result["c"].get(T2)
+
+
+def test_topic_ids_are_compared_by_value_not_identity() -> None:
+    copy = uuid.UUID(str(T1))
+    members = [member("a", [copy], {copy: [1]}), member("b", [T1, T2], {uuid.UUID(str(T1)): [0]})]
+    result = plain(uniform.assign(GroupSpec(members), topics(T1=2, T2=1)))
+    assert result == {"a": {T1: {1}}, "b": {T1: {0}, T2: {0}}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kgroups.coordinator.consumer_assignors import (
@@ -159,3 +161,12 @@ def test_the_homogeneous_hint_skips_the_subscription_comparison() -> None:
     assert spec.is_homogeneous()
     assert GroupSpec([member("a", [T1]), member("b", [T2])]).is_homogeneous() is False
     assert sorted(sizes(uniform.assign(spec, topics(T1=3))).values()) == [1, 2]
+
+
+def test_topic_ids_are_compared_by_value_not_identity() -> None:
+    # The coordinator may hand out equal topic ids as distinct objects.
+    copy = uuid.UUID(str(T1))
+    assert copy == T1 and copy is not T1
+    members = [member("a", [copy], {copy: [1]}), member("b", [T1], {T1: [0]})]
+    result = plain(uniform.assign(GroupSpec(members), topics(T1=2)))
+    assert result == {"a": {T1: {1}}, "b": {T1: {0}}}
