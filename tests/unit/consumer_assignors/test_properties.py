@@ -193,3 +193,40 @@ def test_uniform_homogeneous_is_sticky_when_a_member_leaves_or_joins(
             for topic_id, partitions in second[spec.member_id].items():
                 assert partitions <= spec.assignment[topic_id]
     assert_valid(second, after, metadata)
+
+
+@st.composite
+def owned_groups(draw: st.DrawFn) -> Group:
+    """Members with one subscription, each partition held by at most one."""
+    metadata = {t: TopicMetadata(draw(st.integers(0, 12))) for t in (T1, T2, T_HIGH)}
+    subscribed = frozenset(draw(st.lists(st.sampled_from(sorted(metadata)), unique=True)))
+    member_ids = [f"m{i}" for i in range(draw(st.integers(1, 6)))]
+    held: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in member_ids}
+    for topic_id in subscribed:
+        for partition in range(metadata[topic_id].partitions):
+            owner = draw(st.sampled_from([None, *member_ids]))
+            if owner is not None:
+                held[owner].setdefault(topic_id, set()).add(partition)
+    members = [
+        MemberSpec(m, subscribed, {t: frozenset(p) for t, p in held[m].items()}) for m in member_ids
+    ]
+    return members, metadata
+
+
+@settings(max_examples=300, deadline=None)
+@given(owned_groups())
+def test_uniform_homogeneous_moves_no_more_than_balance_needs(group: Group) -> None:
+    members, metadata = group
+    result = uniform.assign(GroupSpec(members), metadata)
+    assert_valid(result, members, metadata)
+    total = sum(metadata[t].partitions for t in members[0].subscribed_topic_ids)
+    quota, extra = divmod(total, len(members))
+    held = [sum(map(len, m.assignment.values())) for m in members]
+    # The most any balanced assignment can leave in place.
+    best = sum(min(h, quota) for h in held) + min(extra, sum(1 for h in held if h > quota))
+    kept = sum(
+        len(partitions & result[m.member_id].get(t, frozenset()))
+        for m in members
+        for t, partitions in m.assignment.items()
+    )
+    assert kept == best
