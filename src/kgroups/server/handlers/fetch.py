@@ -45,6 +45,8 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
                 topics, size, failed = await _read_store(broker, topics, size, failed, misses)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
+                if size:
+                    _count_bytes_out(broker, topics)
                 return FetchResponse(
                     throttle_time=NO_THROTTLE,
                     error_code=ErrorCode.none,
@@ -60,6 +62,13 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
 # Cluster mode: (topic index, partition index, what to read) of the partitions
 # whose offsets are no longer in the leader's memory.
 _Miss = tuple[int, int, StoreRead]
+
+
+def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:
+    for topic in topics:
+        size = sum(len(p.records) for p in topic.partitions if p.records)
+        if size:
+            broker.stats.fetched(topic.topic, size)
 
 
 def _read(
