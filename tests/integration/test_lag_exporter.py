@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration.test_metrics_endpoint import HOUR_MS, _commit, _create, _produce
 
 from kgroups.clock import ManualClock
 from kgroups.metrics.lag_exporter import LagExporter
 
 from broker_thread import BrokerThread
+from lag_fixtures import HOUR_MS, commit, create_topic, produce_every_second
 from prometheus_text import Scrape, scrape
 
 
@@ -49,10 +49,10 @@ def test_exporter_reports_the_lag_the_broker_reports(metrics_broker: BrokerThrea
     b = metrics_broker
     assert b.broker is not None and b.broker.metrics is not None
     clock = ManualClock(int(time.time() * 1000))
-    _create(b, "orders", 3)
+    create_topic(b, "orders", 3)
     first_ms = clock.now_ms() - HOUR_MS
-    _produce(b.bootstrap, "orders", 10, first_ms)
-    _commit(b.bootstrap, "billing", "orders", {0: 4, 1: 10, 2: 0})
+    produce_every_second(b.bootstrap, "orders", 10, first_ms)
+    commit(b.bootstrap, "billing", "orders", {0: 4, 1: 10, 2: 0})
     exporter = LagExporter(b.bootstrap, interval_s=0.05, window=10, clock=clock)
     port = b.run(exporter.start("127.0.0.1", 0))
     try:
@@ -84,10 +84,10 @@ def test_exporter_reports_the_lag_the_broker_reports(metrics_broker: BrokerThrea
         # Burrow: a partition whose committed offset moved, then stopped for
         # longer than its window spans, is STOP, and its group ERR.
         assert _status(port)["billing"]["status"] == "OK"
-        _commit(b.bootstrap, "billing", "orders", {2: 1})
+        commit(b.bootstrap, "billing", "orders", {2: 1})
         settled()
         clock.advance(10_000)
-        _commit(b.bootstrap, "billing", "orders", {2: 2})
+        commit(b.bootstrap, "billing", "orders", {2: 2})
         settled()
         status = _status(port)["billing"]
         assert status["status"] == "OK"
@@ -104,8 +104,8 @@ def test_exporter_reports_the_lag_the_broker_reports(metrics_broker: BrokerThrea
 
 def test_lag_exporter_command_serves_metrics(metrics_broker: BrokerThread) -> None:
     b = metrics_broker
-    _create(b, "orders", 3)
-    _commit(b.bootstrap, "billing", "orders", {0: 0})
+    create_topic(b, "orders", 3)
+    commit(b.bootstrap, "billing", "orders", {0: 0})
     command = [sys.executable, "-m", "kgroups", "lag-exporter"]
     args = ["--bootstrap-server", b.bootstrap, "--host", "127.0.0.1", "--port", "0"]
     proc = subprocess.Popen(

@@ -14,9 +14,8 @@ from kgroups.clock import ManualClock
 
 from broker_thread import BrokerThread
 from interop.group_members import confluent_member
+from lag_fixtures import HOUR_MS, commit, create_topic, produce_every_second
 from prometheus_text import Scrape, scrape
-
-HOUR_MS = 3_600_000
 
 
 def _metrics_port(b: BrokerThread) -> int:
@@ -47,43 +46,14 @@ def metrics_broker(tmp_path: Path) -> Iterator[BrokerThread]:
         b.stop()
 
 
-def _create(b: BrokerThread, topic: str, partitions: int) -> None:
-    assert b.broker is not None
-    broker = b.broker
-    b.call(lambda: broker.create_topic(topic, partitions, {}))
-
-
-def _produce(bootstrap: str, topic: str, per_partition: int, first_ms: int) -> None:
-    """Records 1 s apart, starting at ``first_ms``, in every partition of 3."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
-    for partition in range(3):
-        for i in range(per_partition):
-            producer.produce(topic, b"x" * 10, partition=partition, timestamp=first_ms + i * 1000)
-    assert producer.flush(20) == 0
-
-
-def _commit(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        consumer.commit(
-            offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False
-        )
-    finally:
-        consumer.close()
-
-
 def test_lag_in_offsets_and_seconds_against_what_was_committed(
     virtual_broker: BrokerThread, clock: ManualClock
 ) -> None:
     b = virtual_broker
-    _create(b, "orders", 3)
+    create_topic(b, "orders", 3)
     first_ms = clock.now_ms() - HOUR_MS
-    _produce(b.bootstrap, "orders", 10, first_ms)
-    _commit(b.bootstrap, "billing", "orders", {0: 4, 1: 10, 2: 0})
+    produce_every_second(b.bootstrap, "orders", 10, first_ms)
+    commit(b.bootstrap, "billing", "orders", {0: 4, 1: 10, 2: 0})
 
     m = scrape(_metrics_port(b))
 
@@ -123,7 +93,7 @@ def test_lag_in_offsets_and_seconds_against_what_was_committed(
     later = scrape(_metrics_port(b))
     assert later.value("kafka_consumergroup_group_max_lag_seconds", group="billing") == 3660
     # Consuming it all brings both lags to zero.
-    _commit(b.bootstrap, "billing", "orders", {0: 10, 2: 10})
+    commit(b.bootstrap, "billing", "orders", {0: 10, 2: 10})
     done = scrape(_metrics_port(b))
     assert done.value("kafka_consumergroup_group_sum_lag", group="billing") == 0
     assert done.value("kafka_consumergroup_group_max_lag_seconds", group="billing") == 0
@@ -161,7 +131,7 @@ def test_groups_by_state_members_and_rebalances_during_a_rebalance(
     from confluent_kafka import Consumer
 
     b = metrics_broker
-    _create(b, "events", 3)
+    create_topic(b, "events", 3)
     port = _metrics_port(b)
     assigned: list[int] = []
     first = Consumer(
