@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, label_text
+from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
 from kgroups.metrics.group_metrics import RebalanceCount, write_groups
 from kgroups.metrics.http import HttpServer, Page
 from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
@@ -105,7 +105,7 @@ class BrokerMetrics:
             for topic, partition, plog in self._broker.logs.logs()
             if not plog.closed and not plog.offline
         )
-        labels = [label_text(topic=t, partition=p) for t, p, _ in logs]
+        labels = [partition_labels(t, p) for t, p, _ in logs]
         plogs = [plog for _, _, plog in logs]
         for name, help_text, values in (
             ("size", "Bytes of the partition's segments.", [p.size for p in plogs]),
@@ -113,8 +113,7 @@ class BrokerMetrics:
             ("logstartoffset", "The first offset kept.", [p.log_start_offset for p in plogs]),
         ):
             out.family(_LOG + name, "gauge", help_text)
-            for text, value in zip(labels, values, strict=True):
-                out.labelled(_LOG + name, text, value)
+            out.series(_LOG + name, labels, values)
 
     def _groups(self) -> list[GroupView]:
         coordinator = self._broker.coordinator

@@ -6,6 +6,9 @@ label values are escaped as the format requires.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -44,15 +47,26 @@ class Exposition:
         else:
             self._lines.append(f"{name} {_number(value)}")
 
-    def labelled(self, name: str, labels: str, value: float) -> None:
-        """A sample whose label text ``k="v",...`` the caller built (and escaped):
-        for the per-partition families, where it is built once per scrape."""
-        self._lines.append(f"{name}{{{labels}}} {_number(value)}")
+    def series(self, name: str, labels: Iterable[str], values: Iterable[float]) -> None:
+        """Samples whose label texts (``k="v",...``, see ``partition_labels``) the
+        caller built: the per-partition families, thousands of samples each."""
+        self._lines.extend(
+            f"{name}{{{text}}} {value if type(value) is int else _number(value)}"
+            for text, value in zip(labels, values, strict=True)
+        )
 
     def text(self) -> str:
         self._lines.append("")
         return "\n".join(self._lines)
 
 
-def label_text(**labels: str | int) -> str:
-    return ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items())
+# Label texts repeat from one scrape to the next; building them is most of a
+# scrape's cost, so they are kept (bounded: a few MB at the bound).
+@functools.lru_cache(maxsize=100_000)
+def partition_labels(topic: str, partition: int) -> str:
+    return f'topic="{_escape(topic)}",partition="{partition}"'
+
+
+@functools.lru_cache(maxsize=100_000)
+def group_partition_labels(group: str, topic: str, partition: int) -> str:
+    return f'group="{_escape(group)}",topic="{_escape(topic)}",partition="{partition}"'

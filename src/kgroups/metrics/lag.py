@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from kgroups.metrics.exposition import Exposition, label_text
+from kgroups.metrics.exposition import Exposition, group_partition_labels
 
 UNKNOWN = math.nan
 
@@ -53,26 +53,23 @@ def partition_lag(
 def write_lag(out: Exposition, rows: Iterable[PartitionLag]) -> None:
     """The lag families, from rows sorted by group, topic, partition."""
     rows = list(rows)
-    labels = [label_text(group=r.group, topic=r.topic, partition=r.partition) for r in rows]
+    labels = [group_partition_labels(r.group, r.topic, r.partition) for r in rows]
     out.family(
         "kafka_consumergroup_group_offset", "gauge", "Last committed offset of the partition."
     )
-    for text, r in zip(labels, rows, strict=True):
-        out.labelled("kafka_consumergroup_group_offset", text, r.committed)
+    out.series("kafka_consumergroup_group_offset", labels, [r.committed for r in rows])
     out.family(
         "kafka_consumergroup_group_lag",
         "gauge",
         "Records not yet consumed: end offset minus committed offset.",
     )
-    for text, r in zip(labels, rows, strict=True):
-        out.labelled("kafka_consumergroup_group_lag", text, r.lag)
+    out.series("kafka_consumergroup_group_lag", labels, [r.lag for r in rows])
     out.family(
         "kafka_consumergroup_group_lag_seconds",
         "gauge",
         "Age of the first record not yet consumed, in seconds.",
     )
-    for text, r in zip(labels, rows, strict=True):
-        out.labelled("kafka_consumergroup_group_lag_seconds", text, r.lag_seconds)
+    out.series("kafka_consumergroup_group_lag_seconds", labels, [r.lag_seconds for r in rows])
 
     by_group: dict[str, list[PartitionLag]] = {}
     by_topic: dict[tuple[str, str], int] = {}

@@ -35,7 +35,7 @@ from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.clock import Clock, SystemClock
 from kgroups.errors import KafkaError
 from kgroups.metrics.burrow import Commit, group_status, partition_status
-from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, label_text
+from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
 from kgroups.metrics.http import HttpServer, Page
 from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
 from kgroups.metrics.record_time import RecordTimes, timestamp_in
@@ -304,8 +304,8 @@ class LagExporter:
             ("kafka_partition_earliest_offset", snap.earliest, "Earliest offset kept."),
         ):
             out.family(name, "gauge", help_text)
-            for (topic, partition), offset in sorted(offsets.items()):
-                out.labelled(name, label_text(topic=topic, partition=partition), offset)
+            ordered = sorted(offsets.items())
+            out.series(name, [partition_labels(*tp) for tp, _ in ordered], [o for _, o in ordered])
         out.family("kafka_consumergroup_poll_time_ms", "gauge", "Duration of the last poll.")
         out.sample("kafka_consumergroup_poll_time_ms", snap.poll_ms)
         out.family("kafka_consumergroup_polls_total", "counter", "Polls of the cluster.")

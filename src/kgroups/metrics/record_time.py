@@ -1,18 +1,23 @@
 """The timestamp of the record at an offset: the age of the first record a
 group has not consumed yet is what lag in seconds is.
 
-Read from the batch holding the offset: its first record's timestamp is in the
-batch header, others need the batch decoded; a LogAppendTime batch holds one
-time for all. Lookups are cached by (topic, partition, offset) from one scrape
-to the next, so a group that has not moved costs nothing: only the offsets
-looked up during a scrape stay cached.
+Read from the header of the batch holding the offset, never the records: the
+batch's first timestamp is exact for its first record, a LogAppendTime batch
+holds one time for all, and a record inside a CreateTime batch gets a time
+interpolated by offset between the batch's first and largest timestamps (off
+by at most the batch's time span, which is about the producer's linger). So a
+lookup costs an index lookup and a header read, compressed batches included.
+Lookups are cached by (topic, partition, offset) from one scrape to the next:
+only the offsets that moved since cost a read.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from kgroups.errors import KafkaError
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import HEADER_SIZE, decode_records, read_header
+from kgroups.storage.records import HEADER_SIZE, BatchHeader, read_header
 
 Key = tuple[str, int, int]
 
@@ -21,30 +26,36 @@ def record_timestamp(plog: PartitionLog, offset: int) -> int | None:
     """The timestamp of the first record at or after ``offset`` of a local log;
     None past the end or for a record without one."""
     try:
-        chunk = plog.read(offset, 1)
-    except (KafkaError, OSError):
+        segments = plog.segments
+        i = max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
+        for segment in segments[i:]:
+            found = segment.find(offset)
+            if found is not None:
+                return estimate(found[1], offset)
+    except (KafkaError, OSError, ValueError):
         return None
-    return timestamp_in(chunk, offset)
+    return None
 
 
 def timestamp_in(batches: bytes, offset: int) -> int | None:
-    """The timestamp of the first record at or after ``offset`` in the first
-    batch of ``batches`` (as read from a log or a Fetch answer)."""
+    """The same for the first batch of ``batches`` (a Fetch answer's records)."""
     if len(batches) < HEADER_SIZE:
         return None
-    header = read_header(batches)
-    if header.magic != 2 or header.size > len(batches):
+    return estimate(read_header(batches), offset)
+
+
+def estimate(header: BatchHeader, offset: int) -> int | None:
+    """The timestamp of the record at ``offset`` in the batch of ``header``."""
+    if header.magic != 2:
         return None
     if header.timestamp_type == 1:  # LogAppendTime
         found = header.max_timestamp
-    elif offset <= header.base_offset:
+    elif offset <= header.base_offset or header.last_offset_delta <= 0:
         found = header.base_timestamp
     else:
-        try:
-            records = decode_records(batches[: header.size])
-        except (KafkaError, ValueError):
-            records = []
-        found = next((r.timestamp for r in records if r.offset >= offset), header.max_timestamp)
+        share = min(offset - header.base_offset, header.last_offset_delta)
+        span = header.max_timestamp - header.base_timestamp
+        found = header.base_timestamp + span * share // header.last_offset_delta
     return found if found >= 0 else None
 
 
