@@ -8,6 +8,7 @@ groups, and the lag of every committed offset.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
@@ -20,6 +21,8 @@ from kgroups.protocol import apis
 if TYPE_CHECKING:
     from kgroups.coordinator.views import GroupView
     from kgroups.server.broker_api import BrokerApi
+
+log = logging.getLogger(__name__)
 
 _TOPIC = "kafka_server_brokertopicmetrics_"
 _REQUEST = "kafka_network_requestmetrics_"
@@ -39,7 +42,8 @@ async def start_metrics_server(broker: BrokerApi) -> HttpServer | None:
         return 200, CONTENT_TYPE, metrics.render().encode()
 
     server = HttpServer({"/metrics": page})
-    await server.start(host, port)
+    bound = await server.start(host, port)
+    log.info("serving Prometheus metrics on http://%s:%d/metrics", host or "0.0.0.0", bound)
     return server
 
 
