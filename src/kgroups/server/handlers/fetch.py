@@ -59,16 +59,16 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
             broker.append_waiters.unregister(wanted, waiter)
 
 
-# Cluster mode: (topic index, partition index, what to read) of the partitions
-# whose offsets are no longer in the leader's memory.
-_Miss = tuple[int, int, StoreRead]
-
-
 def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:
     for topic in topics:
         size = sum(len(p.records) for p in topic.partitions if p.records)
         if size:
             broker.stats.fetched(topic.topic, size)
+
+
+# Cluster mode: (topic index, partition index, what to read) of the partitions
+# whose offsets are no longer in the leader's memory.
+_Miss = tuple[int, int, StoreRead]
 
 
 def _read(
