@@ -12,6 +12,9 @@ from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.cluster.producer_ids import ProducerIdManager
 from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.metrics.broker_endpoint import start_metrics_server
+from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.metrics.http import HttpServer
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, parse_ip_overrides
@@ -46,6 +49,7 @@ class Broker:
         self.topics = TopicRegistry(self.log_dir)
         self.logs = LogManager(self.log_dir, self.default_log_config)
         self.append_waiters = AppendWaiters()
+        self.stats = BrokerStats()
         self.flusher = Flusher()
         url = config.get_str("cluster.store.url")
         self.cluster: ClusterMember | None = ClusterMember(self, url) if url else None
@@ -56,6 +60,8 @@ class Broker:
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)
         self._server: asyncio.Server | None = None
+        self.metrics: HttpServer | None = None
+        """The Prometheus endpoint, when ``metrics.port`` is set."""
         self._connections: dict[
             asyncio.Task[None], tuple[asyncio.StreamWriter, ConnectionState]
         ] = {}
@@ -88,6 +94,7 @@ class Broker:
         if self.config.get_bool("log.cleaner.enable"):
             self._background.append(asyncio.create_task(self._cleaner_loop()))
         self.coordinator.start()
+        self.metrics = await start_metrics_server(self)
         log.info(
             "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
             self.broker_id,
@@ -121,6 +128,8 @@ class Broker:
         if self._server is not None:
             self._server.close()
         self.append_waiters.wake_all()
+        if self.metrics is not None:
+            await self.metrics.close()
         await self.coordinator.stop()
         # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
         # Closing the transport ends a connection's task (cancelling the task

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from kgroups.clock import Clock
 from kgroups.cluster.producer_ids import ProducerIdManager
 from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
 from kgroups.storage.config import LogConfig
@@ -40,6 +41,8 @@ class BrokerCore(Protocol):
     append_waiters: AppendWaiters
     cluster: ClusterMember | None
     """Set in cluster mode (``cluster.store.url``): leases, leaders, store logs."""
+    stats: BrokerStats
+    """Request-path counters for the metrics endpoint."""
 
     def topic_config(self, topic: Topic) -> LogConfig: ...
 

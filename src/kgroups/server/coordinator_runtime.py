@@ -89,6 +89,8 @@ class CoordinatorRuntime:
         # Partitions with records to append at the end of this loop turn.
         self._to_append: set[int] = set()
         self._stopped = False
+        self.load_times_ms: dict[int, float] = {}
+        """How long each loaded partition took to load (for metrics)."""
         # The loop, kept: asking for the running one costs a getpid per call.
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -199,6 +201,7 @@ class CoordinatorRuntime:
         for key, value in latest.items():
             shard.replay(key, value)
         self._loading.discard(partition)
+        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
         now = self._broker.clock.now_ms()
         self._submit(partition, shard.finish_load(now))
         if self._deleted_while_loading:

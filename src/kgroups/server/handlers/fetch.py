@@ -45,6 +45,8 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
                 topics, size, failed = await _read_store(broker, topics, size, failed, misses)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
+                if size:
+                    _count_bytes_out(broker, topics)
                 return FetchResponse(
                     throttle_time=NO_THROTTLE,
                     error_code=ErrorCode.none,
@@ -55,6 +57,13 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
                 await asyncio.wait_for(waiter.wait(), remaining)
         finally:
             broker.append_waiters.unregister(wanted, waiter)
+
+
+def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:
+    for topic in topics:
+        size = sum(len(p.records) for p in topic.partitions if p.records)
+        if size:
+            broker.stats.fetched(topic.topic, size)
 
 
 # Cluster mode: (topic index, partition index, what to read) of the partitions

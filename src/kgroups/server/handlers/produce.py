@@ -89,6 +89,8 @@ def _append(
     except KafkaError as e:
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.appended(topic, partition, plog)
+    if not result.duplicate:
+        broker.stats.produced(topic, len(records), result.last_offset - result.base_offset + 1)
     append_time = (
         None
         if result.log_append_time < 0
