@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,8 +45,8 @@ T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
-# Records of several results share a log batch up to this size (keys and
-# values), well below the 1 MiB a batch of `__consumer_offsets` may have.
+# Records of several results share a log batch up to this size, below the
+# 1 MiB a batch of `__consumer_offsets` may have.
 _BATCH_BYTES = 512 * 1024
 
 # What a request that timed out is answered, as Kafka answers it: a commit
@@ -378,10 +378,9 @@ class CoordinatorRuntime:
         written: list[Append] = []
         try:
             plog = broker.log(OFFSETS_TOPIC, partition)
-            for chunk in _chunks(appends):
-                now = broker.clock.now_ms()
-                records = [(k, v, (), now) for append in chunk for k, v in append.records]
-                plog.append_batch(encode_batch(records), now)
+            now = broker.clock.now_ms()
+            for chunk, batch in _encoded(appends, now):
+                plog.append_batch(batch, now)
                 written.extend(chunk)
         except (KafkaError, OSError) as e:
             # The log cut the failed write back: what came before it stays.
@@ -450,19 +449,14 @@ class CoordinatorRuntime:
         self._drive(partition)
 
 
-def _chunks(appends: list[Append]) -> Iterator[list[Append]]:
-    """The appends in order, cut where a log batch would pass _BATCH_BYTES."""
-    chunk: list[Append] = []
-    size = 0
-    for append in appends:
-        append_size = sum(len(key) + len(value or b"") for key, value in append.records)
-        if chunk and size + append_size > _BATCH_BYTES:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(append)
-        size += append_size
-    if chunk:
-        yield chunk
+def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
+    """The appends' records as log batches, in order: one batch, unless it
+    would pass _BATCH_BYTES; then halves, down to one append per batch."""
+    batch = encode_batch([(k, v, (), now) for append in appends for k, v in append.records])
+    if len(batch) <= _BATCH_BYTES or len(appends) == 1:
+        return [(appends, batch)]
+    half = len(appends) // 2
+    return _encoded(appends[:half], now) + _encoded(appends[half:], now)
 
 
 def _send(replies: Iterable[tuple[object, object]]) -> None:
