@@ -4,6 +4,9 @@ record timestamps are known, so every lag figure, status and cause is exact."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +303,30 @@ def test_follow_keeps_a_live_status_table(spark: Any, recorded: str, tmp_path: P
     follow(spark, config, once=True, say=lines.append)  # restarts from its saved windows
     assert lines[-1].startswith("[follow] reading") or "state restored" in " ".join(lines[-3:])
     assert spark.read.parquet(f"{config.output}/live_status").count() == len(live)
+
+
+def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
+    recorded: str, tmp_path: Path
+) -> None:
+    """The command line on a log of ~150 records: one shuffle partition, and only
+    its own step lines on the console, no Spark stage progress bars."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "kgroups", "analytics", "--master", "local[2]"),
+            *("--bootstrap-server", recorded, "--offsets-topic", "recorded-offsets"),
+            *("--output", str(tmp_path / "cli"), "--now", str(NOW)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{len(_offsets_log())} records: " in done.stderr
+    assert "shuffle partitions: 1 " in done.stderr
+    assert "[Stage " not in done.stderr and "[Stage " not in done.stdout
+    steps = [line.split("]")[0] for line in done.stderr.splitlines() if line.startswith("[")]
+    assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
+    assert f"of {len(SCENARIO) + 1} groups analysed" in done.stdout
+    assert took < 120, took  # about 10 s on an idle 2-core machine
