@@ -333,3 +333,52 @@ def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
     assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
     assert f"of {len(SCENARIO) + 1} groups analysed" in done.stdout
     assert took < 120, took  # about 10 s on an idle 2-core machine
+
+
+def test_follow_forgets_deleted_offsets_and_groups(
+    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+) -> None:
+    """Short-lived groups come and go (their offsets and group records deleted by
+    tombstones, as when Kafka expires them): the live table and the saved state
+    keep only what the cluster still holds."""
+    import json
+
+    from kgroups.spark.analytics.follow import follow
+    from kgroups.spark.analytics.job import AnalyticsConfig
+
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "churn-offsets", 1)
+    _record_churn(bootstrap, "churn-offsets")
+    config = AnalyticsConfig(
+        bootstrap=bootstrap, output=str(tmp_path / "churn"), offsets_topic="churn-offsets"
+    )
+    follow(spark, config, once=True, say=lambda line: None)
+    live = spark.read.parquet(f"{config.output}/live_status").collect()
+    assert sorted((r.group, r.partition) for r in live) == [("kept", 0), ("kept", 1)]
+    state = json.loads((tmp_path / "churn" / "follow_state.json").read_text())
+    assert {w["group"] for w in state["windows"]} == {"kept"}
+
+
+def _record_churn(bootstrap: str, topic: str) -> None:
+    """30 groups that commit and are deleted, then one that stays."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+
+    def send(key: bytes, value: bytes | None) -> None:
+        producer.produce(topic, key=key, value=value, partition=0)
+
+    for i in range(30):
+        group = f"console-consumer-{i}"
+        for generation in (1, 2):
+            stored = _generation(generation, [_member(f"m-{generation}", 0)], T0 + i)
+            send(encode_group_metadata_key(group), encode_group_metadata_value(stored))
+        for partition in (0, 1):
+            key = encode_offset_commit_key(group, "orders", partition)
+            send(key, encode_offset_commit_value(OffsetCommitValue(5, "", T0 + i)))
+            send(key, None)  # the offset expired
+        send(encode_group_metadata_key(group), None)  # the group went away
+    for partition in (0, 1):
+        key = encode_offset_commit_key("kept", "orders", partition)
+        send(key, encode_offset_commit_value(OffsetCommitValue(7, "", T0)))
+    assert producer.flush(30) == 0
