@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
@@ -143,18 +144,40 @@ def rebalance_history(generations: DataFrame, commits: DataFrame) -> DataFrame:
         F.col("m.session_timeout_ms").alias("session_timeout_ms"),
         F.explode_outer("m.assignment").alias("tp"),
     )
+    # The last commit to each departed member's partitions before the rebalance:
+    # commits and departures sorted together per partition, a running maximum
+    # (a range join would pair every departure with every earlier commit).
+    probes = owned.select(
+        "group",
+        F.col("tp.topic").alias("topic"),
+        F.col("tp.partition").alias("partition"),
+        F.col("state_ms").alias("t_ms"),
+        F.lit(1).alias("_kind"),
+        "rebalance_id",
+        "member",
+        "session_timeout_ms",
+        "prev_ms",
+        "state_ms",
+    )
+    points = commits.filter(~F.col("deleted")).select(
+        "group",
+        "topic",
+        "partition",
+        F.col("commit_ms").alias("t_ms"),
+        F.lit(0).alias("_kind"),
+        F.col("commit_ms").alias("_commit_ms"),
+    )
+    upto = (
+        Window.partitionBy("group", "topic", "partition")
+        .orderBy("t_ms", "_kind")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     seen = (
-        owned.alias("o")
-        .join(
-            commits.filter(~F.col("deleted")).alias("c"),
-            (F.col("o.group") == F.col("c.group"))
-            & (F.col("o.tp.topic") == F.col("c.topic"))
-            & (F.col("o.tp.partition") == F.col("c.partition"))
-            & (F.col("c.commit_ms") <= F.col("o.state_ms")),
-            "left",
-        )
-        .groupBy("o.rebalance_id", "o.member", "o.session_timeout_ms", "o.prev_ms", "o.state_ms")
-        .agg(F.max("c.commit_ms").alias("last_commit_ms"))
+        points.unionByName(probes, allowMissingColumns=True)
+        .withColumn("last_commit_ms", F.max("_commit_ms").over(upto))
+        .filter(F.col("_kind") == 1)
+        .groupBy("rebalance_id", "member", "session_timeout_ms", "prev_ms", "state_ms")
+        .agg(F.max("last_commit_ms").alias("last_commit_ms"))
     )
     last_seen = F.greatest(F.col("prev_ms"), F.coalesce(F.col("last_commit_ms"), F.col("prev_ms")))
     # The session cannot have run out before last_seen + timeout: a departure
