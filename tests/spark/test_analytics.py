@@ -329,6 +329,13 @@ def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
     assert f"{len(_offsets_log())} records: " in done.stderr
     assert "shuffle partitions: 1 " in done.stderr
     assert "[Stage " not in done.stderr and "[Stage " not in done.stdout
+    jvm_notice = "WARNING: Using incubator modules"  # the JVM's own, before any logging
+    others = [
+        line
+        for line in done.stderr.splitlines()
+        if line and not line.startswith(("[analytics ", jvm_notice))
+    ]
+    assert others == []
     steps = [line.split("]")[0] for line in done.stderr.splitlines() if line.startswith("[")]
     assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
     assert f"of {len(SCENARIO) + 1} groups analysed" in done.stdout

@@ -3,7 +3,8 @@
 Spark's defaults suit big data: 200 shuffle partitions turn every shuffle of a
 few hundred records into 200 empty tasks, and the console progress bars drown
 the job's own step lines. So the session runs with adaptive query execution,
-without the web UI and progress bars (``--spark-ui`` brings both back), and once
+without the web UI and progress bars, Spark logging errors only (log4j2.properties
+beside this file; ``--spark-ui`` brings all three back), and once
 the log's size is known the job sets one shuffle partition per
 ``RECORDS_PER_SHUFFLE_PARTITION`` records -- unless ``spark.sql.shuffle.partitions``
 was given (``--conf``, ``spark-defaults.conf``), which then wins.
@@ -11,6 +12,7 @@ was given (``--conf``, ``spark-defaults.conf``), which then wins.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ __all__ = [
 RECORDS_PER_SHUFFLE_PARTITION = 500_000
 _MAX_SHUFFLE_PARTITIONS = 200  # Spark's default, as a ceiling
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+_LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
 def analytics_session(master: str | None, spark_ui: bool = False) -> SparkSession:
@@ -41,6 +44,10 @@ def analytics_session(master: str | None, spark_ui: bool = False) -> SparkSessio
     )
     if master:
         builder = builder.master(master)
+    if not spark_ui:  # taken when this process starts the JVM, ignored under spark-submit
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_LOG4J2}"
+        )
     spark = builder.getOrCreate()
     if not spark_ui:
         spark.sparkContext.setLogLevel("ERROR")
