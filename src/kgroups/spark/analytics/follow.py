@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -55,6 +56,9 @@ class LiveStatus:
         self.config = config
         self.say = say
         self.calls = ClusterCalls(config.bootstrap)
+        # Micro-batches arrive on a py4j callback thread while the main thread
+        # refreshes between them: one at a time, or both write live_status at once.
+        self.lock = threading.RLock()
         self.state_path = f"{config.output.rstrip('/')}/follow_state.json"
         text = _read_text(self.spark, self.state_path)
         self.state = (
@@ -68,6 +72,10 @@ class LiveStatus:
         return self.state.windows
 
     def add_batch(self, batch: DataFrame, batch_id: int) -> None:
+        with self.lock:
+            self._add_batch(batch, batch_id)
+
+    def _add_batch(self, batch: DataFrame, batch_id: int) -> None:
         rows = (
             batch.filter(F.col("kind").isin("offset_commit", "offset_deleted", "group_deleted"))
             .select(
@@ -130,6 +138,10 @@ class LiveStatus:
         return out
 
     def refresh(self, why: str) -> None:
+        with self.lock:
+            self._refresh(why)
+
+    def _refresh(self, why: str) -> None:
         now_ms = int(time.time() * 1000)
         ends = self._log_ends({(t, p) for _, t, p in self.windows})
         rows: list[list[Any]] = []
