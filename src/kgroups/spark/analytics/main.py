@@ -86,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
     import kgroups.spark
     from kgroups.spark.analytics.follow import follow
     from kgroups.spark.analytics.job import AnalyticsConfig, run_analytics
-    from kgroups.spark.analytics.session import analytics_session
+    from kgroups.spark.analytics.session import analytics_session, log_records
 
-    spark = analytics_session(args.master, spark_ui=args.spark_ui)
+    records = log_records(args.bootstrap_server, args.offsets_topic)
+    spark = analytics_session(args.master, spark_ui=args.spark_ui, records=records)
     kgroups.spark.register(spark)
     config = AnalyticsConfig(
         bootstrap=args.bootstrap_server,
