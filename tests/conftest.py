@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from kgroups.cluster.local_postgres import LocalPostgres
+
     from broker_thread import BrokerThread
 
 
@@ -31,3 +33,23 @@ def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerTh
         yield b
     finally:
         b.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[LocalPostgres]:
+    """One real PostgreSQL server for the whole test session."""
+    from postgres import start_server
+
+    server = start_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def store_url(postgres_server: LocalPostgres) -> str:
+    """The URL of a fresh, empty database on the session's PostgreSQL."""
+    from postgres import fresh_database
+
+    return fresh_database(postgres_server)

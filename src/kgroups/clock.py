@@ -28,3 +28,11 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self._now_ms += ms
+
+
+class MonotonicClock:
+    """Milliseconds that only move forward (not wall-clock time): for leases,
+    which must not stretch when the system clock is set back."""
+
+    def now_ms(self) -> int:
+        return time.monotonic_ns() // 1_000_000

@@ -14,6 +14,7 @@ from kgroups.protocol import apis
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
+from kgroups.storage.records import iter_batches
 
 from group_requests import commit_request
 
@@ -66,7 +67,12 @@ def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path)
                 return fsyncs[-1]
 
             appended, broker.appended = broker.appended, pending_fsync  # type: ignore[method-assign]
-            first, other, second = commit("g", 6), commit("h", 1), commit("g", 7)
+            # One loop turn apart, so that each commit gets its own write and fsync.
+            first = commit("g", 6)
+            await asyncio.sleep(0.01)
+            other = commit("h", 1)
+            await asyncio.sleep(0.01)
+            second = commit("g", 7)
             await asyncio.sleep(0.05)
             assert len(fsyncs) == 3 and not any(t.done() for t in (first, other, second))
             fsyncs[0].set_exception(OSError("fsync failed"))  # g's first batch is lost
@@ -84,6 +90,75 @@ def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path)
             broker.appended = appended  # type: ignore[method-assign]
             assert await admin.committed("g") == {("t", 0): 5}
             assert await admin.committed("h") == {("t", 0): 1}
+        finally:
+            await admin.close()
+            await broker.stop()
+
+    asyncio.run(scenario())
+
+
+def test_commits_of_one_loop_turn_share_a_write_and_an_fsync_and_its_failure(
+    tmp_path: Path,
+) -> None:
+    """Commits that arrive together are appended as one log batch with one
+    fsync; if that fsync fails, every one of them is answered with the error
+    and none is kept, whatever group it belongs to."""
+    fsyncs: list[asyncio.Future[None]] = []
+
+    async def scenario() -> None:
+        broker = Broker(
+            BrokerConfig(
+                {
+                    "listeners": "PLAINTEXT://127.0.0.1:0",
+                    "log.dirs": str(tmp_path / "data"),
+                    "offsets.topic.num.partitions": "1",
+                }
+            )
+        )
+        await broker.start()
+        admin = Admin(f"127.0.0.1:{broker.port}")
+        try:
+            broker.create_topic("t", 1, {})
+            context = RequestContext(
+                api_key=apis.OFFSET_COMMIT,
+                api_version=9,
+                correlation_id=1,
+                client_id="c",
+                client_host="/h",
+            )
+
+            def commit(group: str, offset: int) -> Any:
+                request = commit_request(group, offset)
+                return asyncio.ensure_future(
+                    broker.coordinator.call(
+                        group, context, lambda s, c, now: s.offset_commit(request, c, now)
+                    )
+                )
+
+            await asyncio.gather(commit("g", 5), commit("h", 5))
+            plog = broker.log("__consumer_offsets", 0)
+            end_before = plog.log_end_offset
+
+            def pending_fsync(topic: str, partition: int, plog: Any) -> asyncio.Future[None]:
+                fsyncs.append(asyncio.get_running_loop().create_future())
+                return fsyncs[-1]
+
+            appended, broker.appended = broker.appended, pending_fsync  # type: ignore[method-assign]
+            together = [commit(group, 6) for group in ("g", "h", "i")]
+            await asyncio.sleep(0.05)
+            assert len(fsyncs) == 1  # one fsync for the three
+            assert plog.log_end_offset == end_before + 3
+            assert len(list(iter_batches(plog.read(end_before, 1 << 20)))) == 1
+            fsyncs[0].set_exception(OSError("fsync failed"))
+            await asyncio.wait(together, timeout=10)
+            for task in together:
+                assert task.result().topics[0].partitions[0].error_code == (
+                    ErrorCode.not_coordinator
+                )
+            broker.appended = appended  # type: ignore[method-assign]
+            assert await admin.committed("g") == {("t", 0): 5}
+            assert await admin.committed("h") == {("t", 0): 5}
+            assert await admin.committed("i") == {}
         finally:
             await admin.close()
             await broker.stop()

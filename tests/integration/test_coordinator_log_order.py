@@ -9,6 +9,7 @@ state the broker served before the restart.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,16 @@ from kgroups.client.admin import Admin
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.protocol.heartbeat_wire import heartbeat_answer
 from kgroups.protocol.types import GroupId
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
+from kgroups.server.fast_heartbeat import answer_heartbeat
 from kgroups.server.handlers import groups
 
 from group_requests import commit_request
+from raw_wire import encode_request
 
 RETENTION_MS = 60_000
 SESSION_MS = 6_000
@@ -248,6 +252,72 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
             offsets = await _observed(broker)
             assert offsets[0] == {("t", 0): 7}
         finally:
+            await broker.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_heartbeat_on_the_spot_answers_as_the_general_path_but_waits_behind_its_group_write(
+    tmp_path: Path,
+) -> None:
+    """The connection answers a heartbeat without going through the driver
+    only when nothing of its group waits for an fsync; then its answer is the
+    one the general path gives."""
+    stuck: list[asyncio.Future[None]] = []
+
+    async def scenario() -> None:
+        broker = Broker(_config(tmp_path / "data"))
+        await broker.start()
+        try:
+            runtime = broker.coordinator
+
+            def call(api_key: int, version: int, method: str, request: Any) -> Any:
+                return runtime.call(
+                    "m",
+                    _ctx(api_key, version),
+                    lambda s, c, now: getattr(s, method)(request, c, now),
+                )
+
+            joined = await call(apis.JOIN_GROUP, 3, "join_group", _join("m"))
+            member, generation = joined.member_id, joined.generation_id
+            synced = await call(apis.SYNC_GROUP, 5, "sync_group", _sync("m", member, generation))
+            assert synced.error_code == ErrorCode.none
+            for beat in (
+                _heartbeat("m", member, generation),
+                _heartbeat("m", member, generation + 1),
+                _heartbeat("m", "someone-else", generation),
+                _heartbeat("nobody", member, generation),
+            ):
+                on_the_spot = answer_heartbeat(runtime, encode_request(beat, correlation=9)[4:])
+                general = await call(apis.HEARTBEAT, 4, "heartbeat", beat)
+                assert on_the_spot == heartbeat_answer(4, 9, general.error_code)
+
+            def never_durable(topic: str, partition: int, plog: Any) -> asyncio.Future[None]:
+                stuck.append(asyncio.get_running_loop().create_future())
+                return stuck[-1]
+
+            # The member rejoins: a new generation, whose assignment the
+            # SyncGroup stores. Until that write is durable, m's heartbeats wait.
+            rejoined = await call(
+                apis.JOIN_GROUP, 3, "join_group", dataclasses.replace(_join("m"), member_id=member)
+            )
+            assert rejoined.generation_id == generation + 1
+            broker.appended = never_durable  # type: ignore[method-assign]
+            syncing = asyncio.ensure_future(
+                call(apis.SYNC_GROUP, 5, "sync_group", _sync("m", member, generation + 1))
+            )
+            await asyncio.sleep(0.05)
+            assert stuck and not syncing.done()
+            beat = encode_request(_heartbeat("m", member, generation + 1), correlation=9)[4:]
+            assert answer_heartbeat(runtime, beat) is None
+            other = encode_request(_heartbeat("g", "x", 1), correlation=9)[4:]
+            assert answer_heartbeat(runtime, other) == heartbeat_answer(
+                4, 9, ErrorCode.unknown_member_id
+            )
+            syncing.cancel()
+        finally:
+            for future in stuck:
+                future.set_result(None)
             await broker.stop()
 
     asyncio.run(scenario())

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
 
-__all__ = ["Assignor", "PartitionRacks", "RebalanceProtocol"]
+__all__ = ["Assignor", "PartitionRacks", "RebalanceProtocol", "WithoutMemory"]
 
 PartitionRacks = Mapping[TopicPartition, set[str]]
 """The racks holding a replica of each partition, for rack-aware assignment."""
@@ -42,6 +42,7 @@ class Assignor(Protocol):
 
     def subscription_user_data(self, topics: set[str]) -> bytes | None: ...
 
+    # Each assignor restates this signature in full: it is the contract, not shared logic.
     def assign(
         self,
         partitions_per_topic: Mapping[str, int],
@@ -60,3 +61,16 @@ class Assignor(Protocol):
     def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
         """Called in the member with the assignment it received."""
         ...
+
+
+class WithoutMemory:
+    """What an eager assignor that needs nothing from earlier rounds has in
+    common: no user data to send, nothing to remember of its assignment."""
+
+    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+
+    def subscription_user_data(self, topics: set[str]) -> bytes | None:
+        return None
+
+    def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
+        pass

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from kgroups.assignors.protocol import Subscription
 
-__all__ = ["java_string_key", "members_in_java_order"]
+__all__ = ["java_string_key", "members_in_java_order", "subscribers_by_topic"]
 
 
 def java_string_key(text: str) -> bytes:
@@ -36,3 +36,14 @@ def members_in_java_order(
         return (1, b"", java_string_key(member_id))
 
     return sorted(member_ids, key=key)
+
+
+def subscribers_by_topic(
+    members: Iterable[str], subscriptions: Mapping[str, Subscription]
+) -> dict[str, list[str]]:
+    """Each subscribed topic's members, in the order of ``members``."""
+    subscribers: dict[str, list[str]] = {}
+    for member_id in members:
+        for topic in dict.fromkeys(subscriptions[member_id].topics):
+            subscribers.setdefault(topic, []).append(member_id)
+    return subscribers

@@ -80,30 +80,16 @@ class ProtocolError(ValueError):
     """Bytes that are not consumer protocol metadata."""
 
 
-_SUBSCRIPTIONS: tuple[Any, ...] = (
-    subscription_v0.ConsumerProtocolSubscription,
-    subscription_v1.ConsumerProtocolSubscription,
-    subscription_v2.ConsumerProtocolSubscription,
-    subscription_v3.ConsumerProtocolSubscription,
-)
+# kio's entities by version (index = version); v0 subscriptions own no partitions.
+_SUBSCRIPTION_SCHEMAS = (subscription_v0, subscription_v1, subscription_v2, subscription_v3)
+_ASSIGNMENT_SCHEMAS = (assignment_v0, assignment_v1, assignment_v2, assignment_v3)
+_SUBSCRIPTIONS = tuple(m.ConsumerProtocolSubscription for m in _SUBSCRIPTION_SCHEMAS)
 _SUBSCRIPTION_PARTITIONS: tuple[Any, ...] = (
     None,
-    subscription_v1.TopicPartition,
-    subscription_v2.TopicPartition,
-    subscription_v3.TopicPartition,
+    *(m.TopicPartition for m in _SUBSCRIPTION_SCHEMAS[1:]),
 )
-_ASSIGNMENTS: tuple[Any, ...] = (
-    assignment_v0.ConsumerProtocolAssignment,
-    assignment_v1.ConsumerProtocolAssignment,
-    assignment_v2.ConsumerProtocolAssignment,
-    assignment_v3.ConsumerProtocolAssignment,
-)
-_ASSIGNMENT_PARTITIONS: tuple[Any, ...] = (
-    assignment_v0.TopicPartition,
-    assignment_v1.TopicPartition,
-    assignment_v2.TopicPartition,
-    assignment_v3.TopicPartition,
-)
+_ASSIGNMENTS = tuple(m.ConsumerProtocolAssignment for m in _ASSIGNMENT_SCHEMAS)
+_ASSIGNMENT_PARTITIONS = tuple(m.TopicPartition for m in _ASSIGNMENT_SCHEMAS)
 _SUBSCRIPTION_READERS = tuple(bounded_reader(entity) for entity in _SUBSCRIPTIONS)
 _SUBSCRIPTION_WRITERS = tuple(entity_writer(entity) for entity in _SUBSCRIPTIONS)
 _ASSIGNMENT_READERS = tuple(bounded_reader(entity) for entity in _ASSIGNMENTS)

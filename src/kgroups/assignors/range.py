@@ -21,24 +21,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from itertools import islice, repeat
 
-from kgroups.assignors.base import PartitionRacks, RebalanceProtocol
+from kgroups.assignors.base import PartitionRacks, WithoutMemory
 from kgroups.assignors.gc_pause import cyclic_gc_paused
-from kgroups.assignors.member_order import java_string_key, members_in_java_order
+from kgroups.assignors.member_order import (
+    java_string_key,
+    members_in_java_order,
+    subscribers_by_topic,
+)
 from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
 from kgroups.assignors.rack_awareness import racks_worth_matching
 
 __all__ = ["RangeAssignor"]
 
 
-class RangeAssignor:
+class RangeAssignor(WithoutMemory):
     name = "range"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
-
-    def subscription_user_data(self, topics: set[str]) -> bytes | None:
-        return None
-
-    def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
-        pass
 
     @cyclic_gc_paused()
     def assign(
@@ -49,10 +46,7 @@ class RangeAssignor:
         partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
         members = members_in_java_order(subscriptions, subscriptions)
-        subscribers: dict[str, list[str]] = {}
-        for member_id in members:
-            for topic in dict.fromkeys(subscriptions[member_id].topics):
-                subscribers.setdefault(topic, []).append(member_id)
+        subscribers = subscribers_by_topic(members, subscriptions)
         topics = [
             (topic, partitions_per_topic[topic], subscribers[topic])
             for topic in sorted(subscribers, key=java_string_key)

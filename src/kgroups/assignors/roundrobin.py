@@ -14,23 +14,20 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from itertools import repeat
 
-from kgroups.assignors.base import PartitionRacks, RebalanceProtocol
+from kgroups.assignors.base import PartitionRacks, WithoutMemory
 from kgroups.assignors.gc_pause import cyclic_gc_paused
-from kgroups.assignors.member_order import java_string_key, members_in_java_order
+from kgroups.assignors.member_order import (
+    java_string_key,
+    members_in_java_order,
+    subscribers_by_topic,
+)
 from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
 
 __all__ = ["RoundRobinAssignor"]
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(WithoutMemory):
     name = "roundrobin"
-    supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
-
-    def subscription_user_data(self, topics: set[str]) -> bytes | None:
-        return None
-
-    def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
-        pass
 
     @cyclic_gc_paused()
     def assign(
@@ -42,20 +39,17 @@ class RoundRobinAssignor:
     ) -> dict[str, Assignment]:
         members = members_in_java_order(subscriptions, subscriptions)
         seat_of = {member_id: seat for seat, member_id in enumerate(members)}
-        seats_by_topic: dict[str, list[int]] = {}
-        for member_id in members:
-            for topic in dict.fromkeys(subscriptions[member_id].topics):
-                seats_by_topic.setdefault(topic, []).append(seat_of[member_id])
+        subscribers = subscribers_by_topic(members, subscriptions)
 
         dealt: list[list[TopicPartition]] = [[] for _ in members]
         next_seat = 0
-        for topic in sorted(seats_by_topic, key=java_string_key):
+        for topic in sorted(subscribers, key=java_string_key):
             count = partitions_per_topic.get(topic, 0)
             if count <= 0:
                 continue
             # The deal for one topic only visits its subscribers, in seat order,
             # starting at the first one at or after where the last deal stopped.
-            seats = seats_by_topic[topic]
+            seats = [seat_of[member_id] for member_id in subscribers[topic]]
             first = bisect_left(seats, next_seat) % len(seats)
             partitions = list(map(TopicPartition, repeat(topic), range(count)))
             for turn in range(min(count, len(seats))):

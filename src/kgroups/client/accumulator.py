@@ -19,17 +19,28 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.delivery import BatchOutcome, DeliveryFuture
 from kgroups.storage.records import HEADER_SIZE, Header, RecordInput, encode_batch
 
-__all__ = ["ProducerBatch", "RecordAccumulator", "record_size"]
+__all__ = ["PendingRecord", "ProducerBatch", "RecordAccumulator", "record_size"]
 
 # A record's framing at most: length, attributes, timestamp and offset deltas,
 # key and value lengths, header count (varints).
 _RECORD_OVERHEAD = 21
+
+
+class PendingRecord(NamedTuple):
+    """A record checked by the producer, on its way into a batch."""
+
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    timestamp: int
+    size: int
+    """Its bytes at most, as ``record_size`` counts them."""
 
 
 def record_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
@@ -106,39 +117,28 @@ class RecordAccumulator:
 
     # -- appending -----------------------------------------------------------
 
-    def try_append(
-        self,
-        tp: TopicPartition,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[Header],
-        timestamp: int,
-        size: int,
-    ) -> DeliveryFuture | None:
+    def try_append(self, tp: TopicPartition, record: PendingRecord) -> DeliveryFuture | None:
         """Append if ``buffer.memory`` has room (None otherwise)."""
         with self._lock:
-            if self._bytes + size > self.buffer_memory and self._bytes > 0:
+            if self._no_room_for(record.size):
                 return None
-            return self._append(tp, key, value, headers, timestamp, size)
+            return self._append(tp, record)
 
     def append_blocking(
-        self,
-        tp: TopicPartition,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[Header],
-        timestamp: int,
-        size: int,
-        timeout: float,
+        self, tp: TopicPartition, record: PendingRecord, timeout: float
     ) -> DeliveryFuture:
         """Append, waiting up to ``timeout`` for room (an application thread's way)."""
         deadline = self._clock() + timeout
         with self._room:
-            while self._bytes + size > self.buffer_memory and self._bytes > 0:
+            while self._no_room_for(record.size):
                 remaining = deadline - self._clock()
                 if remaining <= 0 or not self._room.wait(remaining):
                     raise TimeoutError(f"no room in buffer.memory within {timeout:.3f} s")
-            return self._append(tp, key, value, headers, timestamp, size)
+            return self._append(tp, record)
+
+    def _no_room_for(self, size: int) -> bool:
+        # A record always fits an empty buffer: the producer refuses larger ones.
+        return self._bytes + size > self.buffer_memory and self._bytes > 0
 
     async def wait_for_room(self, timeout: float) -> None:
         """For the loop's own sends: wait until some batch completes."""
@@ -150,15 +150,8 @@ class RecordAccumulator:
         except TimeoutError:
             raise TimeoutError(f"no room in buffer.memory within {timeout:.3f} s") from None
 
-    def _append(
-        self,
-        tp: TopicPartition,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[Header],
-        timestamp: int,
-        size: int,
-    ) -> DeliveryFuture:
+    def _append(self, tp: TopicPartition, record: PendingRecord) -> DeliveryFuture:
+        key, value, headers, timestamp, size = record
         queue = self._queues.get(tp)
         if queue is None:
             queue = self._queues[tp] = deque()

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kgroups.client.accumulator import RecordAccumulator, record_size
+from kgroups.client.accumulator import PendingRecord, RecordAccumulator, record_size
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.coordinator_link import open_connection
@@ -29,7 +29,6 @@ from kgroups.client.record_metadata import RecordMetadata
 from kgroups.client.sender import Sender
 from kgroups.client.sticky_partitioner import StickyPartitioner
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import Header
 
 __all__ = ["AsyncProducer", "Headers"]
 
@@ -87,12 +86,13 @@ class AsyncProducer:
             tp = self.route(topic, key, partition)
         sender.topics.add(topic)
         while True:
-            future = self._accumulator.try_append(tp, *record)
+            future = self._accumulator.try_append(tp, record)
             if future is not None:
-                self.appended(tp, record[-1])
+                self.appended(tp, record.size)
                 return future
             await self._accumulator.wait_for_room(max(0.0, deadline - time.monotonic()))
 
+    # Spells out send's parameters, not *args: editors and type checkers show them.
     async def send_and_wait(
         self,
         topic: str,
@@ -112,8 +112,8 @@ class AsyncProducer:
         key: bytes | None,
         headers: Headers | None,
         timestamp: int | None,
-    ) -> tuple[bytes | None, bytes | None, tuple[Header, ...], int, int]:
-        """(key, value, headers, timestamp, size) checked: thread-safe."""
+    ) -> PendingRecord:
+        """The record checked, with its timestamp and size: thread-safe."""
         if not topic:
             raise ValueError("a topic is needed")
         for name, data in (("key", key), ("value", value)):
@@ -128,7 +128,7 @@ class AsyncProducer:
             )
         if timestamp is None:
             timestamp = int(time.time() * 1000)
-        return key, value, items, timestamp, size
+        return PendingRecord(key, value, items, timestamp, size)
 
     def route(self, topic: str, key: bytes | None, partition: int | None) -> TopicPartition | None:
         """The record's partition, or None while the topic's metadata is unknown.

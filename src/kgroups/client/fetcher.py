@@ -18,15 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import logging
 from collections import deque
 from typing import Any
-
-from kio.schema.fetch.v12 import FetchRequest
-from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
-from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, i64
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.completed_fetch import CompletedFetch
@@ -34,6 +28,7 @@ from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.consumer_record import ConsumerRecord, TopicPartition
 from kgroups.client.coordinator_link import Connect
 from kgroups.client.exceptions import NoOffsetForPartitionError
+from kgroups.client.fetch_request import FetchRequests
 from kgroups.client.subscription_state import NONE, SubscriptionState
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
@@ -75,7 +70,8 @@ class Fetcher:
         self.subscriptions = subscriptions
         self.cluster = cluster
         self._connect = connect
-        self.read_committed = config.isolation_level == "read_committed"
+        self._requests = FetchRequests(config)
+        self.read_committed = self._requests.read_committed
         self._buffers: dict[TopicPartition, deque[CompletedFetch]] = {}
         self._in_flight: set[TopicPartition] = set()
         self._nodes: dict[int, _NodeFetcher] = {}
@@ -84,10 +80,6 @@ class Fetcher:
         self._errors: list[Exception] = []
         self._closed = False
         self._rotation = 0
-        self._max_wait = i32Timedelta.parse(
-            datetime.timedelta(milliseconds=config.fetch_max_wait_ms)
-        )
-        self._timeout = (config.request_timeout_ms + config.fetch_max_wait_ms) / 1000
 
     # -- driving -------------------------------------------------------------
 
@@ -165,34 +157,11 @@ class Fetcher:
             node.conn = await asyncio.wait_for(
                 self._connect(*address), self.config.request_timeout_ms / 1000
             )
-        by_topic: dict[str, list[FetchPartition]] = {}
-        for tp, (_epoch, offset) in plan.items():
-            by_topic.setdefault(tp.topic, []).append(
-                FetchPartition(
-                    partition=i32(tp.partition),
-                    current_leader_epoch=i32(-1),
-                    fetch_offset=i64(offset),
-                    last_fetched_epoch=i32(-1),
-                    log_start_offset=i64(-1),
-                    partition_max_bytes=i32(self.config.max_partition_fetch_bytes),
-                )
-            )
-        request = FetchRequest(
-            replica_id=BrokerId(-1),
-            max_wait=self._max_wait,
-            min_bytes=i32(self.config.fetch_min_bytes),
-            max_bytes=i32(self.config.fetch_max_bytes),
-            isolation_level=i8(1 if self.read_committed else 0),
-            session_id=i32(0),
-            session_epoch=i32(-1),
-            topics=tuple(
-                FetchTopic(topic=TopicName(t), partitions=tuple(ps)) for t, ps in by_topic.items()
-            ),
-            forgotten_topics_data=(),
-            rack_id=self.config.client_rack or "",
-        )
+        request = self._requests.request({tp: offset for tp, (_epoch, offset) in plan.items()})
         version = node.conn.version_for(apis.FETCH, 4, 12)
-        return await asyncio.wait_for(node.conn.send(request, version=version), self._timeout)
+        return await asyncio.wait_for(
+            node.conn.send(request, version=version), self._requests.timeout
+        )
 
     def _handle(self, response: Any, plan: dict[TopicPartition, tuple[int, int]]) -> None:
         if response.error_code != ErrorCode.none:

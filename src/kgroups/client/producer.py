@@ -55,6 +55,7 @@ class Producer:
     ) -> DeliveryFuture:
         """Queue a record; ``.result()`` on the returned future waits for its
         RecordMetadata (or raises the error that failed it)."""
+        # AsyncProducer.send's steps, kept apart: here waits block on the loop thread.
         if self._closed:
             raise RuntimeError("the producer is closed")
         core = self._core
@@ -70,9 +71,9 @@ class Producer:
                 raise sender.fatal_error
             sender.track_topic(topic)
         future = core._accumulator.append_blocking(
-            tp, *record, timeout=max(0.0, deadline - time.monotonic())
+            tp, record, timeout=max(0.0, deadline - time.monotonic())
         )
-        core.appended(tp, record[-1])
+        core.appended(tp, record.size)
         return future
 
     def flush(self, timeout: float | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from pathlib import Path
@@ -12,9 +13,16 @@ from kgroups.server.config import BrokerConfig
 
 log = logging.getLogger("kgroups")
 
+# Cycle collection at 20,000 net new container objects instead of CPython's 700:
+# with 64 requests in flight the broker passes 700 in every burst, and the
+# young-generation passes then cost a quarter of a busy broker's CPU (measured
+# on durable commits). Cycles are still collected, in fewer, larger passes.
+_GC_THRESHOLDS = (20_000, 20, 50)
+
 
 def run(config_file: Path | None, overrides: list[str]) -> int:
     config = BrokerConfig.load(config_file, overrides)
+    gc.set_threshold(*_GC_THRESHOLDS)
     for key in config.ignored:
         log.info("configuration key %s has no effect on a single kgroups broker", key)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic, CreatableTopicConfig
@@ -26,49 +27,50 @@ async def create(bootstrap: str, name: str, partitions: int | None, configs: lis
         if not sep:
             raise ValueError(f"--config {item!r} is not of the form key=value")
         overrides.append(CreatableTopicConfig(name=key, value=value))
-    client = ClusterClient(bootstrap, client_id="kgroups-cli")
-    try:
-        conn = await client.controller()
-        response = await conn.send(
-            CreateTopicsRequest(
-                topics=(
-                    CreatableTopic(
-                        name=TopicName(name),
-                        num_partitions=i32(partitions if partitions is not None else -1),
-                        replication_factor=i16(-1),
-                        assignments=(),
-                        configs=tuple(overrides),
-                    ),
-                ),
-                timeout=_TIMEOUT,
-                validate_only=False,
+    request = CreateTopicsRequest(
+        topics=(
+            CreatableTopic(
+                name=TopicName(name),
+                num_partitions=i32(partitions if partitions is not None else -1),
+                replication_factor=i16(-1),
+                assignments=(),
+                configs=tuple(overrides),
             ),
-            version=conn.version_for(apis.CREATE_TOPICS, 2, 7),
-        )
-        result = response.topics[0]
-        if result.error_code != ErrorCode.none:
-            raise KafkaError(result.error_code, result.error_message)
-        return f"Created topic {name} with {result.num_partitions} partition(s)."
-    finally:
-        await client.close()
+        ),
+        timeout=_TIMEOUT,
+        validate_only=False,
+    )
+    response = await _ask_controller(bootstrap, request, apis.CREATE_TOPICS, 2, 7)
+    result = _succeeded(response.topics[0])
+    return f"Created topic {name} with {result.num_partitions} partition(s)."
 
 
 async def delete(bootstrap: str, name: str) -> str:
+    request = DeleteTopicsRequest(
+        topics=(DeleteTopicState(name=TopicName(name), topic_id=None),), timeout=_TIMEOUT
+    )
+    response = await _ask_controller(bootstrap, request, apis.DELETE_TOPICS, 6, 6)
+    _succeeded(response.responses[0])
+    return f"Deleted topic {name}."
+
+
+async def _ask_controller(
+    bootstrap: str, request: Any, api_key: int, lowest: int, highest: int
+) -> Any:
+    """Send ``request`` to the controller, as the newest version both sides know."""
     client = ClusterClient(bootstrap, client_id="kgroups-cli")
     try:
         conn = await client.controller()
-        response = await conn.send(
-            DeleteTopicsRequest(
-                topics=(DeleteTopicState(name=TopicName(name), topic_id=None),), timeout=_TIMEOUT
-            ),
-            version=conn.version_for(apis.DELETE_TOPICS, 6, 6),
-        )
-        result = response.responses[0]
-        if result.error_code != ErrorCode.none:
-            raise KafkaError(result.error_code, result.error_message)
-        return f"Deleted topic {name}."
+        return await conn.send(request, version=conn.version_for(api_key, lowest, highest))
     finally:
         await client.close()
+
+
+def _succeeded(result: Any) -> Any:
+    """A topic's result, raised as a KafkaError if it failed."""
+    if result.error_code != ErrorCode.none:
+        raise KafkaError(result.error_code, result.error_message)
+    return result
 
 
 async def list_topics(bootstrap: str, include_internal: bool) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.state import GroupState
 
 
 def validate_current_member(
@@ -27,9 +26,7 @@ def validate_current_member(
 def validate_generation_member(
     group: ClassicGroup, member_id: str, group_instance_id: str | None, generation_id: int
 ) -> ErrorCode | None:
-    """The checks of a request made within a generation (SyncGroup, Heartbeat)."""
-    if group.is_in(GroupState.DEAD):
-        return ErrorCode.coordinator_not_available
+    """The checks of a request made within a generation (SyncGroup, Heartbeat, OffsetCommit)."""
     error = validate_current_member(group, member_id, group_instance_id)
     if error is not None:
         return error

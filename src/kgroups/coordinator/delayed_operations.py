@@ -7,6 +7,7 @@ group has since been deleted and created again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kgroups.coordinator.timers import TimerKey, TimerKind, TimerQueue
 
@@ -50,8 +51,17 @@ DelayedOperation = MemberDeadline | JoinDeadline | SyncDeadline | RetentionCheck
 Timers = TimerQueue[TimerKey, DelayedOperation]
 
 
+# Kept: a heartbeat finds its member's key again, and the timer queue's dicts
+# find the very same key object by identity, without comparing fields.
+@lru_cache(maxsize=1 << 16)
 def member_key(group_id: str, member_id: str) -> TimerKey:
     return TimerKey(TimerKind.MEMBER, group_id, member_id)
+
+
+# Deadlines are immutable: one object per incarnation serves every heartbeat.
+@lru_cache(maxsize=1 << 12)
+def member_deadline(incarnation: int, pending: bool) -> MemberDeadline:
+    return MemberDeadline(incarnation, pending)
 
 
 def join_key(group_id: str) -> TimerKey:

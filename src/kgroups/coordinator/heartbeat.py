@@ -16,6 +16,7 @@ from kgroups.coordinator.state import (
     KEEP_ALIVE,
     KEEP_ALIVE_IN_REBALANCE,
     Request,
+    answer_without_group,
     answers_by_state,
 )
 from kgroups.coordinator.turn import Turn
@@ -31,23 +32,32 @@ class HeartbeatHandler:
         )
 
     def heartbeat(self, req: HeartbeatRequest, ctx: RequestContext, turn: Turn) -> None:
-        turn.fx.reply(ctx.reply_to, heartbeat_response(self._heartbeat_error(req, turn.now)))
-
-    def _heartbeat_error(self, req: HeartbeatRequest, now: int) -> ErrorCode:
-        if not req.group_id:
-            return ErrorCode.invalid_group_id
-        group = self._table.get(req.group_id)
-        if group is None:
-            return ErrorCode.unknown_member_id
-        error = validate_generation_member(
-            group, req.member_id, req.group_instance_id, req.generation_id
+        error = self.heartbeat_error(
+            req.group_id, req.member_id, req.group_instance_id, req.generation_id, turn.now
         )
+        turn.fx.reply(ctx.reply_to, heartbeat_response(error))
+
+    def heartbeat_error(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        now: int,
+    ) -> ErrorCode:
+        """The whole of a heartbeat: its answer, and the member's session extended."""
+        if not group_id:
+            return ErrorCode.invalid_group_id
+        group = self._table.get(group_id)
+        if group is None:
+            return answer_without_group(Request.HEARTBEAT)
+        error = validate_generation_member(group, member_id, group_instance_id, generation_id)
         if error is not None:
             return error
         answer = self._answers[group.state]
         if isinstance(answer, ErrorCode):
             return answer
-        return answer(group, group.get(req.member_id), now)
+        return answer(group, group.get(member_id), now)
 
     def _keep_alive(self, group: ClassicGroup, member: Member, now: int) -> ErrorCode:
         self._rebalance.reschedule_session(group, member, now, member.session_timeout_ms)

@@ -34,12 +34,20 @@ from kgroups.coordinator.responses import (
     join_error,
 )
 from kgroups.coordinator.state import (
+    ALWAYS_ACCEPT,
+    COUNT_MEMBERS,
+    COUNT_PARKED_JOINS,
     PARK_JOIN,
     REJOIN_IF_CHANGED,
     REJOIN_IF_LEADER_OR_CHANGED,
+    REPLACE_AND_KEEP_GENERATION,
+    REPLACE_AND_PARK,
+    REPLACE_AND_REBALANCE,
     GroupState,
     Request,
+    answer_without_group,
     answers_by_state,
+    rules_by_state,
 )
 from kgroups.coordinator.turn import Turn
 from kgroups.protocol.strings import fit
@@ -79,6 +87,22 @@ class JoinGroupHandler:
                 REJOIN_IF_LEADER_OR_CHANGED: self._rejoin_if_leader_or_changed,
             },
         )
+        self._max_size_checks = rules_by_state(
+            Request.JOIN_AT_MAX_SIZE,
+            {
+                ALWAYS_ACCEPT: _always_accept,
+                COUNT_PARKED_JOINS: self._below_max_parked_joins,
+                COUNT_MEMBERS: self._below_max_members,
+            },
+        )
+        self._static_rejoins = rules_by_state(
+            Request.STATIC_REJOIN,
+            {
+                REPLACE_AND_PARK: _keep_parked,
+                REPLACE_AND_REBALANCE: self._rebalance_for_new_id,
+                REPLACE_AND_KEEP_GENERATION: self._keep_generation,
+            },
+        )
 
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, turn: Turn) -> None:
         version = ctx.api_version
@@ -104,9 +128,8 @@ class JoinGroupHandler:
         if group is None:
             if not is_new_member:
                 # A member id for a group we don't have: let it start over.
-                turn.fx.reply(
-                    ctx.reply_to, join_error(version, ErrorCode.unknown_member_id, member_id)
-                )
+                error = answer_without_group(Request.JOIN_GROUP)
+                turn.fx.reply(ctx.reply_to, join_error(version, error, member_id))
                 return
             group = self._table.create(req.group_id, turn.now)
 
@@ -120,7 +143,7 @@ class JoinGroupHandler:
             session_timeout_ms=session_timeout,
             rebalance_timeout_ms=rebalance_timeout,
         )
-        if not self._accepts_joining_member(group, member_id):
+        if not self._max_size_checks[group.state](group, member_id):
             removed = group.remove(member_id)
             if removed is not None:
                 self._timers.cancel(member_key(group.group_id, member_id))
@@ -133,32 +156,23 @@ class JoinGroupHandler:
         else:
             self._join_existing_member(group, join, turn)
 
-        if group.is_in(GroupState.PREPARING_REBALANCE):
-            self._rebalance.maybe_complete_join(group, turn)
+        self._rebalance.maybe_complete_join(group, turn)
 
-    def _accepts_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
-        max_size = self._config.max_size
-        if group.state in (GroupState.EMPTY, GroupState.DEAD):
-            return True
-        if group.is_in(GroupState.PREPARING_REBALANCE):
-            # Counting parked joins (not members) sheds the members that rejoin
-            # last when group.max.size was lowered.
-            known = group.members.get(member_id)
-            return (known is not None and known.is_awaiting_join) or (
-                group.num_awaiting_join < max_size
-            )
-        # Members that don't rejoin are dropped when the join phase completes.
-        return group.has(member_id) or len(group) < max_size
+    def _below_max_parked_joins(self, group: ClassicGroup, member_id: str) -> bool:
+        known = group.members.get(member_id)
+        return (known is not None and known.is_awaiting_join) or (
+            group.num_awaiting_join < self._config.max_size
+        )
+
+    def _below_max_members(self, group: ClassicGroup, member_id: str) -> bool:
+        return group.has(member_id) or len(group) < self._config.max_size
 
     def _refused(self, group: ClassicGroup, join: _Join, member_id: str, fx: Effects) -> bool:
-        """The checks every join starts with: a dead group, a protocol the group
-        cannot take. Answers and returns True when the join is refused."""
-        if group.is_in(GroupState.DEAD):
-            error = ErrorCode.coordinator_not_available
-        elif not group.supports_protocols(join.protocol_type, join.protocol_names):
-            error = ErrorCode.inconsistent_group_protocol
-        else:
+        """The check every join starts with: a protocol the group cannot take.
+        Answers and returns True when the join is refused."""
+        if group.supports_protocols(join.protocol_type, join.protocol_names):
             return False
+        error = ErrorCode.inconsistent_group_protocol
         fx.reply(join.ctx.reply_to, join_error(join.ctx.api_version, error, member_id))
         return True
 
@@ -320,39 +334,55 @@ class JoinGroupHandler:
         )
         group.park_join(member, join.ctx.reply_to, join.ctx.api_version)
 
-        state = group.state
-        if state is GroupState.STABLE:
-            if group.protocol_name != group.select_protocol():
-                self._rebalance.maybe_prepare_rebalance(group, turn)
-                return
-            # Same protocol: store the new member id and carry on without a rebalance.
-            assignment = {m.member_id: m.assignment for m in group.members.values()}
-            turn.fx.emit(
-                group_metadata_record(group_metadata_value(group, assignment), group.group_id),
-                self._table,
+        # Only a group with members knows a static member: never Empty here.
+        self._static_rejoins[group.state](group, member, join, old_leader, turn)
+
+    def _rebalance_for_new_id(
+        self, group: ClassicGroup, member: Member, join: _Join, old_leader: str | None, turn: Turn
+    ) -> None:
+        # The leader may have been given the old id to assign to: start over.
+        self._rebalance.prepare_rebalance(group, turn)
+
+    def _keep_generation(
+        self, group: ClassicGroup, member: Member, join: _Join, old_leader: str | None, turn: Turn
+    ) -> None:
+        if group.protocol_name != group.select_protocol():
+            self._rebalance.maybe_prepare_rebalance(group, turn)
+            return
+        # Same protocol: store the new member id and carry on without a rebalance.
+        assignment = {m.member_id: m.assignment for m in group.members.values()}
+        turn.fx.emit(
+            group_metadata_record(group_metadata_value(group, assignment), group.group_id),
+            self._table,
+        )
+        group.take_join(member)
+        version = join.ctx.api_version
+        new_member_id = member.member_id
+        if version >= _SKIP_ASSIGNMENT_VERSION:
+            # The leader learns it leads but keeps the stored assignment.
+            is_leader = group.is_leader(new_member_id)
+            response = generation_answer(
+                group,
+                version,
+                new_member_id,
+                skip_assignment=is_leader,
+                members=member_list(group) if is_leader else (),
             )
-            group.take_join(member)
-            version = join.ctx.api_version
-            if version >= _SKIP_ASSIGNMENT_VERSION:
-                # The leader learns it leads but keeps the stored assignment.
-                is_leader = group.is_leader(new_member_id)
-                response = generation_answer(
-                    group,
-                    version,
-                    new_member_id,
-                    skip_assignment=is_leader,
-                    members=member_list(group) if is_leader else (),
-                )
-            else:
-                # Older clients would redo an assignment a Stable group ignores;
-                # naming the old leader keeps a restarted leader from trying.
-                response = generation_answer(group, version, new_member_id, leader=old_leader or "")
-            turn.fx.reply(join.ctx.reply_to, response)
-        elif state is GroupState.COMPLETING_REBALANCE:
-            # The leader may have been given the old id to assign to: start over.
-            self._rebalance.prepare_rebalance(group, turn)
-        elif state is not GroupState.PREPARING_REBALANCE:
-            raise AssertionError(f"static member of group {group.group_id} in {state}")
+        else:
+            # Older clients would redo an assignment a Stable group ignores;
+            # naming the old leader keeps a restarted leader from trying.
+            response = generation_answer(group, version, new_member_id, leader=old_leader or "")
+        turn.fx.reply(join.ctx.reply_to, response)
+
+
+def _always_accept(group: ClassicGroup, member_id: str) -> bool:
+    return True
+
+
+def _keep_parked(
+    group: ClassicGroup, member: Member, join: _Join, old_leader: str | None, turn: Turn
+) -> None:
+    """The join phase under way answers the parked join with the others."""
 
 
 class _Join:

@@ -12,7 +12,7 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, leave_response
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.state import Request, answer_without_group
 from kgroups.coordinator.turn import Turn
 
 
@@ -28,16 +28,11 @@ class LeaveGroupHandler:
             return
         group = self._table.get(req.group_id)
         if group is None:
+            error = answer_without_group(Request.LEAVE_GROUP)
             members = tuple(
-                _member_response(m.member_id, m.group_instance_id, ErrorCode.unknown_member_id)
-                for m in req.members
+                _member_response(m.member_id, m.group_instance_id, error) for m in req.members
             )
             turn.fx.reply(ctx.reply_to, leave_response(version, ErrorCode.none, members))
-            return
-        if group.is_in(GroupState.DEAD):
-            turn.fx.reply(
-                ctx.reply_to, leave_response(version, ErrorCode.coordinator_not_available)
-            )
             return
         results = []
         for identity in req.members:

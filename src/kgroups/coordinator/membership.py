@@ -48,7 +48,9 @@ class Membership:
             table, timers, config, new_member_id, rebalance
         ).join_group
         self.sync_group = SyncGroupHandler(table, rebalance).sync_group
-        self.heartbeat = HeartbeatHandler(table, rebalance).heartbeat
+        heartbeats = HeartbeatHandler(table, rebalance)
+        self.heartbeat = heartbeats.heartbeat
+        self.heartbeat_error = heartbeats.heartbeat_error
         self.leave_group = LeaveGroupHandler(table, rebalance).leave_group
         self.on_member_deadline = rebalance.on_member_deadline
         self.on_join_deadline = rebalance.on_join_deadline

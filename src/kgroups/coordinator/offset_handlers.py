@@ -8,7 +8,7 @@ Every stored or removed offset is a record applied through the replay path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
@@ -30,7 +30,10 @@ from kio.schema.offset_fetch.v9.response import (
 
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
-from kgroups.coordinator.current_member import validate_current_member
+from kgroups.coordinator.current_member import (
+    validate_current_member,
+    validate_generation_member,
+)
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import (
@@ -38,11 +41,26 @@ from kgroups.coordinator.group_records import (
     offset_tombstone,
 )
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.member import Member
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
-from kgroups.coordinator.responses import NO_THROTTLE, UNKNOWN_MEMBER_ID, commit_response
-from kgroups.coordinator.state import GroupState
+from kgroups.coordinator.responses import NO_THROTTLE, commit_response
+from kgroups.coordinator.state import (
+    CREATE_AND_STORE,
+    DELETE_GROUP,
+    DELETE_OFFSETS,
+    DELETE_UNSUBSCRIBED_OFFSETS,
+    MEMBERS_ONLY,
+    READ_OFFSETS,
+    STORE_AND_KEEP_ALIVE,
+    STORE_OFFSETS,
+    GroupState,
+    Request,
+    answer_without_group,
+    answers_by_state,
+    rules_by_state,
+)
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
@@ -64,6 +82,29 @@ class OffsetHandlers:
         self._membership = membership
         self._config = config
         self._partition_exists = partition_exists
+        # Each commit looks its group's state up once, not once per partition.
+        self._member_commits = answers_by_state(
+            Request.OFFSET_COMMIT, {STORE_AND_KEEP_ALIVE: self._store_and_keep_alive}
+        )
+        self._simple_commits = rules_by_state(
+            Request.SIMPLE_OFFSET_COMMIT,
+            {
+                STORE_OFFSETS: _store_offsets,
+                CREATE_AND_STORE: self._create_and_store,
+                MEMBERS_ONLY: _members_only,
+            },
+        )
+        self._fetches = rules_by_state(Request.OFFSET_FETCH, {READ_OFFSETS: _read_offsets})
+        self._offset_deletes = answers_by_state(
+            Request.OFFSET_DELETE,
+            {
+                DELETE_OFFSETS: _no_offsets_kept,
+                DELETE_UNSUBSCRIBED_OFFSETS: _subscribed_offsets_kept,
+            },
+        )
+        self._group_deletes = answers_by_state(
+            Request.DELETE_GROUPS, {DELETE_GROUP: self._delete_group}
+        )
 
     # -- OffsetCommit ------------------------------------------------------
 
@@ -94,33 +135,12 @@ class OffsetHandlers:
             fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
             return
 
-        generation = req.generation_id_or_member_epoch
-        group = self._table.get(req.group_id)
-        if group is None:
-            if generation >= 0:
-                # A member of a generation we never saw: its group is gone. Kafka
-                # 3.x's coordinator answers so at every version (GROUP_ID_NOT_FOUND
-                # at v9+ belongs to the KIP-848 coordinator).
-                fx.reply(
-                    ctx.reply_to,
-                    commit_response(req.topics, ErrorCode.illegal_generation, exceptions),
-                )
-                return
-            group = self._table.create(req.group_id, now)
-
-        error = _validate_commit(group, generation, req.member_id, req.group_instance_id)
-        if error is None and group.is_in(GroupState.COMPLETING_REBALANCE):
-            # The member has its new generation but not its assignment yet.
-            error = ErrorCode.rebalance_in_progress
+        error = self._commit_error(req, now)
         if error is not None:
             fx.reply(ctx.reply_to, commit_response(req.topics, error, exceptions))
             return
-        if group.state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
-            # A commit shows the member is alive, like a heartbeat.
-            member = group.get(req.member_id)
-            self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
 
-        group_id = group.group_id
+        group_id = req.group_id
         max_metadata = self._config.offset_metadata_max_bytes
         expire = now + retention_ms if retention_ms >= 0 else None
         committed: list[tuple[TopicPartition, CommittedOffset]] = []
@@ -141,12 +161,38 @@ class OffsetHandlers:
         fx.emit_offsets(group_id, committed, self._table)
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
+    def _commit_error(self, req: OffsetCommitRequest, now: int) -> ErrorCode | None:
+        """What the group's state answers the commit; None: store it."""
+        generation = req.generation_id_or_member_epoch
+        group = self._table.get(req.group_id)
+        if generation < 0:
+            # Not using group management (simple consumers, admin tools).
+            state = GroupState.DEAD if group is None else group.state
+            return self._simple_commits[state](group, req, now)
+        if group is None:
+            return answer_without_group(Request.OFFSET_COMMIT)
+        error = validate_generation_member(group, req.member_id, req.group_instance_id, generation)
+        if error is not None:
+            return error
+        answer = self._member_commits[group.state]
+        if isinstance(answer, ErrorCode):
+            return answer
+        return answer(group, group.get(req.member_id), now)
+
+    def _store_and_keep_alive(self, group: ClassicGroup, member: Member, now: int) -> None:
+        self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
+
+    def _create_and_store(
+        self, group: ClassicGroup | None, req: OffsetCommitRequest, now: int
+    ) -> None:
+        self._table.create(req.group_id, now)
+
     # -- OffsetFetch -------------------------------------------------------
 
     def offset_fetch(self, request: OffsetFetchRequestGroup) -> OffsetFetchResponse:
         # Offsets are read whatever the group's state: simple consumers have no members.
         group = self._table.get(request.group_id)
-        offsets = {} if group is None or group.is_in(GroupState.DEAD) else group.offsets
+        offsets = self._fetches[GroupState.DEAD if group is None else group.state](group)
         if request.topics is None:
             wanted: Iterable[TopicPartition] = list(offsets)
         else:
@@ -175,20 +221,19 @@ class OffsetHandlers:
             fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.invalid_group_id))
             return
         group = self._table.get(req.group_id)
-        if group is None or group.is_in(GroupState.DEAD):
-            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.group_id_not_found))
+        if group is None:
+            error = answer_without_group(Request.OFFSET_DELETE)
+            fx.reply(ctx.reply_to, _offset_delete_error(error))
             return
         requested = [
             TopicPartition(topic.name, p.partition_index)
             for topic in req.topics
             for p in topic.partitions
         ]
-        if group.is_in(GroupState.EMPTY):
-            subscribed: set[TopicPartition] = set()
-        elif group.is_consumer_group():
-            subscribed = {tp for tp in requested if group.is_subscribed_to_topic(tp.topic)}
-        else:
-            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.non_empty_group))
+        answer = self._offset_deletes[group.state]
+        subscribed = answer if isinstance(answer, ErrorCode) else answer(group, requested)
+        if isinstance(subscribed, ErrorCode):
+            fx.reply(ctx.reply_to, _offset_delete_error(subscribed))
             return
 
         eligible = [tp for tp in requested if tp not in subscribed]
@@ -217,14 +262,20 @@ class OffsetHandlers:
         outcome: list[tuple[str, ErrorCode | None]] = []
         for group_id in dict.fromkeys(req.groups_names):
             group = self._table.get(group_id)
-            if group is None or group.is_in(GroupState.DEAD):
-                outcome.append((group_id, ErrorCode.group_id_not_found))
-            elif not group.is_in(GroupState.EMPTY):
-                outcome.append((group_id, ErrorCode.non_empty_group))
+            if group is None:
+                outcome.append((group_id, answer_without_group(Request.DELETE_GROUPS)))
+                continue
+            answer = self._group_deletes[group.state]
+            if isinstance(answer, ErrorCode):
+                outcome.append((group_id, answer))
             else:
-                self._remove_offsets(group, list(group.offsets), fx)
+                answer(group, fx)
                 outcome.append((group_id, None))
         fx.reply(ctx.reply_to, _delete_groups_response(outcome, ErrorCode.none))
+
+    def _delete_group(self, group: ClassicGroup, fx: Effects) -> None:
+        # Its last offsets gone, an Empty group goes too.
+        self._remove_offsets(group, list(group.offsets), fx)
 
     # -- retention ---------------------------------------------------------
 
@@ -236,16 +287,12 @@ class OffsetHandlers:
         """
         retention = self._config.offsets_retention_ms
         for group in list(self._table):
-            if group.is_in(GroupState.DEAD):
-                continue
             self._remove_offsets(group, expired_offsets(group, now, retention), fx)
 
     def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:
         """Deleted topics' offsets go from every group (Kafka's onPartitionsDeleted),
         so a topic created again under the same name does not inherit them."""
         for group in list(self._table):
-            if group.is_in(GroupState.DEAD):
-                continue
             gone = [tp for tp in group.offsets if tp.topic in topics]
             if gone:
                 self._remove_offsets(group, gone, fx)
@@ -270,24 +317,33 @@ class OffsetHandlers:
                 self._table.drop(group)
 
 
-def _validate_commit(
-    group: ClassicGroup, generation: int, member_id: str, group_instance_id: str | None
-) -> ErrorCode | None:
-    if group.is_in(GroupState.DEAD):
-        return ErrorCode.coordinator_not_available
-    if generation < 0 and group.is_in(GroupState.EMPTY):
-        return None  # not using group management: any commit to a memberless group
-    if generation >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-        error = validate_current_member(group, member_id, group_instance_id)
-        if error is not None:
-            return error
-        if generation != group.generation_id:
-            return ErrorCode.illegal_generation
-        return None
-    if not group.is_in(GroupState.EMPTY):
-        # Only members may commit to a group that has them.
-        return ErrorCode.unknown_member_id
-    return None
+def _store_offsets(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> None:
+    """Stored as they come."""
+
+
+def _members_only(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> ErrorCode:
+    assert group is not None
+    error = validate_current_member(group, req.member_id, req.group_instance_id)
+    # A member's generation is never -1.
+    return ErrorCode.illegal_generation if error is None else error
+
+
+def _read_offsets(group: ClassicGroup | None) -> Mapping[TopicPartition, CommittedOffset]:
+    return {} if group is None else group.offsets
+
+
+def _no_offsets_kept(group: ClassicGroup, requested: list[TopicPartition]) -> set[TopicPartition]:
+    return set()
+
+
+def _subscribed_offsets_kept(
+    group: ClassicGroup, requested: list[TopicPartition]
+) -> set[TopicPartition] | ErrorCode:
+    """The offsets a consumer group still consumes, which stay."""
+    if not group.is_consumer_group():
+        # Only a consumer group's subscriptions can be read.
+        return ErrorCode.non_empty_group
+    return {tp for tp in requested if group.is_subscribed_to_topic(tp.topic)}
 
 
 def _java_length(text: str) -> int:

@@ -18,6 +18,7 @@ from kgroups.coordinator.delayed_operations import (
     SyncDeadline,
     Timers,
     join_key,
+    member_deadline,
     member_key,
     sync_key,
 )
@@ -104,8 +105,6 @@ class Rebalance:
             if not member.is_static:  # static members may come back within their session
                 self.remove_member_quietly(group, member)
 
-        if group.is_in(GroupState.DEAD):
-            return
         if not group.maybe_elect_new_joined_leader() and group.members:
             # Only static members that have not rejoined: wait another round.
             self._timers.schedule(
@@ -195,7 +194,7 @@ class Rebalance:
         if member.session_is_kept_alive():
             self._timers.cancel(key)
         else:
-            self._timers.schedule(key, now + timeout_ms, MemberDeadline(group.incarnation, False))
+            self._timers.schedule(key, now + timeout_ms, member_deadline(group.incarnation, False))
 
     def remove_member_quietly(self, group: ClassicGroup, member: Member) -> None:
         group.remove(member.member_id)
@@ -226,8 +225,6 @@ class Rebalance:
     ) -> None:
         group = self._table.get(group_id)
         if group is None or group.incarnation != deadline.incarnation:
-            return
-        if group.is_in(GroupState.DEAD):
             return
         if deadline.pending:
             self.remove_pending_member_and_update_group(group, member_id, turn)

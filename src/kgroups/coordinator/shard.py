@@ -195,6 +195,27 @@ class GroupCoordinatorShard:
             self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
+    def heartbeat_now(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        now_ms: int,
+    ) -> ErrorCode | None:
+        """``heartbeat`` without a Result, for the shell's fast path: the
+        answer, or None when the heartbeat must go through ``heartbeat``
+        because its group has a batch that is not durable yet (the answer
+        must wait for it, and the call be journaled with it) or it is the
+        shard's first call (which arms the retention sweep)."""
+        if not self._retention_armed or self._in_flight.touches((group_id, MEMBERS)):
+            return None
+        if self._loading and group_id:
+            return ErrorCode.none
+        return self._membership.heartbeat_error(
+            group_id, member_id, group_instance_id, generation_id, now_ms
+        )
+
     def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin_membership(req.group_id)

@@ -13,7 +13,13 @@ from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.member import Member
 from kgroups.coordinator.rebalance import Rebalance
 from kgroups.coordinator.responses import sync_response
-from kgroups.coordinator.state import PARK_SYNC, SEND_ASSIGNMENT, Request, answers_by_state
+from kgroups.coordinator.state import (
+    PARK_SYNC,
+    SEND_ASSIGNMENT,
+    Request,
+    answer_without_group,
+    answers_by_state,
+)
 from kgroups.coordinator.turn import Turn
 
 # SyncGroup v5 made protocol type and name mandatory.
@@ -40,7 +46,7 @@ class SyncGroupHandler:
             return
         group = self._table.get(req.group_id)
         if group is None:
-            turn.fx.reply(ctx.reply_to, sync_response(ErrorCode.unknown_member_id))
+            turn.fx.reply(ctx.reply_to, sync_response(answer_without_group(Request.SYNC_GROUP)))
             return
         error = self._validate_sync(group, req)
         if error is not None:

@@ -17,8 +17,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from kgroups.protocol.framing import BadFrame, read_frame
+from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.server.dispatch import BadRequest, dispatch
+from kgroups.server.fast_heartbeat import HEARTBEAT_PREFIX, answer_heartbeat
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -53,12 +54,16 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-    max_bytes = broker.config.get_int("socket.request.max.bytes")
+    frames = FrameReader(reader, broker.config.get_int("socket.request.max.bytes"))
     transport = writer.transport
     loop = asyncio.get_running_loop()
     clock = loop.time
     unsent: list[bytes] = []
     unsent_bytes = 0
+    stats = broker.stats
+    requests, request_seconds = stats.requests, stats.request_seconds
+    stats.connections += 1
+    stats.connections_created += 1
 
     def send() -> None:
         """Write the collected answers, in order, with one call."""
@@ -75,13 +80,27 @@ async def serve_connection(
 
     try:
         while True:
-            request = await read_frame(reader, max_bytes)
-            if request is None or broker.closing:
+            request = frames.next_frame()
+            if request is None:
+                if not await frames.fill():
+                    break
+                continue
+            if broker.closing:
                 break
-            state.busy = True
-            response = await dispatch(broker, request, host)
-            state.busy = False
-            state.last_active = clock()
+            response = None
+            if request.startswith(HEARTBEAT_PREFIX):
+                response = answer_heartbeat(broker.coordinator, request)
+            if response is None:
+                state.busy = True
+                started = clock()
+                response = await dispatch(broker, request, host)
+                state.busy = False
+                state.last_active = now = clock()
+                # The API key's low byte: dispatch refused any key above 255.
+                request_seconds[request[1]] += now - started
+            else:
+                state.last_active = clock()
+            requests[request[1]] += 1
             if response is not None:
                 if not unsent:
                     # Runs as soon as this task waits, whatever for.
@@ -102,6 +121,7 @@ async def serve_connection(
     except Exception:
         log.exception("closing connection from %s after an internal error", peer_name)
     finally:
+        stats.connections -= 1
         send()  # answers to the requests before a close or a bad frame
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):

@@ -3,11 +3,12 @@
 One driver per `__consumer_offsets` partition. The shell gives it every Result
 of the shard and the events of storage and time; the driver says what to do:
 
-- ``appends``: batches of records to append to the partition, in this order,
-  before anything else is given to the driver (so the log holds records in
-  the order the shard applied them). Each is reported back: ``durable`` if
-  stored for good at once, else ``stored`` and then ``durable`` once fsynced,
-  or ``failed``;
+- ``appends``: batches of records to append to the partition, in this order
+  (so the log holds records in the order the shard applied them). The shell
+  may take them when it likes, several together (once per loop turn, say):
+  a queued batch already holds back the replies that reveal its state. Each
+  is reported back, in order: ``durable`` once stored for good (appended,
+  and fsynced if the flush policy asks for it) or ``failed``;
 - ``take_replies()``: replies to send now. A reply leaves only once the records
   of its result, and the pending writes of the state it reveals (its reach,
   see pending_writes.py), are durable. A reply still waiting after
@@ -81,14 +82,13 @@ class Append:
     """One batch for the shell to append now. It reports back with ``durable``
     (at once, or after ``stored`` once fsynced) or ``failed``."""
 
-    __slots__ = ("_reach", "_result", "_waiter", "records", "token")
+    __slots__ = ("_reach", "_waiter", "records", "token")
 
-    def __init__(self, result: Result, reach: Reach) -> None:
+    def __init__(self, result: Result, reach: Reach, waiter: _Waiter) -> None:
         self.records: list[Record] = result.records
         self.token: AppendToken | None = result.append_token
-        self._result = result
         self._reach = reach
-        self._waiter: _Waiter | None = None
+        self._waiter = waiter
 
 
 class CoordinatorDriver:
@@ -115,21 +115,16 @@ class CoordinatorDriver:
         if self._on_result is not None:
             self._on_result(result)
         if result.records:
-            self.appends.append(Append(result, reach))
+            waiter = self._wait(result, reach, False, now_ms)
+            assert waiter is not None  # records not yet durable always wait
+            self.appends.append(Append(result, reach, waiter))
         else:
             self._wait(result, reach, True, now_ms)
-
-    def stored(self, append: Append, now_ms: int) -> None:
-        """The batch is appended; ``durable`` follows once it is fsynced."""
-        append._waiter = self._wait(append._result, append._reach, False, now_ms)
 
     def durable(self, append: Append, now_ms: int) -> None:
         """The batch is stored for good: the shard drops its snapshot."""
         self.shard.append_durable(append.token)
         waiter = append._waiter
-        if waiter is None:  # durable as soon as appended
-            self._wait(append._result, append._reach, True, now_ms)
-            return
         waiter.durable = True
         if not waiter.waits:
             self._settle(waiter)
@@ -138,12 +133,11 @@ class CoordinatorDriver:
         """The batch was not stored: the shard takes it back and answers with ``error``."""
         result = self.shard.append_failed(append.token, error, now_ms)
         waiter = append._waiter
-        if waiter is not None:
-            waiter.durable = True
-            waiter.replies = []
+        waiter.durable = True
+        waiter.replies = []
         if result.records:
             # Its answers wait for what the lost batch waited for.
-            self.submit(result, now_ms, append._reach if waiter is None else waiter.reach)
+            self.submit(result, now_ms, waiter.reach)
         else:
             # Errors reveal no stored state: they leave at once, also for the
             # calls taken back with the batch, whose own appends may still be
@@ -151,7 +145,7 @@ class CoordinatorDriver:
             if self._on_result is not None:
                 self._on_result(result)
             self._replies.extend(result.replies)
-        if waiter is not None and not waiter.waits:
+        if not waiter.waits:
             self._settle(waiter)
 
     def on_clock(self, now_ms: int) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,6 +45,9 @@ T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
+# Records of several results share a log batch up to this size (keys and
+# values), well below the 1 MiB a batch of `__consumer_offsets` may have.
+_BATCH_BYTES = 512 * 1024
 
 # What a request that timed out is answered, as Kafka answers it: a commit
 # whose append timed out, a SyncGroup whose assignment did not get stored;
@@ -83,7 +86,11 @@ class CoordinatorRuntime:
         self._tasks: set[asyncio.Task[Any]] = set()
         # The fsyncs appended batches wait for.
         self._syncing: set[asyncio.Future[None]] = set()
+        # Partitions with records to append at the end of this loop turn.
+        self._to_append: set[int] = set()
         self._stopped = False
+        self.load_times_ms: dict[int, float] = {}
+        """How long each loaded partition took to load (for metrics)."""
         # The loop, kept: asking for the running one costs a getpid per call.
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -102,6 +109,7 @@ class CoordinatorRuntime:
     async def stop(self) -> None:
         """Answer parked requests (NOT_COORDINATOR: clients look for the
         coordinator again), then stop timers and loading."""
+        self._append_turn()  # what this turn's results asked for
         now = self._broker.clock.now_ms()
         for shard in self._shards.values():
             _send(shard.unload(now).replies)
@@ -193,6 +201,7 @@ class CoordinatorRuntime:
         for key, value in latest.items():
             shard.replay(key, value)
         self._loading.discard(partition)
+        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
         now = self._broker.clock.now_ms()
         self._submit(partition, shard.finish_load(now))
         if self._deleted_while_loading:
@@ -300,6 +309,24 @@ class CoordinatorRuntime:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
         return response
 
+    def heartbeat_now(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode | None:
+        """A heartbeat answered on the spot, or None when it has to go through
+        ``call``: the shard says when (a write of its group is not durable yet,
+        so the answer would reveal it, or the call must be journaled).
+
+        A heartbeat only postpones or cancels its member's session deadline,
+        so the partition's loop timer stays as it is (an early firing finds
+        nothing due and is set again)."""
+        partition = partition_for_group(group_id, self.partitions)
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped or partition in self._failed:
+            return None
+        return shard.heartbeat_now(
+            group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
+        )
+
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
 
@@ -310,60 +337,84 @@ class CoordinatorRuntime:
     def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
         """Hand a result to the partition's driver and do what it asks now.
 
-        Its records are appended at once, never from a task, so the log keeps
-        the order in which the shard applied its changes.
+        Replies go at once; records are appended at the end of the loop turn,
+        together with the other results of the turn (see ``_append_turn``).
         """
-        self._drivers[partition].submit(result, self._broker.clock.now_ms(), reach)
-        self._drive(partition)
+        driver = self._drivers[partition]
+        driver.submit(result, self._broker.clock.now_ms(), reach)
+        if driver.appends:
+            self._append_at_end_of_turn(partition)
+        _send(driver.take_replies())
+        self._schedule(partition, driver)
+
+    def _append_at_end_of_turn(self, partition: int) -> None:
+        if not self._to_append:
+            self._running_loop().call_soon(self._append_turn)
+        self._to_append.add(partition)
+
+    def _append_turn(self) -> None:
+        """Append what the turn's results asked for: per partition one write of
+        all their records, in the order the shard applied them, and one fsync.
+        Committers with requests in flight together share the write, the
+        fsync and the work around each."""
+        partitions, self._to_append = self._to_append, set()
+        for partition in sorted(partitions):
+            self._drive(partition)
 
     def _drive(self, partition: int) -> None:
         """Make the driver's appends, send its replies, set its timer."""
         driver = self._drivers[partition]
-        appends = driver.appends
-        while appends:
-            append = appends.popleft()
-            try:
-                fsynced = self._write(partition, append.records)
-            except KafkaError as e:
-                driver.failed(append, e.error_code, self._broker.clock.now_ms())
-                continue
-            if fsynced is None:
-                driver.durable(append, self._broker.clock.now_ms())
-            else:
-                driver.stored(append, self._broker.clock.now_ms())
-                self._syncing.add(fsynced)
-                fsynced.add_done_callback(partial(self._fsynced, partition, append))
+        while driver.appends:
+            appends = list(driver.appends)
+            driver.appends.clear()
+            self._write(partition, driver, appends)  # a failure may queue more
         _send(driver.take_replies())
         self._schedule(partition, driver)
 
-    def _fsynced(self, partition: int, append: Append, fsynced: asyncio.Future[None]) -> None:
+    def _write(self, partition: int, driver: CoordinatorDriver, appends: list[Append]) -> None:
+        """Append the batches' records, as few log batches as fit; report each
+        append durable now, or once fsynced, or failed."""
+        broker = self._broker
+        written: list[Append] = []
+        try:
+            plog = broker.log(OFFSETS_TOPIC, partition)
+            for chunk in _chunks(appends):
+                now = broker.clock.now_ms()
+                records = [(k, v, (), now) for append in chunk for k, v in append.records]
+                plog.append_batch(encode_batch(records), now)
+                written.extend(chunk)
+        except (KafkaError, OSError) as e:
+            # The log cut the failed write back: what came before it stays.
+            log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
+            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
+            for append in appends[len(written) :]:
+                driver.failed(append, error, broker.clock.now_ms())
+        if not written:
+            return
+        fsynced = broker.appended(OFFSETS_TOPIC, partition, plog)
+        if fsynced is None:
+            for append in written:
+                driver.durable(append, broker.clock.now_ms())
+        else:
+            self._syncing.add(fsynced)
+            fsynced.add_done_callback(partial(self._fsynced, partition, written))
+
+    def _fsynced(
+        self, partition: int, appends: list[Append], fsynced: asyncio.Future[None]
+    ) -> None:
         self._syncing.discard(fsynced)
         if self._stopped:  # its replies were given up
             return
         driver = self._drivers[partition]
-        error = None if fsynced.cancelled() else fsynced.exception()
-        if fsynced.cancelled() or error is not None:
-            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
-            driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
-        else:
-            driver.durable(append, self._broker.clock.now_ms())
+        error = "cancelled" if fsynced.cancelled() else fsynced.exception()
+        if error is not None:
+            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error)
+        for append in appends:
+            if error is not None:
+                driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
+            else:
+                driver.durable(append, self._broker.clock.now_ms())
         self._drive(partition)
-
-    def _write(
-        self, partition: int, records: list[tuple[bytes, bytes | None]]
-    ) -> asyncio.Future[None] | None:
-        """Append one batch now; the returned future completes once it is fsynced
-        (None when the flush policy asks for no fsync)."""
-        broker = self._broker
-        plog = broker.log(OFFSETS_TOPIC, partition)
-        now = broker.clock.now_ms()
-        batch = encode_batch([(key, value, (), now) for key, value in records])
-        try:
-            plog.append_batch(batch, now)
-        except OSError as e:
-            log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
-            raise KafkaError(ErrorCode.kafka_storage_error, str(e)) from None
-        return broker.appended(OFFSETS_TOPIC, partition, plog)
 
     # -- timers ------------------------------------------------------------
 
@@ -397,6 +448,21 @@ class CoordinatorRuntime:
             return
         driver.on_clock(self._broker.clock.now_ms())
         self._drive(partition)
+
+
+def _chunks(appends: list[Append]) -> Iterator[list[Append]]:
+    """The appends in order, cut where a log batch would pass _BATCH_BYTES."""
+    chunk: list[Append] = []
+    size = 0
+    for append in appends:
+        append_size = sum(len(key) + len(value or b"") for key, value in append.records)
+        if chunk and size + append_size > _BATCH_BYTES:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(append)
+        size += append_size
+    if chunk:
+        yield chunk
 
 
 def _send(replies: Iterable[tuple[object, object]]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kgroups.client.config_schema import ConfigError
@@ -44,6 +44,7 @@ _READ_OPTIONS = {
     "endingtimestamp",
     "maxoffsetspertrigger",
     "minpartitions",
+    "maxrecordsperpartition",
     "includeheaders",
     "failondataloss",
     "group.id",
@@ -88,6 +89,7 @@ class ReadOptions:
     ending: OffsetSpec
     max_offsets_per_trigger: int | None
     min_partitions: int | None
+    max_records_per_partition: int | None
     include_headers: bool
     fail_on_data_loss: bool
     group_id: str | None
@@ -126,14 +128,10 @@ class ReadOptions:
                 raise OptionError("endingOffsets", "'earliest' would read nothing")
             if any(o == -2 for o in ending.partitions.values()):
                 raise OptionError("endingOffsets", "-2 (earliest) is not a valid end offset")
-        consumer = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
-        consumer.pop("bootstrap.servers", None)
+        consumer = _kafka_settings(opts)
         for key in _CONSUMER_KEYS_OWNED & consumer.keys():
             raise OptionError(f"kafka.{key}", "is set by the data source itself")
-        try:
-            ConsumerConfig.from_dict({"bootstrap.servers": bootstrap, **consumer})
-        except (ConfigError, ValueError) as e:
-            raise OptionError("kafka.*", str(e)) from None
+        _check_client_config(ConsumerConfig.from_dict, bootstrap, consumer)
         group_id = opts.get("group.id")
         if group_id is not None and not group_id.strip():
             raise OptionError("group.id", "must not be empty")
@@ -146,6 +144,7 @@ class ReadOptions:
             ending=ending,
             max_offsets_per_trigger=_positive(opts, "maxOffsetsPerTrigger"),
             min_partitions=_positive(opts, "minPartitions"),
+            max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
             include_headers=_bool(opts, "includeHeaders", False),
             fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
             group_id=group_id,
@@ -171,12 +170,8 @@ class WriteOptions:
             raise OptionError(_spelling(name), "is a read option; a write does not take it")
         _check_names(opts, _WRITE_OPTIONS)
         bootstrap = _bootstrap(opts)
-        producer = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
-        producer.pop("bootstrap.servers", None)
-        try:
-            ProducerConfig.from_dict({"bootstrap.servers": bootstrap, **producer})
-        except (ConfigError, ValueError) as e:
-            raise OptionError("kafka.*", str(e)) from None
+        producer = _kafka_settings(opts)
+        _check_client_config(ProducerConfig.from_dict, bootstrap, producer)
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise OptionError("topic", "must not be empty")
@@ -193,6 +188,7 @@ _SPELLINGS = {
         "endingTimestamp",
         "maxOffsetsPerTrigger",
         "minPartitions",
+        "maxRecordsPerPartition",
         "includeHeaders",
         "failOnDataLoss",
         "indexOnly",
@@ -202,6 +198,24 @@ _SPELLINGS = {
         "kafkaConsumer.pollTimeoutMs",
     )
 }
+
+
+def _kafka_settings(opts: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options without the prefix, for the data source's client
+    (bootstrap.servers apart: see _bootstrap)."""
+    settings = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
+    settings.pop("bootstrap.servers", None)
+    return settings
+
+
+def _check_client_config(
+    from_dict: Callable[[Mapping[str, object]], object], bootstrap: str, settings: dict[str, str]
+) -> None:
+    """Reject now, naming the option, what the client would reject on an executor."""
+    try:
+        from_dict({"bootstrap.servers": bootstrap, **settings})
+    except (ConfigError, ValueError) as e:
+        raise OptionError("kafka.*", str(e)) from None
 
 
 def _spelling(name: str) -> str:

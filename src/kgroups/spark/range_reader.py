@@ -16,19 +16,15 @@ import logging
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-
-from kio.schema.fetch.v12 import FetchRequest
-from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
-from kio.static.primitive import i32Timedelta
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_config import ConsumerConfig
+from kgroups.client.consumer_record import TopicPartition
+from kgroups.client.fetch_request import FetchRequests
 from kgroups.client.loop_thread import LoopThread
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
-from kgroups.protocol.types import BrokerId, TopicName, i8, i32, i64
 from kgroups.spark.aborted_filter import AbortedFilter
 from kgroups.spark.offset_ranges import OffsetRange
 from kgroups.spark.record_columns import RecordColumns
@@ -84,16 +80,18 @@ class _PartitionFetcher:
         self.config = config
         self.topic = topic
         self.partition = p
-        self.read_committed = config.isolation_level == "read_committed"
-        self._max_wait = i32Timedelta.parse(timedelta(milliseconds=config.fetch_max_wait_ms))
+        self._tp = TopicPartition(topic, p)
+        self._requests = FetchRequests(config)
+        self.read_committed = self._requests.read_committed
 
     async def fetch(self, offset: int) -> _Response:
         for attempt in range(_RETRIES + 1):
             try:
                 conn = await self.cluster.leader(self.topic, self.partition)
+                request = self._requests.request({self._tp: offset})
                 response = await asyncio.wait_for(
-                    conn.send(self._request(offset), version=conn.version_for(FETCH, 4, 12)),
-                    (self.config.request_timeout_ms + self.config.fetch_max_wait_ms) / 1000,
+                    conn.send(request, version=conn.version_for(FETCH, 4, 12)),
+                    self._requests.timeout,
                 )
                 p = response.responses[0].partitions[0]
                 if p.error_code in _STALE_METADATA and attempt < _RETRIES:
@@ -113,34 +111,6 @@ class _PartitionFetcher:
                 await self.cluster.close()
                 await self.cluster.refresh([self.topic])
         raise AssertionError("unreachable")
-
-    def _request(self, offset: int) -> FetchRequest:
-        return FetchRequest(
-            replica_id=BrokerId(-1),
-            max_wait=self._max_wait,
-            min_bytes=i32(self.config.fetch_min_bytes),
-            max_bytes=i32(self.config.fetch_max_bytes),
-            isolation_level=i8(1 if self.read_committed else 0),
-            session_id=i32(0),
-            session_epoch=i32(-1),
-            topics=(
-                FetchTopic(
-                    topic=TopicName(self.topic),
-                    partitions=(
-                        FetchPartition(
-                            partition=i32(self.partition),
-                            current_leader_epoch=i32(-1),
-                            fetch_offset=i64(offset),
-                            last_fetched_epoch=i32(-1),
-                            log_start_offset=i64(-1),
-                            partition_max_bytes=i32(self.config.max_partition_fetch_bytes),
-                        ),
-                    ),
-                ),
-            ),
-            forgotten_topics_data=(),
-            rack_id=self.config.client_rack or "",
-        )
 
 
 def read_range(
@@ -192,8 +162,10 @@ def read_range(
                 columns.add_batch(batch, header, position, r.end)
             position = following
             if len(columns):
-                yield columns.to_arrow(r.topic, r.partition, schema)
+                records = columns.to_arrow(r.topic, r.partition, schema)
                 columns.clear()
+                if records.num_rows:
+                    yield records
     finally:
         if pending is not None:
             pending.cancel()

@@ -15,7 +15,8 @@ loop keeps appending.
 With one replica, the high watermark is the log end offset.
 
 Opening (``log_open``) recovers what a crash may have left unchecked and
-rebuilds the idempotent producer state; reads are in ``log_read``, fsync in
+rebuilds the idempotent producer state; an append's checks and offset stamping
+are in ``log_append``, reads in ``log_read``, fsync and what is left to fsync in
 ``log_flush``, and retention, truncation and compaction's swap in
 ``log_retention``.
 """
@@ -24,18 +25,16 @@ from __future__ import annotations
 
 import errno
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.append_file import StorageOffline
-from kgroups.storage.batch_validation import assign_offsets, validate_batches
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
-from kgroups.storage.log_files import DELETED_SUFFIX, remove_log_directory
-from kgroups.storage.log_flush import fsync_directory_if_present, sync_segments
+from kgroups.storage.log_append import AppendResult, duplicate_result, record_producers, stamp
+from kgroups.storage.log_files import remove_log_directory
+from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
 from kgroups.storage.log_read import (
     TimestampOffset,
@@ -43,12 +42,16 @@ from kgroups.storage.log_read import (
     offset_for_timestamp,
     read_batches,
 )
-from kgroups.storage.log_retention import expired_segment_count, swap_in, truncate_segments
+from kgroups.storage.log_retention import (
+    delete_oldest,
+    expired_segment_count,
+    swap_in,
+    truncate_segments,
+)
 from kgroups.storage.producer_state import (
     BatchMetadata,
     ProducerStateManager,
     delete_snapshots,
-    list_snapshots,
 )
 from kgroups.storage.records import RecordInput, encode_batch
 from kgroups.storage.segment import Segment
@@ -56,17 +59,6 @@ from kgroups.storage.segment import Segment
 __all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
 
 log = logging.getLogger(__name__)
-
-# Producer snapshots kept (besides those dropped with the segments they follow).
-_SNAPSHOTS_KEPT = 3
-
-
-class AppendResult(NamedTuple):
-    base_offset: int
-    last_offset: int
-    log_append_time: int  # -1 for CreateTime topics
-    log_start_offset: int
-    duplicate: bool = False
 
 
 class PartitionLog:
@@ -100,16 +92,7 @@ class PartitionLog:
         # Bumped when segments are removed or rewritten (not by appends or rolls),
         # so work planned against an older layout is not applied to this one.
         self._layout_version = 0
-        # Flush bookkeeping. Single-writer counters: the loop bumps the "appended"
-        # ones, the flusher sets the "flushed" ones, so neither needs a lock.
-        self._appended_messages = 0
-        self._flushed_messages = 0
-        self._oldest_unflushed_ms = 0
-        self._dir_changes = 0
-        self._dir_synced = 0
-        self._flush_lock = threading.Lock()
-        # Everything below this offset is known to be fsynced.
-        self.recovery_point = min(recovery_point, self._next_offset)
+        self._flushes = FlushState(min(recovery_point, self._next_offset))
         self._retired_files: list[Path] = []
 
     # -- opening ------------------------------------------------------------------
@@ -220,53 +203,31 @@ class PartitionLog:
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
     ) -> AppendResult:
-        """Validate, assign offsets and write a producer's batches.
+        """Validate, assign offsets and write a producer's batches (see log_append).
 
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
         """
         if self._closed or self._offline:
             self._check_open()
-        config = self.config
-        batches = validate_batches(
-            payload,
-            max_message_bytes=config.max_message_bytes,
-            segment_bytes=config.segment_bytes,
-            from_client=from_client,
-            require_keys=from_client and config.compact,
-        )
         first_offset = self._next_offset
-        log_append_time = now_ms if config.log_append_time else None
-        producers = self.producers
-        pending = None
-        if from_client:
-            if len(batches) == 1:
-                header = batches[0][1]
-                if header.producer_id >= 0:
-                    duplicate = producers.check(header)
-                    if duplicate is not None:
-                        return self._duplicate(duplicate)
-            else:
-                staged = []
-                offset = first_offset
-                for _pos, header in batches:
-                    ts = header.max_timestamp if log_append_time is None else log_append_time
-                    staged.append((header, offset, ts))
-                    offset += header.last_offset_delta + 1
-                pending, duplicate = producers.check_all(staged)
-                if duplicate is not None:
-                    return self._duplicate(duplicate)
-
-        buf = bytearray(payload)
-        metas = assign_offsets(
-            buf,
-            batches,
+        stamped = stamp(
+            payload,
+            self.config,
+            self.producers,
             first_offset,
-            partition_leader_epoch=self.leader_epoch,
-            log_append_time=log_append_time,
+            self.leader_epoch,
+            now_ms,
+            from_client=from_client,
         )
+        if isinstance(stamped, BatchMetadata):
+            return duplicate_result(
+                stamped, self.config.log_append_time, self._segments[0].base_offset
+            )
+        buf, _batches, metas, _pending, log_append_time = stamped
         last_offset = metas[-1][2]
         max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
+        config = self.config
         segment = self._active
         try:
             if segment.log.size and segment.should_roll(
@@ -282,16 +243,8 @@ class PartitionLog:
         except (OSError, KafkaError) as exc:
             raise self._write_failed(exc) from exc
         self._next_offset = last_offset + 1
-
-        if pending is not None:
-            producers.commit(pending)
-        else:
-            for (_pos, header), meta in zip(batches, metas, strict=True):
-                if header.producer_id >= 0:
-                    producers.update(header, meta[2] - header.last_offset_delta, meta[3])
-        if self._appended_messages == self._flushed_messages:
-            self._oldest_unflushed_ms = now_ms
-        self._appended_messages += last_offset + 1 - first_offset
+        record_producers(self.producers, stamped)
+        self._flushes.add(last_offset + 1 - first_offset, now_ms)
         return AppendResult(
             first_offset,
             last_offset,
@@ -311,16 +264,6 @@ class PartitionLog:
             encode_batch(records, compression=compression), now_ms, from_client=False
         )
 
-    def _duplicate(self, batch: BatchMetadata) -> AppendResult:
-        log_append_time = batch.timestamp if self.config.log_append_time else -1
-        return AppendResult(
-            batch.first_offset,
-            batch.last_offset,
-            log_append_time,
-            self._segments[0].base_offset,
-            duplicate=True,
-        )
-
     def _roll(self, now_ms: int) -> Segment:
         """Start a new active segment at the log end offset."""
         old = self._active
@@ -332,18 +275,12 @@ class PartitionLog:
         self._segments.append(segment)
         self._bases.append(base)
         self._active = segment
-        self._dir_changes += 1
+        self._flushes.dir_changes += 1
         try:
-            self.producers.write_snapshot(self.directory, base)
-            self._prune_snapshots()
+            self.producers.snapshot_at_roll(self.directory, base, self.log_start_offset)
         except OSError as exc:
             log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
         return segment
-
-    def _prune_snapshots(self) -> None:
-        snapshots = list_snapshots(self.directory)
-        keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
-        delete_snapshots(self.directory, below=max(keep_from, self.log_start_offset))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -388,23 +325,24 @@ class PartitionLog:
     # -- durability -------------------------------------------------------------------------
 
     @property
+    def recovery_point(self) -> int:
+        """Everything below this offset is known to be fsynced."""
+        return self._flushes.recovery_point
+
+    @property
     def unflushed_messages(self) -> int:
-        return self._appended_messages - self._flushed_messages
+        return self._flushes.unflushed
 
     @property
     def rolled_since_flush(self) -> bool:
         """Files were created, renamed or deleted since the last flush."""
-        return self._dir_changes != self._dir_synced
+        return self._flushes.dir_changes != self._flushes.dir_synced
 
     def needs_flush(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
-        unflushed = self._appended_messages - self._flushed_messages
-        if unflushed <= 0 or self._offline:
-            return False
         config = self.config
-        return (
-            unflushed >= config.flush_messages
-            or now_ms - self._oldest_unflushed_ms >= config.flush_ms
+        return not self._offline and self._flushes.is_due(
+            now_ms, config.flush_messages, config.flush_ms
         )
 
     def flush(self) -> None:
@@ -420,24 +358,17 @@ class PartitionLog:
     def _sync(self, *, all_files: bool) -> None:
         if self._offline:
             self._check_open()
-        with self._flush_lock:
-            appended = self._appended_messages
-            end = self._next_offset
-            dir_changes = self._dir_changes
-            try:
-                sync_segments(list(self._segments), all_files=all_files)
-                if dir_changes != self._dir_synced:
-                    fsync_directory_if_present(self.directory)
-                    self._dir_synced = dir_changes
-            except OSError as exc:
-                if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
-                    self._take_offline(f"fsync failed: {exc}")
-                raise KafkaError(
-                    ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}"
-                ) from exc
-            self._flushed_messages = appended
-            # min: a truncation may have moved the end down meanwhile.
-            self.recovery_point = max(self.recovery_point, min(end, self._next_offset))
+        self._flushes.sync(
+            self._segments, self.directory, self._log_end, self._flush_failed, all_files=all_files
+        )
+
+    def _log_end(self) -> int:
+        return self._next_offset
+
+    def _flush_failed(self, exc: OSError) -> KafkaError:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
+            self._take_offline(f"fsync failed: {exc}")
+        return KafkaError(ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}")
 
     # -- retention and truncation ---------------------------------------------------------------
 
@@ -462,25 +393,18 @@ class PartitionLog:
         return self._delete_oldest(count)
 
     def _delete_oldest(self, count: int) -> int:
-        doomed = self._segments[:count]
-        del self._segments[:count]
-        del self._bases[:count]
         self._layout_version += 1
-        for segment in doomed:
-            # Renamed now, unlinked off the loop (``take_retired_files``): freeing
-            # a big file's blocks can take a while. ``open`` removes leftovers.
-            segment.change_suffix(DELETED_SUFFIX)
-            segment.close()
-            self._retired_files.extend(f.path for f in segment.files())
-        self._dir_changes += 1
+        # Unlinked off the loop: see ``take_retired_files``.
+        self._retired_files.extend(delete_oldest(self._segments, self._bases, count))
+        self._flushes.dir_changes += 1
         delete_snapshots(self.directory, below=self.log_start_offset)
         log.info(
             "%s: deleted %d segment(s); log start offset is now %d",
             self.directory.name,
-            len(doomed),
+            count,
             self.log_start_offset,
         )
-        return len(doomed)
+        return count
 
     def take_retired_files(self) -> list[Path]:
         """Files of segments retention removed, for the caller to unlink (off the loop)."""
@@ -501,8 +425,9 @@ class PartitionLog:
         self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
         self._next_offset = self._active.next_offset
-        self.recovery_point = min(self.recovery_point, self._next_offset)
-        self._dir_changes += 1
+        flushes = self._flushes
+        flushes.recovery_point = min(flushes.recovery_point, self._next_offset)
+        self._flushes.dir_changes += 1
         self._layout_version += 1
         lower_clean_offset(self.directory, self._next_offset)
         self._load_producer_state()
@@ -529,7 +454,7 @@ class PartitionLog:
         self._check_open()
         doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step or _no_step)
         self._layout_version += 1
-        self._dir_changes += 1
+        self._flushes.dir_changes += 1
         return doomed
 
     def expire_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
@@ -552,7 +477,7 @@ class PartitionLog:
             self._active.seal()
             try:
                 self.producers.write_snapshot(self.directory, self._next_offset)
-                self._dir_changes += 1
+                self._flushes.dir_changes += 1
             except OSError as exc:
                 log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
             self._sync(all_files=True)

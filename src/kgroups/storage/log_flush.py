@@ -1,4 +1,5 @@
-"""fsync of a partition log's files, safe on a worker thread while the loop appends.
+"""fsync of a partition log's files, safe on a worker thread while the loop appends,
+and the bookkeeping of what is still to fsync.
 
 When ``os.write`` returns the data is in the page cache: acknowledged produce
 requests survive ``kill -9``. Surviving power loss needs an fsync, which the
@@ -10,14 +11,90 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kgroups.storage.append_file import AppendFile
 from kgroups.storage.durable import fsync_directory
 from kgroups.storage.segment import Segment
 
-__all__ = ["fsync_directory_if_present", "sync_segments"]
+__all__ = ["FlushState", "fsync_directory_if_present", "sync_segments"]
+
+
+class FlushState:
+    """What a log appended that is not yet fsynced, and its recovery point.
+
+    Single-writer counters: the loop bumps the "appended" ones (``appended``,
+    ``dir_changes``), the flusher sets the "flushed" ones, so neither needs a
+    lock; the lock keeps two flushes of the same log apart.
+    """
+
+    __slots__ = (
+        "_lock",
+        "appended",
+        "dir_changes",
+        "dir_synced",
+        "flushed",
+        "oldest_unflushed_ms",
+        "recovery_point",
+    )
+
+    def __init__(self, recovery_point: int) -> None:
+        self.appended = 0
+        self.flushed = 0
+        self.oldest_unflushed_ms = 0
+        # Files created, renamed or deleted, and how many of those a directory
+        # fsync covered.
+        self.dir_changes = 0
+        self.dir_synced = 0
+        self._lock = threading.Lock()
+        # Everything below this offset is known to be fsynced.
+        self.recovery_point = recovery_point
+
+    def add(self, messages: int, now_ms: int) -> None:
+        """The loop appended ``messages`` records at ``now_ms``."""
+        if self.appended == self.flushed:
+            self.oldest_unflushed_ms = now_ms
+        self.appended += messages
+
+    @property
+    def unflushed(self) -> int:
+        return self.appended - self.flushed
+
+    def is_due(self, now_ms: int, flush_messages: int, flush_ms: int) -> bool:
+        """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
+        unflushed = self.appended - self.flushed
+        return unflushed > 0 and (
+            unflushed >= flush_messages or now_ms - self.oldest_unflushed_ms >= flush_ms
+        )
+
+    def sync(
+        self,
+        segments: Sequence[Segment],
+        directory: Path,
+        log_end: Callable[[], int],
+        failed: Callable[[OSError], Exception],
+        *,
+        all_files: bool,
+    ) -> None:
+        """fsync the segments (and the directory if files changed), then count
+        what was appended before as flushed. ``failed`` makes the exception to
+        raise for an fsync error, under the lock."""
+        with self._lock:
+            appended = self.appended
+            end = log_end()
+            dir_changes = self.dir_changes
+            try:
+                sync_segments(list(segments), all_files=all_files)
+                if dir_changes != self.dir_synced:
+                    fsync_directory_if_present(directory)
+                    self.dir_synced = dir_changes
+            except OSError as exc:
+                raise failed(exc) from exc
+            self.flushed = appended
+            # min: a truncation may have moved the end down meanwhile.
+            self.recovery_point = max(self.recovery_point, min(end, log_end()))
 
 
 def sync_segments(segments: Sequence[Segment], *, all_files: bool) -> None:

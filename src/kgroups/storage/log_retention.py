@@ -16,7 +16,7 @@ from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX
 from kgroups.storage.log_open import new_segment
 from kgroups.storage.segment import Segment
 
-__all__ = ["expired_segment_count", "swap_in", "truncate_segments"]
+__all__ = ["delete_oldest", "expired_segment_count", "swap_in", "truncate_segments"]
 
 
 def expired_segment_count(segments: Sequence[Segment], config: LogConfig, now_ms: int) -> int:
@@ -38,6 +38,22 @@ def expired_segment_count(segments: Sequence[Segment], config: LogConfig, now_ms
             by_size += 1
         count = max(count, by_size)
     return count
+
+
+def delete_oldest(segments: list[Segment], bases: list[int], count: int) -> list[Path]:
+    """Take the ``count`` oldest segments out of ``segments`` and ``bases`` (in
+    place), renamed ``.deleted`` and closed. Returns their files, for the caller
+    to unlink off the loop: freeing a big file's blocks can take a while
+    (``open`` removes leftovers)."""
+    doomed = segments[:count]
+    del segments[:count]
+    del bases[:count]
+    files: list[Path] = []
+    for segment in doomed:
+        segment.change_suffix(DELETED_SUFFIX)
+        segment.close()
+        files.extend(f.path for f in segment.files())
+    return files
 
 
 def truncate_segments(

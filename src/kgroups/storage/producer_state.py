@@ -49,6 +49,8 @@ _PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
 _BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, ts
 # NamedTuples built straight from tuples: the class call is a slow Python function.
 _new_tuple = tuple.__new__
+# Snapshots a roll keeps (besides those dropped with the segments they follow).
+_SNAPSHOTS_KEPT = 3
 
 
 class BatchMetadata(NamedTuple):
@@ -255,6 +257,14 @@ class ProducerStateManager:
         if pos != len(data):
             raise ValueError("trailing bytes in snapshot")
         return state
+
+    def snapshot_at_roll(self, directory: Path, offset: int, log_start_offset: int) -> None:
+        """Snapshot at a new segment's base offset, keeping the last few (and
+        none below the log start)."""
+        self.write_snapshot(directory, offset)
+        snapshots = list_snapshots(directory)
+        keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
+        delete_snapshots(directory, below=max(keep_from, log_start_offset))
 
     def write_snapshot(self, directory: Path, offset: int) -> Path:
         """Write ``<offset>.snapshot`` (via a temporary file, so never half a file)."""

@@ -83,6 +83,7 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
     out: list[ScannedRecord] = []
     append = out.append
     # Each varint: b < 0x80 is one byte, c < 0x80 two; zig-zag decoded as (n >> 1) ^ -(n & 1).
+    # Written out at every field rather than in a helper: a call per field is what this loop avoids.
     pos = 0
     try:
         for i in range(count):

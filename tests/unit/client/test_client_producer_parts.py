@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kgroups.client.accumulator import RecordAccumulator, record_size
+from kgroups.client.accumulator import PendingRecord, RecordAccumulator, record_size
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.idempotence import IdempotenceState, next_sequence
 from kgroups.client.partitioner import partition_for_key
@@ -57,7 +57,8 @@ def test_a_batch_is_ready_when_full_or_lingered() -> None:
     acc = RecordAccumulator(batch_size=300, linger_ms=50, buffer_memory=10_000, clock=clock)
     wakeups = []
     acc.wakeup = lambda: wakeups.append(1)
-    acc.try_append(TP, None, b"x" * 100, (), 0, record_size(None, b"x" * 100, ()))
+    record = PendingRecord(None, b"x" * 100, (), 0, record_size(None, b"x" * 100, ()))
+    acc.try_append(TP, record)
     assert wakeups == [1]  # a new batch: the sender must plan its linger
     ready, wait = acc.ready(clock.now)
     assert ready == [] and wait == pytest.approx(0.05)
@@ -66,13 +67,13 @@ def test_a_batch_is_ready_when_full_or_lingered() -> None:
     # A full batch is ready at once.
     other = TopicPartition("t", 1)
     for _ in range(3):
-        acc.try_append(other, None, b"x" * 100, (), 0, record_size(None, b"x" * 100, ()))
+        acc.try_append(other, record)
     assert other in acc.ready(clock.now)[0]
 
 
 def test_records_fill_a_batch_then_start_another() -> None:
     acc = RecordAccumulator(batch_size=400, linger_ms=0, buffer_memory=10_000, clock=Clock())
-    futures = [acc.try_append(TP, None, b"x" * 100, (), 0, 121) for _ in range(5)]
+    futures = [acc.try_append(TP, PendingRecord(None, b"x" * 100, (), 0, 121)) for _ in range(5)]
     first = acc.drain(TP)
     second = acc.drain(TP)
     assert first is not None and second is not None
@@ -83,20 +84,20 @@ def test_records_fill_a_batch_then_start_another() -> None:
 
 def test_buffer_memory_bounds_what_waits() -> None:
     acc = RecordAccumulator(batch_size=100, linger_ms=0, buffer_memory=250, clock=Clock())
-    assert acc.try_append(TP, None, b"x", (), 0, 200) is not None
-    assert acc.try_append(TP, None, b"x", (), 0, 100) is None
+    assert acc.try_append(TP, PendingRecord(None, b"x", (), 0, 200)) is not None
+    assert acc.try_append(TP, PendingRecord(None, b"x", (), 0, 100)) is None
     with pytest.raises(TimeoutError):
-        acc.append_blocking(TP, None, b"x", (), 0, 100, timeout=0.05)
+        acc.append_blocking(TP, PendingRecord(None, b"x", (), 0, 100), timeout=0.05)
     batch = acc.drain(TP)
     assert batch is not None
     acc.complete(batch, 0, -1, None)
-    assert acc.try_append(TP, None, b"x", (), 0, 100) is not None
+    assert acc.try_append(TP, PendingRecord(None, b"x", (), 0, 100)) is not None
 
 
 def test_retried_batches_go_back_in_sequence_order_ahead_of_new_ones() -> None:
     acc = RecordAccumulator(batch_size=10, linger_ms=0, buffer_memory=10_000, clock=Clock())
     for _ in range(4):
-        acc.try_append(TP, None, b"x" * 10, (), 0, 31)
+        acc.try_append(TP, PendingRecord(None, b"x" * 10, (), 0, 31))
     batches = [acc.drain(TP) for _ in range(3)]
     for seq, batch in zip((0, 1, 2), batches, strict=True):
         assert batch is not None

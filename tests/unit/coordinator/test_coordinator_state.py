@@ -11,11 +11,14 @@ from kgroups.coordinator.state import (
     ANSWERS,
     KEEP_ALIVE,
     KEEP_ALIVE_IN_REBALANCE,
+    READ_OFFSETS,
     GroupState,
     IllegalTransition,
     Request,
+    answer_without_group,
     answers_by_state,
     can_transition,
+    rules_by_state,
 )
 
 E = GroupState.EMPTY
@@ -53,10 +56,31 @@ def test_state_names_are_kafkas() -> None:
     assert P.lower_name == "preparingrebalance"
 
 
-def test_every_request_answers_in_every_state() -> None:
+def test_every_request_answers_in_every_state_it_can_meet() -> None:
     assert list(ANSWERS) == list(Request)
-    for row in ANSWERS.values():
-        assert list(row) == list(GroupState)
+    for request, row in ANSWERS.items():
+        if request is Request.STATIC_REJOIN:
+            # Only a group with members knows a static member.
+            assert list(row) == [P, C, S]
+        else:
+            assert list(row) == list(GroupState)
+
+
+def test_a_group_the_table_does_not_hold_is_answered_by_the_dead_column() -> None:
+    assert answer_without_group(Request.HEARTBEAT) is ErrorCode.unknown_member_id
+    assert answer_without_group(Request.OFFSET_COMMIT) is ErrorCode.illegal_generation
+    with pytest.raises(ValueError, match="generation -1"):
+        answer_without_group(Request.SIMPLE_OFFSET_COMMIT)
+
+
+def test_a_row_of_rules_only() -> None:
+    assert rules_by_state(Request.OFFSET_FETCH, {READ_OFFSETS: "read"}) == dict.fromkeys(
+        GroupState, "read"
+    )
+    with pytest.raises(ValueError, match="Heartbeat answers unknown_member_id"):
+        rules_by_state(
+            Request.HEARTBEAT, {KEEP_ALIVE: "alive", KEEP_ALIVE_IN_REBALANCE: "rebalancing"}
+        )
 
 
 def test_a_handler_applies_the_rules_of_its_row() -> None:
@@ -68,7 +92,7 @@ def test_a_handler_applies_the_rules_of_its_row() -> None:
         P: "rebalancing",
         C: "alive",
         S: "alive",
-        D: ErrorCode.coordinator_not_available,
+        D: ErrorCode.unknown_member_id,
     }
     with pytest.raises(ValueError, match="Heartbeat"):
         answers_by_state(Request.HEARTBEAT, {KEEP_ALIVE: "alive"})

@@ -56,11 +56,9 @@ def _fetch(driver: CoordinatorDriver, group: str) -> Token:
 
 
 def _appended(driver: CoordinatorDriver) -> list[Append]:
-    """Take the appends asked for and report them stored, not yet durable."""
+    """Take the appends asked for (appended, not yet durable)."""
     appends = list(driver.appends)
     driver.appends.clear()
-    for append in appends:
-        driver.stored(append, NOW)
     return appends
 
 
@@ -111,3 +109,19 @@ def test_a_reply_not_durable_in_time_is_given_up_at_its_deadline() -> None:
     assert _answers(driver) == {}
     driver.durable(append, NOW + TIMEOUT_MS)
     assert set(_answers(driver)) == {later}  # the commit's own reply went already
+
+
+def test_a_batch_the_shell_has_not_taken_yet_holds_back_the_replies_that_reveal_it() -> None:
+    """The shell may append once per loop turn: a commit queued in this turn
+    already holds back a fetch of its group's offsets, not another group's."""
+    driver = _driver()
+    g = _commit(driver, "g", 5)
+    g_fetch = _fetch(driver, "g")
+    h_fetch = _fetch(driver, "h")
+    assert set(_answers(driver)) == {h_fetch}
+    (append,) = _appended(driver)
+    driver.durable(append, NOW)
+    answers = _answers(driver)
+    assert list(answers) == [g, g_fetch]
+    fetched = answers[g_fetch].groups[0].topics[0].partitions[0]
+    assert fetched.committed_offset == 5
