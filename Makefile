@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck clean
+.PHONY: run test lint typecheck browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/
 
-test: lint typecheck
+test: lint typecheck browser
 	$(BIN)/pytest -q
+
+# The analytics report's page test drives Debian's chromium, headless.
+browser:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+		|| echo "chromium not installed: the report page test will be skipped"
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .pytest_cache .ruff_cache

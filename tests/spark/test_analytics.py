@@ -4,6 +4,9 @@ record timestamps are known, so every lag figure, status and cause is exact."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +106,12 @@ def _offsets_log() -> list[tuple[int, bytes, bytes | None]]:
     generations = [
         (1, [a], 1),
         (2, [a, b], 5),
-        (3, [a], 20),  # b gone 12 s after its last sign of life: session expired
+        # b gone 12 s after its last sign of life: its session may have run out, or it
+        # sent LeaveGroup after idling; the log cannot tell which.
+        (3, [a], 20),
         (4, [a, c], 30),
         (4, [a, c2], 40),  # the static member s1 came back under a new member id
-        (5, [c2], 50),  # a committed 1 s before: it left
+        (5, [c2], 50),  # a committed 1 s before, its session still running: it left
         (6, [], 60),
     ]
     for i, (generation, members, at) in enumerate(generations):
@@ -200,20 +205,21 @@ def test_analytics_on_a_recorded_scenario(
     assert [(r.generation, r.cause) for r in rebalances] == [
         (1, "group created; joined: a-1"),
         (2, "joined: b-1"),
-        (3, "session expired: b-1"),
+        (3, "left or expired: b-1"),
         (4, "joined: c-1 (s1)"),
         (4, "static member replaced: s1: c-1 -> c-2"),
         (5, "left: a-1"),
         (6, "left: c-2"),  # a v0 value, which has no group instance ids
     ]
+    assert rebalances[2].left_or_expired == ["b-1"] and rebalances[2].left == []
+    assert rebalances[5].left == ["a-1"] and rebalances[5].left_or_expired == []
     assert rebalances[2].not_stable_ms == 20 * SECOND - (8 * SECOND + 10 * SECOND)
     assert rebalances[-1].emptied
 
     report = (tmp_path / "analytics" / "report.html").read_text()
     assert report.count("<svg") == len(summary["status"])
-    assert "session expired: b-1" in report and "http" not in report.replace(
-        'xmlns="http://www.w3.org/2000/svg"', ""
-    )
+    assert "left or expired: b-1" in report and "session expired" not in report
+    assert "http" not in report.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
 def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_path: Path) -> None:
@@ -300,3 +306,86 @@ def test_follow_keeps_a_live_status_table(spark: Any, recorded: str, tmp_path: P
     follow(spark, config, once=True, say=lines.append)  # restarts from its saved windows
     assert lines[-1].startswith("[follow] reading") or "state restored" in " ".join(lines[-3:])
     assert spark.read.parquet(f"{config.output}/live_status").count() == len(live)
+
+
+def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
+    recorded: str, tmp_path: Path
+) -> None:
+    """The command line on a log of ~150 records: one shuffle partition, and only
+    its own step lines on the console, no Spark stage progress bars."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "kgroups", "analytics", "--master", "local[2]"),
+            *("--bootstrap-server", recorded, "--offsets-topic", "recorded-offsets"),
+            *("--output", str(tmp_path / "cli"), "--now", str(NOW)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"{len(_offsets_log())} records: " in done.stderr
+    assert "shuffle partitions: 1 " in done.stderr
+    assert "[Stage " not in done.stderr and "[Stage " not in done.stdout
+    jvm_notice = "WARNING: Using incubator modules"  # the JVM's own, before any logging
+    others = [
+        line
+        for line in done.stderr.splitlines()
+        if line and not line.startswith(("[analytics ", jvm_notice))
+    ]
+    assert others == []
+    steps = [line.split("]")[0] for line in done.stderr.splitlines() if line.startswith("[")]
+    assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
+    assert f"of {len(SCENARIO) + 1} groups analysed" in done.stdout
+    assert took < 120, took  # about 10 s on an idle 2-core machine
+
+
+def test_follow_forgets_deleted_offsets_and_groups(
+    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+) -> None:
+    """Short-lived groups come and go (their offsets and group records deleted by
+    tombstones, as when Kafka expires them): the live table and the saved state
+    keep only what the cluster still holds."""
+    import json
+
+    from kgroups.spark.analytics.follow import follow
+    from kgroups.spark.analytics.job import AnalyticsConfig
+
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "churn-offsets", 1)
+    _record_churn(bootstrap, "churn-offsets")
+    config = AnalyticsConfig(
+        bootstrap=bootstrap, output=str(tmp_path / "churn"), offsets_topic="churn-offsets"
+    )
+    follow(spark, config, once=True, say=lambda line: None)
+    live = spark.read.parquet(f"{config.output}/live_status").collect()
+    assert sorted((r.group, r.partition) for r in live) == [("kept", 0), ("kept", 1)]
+    state = json.loads((tmp_path / "churn" / "follow_state.json").read_text())
+    assert {w["group"] for w in state["windows"]} == {"kept"}
+
+
+def _record_churn(bootstrap: str, topic: str) -> None:
+    """30 groups that commit and are deleted, then one that stays."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+
+    def send(key: bytes, value: bytes | None) -> None:
+        producer.produce(topic, key=key, value=value, partition=0)
+
+    for i in range(30):
+        group = f"console-consumer-{i}"
+        for generation in (1, 2):
+            stored = _generation(generation, [_member(f"m-{generation}", 0)], T0 + i)
+            send(encode_group_metadata_key(group), encode_group_metadata_value(stored))
+        for partition in (0, 1):
+            key = encode_offset_commit_key(group, "orders", partition)
+            send(key, encode_offset_commit_value(OffsetCommitValue(5, "", T0 + i)))
+            send(key, None)  # the offset expired
+        send(encode_group_metadata_key(group), None)  # the group went away
+    for partition in (0, 1):
+        key = encode_offset_commit_key("kept", "orders", partition)
+        send(key, encode_offset_commit_value(OffsetCommitValue(7, "", T0)))
+    assert producer.flush(30) == 0

@@ -10,15 +10,18 @@ end offsets of now. The live table is written to ``OUTPUT/live_status``
 ``kgroups_live_status`` and summarised on stderr. It is also refreshed between
 micro-batches, so a group that stops committing turns STOP without new records.
 
-The windows are saved to ``OUTPUT/follow_state.json`` after each micro-batch,
-with the last offsets-topic offset applied per partition, so a restarted
-follow neither loses them nor applies a replayed micro-batch twice.
+The windows (follow_state.py: one per partition the cluster still holds, ended
+by the offsets topic's tombstones) are saved to ``OUTPUT/follow_state.json``
+after each micro-batch, with the last offsets-topic offset applied per
+partition, so a restarted follow neither loses them nor applies a replayed
+micro-batch twice.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, Commit, partition_status
+from kgroups.spark.analytics.follow_state import FollowState, Key
 from kgroups.spark.analytics.job import AnalyticsConfig, write_text
 from kgroups.spark.analytics.tables import decoded_offsets_log
 from kgroups.spark.cluster_calls import ClusterCalls
@@ -38,7 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveStatus", "follow"]
 
-Key = tuple[str, str, int]
 LIVE_SCHEMA = (
     "group string, topic string, partition int, committed_offset long, log_end long,"
     " lag_offsets long, status string, group_status string, last_commit_ms long, evaluated_ms long"
@@ -52,38 +55,31 @@ class LiveStatus:
         self.spark = spark
         self.config = config
         self.say = say
-        self.windows: dict[Key, deque[Commit]] = {}
-        self.applied: dict[int, int] = {}
         self.calls = ClusterCalls(config.bootstrap)
+        # Micro-batches arrive on a py4j callback thread while the main thread
+        # refreshes between them: one at a time, or both write live_status at once.
+        self.lock = threading.RLock()
         self.state_path = f"{config.output.rstrip('/')}/follow_state.json"
-        self._load()
-
-    def _load(self) -> None:
         text = _read_text(self.spark, self.state_path)
-        if text is None:
-            return
-        state = json.loads(text)
-        self.applied = {int(p): o for p, o in state["applied"].items()}
-        for entry in state["windows"]:
-            key = (entry["group"], entry["topic"], entry["partition"])
-            self.windows[key] = deque(
-                (Commit(*c) for c in entry["commits"]), maxlen=self.config.window
-            )
+        self.state = (
+            FollowState(config.window)
+            if text is None
+            else FollowState.from_json(json.loads(text), config.window)
+        )
 
-    def _save(self) -> None:
-        state = {
-            "applied": {str(p): o for p, o in self.applied.items()},
-            "windows": [
-                {"group": g, "topic": t, "partition": p, "commits": [list(c) for c in w]}
-                for (g, t, p), w in sorted(self.windows.items())
-            ],
-        }
-        write_text(self.spark, self.state_path, json.dumps(state))
+    @property
+    def windows(self) -> dict[Key, deque[Commit]]:
+        return self.state.windows
 
     def add_batch(self, batch: DataFrame, batch_id: int) -> None:
+        with self.lock:
+            self._add_batch(batch, batch_id)
+
+    def _add_batch(self, batch: DataFrame, batch_id: int) -> None:
         rows = (
-            batch.filter(F.col("kind") == "offset_commit")
+            batch.filter(F.col("kind").isin("offset_commit", "offset_deleted", "group_deleted"))
             .select(
+                "kind",
                 "group",
                 "topic",
                 "partition",
@@ -95,25 +91,31 @@ class LiveStatus:
             .orderBy("offsets_partition", "offsets_offset")
             .collect()
         )
-        fresh = [r for r in rows if r.offsets_offset > self.applied.get(r.offsets_partition, -1)]
-        for r in fresh:
-            self.applied[r.offsets_partition] = r.offsets_offset
-        # Only each partition's last `window` commits stay in its window.
+        fresh = self.state.fresh(rows)
+        # Only each partition's last `window` commits since its last tombstone count.
         kept: dict[Key, list[Any]] = {}
         for r in fresh:
-            kept.setdefault((r.group, r.topic, r.partition), []).append(r)
+            key = (r.group, r.topic, r.partition)
+            if r.kind == "offset_commit":
+                kept.setdefault(key, []).append(r)
+            elif r.kind == "offset_deleted":
+                kept.pop(key, None)
+                self.state.delete_offset(key)
+            else:
+                kept = {k: v for k, v in kept.items() if k[0] != r.group}
+                self.state.delete_group(r.group)
         kept = {key: commits[-self.config.window :] for key, commits in kept.items()}
         ends = self._log_ends_at(
             {(r.topic, r.partition, r.commit_ms) for commits in kept.values() for r in commits}
         )
         for key, commits in kept.items():
-            window = self.windows.setdefault(key, deque(maxlen=self.config.window))
             for r in commits:
                 end = ends.get((r.topic, r.partition, r.commit_ms))
                 lag = 0 if end is None else max(0, end - r.committed_offset)
-                window.append(Commit(r.committed_offset, lag, r.commit_ms))
-        self._save()
-        self.refresh(f"micro-batch {batch_id}: {len(fresh)} new commits")
+                self.state.add(key, Commit(r.committed_offset, lag, r.commit_ms))
+        write_text(self.spark, self.state_path, json.dumps(self.state.to_json()))
+        new = sum(1 for r in fresh if r.kind == "offset_commit")
+        self.refresh(f"micro-batch {batch_id}: {new} new commits")
 
     def _log_ends(self, partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         existing = set(self.calls.partitions(TopicSelection(pattern=".*")))
@@ -136,6 +138,10 @@ class LiveStatus:
         return out
 
     def refresh(self, why: str) -> None:
+        with self.lock:
+            self._refresh(why)
+
+    def _refresh(self, why: str) -> None:
         now_ms = int(time.time() * 1000)
         ends = self._log_ends({(t, p) for _, t, p in self.windows})
         rows: list[list[Any]] = []

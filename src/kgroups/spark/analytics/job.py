@@ -30,6 +30,7 @@ from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
 from kgroups.spark.analytics.report import GroupReport, render_report
+from kgroups.spark.analytics.session import size_shuffles
 from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
 from kgroups.spark.cluster_calls import ClusterCalls
 from kgroups.spark.options import TopicSelection
@@ -104,9 +105,11 @@ def run_analytics(
         spark, config.bootstrap, config.offsets_topic, group_pattern=config.groups
     ).cache()
     kinds: dict[str, int] = {r[0]: r[1] for r in decoded.groupBy("kind").count().collect()}
+    shuffle_partitions = size_shuffles(spark, sum(kinds.values()))
     progress.done(
         f"{sum(kinds.values())} records: "
         + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        + f"; shuffle partitions: {shuffle_partitions}"
     )
 
     progress.step("writing commits and generations")

@@ -51,6 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
     parser.add_argument(
+        "--spark-ui",
+        action="store_true",
+        help="start Spark's web UI and show its console progress bars (off by default)",
+    )
+    parser.add_argument(
         "--follow", action="store_true", help="keep a live lag/status table up to date"
     )
     parser.add_argument(
@@ -78,16 +83,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--window must be at least 2 commits")
     now_ms = _now_ms(args.now)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
     import kgroups.spark
     from kgroups.spark.analytics.follow import follow
     from kgroups.spark.analytics.job import AnalyticsConfig, run_analytics
+    from kgroups.spark.analytics.session import analytics_session, log_records
 
-    builder = SparkSession.builder.appName("kgroups analytics")
-    if args.master:
-        builder = builder.master(args.master)
-    spark = builder.getOrCreate()
+    records = log_records(args.bootstrap_server, args.offsets_topic)
+    spark = analytics_session(args.master, spark_ui=args.spark_ui, records=records)
     kgroups.spark.register(spark)
     config = AnalyticsConfig(
         bootstrap=args.bootstrap_server,

@@ -6,12 +6,15 @@ with the previous record's tells who joined, who went away, and which static
 member came back under a new member id.
 
 Whether a departed member left (LeaveGroup) or was expired by its session
-timeout is not logged, so it is inferred: a member whose last sign of life --
-the later of the previous generation and the group's last commit to a
-partition assigned to it -- lies at least its session timeout before the
-rebalance was expired; otherwise it left. How long the group was not Stable is
-measured from that moment (departures) or from when the join phase ended
-(``current_state_timestamp``) to the record that completed the rebalance.
+timeout is not logged, and neither are heartbeats, so the log can only prove a
+leave: when the rebalance began (``current_state_timestamp``) less than the
+member's session timeout after its last sign of life -- the later of the
+previous generation and the group's last commit to a partition assigned to
+it -- its session cannot have run out, so it left. Otherwise it either expired
+or heartbeated on and then left, and is listed as "left or expired". How long
+the group was not Stable is measured from the earliest moment the rebalance
+can have begun (the departure: the last sign of life, or the session's end
+after it) or from when the join phase ended to the record that completed it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
@@ -140,32 +144,58 @@ def rebalance_history(generations: DataFrame, commits: DataFrame) -> DataFrame:
         F.col("m.session_timeout_ms").alias("session_timeout_ms"),
         F.explode_outer("m.assignment").alias("tp"),
     )
+    # The last commit to each departed member's partitions before the rebalance:
+    # commits and departures sorted together per partition, a running maximum
+    # (a range join would pair every departure with every earlier commit).
+    probes = owned.select(
+        "group",
+        F.col("tp.topic").alias("topic"),
+        F.col("tp.partition").alias("partition"),
+        F.col("state_ms").alias("t_ms"),
+        F.lit(1).alias("_kind"),
+        "rebalance_id",
+        "member",
+        "session_timeout_ms",
+        "prev_ms",
+        "state_ms",
+    )
+    points = commits.filter(~F.col("deleted")).select(
+        "group",
+        "topic",
+        "partition",
+        F.col("commit_ms").alias("t_ms"),
+        F.lit(0).alias("_kind"),
+        F.col("commit_ms").alias("_commit_ms"),
+    )
+    upto = (
+        Window.partitionBy("group", "topic", "partition")
+        .orderBy("t_ms", "_kind")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     seen = (
-        owned.alias("o")
-        .join(
-            commits.filter(~F.col("deleted")).alias("c"),
-            (F.col("o.group") == F.col("c.group"))
-            & (F.col("o.tp.topic") == F.col("c.topic"))
-            & (F.col("o.tp.partition") == F.col("c.partition"))
-            & (F.col("c.commit_ms") <= F.col("o.state_ms")),
-            "left",
-        )
-        .groupBy("o.rebalance_id", "o.member", "o.session_timeout_ms", "o.prev_ms", "o.state_ms")
-        .agg(F.max("c.commit_ms").alias("last_commit_ms"))
+        points.unionByName(probes, allowMissingColumns=True)
+        .withColumn("last_commit_ms", F.max("_commit_ms").over(upto))
+        .filter(F.col("_kind") == 1)
+        .groupBy("rebalance_id", "member", "session_timeout_ms", "prev_ms", "state_ms")
+        .agg(F.max("last_commit_ms").alias("last_commit_ms"))
     )
     last_seen = F.greatest(F.col("prev_ms"), F.coalesce(F.col("last_commit_ms"), F.col("prev_ms")))
-    expired = F.col("state_ms") - last_seen >= F.col("session_timeout_ms")
+    # The session cannot have run out before last_seen + timeout: a departure
+    # before then was a LeaveGroup.
+    may_have_expired = F.col("state_ms") - last_seen >= F.col("session_timeout_ms")
     classified = seen.select(
         "rebalance_id",
         "member",
-        expired.alias("expired"),
-        F.when(expired, last_seen + F.col("session_timeout_ms"))
+        may_have_expired.alias("ambiguous"),
+        F.when(may_have_expired, last_seen + F.col("session_timeout_ms"))
         .otherwise(last_seen)
         .alias("since_ms"),
     )
     per_rebalance = classified.groupBy("rebalance_id").agg(
-        F.sort_array(F.collect_list(F.when(~F.col("expired"), F.col("member")))).alias("left"),
-        F.sort_array(F.collect_list(F.when(F.col("expired"), F.col("member")))).alias("expired"),
+        F.sort_array(F.collect_list(F.when(~F.col("ambiguous"), F.col("member")))).alias("left"),
+        F.sort_array(F.collect_list(F.when(F.col("ambiguous"), F.col("member")))).alias(
+            "left_or_expired"
+        ),
         F.min("since_ms").alias("since_ms"),
     )
     history = changes.join(per_rebalance, "rebalance_id", "left")
@@ -175,7 +205,7 @@ def rebalance_history(generations: DataFrame, commits: DataFrame) -> DataFrame:
             F.when(F.col("prev_ms").isNull() & ~F.col("deleted"), F.lit("group created")),
             _listed("joined", "joined"),
             _listed("left", "left"),
-            _listed("expired", "session expired"),
+            _listed("left_or_expired", "left or expired"),
             _listed("replaced", "static member replaced"),
             F.when(F.col("subscription_changed"), F.lit("subscription changed")),
         ),
@@ -195,7 +225,7 @@ def rebalance_history(generations: DataFrame, commits: DataFrame) -> DataFrame:
         "members",
         "joined",
         F.coalesce("left", F.array().cast("array<string>")).alias("left"),
-        F.coalesce("expired", F.array().cast("array<string>")).alias("expired"),
+        F.coalesce("left_or_expired", F.array().cast("array<string>")).alias("left_or_expired"),
         "replaced",
         "emptied",
         "deleted",

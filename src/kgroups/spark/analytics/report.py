@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from kgroups.spark.analytics.chart_axes import lag_ticks, time_ticks
+
 __all__ = ["GroupReport", "render_report"]
 
 _COLOURS = {
@@ -22,7 +24,9 @@ _COLOURS = {
     "STALL": "#ad1457",
     "REWIND": "#1565c0",
 }
-_WIDTH, _HEIGHT, _PAD = 900, 220, 48
+_WIDTH, _HEIGHT = 900, 240
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 76, 24, 40, 40
+_LABEL_GAP = 30  # pixels between rebalance labels on one row
 
 
 @dataclass
@@ -47,35 +51,53 @@ def _when(t_ms: int) -> str:
 
 def _chart(report: GroupReport, start: int, end: int) -> str:
     span = max(end - start, 1)
-    top = max([lag for _, lag, _ in report.lag_series] + [1])
+    lags = lag_ticks(max([lag for _, lag, _ in report.lag_series] + [1]))
+    top = lags[-1]
+    left, right, upper, lower = _PAD_LEFT, _WIDTH - _PAD_RIGHT, _PAD_TOP, _HEIGHT - _PAD_BOTTOM
 
     def x(t: int) -> float:
-        return _PAD + (t - start) / span * (_WIDTH - 2 * _PAD)
+        return left + (t - start) / span * (right - left)
 
     def y(lag: int) -> float:
-        return _HEIGHT - _PAD + -lag / top * (_HEIGHT - 2 * _PAD)
+        return lower - lag / top * (lower - upper)
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-        f'role="img" aria-label="lag of {html.escape(report.group)}">',
-        f'<line x1="{_PAD}" y1="{_HEIGHT - _PAD}" x2="{_WIDTH - _PAD}" y2="{_HEIGHT - _PAD}" '
-        'stroke="#888"/>',
-        f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_HEIGHT - _PAD}" stroke="#888"/>',
-        f'<text x="4" y="{_PAD + 4}" font-size="11">{top}</text>',
-        f'<text x="4" y="{_HEIGHT - _PAD}" font-size="11">0</text>',
-        f'<text x="{_PAD}" y="{_HEIGHT - 8}" font-size="11">{_when(start)}</text>',
-        f'<text x="{_WIDTH - _PAD}" y="{_HEIGHT - 8}" font-size="11" text-anchor="end">'
-        f"{_when(end)}</text>",
+        f'role="img" aria-label="lag of {html.escape(report.group)}" font-size="11">',
+        '<g class="y-axis">',
     ]
-    for t, generation, cause, members, _ in report.rebalances:
+    for lag in lags:
         parts.append(
-            f'<line x1="{x(t):.1f}" y1="{_PAD - 10}" x2="{x(t):.1f}" y2="{_HEIGHT - _PAD}" '
-            f'stroke="#999" stroke-dasharray="3,3"><title>generation {generation} at '
-            f"{_when(t)}: {html.escape(cause)} ({members} members)</title></line>"
+            f'<line x1="{left}" y1="{y(lag):.1f}" x2="{right}" y2="{y(lag):.1f}" '
+            f'stroke="{"#888" if lag == 0 else "#e4e4e4"}"/>'
+            f'<text class="tick-y" x="{left - 6}" y="{y(lag) + 4:.1f}" text-anchor="end">'
+            f"{lag:,}</text>"
         )
+    parts.append(
+        f'<text x="12" y="{(upper + lower) / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {(upper + lower) / 2:.1f})">lag (offsets)</text></g>'
+        '<g class="x-axis">'
+    )
+    for t, label in time_ticks(start, end):
         parts.append(
-            f'<circle cx="{x(t):.1f}" cy="{_PAD - 10}" r="4" fill="#555"><title>generation '
-            f"{generation}: {html.escape(cause)}</title></circle>"
+            f'<line x1="{x(t):.1f}" y1="{lower}" x2="{x(t):.1f}" y2="{lower + 4}" stroke="#888"/>'
+            f'<text class="tick-x" x="{x(t):.1f}" y="{lower + 16}" text-anchor="middle">'
+            f"{label}</text>"
+        )
+    parts.append(
+        f'<text x="{right}" y="{_HEIGHT - 4}" text-anchor="end" fill="#666">time (UTC)</text></g>'
+    )
+    rows_end = [-1e9, -1e9]  # where the last label of each of two rows ends
+    for t, generation, cause, members, _ in report.rebalances:
+        row = 0 if x(t) - rows_end[0] >= _LABEL_GAP else 1
+        rows_end[row] = x(t)
+        tip = f"generation {generation} at {_when(t)}: {html.escape(cause)} ({members} members)"
+        parts.append(
+            f'<g class="rebalance"><title>{tip}</title>'
+            f'<line x1="{x(t):.1f}" y1="{upper - 4}" x2="{x(t):.1f}" y2="{lower}" '
+            'stroke="#999" stroke-dasharray="3,3"/>'
+            f'<text class="rebalance-label" x="{x(t):.1f}" y="{upper - 8 - 12 * row}" '
+            f'text-anchor="middle" fill="#555">g{generation}</text></g>'
         )
     points = " ".join(f"{x(t):.1f},{y(lag):.1f}" for t, lag, _ in report.lag_series)
     if points:
@@ -127,7 +149,8 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
         sections.append(
             f"<section><h2>{html.escape(g.group)} {_badge(g.status)}</h2>"
             f"<p>Total lag over time (offsets; dots coloured by status) and rebalances "
-            f"(dashed lines; hover for details).</p>{_chart(g, start, end)}"
+            f"(dashed lines labelled with their generation; hover for the cause).</p>"
+            f"{_chart(g, start, end)}"
             "<h3>Partitions now</h3><table><tr><th>topic</th><th>partition</th>"
             "<th>committed</th><th>log end</th><th>lag</th><th>status</th></tr>"
             f"{partition_rows}</table>"
