@@ -10,9 +10,15 @@ report their fsync, complete the reply futures, and keep one loop timer per
 partition at the driver's next deadline. A failed append (or fsync) goes back
 to the shard, which rolls it back by snapshot and answers with the error.
 
-Loading: at start every existing `__consumer_offsets` partition is replayed
-into a fresh shard in the background. The shard is in place, loading, from the
-start, and answers its groups' requests as Kafka's loading coordinator does.
+Leadership: the runtime serves the `__consumer_offsets` partitions it holds.
+``partition_gained`` puts a fresh shard in place, loading, and replays the
+partition's log into it in the background (the shard answers its groups'
+requests as Kafka's loading coordinator does); ``partition_lost`` drops the
+shard: its parked requests are told NOT_COORDINATOR, its timers stop, its load
+is cancelled, and its appends in flight still get their answers without
+touching what a later shard of the partition holds. A request for a partition
+not held gets NOT_COORDINATOR, and the client looks for the coordinator again.
+A single broker gains every partition at start.
 """
 
 from __future__ import annotations
@@ -76,7 +82,17 @@ class CoordinatorRuntime:
         self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._drivers: dict[int, CoordinatorDriver] = {}
+        # The leader epoch at which each partition held was gained.
+        self._epochs: dict[int, int] = {}
         self._loading: set[int] = set()
+        self._load_tasks: dict[int, asyncio.Task[None]] = {}
+        # One partition loads at a time, in the order gained.
+        self._load_turn = asyncio.Lock()
+        # Drivers of lost partitions whose appends still wait for their fsync.
+        self._retired: set[CoordinatorDriver] = set()
+        # Alone, this broker leads every partition; in a cluster the
+        # leadership view calls partition_gained and partition_lost.
+        self._gain_all = True
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
@@ -94,15 +110,17 @@ class CoordinatorRuntime:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, gain_all: bool = True) -> None:
+        """Alone (``gain_all``), gain every partition of `__consumer_offsets`;
+        in a cluster, wait for the leadership view to say which."""
+        self._gain_all = gain_all
         topic = self._broker.topics.get(OFFSETS_TOPIC)
         if topic is None:
             return
         self.partitions = topic.partitions
-        for p in range(topic.partitions):
-            self._loading.add(p)
-            self._new_shard(p).begin_load()
-        self._spawn(self._load_all(topic.partitions))
+        if gain_all:
+            for p in range(topic.partitions):
+                self.partition_gained(p, 0)
 
     async def stop(self) -> None:
         """Answer parked requests (NOT_COORDINATOR: clients look for the
@@ -118,7 +136,7 @@ class CoordinatorRuntime:
             # Appends waiting for their fsync get the time a request would.
             await asyncio.wait(set(self._syncing), timeout=self._commit_timeout_ms / 1000)
         self._stopped = True
-        for driver in self._drivers.values():
+        for driver in [*self._drivers.values(), *self._retired]:
             driver.give_up()  # no reply waits forever
             _send(driver.take_replies())
         for _deadline, handle in self._timers.values():
@@ -158,33 +176,112 @@ class CoordinatorRuntime:
                 "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
             },
         )
-        for p in range(self.partitions):
-            self._new_shard(p)
+        if self._gain_all:
+            for p in range(self.partitions):
+                self._new_shard(p, 0)  # nothing to load
 
-    def _new_shard(self, partition: int) -> GroupCoordinatorShard:
+    def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
         shard = GroupCoordinatorShard(
             partition, self.config, partition_exists=self._broker.topics.partition_exists
         )
         self._shards[partition] = shard
         self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)
+        self._epochs[partition] = leader_epoch
         return shard
+
+    # -- leadership --------------------------------------------------------
+
+    def partition_gained(self, partition: int, leader_epoch: int) -> None:
+        """This broker leads the partition at ``leader_epoch``: load its groups.
+
+        Gaining a partition held at another epoch drops it and loads it again
+        (it may have been written by another leader in between); gaining it
+        again at the same epoch changes nothing.
+        """
+        held = self._epochs.get(partition)
+        if held == leader_epoch:
+            return
+        if held is not None:
+            self.partition_lost(partition)
+        self._loading.add(partition)
+        shard = self._new_shard(partition, leader_epoch)
+        shard.begin_load()
+        self._load_tasks[partition] = self._spawn(self._load_in_turn(partition, shard))
+
+    def partition_lost(self, partition: int, leader_epoch: int | None = None) -> None:
+        """This broker no longer leads the partition: drop its groups.
+
+        Parked requests are told NOT_COORDINATOR, the partition's timers stop
+        and its load is cancelled. Appends already made still report: their
+        requests get their answers (an error if not stored) from the dropped
+        shard, which nothing else reads. ``leader_epoch``, if given, is the
+        epoch that was lost: a loss older than the epoch held is ignored.
+        """
+        held = self._epochs.get(partition)
+        if held is None or (leader_epoch is not None and leader_epoch < held):
+            return
+        del self._epochs[partition]
+        del self._shards[partition]
+        driver = self._drivers.pop(partition)
+        self._loading.discard(partition)
+        self._failed.discard(partition)
+        self._to_append.discard(partition)
+        task = self._load_tasks.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        timer = self._timers.pop(partition, None)
+        if timer is not None:
+            timer[1].cancel()
+        log.info("%s-%d moved away: its groups are dropped", OFFSETS_TOPIC, partition)
+        self._retired.add(driver)
+        self._retire(driver)
+
+    def _retire(self, driver: CoordinatorDriver) -> None:
+        """Settle what a dropped shard still owes: appends not yet made are
+        not made (their requests are told NOT_COORDINATOR), parked requests
+        are told NOT_COORDINATOR; the driver is let go once nothing waits."""
+        now = self._broker.clock.now_ms()
+        while driver.appends:
+            appends = list(driver.appends)
+            driver.appends.clear()
+            for append in appends:
+                driver.failed(append, ErrorCode.not_leader_or_follower, now)
+        _send(driver.take_replies())
+        _send(driver.shard.unload(now).replies)  # no state revealed: at once
+        if not driver.waiting():
+            self._retired.discard(driver)
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """The epoch at which the partition is held, or None if it is not."""
+        return self._epochs.get(partition)
+
+    def held_partitions(self) -> list[int]:
+        return sorted(self._epochs)
 
     # -- loading -----------------------------------------------------------
 
-    async def _load_all(self, partitions: int) -> None:
-        for p in range(partitions):
-            try:
-                await self._load(p)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # Serving the partition's groups from a partial load would hand
-                # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
-                log.exception("loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, p)
-                self._loading.discard(p)
-                self._failed.add(p)
+    async def _load_in_turn(self, partition: int, shard: GroupCoordinatorShard) -> None:
+        """Load the partition once the loads gained before it are done.
 
-    async def _load(self, partition: int) -> None:
+        Cancelled if the partition is lost meanwhile."""
+        try:
+            async with self._load_turn:
+                await self._load(partition, shard)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Serving the partition's groups from a partial load would hand
+            # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
+            log.exception(
+                "loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, partition
+            )
+            self._loading.discard(partition)
+            self._failed.add(partition)
+        finally:
+            if self._load_tasks.get(partition) is asyncio.current_task():
+                del self._load_tasks[partition]
+
+    async def _load(self, partition: int, shard: GroupCoordinatorShard) -> None:
         """Rebuild the partition's shard from its log.
 
         Only the newest record of each key matters (that is what compaction
@@ -194,7 +291,6 @@ class CoordinatorRuntime:
         replay per live key.
         """
         started = time.monotonic()
-        shard = self._shards[partition]
         latest, scanned = await self._scan(partition)
         for key, value in latest.items():
             shard.replay(key, value)
@@ -394,15 +490,18 @@ class CoordinatorRuntime:
                 driver.durable(append, broker.clock.now_ms())
         else:
             self._syncing.add(fsynced)
-            fsynced.add_done_callback(partial(self._fsynced, partition, written))
+            fsynced.add_done_callback(partial(self._fsynced, partition, driver, written))
 
     def _fsynced(
-        self, partition: int, appends: list[Append], fsynced: asyncio.Future[None]
+        self,
+        partition: int,
+        driver: CoordinatorDriver,
+        appends: list[Append],
+        fsynced: asyncio.Future[None],
     ) -> None:
         self._syncing.discard(fsynced)
         if self._stopped:  # its replies were given up
             return
-        driver = self._drivers[partition]
         error = None if fsynced.cancelled() else fsynced.exception()
         if fsynced.cancelled() or error is not None:
             log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
@@ -412,7 +511,10 @@ class CoordinatorRuntime:
                 driver.failed(append, ErrorCode.kafka_storage_error, now)
             else:
                 driver.durable(append, now)
-        self._drive(partition)
+        if driver is self._drivers.get(partition):
+            self._drive(partition)
+        else:  # the partition was lost meanwhile
+            self._retire(driver)
 
     # -- timers ------------------------------------------------------------
 
