@@ -38,6 +38,7 @@ from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
+from kgroups.server.offsets_leaders import OffsetsLeaders, ThisBroker
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
@@ -93,6 +94,8 @@ class CoordinatorRuntime:
         # Alone, this broker leads every partition; in a cluster the
         # leadership view calls partition_gained and partition_lost.
         self._gain_all = True
+        # Where FindCoordinator sends each group: the cluster wiring replaces it.
+        self.leaders: OffsetsLeaders = ThisBroker(broker, self)
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
