@@ -125,6 +125,28 @@ def _parser() -> argparse.ArgumentParser:
     consume.add_argument("--print-key", action="store_true", help="print KEY<TAB>VALUE")
     _bootstrap(consume)
 
+    exporter = commands.add_parser(
+        "lag-exporter",
+        help="serve consumer lag of any Kafka cluster to Prometheus",
+        description="Poll a Kafka cluster's consumer groups and serve their lag, in offsets "
+        "and in seconds, at /metrics (Prometheus) and Burrow's status at /status (JSON).",
+    )
+    _bootstrap(exporter)
+    exporter.add_argument("--host", default="", help="address to listen on (default: all)")
+    exporter.add_argument(
+        "--port", type=int, default=8000, help="port to listen on, 0 for any (default 8000)"
+    )
+    exporter.add_argument(
+        "--poll-interval",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between polls of the cluster (default 30)",
+    )
+    exporter.add_argument(
+        "--window", type=int, default=10, help="commits per Burrow window (default 10)"
+    )
+
     from kgroups.spark.analytics.main import add_arguments as analytics_arguments
 
     analytics = commands.add_parser(
@@ -246,6 +268,16 @@ def _run(args: argparse.Namespace) -> int:
                 max_messages=args.max_messages,
                 timeout_ms=args.timeout_ms,
                 print_key=args.print_key,
+            )
+        )
+        return 0
+    if args.command == "lag-exporter":
+        from kgroups.metrics import lag_exporter
+
+        logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        asyncio.run(
+            lag_exporter.run(
+                args.bootstrap_server, args.host, args.port, args.poll_interval, args.window
             )
         )
         return 0

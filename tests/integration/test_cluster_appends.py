@@ -96,6 +96,21 @@ def test_many_partitions_in_one_transaction_each_get_their_answer(store: Store) 
     assert read(store, "a", 1, 0, 1 << 20).batches == []  # the refused one wrote nothing
 
 
+def test_an_append_expecting_another_log_end_is_refused_and_writes_nothing(
+    store: Store,
+) -> None:
+    writer, epochs = writer_leading(store, ("t", 1))
+    epoch = epochs[("t", 0)]
+    assert append_many(store, writer, [Append("t", 0, epoch, [batch(b"a")], expected_base=0)]) == [
+        Appended(0, 0, 0)
+    ]
+    # A leader that believes the log ends at 0 again (it lost track) is refused.
+    refused = append_many(store, writer, [Append("t", 0, epoch, [batch(b"b")], expected_base=0)])
+    assert isinstance(refused[0], KafkaError)
+    assert refused[0].error_code == ErrorCode.not_leader_or_follower
+    assert values(read(store, "t", 0, 0, 1 << 20).batches) == [(0, b"a")]
+
+
 def test_a_replaced_leader_cannot_append(store: Store) -> None:
     writer, epochs = writer_leading(store, ("t", 1))
     append(store, writer, "t", 0, epochs[("t", 0)], [batch(b"kept")])

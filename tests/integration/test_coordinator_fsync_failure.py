@@ -5,16 +5,19 @@ other groups committed meanwhile stands."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from kgroups.client.admin import Admin
+from kgroups.coordinator.records import encode_offset_commit_key
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
+from kgroups.protocol.types import i32
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
-from kgroups.storage.records import iter_batches
+from kgroups.storage.records import iter_batches, iter_key_values
 
 from group_requests import commit_request
 
@@ -159,6 +162,83 @@ def test_commits_of_one_loop_turn_share_a_write_and_an_fsync_and_its_failure(
             assert await admin.committed("g") == {("t", 0): 5}
             assert await admin.committed("h") == {("t", 0): 5}
             assert await admin.committed("i") == {}
+        finally:
+            await admin.close()
+            await broker.stop()
+
+    asyncio.run(scenario())
+
+
+def test_commits_of_one_turn_past_half_a_mebibyte_take_several_batches_in_order(
+    tmp_path: Path,
+) -> None:
+    """Eight commits of 160 KB arriving together do not make one 1.3 MB log
+    batch: they are cut into batches of at most 512 KiB, in commit order, and
+    every one of them is stored."""
+
+    async def scenario() -> None:
+        broker = Broker(
+            BrokerConfig(
+                {
+                    "listeners": "PLAINTEXT://127.0.0.1:0",
+                    "log.dirs": str(tmp_path / "data"),
+                    "offsets.topic.num.partitions": "1",
+                }
+            )
+        )
+        await broker.start()
+        admin = Admin(f"127.0.0.1:{broker.port}")
+        try:
+            broker.create_topic("t", 40, {})
+            context = RequestContext(
+                api_key=apis.OFFSET_COMMIT,
+                api_version=9,
+                correlation_id=1,
+                client_id="c",
+                client_host="/h",
+            )
+            metadata = "m" * 4000
+
+            def big_commit(group: str) -> Any:
+                base = commit_request(group, 7)
+                topic = base.topics[0]
+                partition = topic.partitions[0]
+                request = dataclasses.replace(
+                    base,
+                    topics=(
+                        dataclasses.replace(
+                            topic,
+                            partitions=tuple(
+                                dataclasses.replace(
+                                    partition, partition_index=i32(p), committed_metadata=metadata
+                                )
+                                for p in range(40)
+                            ),
+                        ),
+                    ),
+                )
+                return broker.coordinator.call(
+                    group, context, lambda s, c, now: s.offset_commit(request, c, now)
+                )
+
+            await big_commit("warm-up")
+            plog = broker.log("__consumer_offsets", 0)
+            start = plog.log_end_offset
+            groups = [f"g{i}" for i in range(8)]
+            await asyncio.gather(*(big_commit(g) for g in groups))
+            written = plog.read(start, 1 << 24)
+            batches = list(iter_batches(written))
+            assert len(batches) == 4
+            assert all(header.size <= 512 * 1024 + 1024 for _pos, header in batches)
+            keys = [
+                key
+                for pos, header in batches
+                for key, _value in iter_key_values(written[pos : pos + header.size])
+            ]
+            assert keys[::40] == [encode_offset_commit_key(g, "t", 0) for g in groups]
+            for group in groups:
+                committed = await admin.committed(group)
+                assert committed == {("t", p): 7 for p in range(40)}
         finally:
             await admin.close()
             await broker.stop()

@@ -76,6 +76,13 @@ def test_batch_read_equals_what_was_written(spark: Any, spark_broker: BrokerThre
         (r.partition, r.offset) for r in split.select("partition", "offset").collect()
     ) == sorted(expected)
 
+    # 100 records a partition, at most 30 a task: 4 tasks each.
+    capped = _reader(spark, spark_broker, subscribe="written", maxRecordsPerPartition="30").load()
+    assert capped.rdd.getNumPartitions() == 12
+    assert sorted(
+        (r.partition, r.offset) for r in capped.select("partition", "offset").collect()
+    ) == sorted(expected)
+
 
 def _committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition

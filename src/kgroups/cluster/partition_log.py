@@ -44,6 +44,9 @@ class Append:
     partition: int
     leader_epoch: int
     batches: Sequence[bytes]  # whole v2 record batches; their base offsets are replaced
+    # The leader's own offset for the first batch: the append is refused unless
+    # the log ends there (a leader that assigned offsets itself, in memory).
+    expected_base: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +90,12 @@ def append_many(
         cur.execute(
             f"""UPDATE kgroups_partitions p SET next_offset = p.next_offset + v.n
                 FROM unnest(%(names)b::text[], %(parts)b::int[], %(epochs)b::int[],
-                            %(counts)b::bigint[]) AS v(name, part, epoch, n),
+                            %(counts)b::bigint[], %(expected)b::bigint[])
+                         AS v(name, part, epoch, n, expected),
                      kgroups_topics t, kgroups_brokers b
                 WHERE t.name = v.name AND p.topic_id = t.topic_id AND p.partition = v.part
-                    AND p.leader_epoch = v.epoch AND {FENCE}
+                    AND p.leader_epoch = v.epoch AND (v.expected < 0 OR p.next_offset = v.expected)
+                    AND {FENCE}
                 RETURNING v.name, v.part, p.topic_id, p.next_offset - v.n, p.log_start_offset""",
             writer.params(
                 store,
@@ -98,6 +103,7 @@ def append_many(
                 parts=[k[1] for k in keys],
                 epochs=[appends[groups[k][0]].leader_epoch for k in keys],
                 counts=[sum(counts[i] for i in groups[k]) for k in keys],
+                expected=[_expected(appends[groups[k][0]]) for k in keys],
             ),
         )
         answers: list[Appended | KafkaError | None] = [None] * len(appends)
@@ -128,6 +134,10 @@ def append_many(
         return [a for a in answers if a is not None]
 
     return store.transaction(work)
+
+
+def _expected(append: Append) -> int:
+    return -1 if append.expected_base is None else append.expected_base
 
 
 def _record_count(batches: Sequence[bytes]) -> int:

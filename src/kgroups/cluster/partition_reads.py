@@ -31,7 +31,7 @@ class ReadResult:
 
 
 def log_offsets(store: Store, topic: str, partition: int) -> LogOffsets:
-    return store.transaction(lambda cur: _offsets(cur, topic, partition)[1])
+    return store.transaction(lambda cur: partition_offsets(cur, topic, partition)[1])
 
 
 def read(store: Store, topic: str, partition: int, offset: int, max_bytes: int) -> ReadResult:
@@ -39,7 +39,7 @@ def read(store: Store, topic: str, partition: int, offset: int, max_bytes: int) 
     batch, as Kafka returns an oversized first batch whole)."""
 
     def work(cur: Cur) -> ReadResult:
-        topic_id, offsets = _offsets(cur, topic, partition)
+        topic_id, offsets = partition_offsets(cur, topic, partition)
         if not offsets.log_start_offset <= offset <= offsets.high_watermark:
             raise KafkaError(
                 ErrorCode.offset_out_of_range,
@@ -76,7 +76,7 @@ def batch_at_timestamp(store: Store, topic: str, partition: int, timestamp_ms: i
     ``timestamp_ms`` (ListOffsets by time; the caller finds the record in it)."""
 
     def work(cur: Cur) -> bytes | None:
-        topic_id, offsets = _offsets(cur, topic, partition)
+        topic_id, offsets = partition_offsets(cur, topic, partition)
         cur.execute(
             """SELECT batch FROM kgroups_batches
                WHERE topic_id = %s AND partition = %s AND max_timestamp >= %s
@@ -90,7 +90,8 @@ def batch_at_timestamp(store: Store, topic: str, partition: int, timestamp_ms: i
     return store.transaction(work)
 
 
-def _offsets(cur: Cur, topic: str, partition: int) -> tuple[object, LogOffsets]:
+def partition_offsets(cur: Cur, topic: str, partition: int) -> tuple[object, LogOffsets]:
+    """The partition's topic id and its log start and end offsets."""
     cur.execute(
         """SELECT p.topic_id, p.log_start_offset, p.next_offset FROM kgroups_partitions p
            JOIN kgroups_topics t ON t.topic_id = p.topic_id

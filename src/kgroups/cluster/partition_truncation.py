@@ -9,8 +9,8 @@ and reads skip what lies before the start, as Kafka does within a segment.
 from __future__ import annotations
 
 from kgroups.cluster.fencing import FENCE, Writer, refusal
+from kgroups.cluster.partition_reads import partition_offsets
 from kgroups.cluster.store import Cur, Store
-from kgroups.cluster.store_errors import UnknownPartition
 from kgroups.errors import ErrorCode, KafkaError
 
 
@@ -62,16 +62,8 @@ def retention_start(
     """
 
     def work(cur: Cur) -> int | None:
-        cur.execute(
-            """SELECT p.topic_id, p.log_start_offset, p.next_offset FROM kgroups_partitions p
-               JOIN kgroups_topics t ON t.topic_id = p.topic_id
-               WHERE t.name = %s AND p.partition = %s""",
-            (topic, partition),
-        )
-        row = cur.fetchone()
-        if row is None:
-            raise UnknownPartition(topic, partition)
-        topic_id, start, end = row[0], int(row[1]), int(row[2])
+        topic_id, offsets = partition_offsets(cur, topic, partition)
+        start, end = offsets.log_start_offset, offsets.high_watermark
         cur.execute(
             """SELECT min(base_offset) FROM kgroups_batches
                WHERE topic_id = %s AND partition = %s AND max_timestamp >= %s""",

@@ -8,8 +8,10 @@ state in the logs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from kgroups.cluster.store import Cur, Store
 from kgroups.storage.durable import replace_file
 
 BLOCK_SIZE = 1000
@@ -17,7 +19,10 @@ STATE_FILE = "kgroups-producer-ids"
 
 
 class ProducerIdManager:
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, allocate_block: Callable[[int], int] | None = None) -> None:
+        # In cluster mode blocks come from the store (``allocate_block(size)``
+        # returns the first id of a block no other broker will ever get).
+        self._allocate_block = allocate_block
         self._path = log_dir / STATE_FILE
         try:
             self._next = int(self._path.read_text().strip())
@@ -26,7 +31,10 @@ class ProducerIdManager:
         self._block_end = self._next
 
     def next_id(self) -> int:
-        if self._next >= self._block_end:
+        if self._next >= self._block_end and self._allocate_block is not None:
+            self._next = self._allocate_block(BLOCK_SIZE)
+            self._block_end = self._next + BLOCK_SIZE
+        elif self._next >= self._block_end:
             self._block_end = self._next + BLOCK_SIZE
             self._persist(self._block_end)
         pid = self._next
@@ -35,3 +43,19 @@ class ProducerIdManager:
 
     def _persist(self, value: int) -> None:
         replace_file(self._path, str(value).encode("ascii"))
+
+
+def allocate_producer_ids(store: Store, count: int) -> int:
+    """Take the next ``count`` producer ids of the cluster; returns the first."""
+
+    def work(cur: Cur) -> int:
+        cur.execute(
+            "UPDATE kgroups_counters SET next_value = next_value + %s"
+            " WHERE name = 'producer_id' RETURNING next_value - %s",
+            (count, count),
+        )
+        row = cur.fetchone()
+        assert row is not None
+        return int(row[0])
+
+    return store.transaction(work)

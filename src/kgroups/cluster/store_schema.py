@@ -64,6 +64,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 REFERENCES kgroups_partitions (topic_id, partition) ON DELETE CASCADE
         )""",
     ),
+    (
+        # Counters shared by the cluster: blocks of producer ids.
+        """CREATE TABLE kgroups_counters (
+            name TEXT PRIMARY KEY,
+            next_value BIGINT NOT NULL
+        )""",
+        "INSERT INTO kgroups_counters (name, next_value) VALUES ('producer_id', 0)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

@@ -152,6 +152,25 @@ class TopicRegistry:
         self._save()
         return topic
 
+    # -- cluster mode: a copy of the topics kept in the cluster store -------------
+
+    def mirror(self, topics: Iterable[Topic]) -> list[str]:
+        """Become the store's topics (nothing is written here); returns the
+        names of the topics that are gone."""
+        fresh = {t.name: t for t in topics}
+        gone = [
+            name
+            for name, t in self._topics.items()
+            if name not in fresh or fresh[name].topic_id != t.topic_id
+        ]
+        self._topics = fresh
+        self._by_id = {t.topic_id: t for t in fresh.values()}
+        return gone
+
+    def mirror_add(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+
     # -- batched changes, written off the event loop ----------------------------
 
     def reserve(self, name: str) -> None:

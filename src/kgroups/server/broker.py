@@ -12,12 +12,17 @@ from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.cluster.producer_ids import ProducerIdManager
 from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.metrics.broker_endpoint import start_metrics_server
+from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.metrics.http import HttpServer
 from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
+from kgroups.server.store_log import StoreLog
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
@@ -43,13 +48,20 @@ class Broker:
         self.default_log_config = _default_log_config(config)
         self.topics = TopicRegistry(self.log_dir)
         self.logs = LogManager(self.log_dir, self.default_log_config)
-        self.producer_ids = ProducerIdManager(self.log_dir)
         self.append_waiters = AppendWaiters()
+        self.stats = BrokerStats()
         self.flusher = Flusher()
+        url = config.get_str("cluster.store.url")
+        self.cluster: ClusterMember | None = ClusterMember(self, url) if url else None
+        self.producer_ids = ProducerIdManager(
+            self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
+        )
         self.coordinator = CoordinatorRuntime(self)
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)
         self._server: asyncio.Server | None = None
+        self.metrics: HttpServer | None = None
+        """The Prometheus endpoint, when ``metrics.port`` is set."""
         self._connections: dict[
             asyncio.Task[None], tuple[asyncio.StreamWriter, ConnectionState]
         ] = {}
@@ -65,6 +77,34 @@ class Broker:
 
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
+        if self.cluster is None:
+            self._open_logs()
+        host, port = self.config.listener()
+        self._server = await asyncio.start_server(self._on_connection, host or None, port)
+        bound = self._server.sockets[0].getsockname()[1]
+        self.advertised = self.config.advertised(bound)
+        if self.cluster is not None:
+            # Partition data lives in the store: no local log is opened.
+            await self.cluster.start()
+        self._background.append(asyncio.create_task(self._retention_loop()))
+        self._background.append(asyncio.create_task(self._flush_loop()))
+        self._background.append(asyncio.create_task(self._idle_connections_loop()))
+        self._background.append(asyncio.create_task(self._checkpoint_loop()))
+        self._background.append(asyncio.create_task(expire_producers_periodically(self)))
+        if self.config.get_bool("log.cleaner.enable"):
+            self._background.append(asyncio.create_task(self._cleaner_loop()))
+        self.coordinator.start()
+        self.metrics = await start_metrics_server(self)
+        log.info(
+            "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
+            self.broker_id,
+            host or "0.0.0.0",
+            bound,
+            *self.advertised,
+            self.log_dir,
+        )
+
+    def _open_logs(self) -> None:
         now = self.clock.now_ms()
         self.logs.open_all(
             now,
@@ -75,26 +115,6 @@ class Broker:
             for p in range(topic.partitions):
                 if self.logs.get(topic.name, p) is None:
                     self.logs.create(topic.name, p, self.topic_config(topic))
-        host, port = self.config.listener()
-        self._server = await asyncio.start_server(self._on_connection, host or None, port)
-        bound = self._server.sockets[0].getsockname()[1]
-        self.advertised = self.config.advertised(bound)
-        self._background.append(asyncio.create_task(self._retention_loop()))
-        self._background.append(asyncio.create_task(self._flush_loop()))
-        self._background.append(asyncio.create_task(self._idle_connections_loop()))
-        self._background.append(asyncio.create_task(self._checkpoint_loop()))
-        self._background.append(asyncio.create_task(expire_producers_periodically(self)))
-        if self.config.get_bool("log.cleaner.enable"):
-            self._background.append(asyncio.create_task(self._cleaner_loop()))
-        self.coordinator.start()
-        log.info(
-            "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
-            self.broker_id,
-            host or "0.0.0.0",
-            bound,
-            *self.advertised,
-            self.log_dir,
-        )
 
     @property
     def port(self) -> int:
@@ -108,6 +128,8 @@ class Broker:
         if self._server is not None:
             self._server.close()
         self.append_waiters.wake_all()
+        if self.metrics is not None:
+            await self.metrics.close()
         await self.coordinator.stop()
         # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
         # Closing the transport ends a connection's task (cancelling the task
@@ -124,6 +146,8 @@ class Broker:
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self.cluster is not None:
+            await self.cluster.stop()
         await self.flusher.close()
         self.logs.close()
         if self._server is not None:
@@ -179,6 +203,10 @@ class Broker:
     def create_topic(self, name: str, partitions: int | None, configs: dict[str, str]) -> Topic:
         """Create a topic on the loop (requests use ``topic_changes``, off it)."""
         planned, log_config = self.plan_topic(name, partitions, configs)
+        if self.cluster is not None:
+            self.cluster.create_topic_blocking(planned)
+            log.info("created topic %s with %d partition(s)", name, planned.partitions)
+            return planned
         logs = self.logs.create_partitions(
             name, planned.partitions, log_config, self.clock.now_ms()
         )
@@ -205,7 +233,9 @@ class Broker:
             )
         return topic
 
-    def log(self, topic: str, partition: int) -> PartitionLog:
+    def log(self, topic: str, partition: int) -> PartitionLog | StoreLog:
+        if self.cluster is not None:
+            return self.cluster.log(topic, partition)
         plog = self.logs.get(topic, partition)
         if plog is None:
             raise KafkaError(
@@ -219,10 +249,14 @@ class Broker:
         return plog
 
     def appended(
-        self, topic: str, partition: int, plog: PartitionLog
+        self, topic: str, partition: int, plog: PartitionLog | StoreLog
     ) -> asyncio.Future[None] | None:
         """Called after every append: wake fetchers, start an fsync if the policy
-        says so (the future completes when it is done)."""
+        says so (the future completes when it is done). A store log commits every
+        append; its fetchers wake once the commit is done."""
+        if isinstance(plog, StoreLog):
+            assert self.cluster is not None
+            return self.cluster.writer.request(plog)
         self.append_waiters.notify(topic, partition)
         if plog.needs_flush(self.clock.now_ms()):
             return self.flusher.request(plog)
@@ -230,6 +264,10 @@ class Broker:
             # As Kafka flushes a segment it rolls: in the background, nobody waits.
             self.flusher.schedule(plog)
         return None
+
+    def on_topic_gone(self, name: str) -> None:
+        self.coordinator.on_topic_deleted(name)
+        log.info("topic %s was deleted", name)
 
     # -- background work ---------------------------------------------------
 

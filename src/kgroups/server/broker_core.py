@@ -8,16 +8,24 @@ this protocol, not on server/broker.py, which imports them.
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kgroups.clock import Clock
 from kgroups.cluster.producer_ids import ProducerIdManager
 from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
+
+if TYPE_CHECKING:
+    from kgroups.server.cluster_member import ClusterMember
+    from kgroups.server.store_log import StoreLog
+
+    # A partition's log as requests see it: local, or led here in cluster mode.
+    ServedLog = PartitionLog | StoreLog
 
 
 class BrokerCore(Protocol):
@@ -31,6 +39,10 @@ class BrokerCore(Protocol):
     logs: LogManager
     producer_ids: ProducerIdManager
     append_waiters: AppendWaiters
+    cluster: ClusterMember | None
+    """Set in cluster mode (``cluster.store.url``): leases, leaders, store logs."""
+    stats: BrokerStats
+    """Request-path counters for the metrics endpoint."""
 
     def topic_config(self, topic: Topic) -> LogConfig: ...
 
@@ -48,12 +60,16 @@ class BrokerCore(Protocol):
         """The topic, if a request may delete it (else a KafkaError)."""
         ...
 
-    def log(self, topic: str, partition: int) -> PartitionLog:
-        """A hosted, online partition's log (else a KafkaError)."""
+    def log(self, topic: str, partition: int) -> ServedLog:
+        """A hosted, online partition's log (else a KafkaError); in cluster
+        mode, a partition this broker leads (else NOT_LEADER_OR_FOLLOWER)."""
         ...
 
-    def appended(
-        self, topic: str, partition: int, plog: PartitionLog
-    ) -> asyncio.Future[None] | None:
-        """Called after every append; a future when an fsync is due and started."""
+    def appended(self, topic: str, partition: int, plog: ServedLog) -> asyncio.Future[None] | None:
+        """Called after every append; a future when an fsync (in cluster mode, a
+        commit to the store) is due and started."""
+        ...
+
+    def on_topic_gone(self, name: str) -> None:
+        """Cluster mode: another broker deleted the topic."""
         ...

@@ -159,6 +159,10 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("group.max.session.timeout.ms", _int, 1800000, "Largest session timeout.", 0),
     Setting("group.initial.rebalance.delay.ms", _int, 3000, "Delay of a first join.", 0),
     Setting("group.max.size", _int, INT_MAX, "Members per group.", 1),
+    Setting("cluster.store.url", _str, "", "PostgreSQL URL of the cluster (empty: one broker)."),
+    Setting("broker.heartbeat.interval.ms", _int, 2000, "Cluster lease renewal period.", 1),
+    Setting("broker.session.timeout.ms", _int, 9000, "Cluster lease lifetime.", 1),
+    Setting("metrics.port", _int, -1, "Prometheus endpoint port (-1 off, 0 any free port).", -1),
 )
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}

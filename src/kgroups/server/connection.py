@@ -60,6 +60,10 @@ async def serve_connection(
     clock = loop.time
     unsent: list[bytes] = []
     unsent_bytes = 0
+    stats = broker.stats
+    requests, request_seconds = stats.requests, stats.request_seconds
+    stats.connections += 1
+    stats.connections_created += 1
 
     def send() -> None:
         """Write the collected answers, in order, with one call."""
@@ -88,9 +92,15 @@ async def serve_connection(
                 response = answer_heartbeat(broker.coordinator, request)
             if response is None:
                 state.busy = True
+                started = clock()
                 response = await dispatch(broker, request, host)
                 state.busy = False
-            state.last_active = clock()
+                state.last_active = now = clock()
+                # The API key's low byte: dispatch refused any key above 255.
+                request_seconds[request[1]] += now - started
+            else:
+                state.last_active = clock()
+            requests[request[1]] += 1
             if response is not None:
                 if not unsent:
                     # Runs as soon as this task waits, whatever for.
@@ -111,6 +121,7 @@ async def serve_connection(
     except Exception:
         log.exception("closing connection from %s after an internal error", peer_name)
     finally:
+        stats.connections -= 1
         send()  # answers to the requests before a close or a bad frame
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):

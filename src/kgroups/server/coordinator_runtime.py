@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -52,8 +52,8 @@ T = TypeVar("T")
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
-# Records of several results share a log batch up to this size (keys and
-# values), well below the 1 MiB a batch of `__consumer_offsets` may have.
+# Records of several results share a log batch up to this size, below the
+# 1 MiB a batch of `__consumer_offsets` may have.
 _BATCH_BYTES = 512 * 1024
 
 # What a request that timed out is answered, as Kafka answers it: a commit
@@ -108,6 +108,8 @@ class CoordinatorRuntime:
         # Partitions with records to append at the end of this loop turn.
         self._to_append: set[int] = set()
         self._stopped = False
+        self.load_times_ms: dict[int, float] = {}
+        """How long each loaded partition took to load (for metrics)."""
         # The loop, kept: asking for the running one costs a getpid per call.
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -229,6 +231,7 @@ class CoordinatorRuntime:
         self._loading.discard(partition)
         self._failed.discard(partition)
         self._to_append.discard(partition)
+        self.load_times_ms.pop(partition, None)
         task = self._load_tasks.pop(partition, None)
         if task is not None:
             task.cancel()
@@ -298,6 +301,7 @@ class CoordinatorRuntime:
         for key, value in latest.items():
             shard.replay(key, value)
         self._loading.discard(partition)
+        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
         now = self._broker.clock.now_ms()
         self._submit(partition, shard.finish_load(now))
         if self._deleted_while_loading:
@@ -474,10 +478,9 @@ class CoordinatorRuntime:
         written: list[Append] = []
         try:
             plog = broker.log(OFFSETS_TOPIC, partition)
-            for chunk in _chunks(appends):
-                now = broker.clock.now_ms()
-                records = [(k, v, (), now) for append in chunk for k, v in append.records]
-                plog.append_batch(encode_batch(records), now)
+            now = broker.clock.now_ms()
+            for chunk, batch in _encoded(appends, now):
+                plog.append_batch(batch, now)
                 written.extend(chunk)
         except (KafkaError, OSError) as e:
             # The log cut the failed write back: what came before it stays.
@@ -505,15 +508,14 @@ class CoordinatorRuntime:
         self._syncing.discard(fsynced)
         if self._stopped:  # its replies were given up
             return
-        error = None if fsynced.cancelled() else fsynced.exception()
-        if fsynced.cancelled() or error is not None:
-            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error or "cancelled")
+        error = "cancelled" if fsynced.cancelled() else fsynced.exception()
+        if error is not None:
+            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error)
         for append in appends:
-            now = self._broker.clock.now_ms()
-            if fsynced.cancelled() or error is not None:
-                driver.failed(append, ErrorCode.kafka_storage_error, now)
+            if error is not None:
+                driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
             else:
-                driver.durable(append, now)
+                driver.durable(append, self._broker.clock.now_ms())
         if driver is self._drivers.get(partition):
             self._drive(partition)
         else:  # the partition was lost meanwhile
@@ -553,19 +555,14 @@ class CoordinatorRuntime:
         self._drive(partition)
 
 
-def _chunks(appends: list[Append]) -> Iterator[list[Append]]:
-    """The appends in order, cut where a log batch would pass _BATCH_BYTES."""
-    chunk: list[Append] = []
-    size = 0
-    for append in appends:
-        append_size = sum(len(key) + len(value or b"") for key, value in append.records)
-        if chunk and size + append_size > _BATCH_BYTES:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(append)
-        size += append_size
-    if chunk:
-        yield chunk
+def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
+    """The appends' records as log batches, in order: one batch, unless it
+    would pass _BATCH_BYTES; then halves, down to one append per batch."""
+    batch = encode_batch([(k, v, (), now) for append in appends for k, v in append.records])
+    if len(batch) <= _BATCH_BYTES or len(appends) == 1:
+        return [(appends, batch)]
+    half = len(appends) // 2
+    return _encoded(appends[:half], now) + _encoded(appends[half:], now)
 
 
 def _send(replies: Iterable[tuple[object, object]]) -> None:

@@ -67,7 +67,8 @@ async def create_topics(
         broker.topics.reserve(topic.name)
         planned.append((topic, config))
     if planned:
-        failed = await asyncio.shield(asyncio.ensure_future(_create(broker, planned)))
+        create = _create if broker.cluster is None else _create_in_store
+        failed = await asyncio.shield(asyncio.ensure_future(create(broker, planned)))
         results = [failed.get(r.name, r) if isinstance(r, Topic) else r for r in results]
     return results
 
@@ -107,6 +108,27 @@ async def _create(
             broker.topics.release(topic.name)
 
 
+async def _create_in_store(
+    broker: BrokerApi, planned: list[tuple[Topic, LogConfig]]
+) -> dict[str, KafkaError]:
+    """Cluster mode: the topics are rows in the store, seen by every broker."""
+    assert broker.cluster is not None
+    try:
+        failed = await broker.cluster.create_topics([topic for topic, _config in planned])
+    except KafkaError as e:
+        failed = {
+            topic.name: _storage_error("creating topics in the cluster store", e)
+            for topic, _config in planned
+        }
+    finally:
+        for topic, _config in planned:
+            broker.topics.release(topic.name)
+    for topic, _config in planned:
+        if topic.name not in failed:
+            log.info("created topic %s with %d partition(s)", topic.name, topic.partitions)
+    return failed
+
+
 def _discard(logs: Sequence[PartitionLog]) -> None:
     for partition_log in logs:
         partition_log.delete()
@@ -128,7 +150,8 @@ async def delete_topics(broker: BrokerApi, names: Sequence[str]) -> list[Topic |
         broker.topics.reserve(name)
         doomed.append(topic)
     if doomed:
-        failed = await asyncio.shield(asyncio.ensure_future(_delete(broker, doomed)))
+        delete = _delete if broker.cluster is None else _delete_in_store
+        failed = await asyncio.shield(asyncio.ensure_future(delete(broker, doomed)))
         results = [failed.get(r.name, r) if isinstance(r, Topic) else r for r in results]
     return results
 
@@ -149,6 +172,19 @@ async def _delete(broker: BrokerApi, doomed: list[Topic]) -> dict[str, KafkaErro
             log.info("deleted topic %s", topic.name)
         await asyncio.to_thread(broker.logs.remove_directories, directories)
         return {}
+    finally:
+        for topic in doomed:
+            broker.topics.release(topic.name)
+
+
+async def _delete_in_store(broker: BrokerApi, doomed: list[Topic]) -> dict[str, KafkaError]:
+    """Cluster mode: every broker forgets the topic when it next reads the store."""
+    assert broker.cluster is not None
+    try:
+        return await broker.cluster.delete_topics([topic.name for topic in doomed])
+    except KafkaError as e:
+        error = _storage_error("deleting topics in the cluster store", e)
+        return {topic.name: error for topic in doomed}
     finally:
         for topic in doomed:
             broker.topics.release(topic.name)

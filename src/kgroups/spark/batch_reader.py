@@ -2,9 +2,9 @@
 
 ``partitions()`` runs once, in the driver's planning process: it resolves the
 topic selection, asks the leaders for the start and end offsets, and returns
-one offset range per partition (split further for ``minPartitions``). ``read()``
-runs in an executor per range and fetches the records itself: no record ever
-passes through the driver.
+one offset range per partition (split further for ``maxRecordsPerPartition``
+and ``minPartitions``). ``read()`` runs in an executor per range and fetches the
+records itself: no record ever passes through the driver.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class KafkaBatchReader(DataSourceReader):
                 )
             if end > start:
                 ranges.append(OffsetRange(tp[0], tp[1], start, end))
-        return list(split_ranges(ranges, options.min_partitions))
+        return list(split_ranges(ranges, options.min_partitions, options.max_records_per_partition))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, OffsetRange):

@@ -1,9 +1,10 @@
 """Offset ranges: the unit of work of a read, planned on the driver, read on executors.
 
 A range is [start, end) of one partition. A batch read has one range per
-partition, split further when ``minPartitions`` asks for more tasks than there
-are partitions; a micro-batch has the ranges between two checkpointed offsets,
-capped by ``maxOffsetsPerTrigger``.
+partition, split further when ``maxRecordsPerPartition`` caps a task's records
+or ``minPartitions`` asks for more tasks than there are partitions; a
+micro-batch has the ranges between two checkpointed offsets, capped by
+``maxOffsetsPerTrigger``.
 """
 
 from __future__ import annotations
@@ -52,25 +53,38 @@ def plan_ranges(
     ]
 
 
-def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
-    """Split ranges into about ``min_partitions`` pieces, each in proportion to its
-    size (Spark's rule), so that one large partition does not make one long task."""
+def split_ranges(
+    ranges: list[OffsetRange], min_partitions: int | None, max_records: int | None = None
+) -> list[OffsetRange]:
+    """Split ranges so that none holds more than ``max_records`` records, then, if
+    there are fewer than ``min_partitions``, into about ``min_partitions`` pieces,
+    each range in proportion to its size (Spark's rules): one large partition
+    does not make one long task, and a single partition can keep every core busy."""
+    if max_records is not None:
+        ranges = [piece for r in ranges for piece in _pieces(r, math.ceil(r.size / max_records))]
     if min_partitions is None or len(ranges) >= min_partitions:
         return ranges
     total = sum(r.size for r in ranges)
     if total == 0:
         return ranges
-    out: list[OffsetRange] = []
-    for r in ranges:
-        parts = max(1, min(r.size, round(r.size / total * min_partitions)))
-        step = r.size / parts
-        bounds = [r.start + math.floor(i * step) for i in range(parts)] + [r.end]
-        out.extend(
-            OffsetRange(r.topic, r.partition, lo, hi)
-            for lo, hi in itertools.pairwise(bounds)
-            if hi > lo
-        )
-    return out
+    return [
+        piece
+        for r in ranges
+        for piece in _pieces(r, max(1, min(r.size, round(r.size / total * min_partitions))))
+    ]
+
+
+def _pieces(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """``r`` cut into ``parts`` ranges of sizes differing by at most one."""
+    if parts <= 1:
+        return [r]
+    step = r.size / parts
+    bounds = [r.start + math.floor(i * step) for i in range(parts)] + [r.end]
+    return [
+        OffsetRange(r.topic, r.partition, lo, hi)
+        for lo, hi in itertools.pairwise(bounds)
+        if hi > lo
+    ]
 
 
 def cap_offsets(

@@ -44,6 +44,7 @@ _READ_OPTIONS = {
     "endingtimestamp",
     "maxoffsetspertrigger",
     "minpartitions",
+    "maxrecordsperpartition",
     "includeheaders",
     "failondataloss",
     "group.id",
@@ -88,6 +89,7 @@ class ReadOptions:
     ending: OffsetSpec
     max_offsets_per_trigger: int | None
     min_partitions: int | None
+    max_records_per_partition: int | None
     include_headers: bool
     fail_on_data_loss: bool
     group_id: str | None
@@ -142,6 +144,7 @@ class ReadOptions:
             ending=ending,
             max_offsets_per_trigger=_positive(opts, "maxOffsetsPerTrigger"),
             min_partitions=_positive(opts, "minPartitions"),
+            max_records_per_partition=_positive(opts, "maxRecordsPerPartition"),
             include_headers=_bool(opts, "includeHeaders", False),
             fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
             group_id=group_id,
@@ -185,6 +188,7 @@ _SPELLINGS = {
         "endingTimestamp",
         "maxOffsetsPerTrigger",
         "minPartitions",
+        "maxRecordsPerPartition",
         "includeHeaders",
         "failOnDataLoss",
         "indexOnly",

@@ -162,8 +162,10 @@ def read_range(
                 columns.add_batch(batch, header, position, r.end)
             position = following
             if len(columns):
-                yield columns.to_arrow(r.topic, r.partition, schema)
+                records = columns.to_arrow(r.topic, r.partition, schema)
                 columns.clear()
+                if records.num_rows:
+                    yield records
     finally:
         if pending is not None:
             pending.cancel()

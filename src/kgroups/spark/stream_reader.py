@@ -108,7 +108,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if new:
             begin = {**self.calls.offsets({tp: EARLIEST for tp in new}), **begin}
         ranges = plan_ranges(begin, stop)
-        return list(split_ranges(ranges, self.options.min_partitions))
+        return list(
+            split_ranges(
+                ranges, self.options.min_partitions, self.options.max_records_per_partition
+            )
+        )
 
     def commit(self, end: dict[str, Any]) -> None:
         self._commit_progress(offsets_from_json(end))

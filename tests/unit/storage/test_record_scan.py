@@ -96,9 +96,19 @@ def by_decode_records(raw: bytes) -> list[Seen]:
 def by_columns(raw: bytes) -> list[Seen]:
     columns = RecordColumns(include_headers=True)
     columns.add_batch(memoryview(raw), read_header(raw), 0, 1 << 62)
-    headers = [[(h["key"].encode(), h["value"]) for h in hs] for hs in columns.headers]
+    records = columns.decode()
+    assert records.keys is not None and records.values is not None
+    assert records.headers is not None
+    headers = [[(h["key"].encode(), h["value"]) for h in hs] for hs in records.headers]
     return list(
-        zip(columns.offsets, columns.timestamps, columns.keys, columns.values, headers, strict=True)
+        zip(
+            records.offsets.tolist(),
+            records.timestamps.tolist(),
+            records.keys.to_pylist(),
+            records.values.to_pylist(),
+            headers,
+            strict=True,
+        )
     )
 
 
@@ -106,13 +116,23 @@ def by_columns_in_range(raw: bytes) -> list[tuple[int, int, bytes | None]]:
     """Only offsets 1 and 2: the path for a batch straddling the range."""
     columns = RecordColumns(include_headers=True)
     columns.add_batch(memoryview(raw), read_header(raw), 1, 3)
-    return list(zip(columns.offsets, columns.timestamps, columns.keys, strict=True))
+    records = columns.decode()
+    assert records.keys is not None
+    return list(
+        zip(
+            records.offsets.tolist(),
+            records.timestamps.tolist(),
+            records.keys.to_pylist(),
+            strict=True,
+        )
+    )
 
 
 def by_index_only(raw: bytes) -> list[tuple[int, int]]:
     columns = RecordColumns(include_headers=False, index_only=True)
     columns.add_batch(memoryview(raw), read_header(raw), 0, 1 << 62)
-    return list(zip(columns.offsets, columns.timestamps, strict=True))
+    records = columns.decode()
+    return list(zip(records.offsets.tolist(), records.timestamps.tolist(), strict=True))
 
 
 def by_parse_records(raw: bytes) -> list[tuple[int, int, bytes | None, bool]]:
@@ -275,3 +295,23 @@ def test_a_null_header_key_or_negative_header_count_is_refused(headers: bytes) -
     # Header count 1 then key length -1; or header count -2.
     body = record(0, 0, b"k", b"v")[1:-1] + headers
     all_refuse(batch(varint(len(body)) + body, 1))
+
+
+def test_columns_decode_batches_collected_together_as_one_arrow_batch() -> None:
+    from kgroups.spark.schema import arrow_schema
+
+    plain = batch(SECTION, len(FIELDS))
+    compressed = batch(SECTION, len(FIELDS), compression=ZSTD)
+    columns = RecordColumns(include_headers=True)
+    # Record 3's timestamp is out of Spark's range: left out.
+    columns.add_batch(memoryview(plain), read_header(plain), 0, 3)
+    columns.add_batch(memoryview(compressed), read_header(compressed), 4, 1 << 62)
+    rows = columns.to_arrow("t", 3, arrow_schema(True)).to_pylist()
+    wanted = EXPECTED[:3] + EXPECTED[4:]
+    assert [(r["key"], r["value"], r["offset"]) for r in rows] == [
+        (k, v, o) for o, _, k, v, _ in wanted
+    ]
+    assert [[(h["key"].encode(), h["value"]) for h in r["headers"]] for r in rows] == [
+        h for *_, h in wanted
+    ]
+    assert {(r["topic"], r["partition"], r["timestampType"]) for r in rows} == {("t", 3, 0)}

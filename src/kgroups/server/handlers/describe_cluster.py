@@ -1,4 +1,5 @@
-"""DescribeCluster: this broker is the whole cluster and its controller."""
+"""DescribeCluster: this broker alone, or in cluster mode every live broker
+(the lowest id is named controller)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ async def handle(
 ) -> DescribeClusterResponse:
     host, port = broker.advertised
     node = BrokerId(broker.broker_id)
+    brokers: tuple[DescribeClusterBroker, ...] = (
+        DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),
+    )
+    if broker.cluster is not None:
+        live = broker.cluster.live
+        brokers = tuple(
+            DescribeClusterBroker(broker_id=BrokerId(b), host=h, port=i32(p), rack=None)
+            for b, (h, p) in sorted(live.items())
+        )
+        node = BrokerId(min(live, default=broker.broker_id))
     return DescribeClusterResponse(
         throttle_time=NO_THROTTLE,
         error_code=ErrorCode.none,
@@ -30,6 +41,6 @@ async def handle(
         endpoint_type=i8(BROKERS_ENDPOINT),
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
-        brokers=(DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),),
+        brokers=brokers,
         cluster_authorized_operations=OPERATIONS_OMITTED,
     )

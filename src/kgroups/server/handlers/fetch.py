@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.fetch.v12 import FetchRequest, FetchResponse
@@ -18,7 +19,9 @@ from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import BrokerId, i32, i64
+from kgroups.server.cluster_member import StoreRead
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.store_log import StoreReadNeeded
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -37,9 +40,13 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
         # Register before reading so an append between the read and the wait wakes us.
         waiter = broker.append_waiters.register(wanted)
         try:
-            topics, size, failed = _read(broker, request)
+            topics, size, failed, misses = _read(broker, request)
+            if misses:
+                topics, size, failed = await _read_store(broker, topics, size, failed, misses)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
+                if size:
+                    _count_bytes_out(broker, topics)
                 return FetchResponse(
                     throttle_time=NO_THROTTLE,
                     error_code=ErrorCode.none,
@@ -52,18 +59,31 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
             broker.append_waiters.unregister(wanted, waiter)
 
 
+def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:
+    for topic in topics:
+        size = sum(len(p.records) for p in topic.partitions if p.records)
+        if size:
+            broker.stats.fetched(topic.topic, size)
+
+
+# Cluster mode: (topic index, partition index, what to read) of the partitions
+# whose offsets are no longer in the leader's memory.
+_Miss = tuple[int, int, StoreRead]
+
+
 def _read(
     broker: BrokerApi, request: FetchRequest
-) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
+) -> tuple[tuple[FetchableTopicResponse, ...], int, bool, list[_Miss]]:
     # As Kafka: the request's max_bytes, capped by the broker's fetch.max.bytes,
     # bounds the response, and each partition its partition_max_bytes; only the
     # first non-empty partition may exceed them by one whole batch (KIP-74).
     budget: int = min(request.max_bytes, broker.config.get_int("fetch.max.bytes"))
     total = 0
     failed = False
-    topics = []
+    topics: list[FetchableTopicResponse] = []
+    misses: list[_Miss] = []
     for topic in request.topics:
-        partitions = []
+        partitions: list[PartitionData] = []
         for p in topic.partitions:
             error = ErrorCode.none
             data = b""
@@ -76,6 +96,9 @@ def _read(
                     data = log.read(
                         p.fetch_offset, max(limit, 0), max_offset=hw, min_one=total == 0
                     )
+            except StoreReadNeeded:
+                read = StoreRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
+                misses.append((len(topics), len(partitions), read))
             except KafkaError as e:
                 error, failed = e.error_code, True
             total += len(data)
@@ -93,4 +116,29 @@ def _read(
                 )
             )
         topics.append(FetchableTopicResponse(topic=topic.topic, partitions=tuple(partitions)))
-    return tuple(topics), total, failed
+    return tuple(topics), total, failed, misses
+
+
+async def _read_store(
+    broker: BrokerApi,
+    topics: tuple[FetchableTopicResponse, ...],
+    size: int,
+    failed: bool,
+    misses: list[_Miss],
+) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
+    """Fill in the partitions read from the store, in one call off the loop."""
+    assert broker.cluster is not None
+    results = await broker.cluster.read_many([read for _t, _p, read in misses])
+    partitions = [list(t.partitions) for t in topics]
+    for (ti, pi, _read), result in zip(misses, results, strict=True):
+        data = partitions[ti][pi]
+        if isinstance(result, KafkaError):
+            partitions[ti][pi] = replace(data, error_code=result.error_code)
+            failed = True
+        else:
+            partitions[ti][pi] = replace(data, records=cast(Records, result) if result else _EMPTY)
+            size += len(result)
+    topics = tuple(
+        replace(t, partitions=tuple(ps)) for t, ps in zip(topics, partitions, strict=True)
+    )
+    return topics, size, failed

@@ -155,6 +155,9 @@ async def offset_commit(
     except KafkaError as e:
         error_response: OffsetCommitResponse = _error_response(ctx, e.error_code, request)
         return error_response
+    broker.stats.offset_commits += sum(
+        1 for t in response.topics for p in t.partitions if p.error_code == ErrorCode.none
+    )
     return merge_unknown(response, unknown)
 
 

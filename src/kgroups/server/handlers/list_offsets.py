@@ -13,6 +13,7 @@ from kio.schema.list_offsets.v7.response import (
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.store_log import StoreReadNeeded
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -33,7 +34,12 @@ async def handle(
             error = ErrorCode.none
             offset = timestamp = -1
             try:
-                offset, timestamp = _lookup(broker, topic.name, p.partition_index, p.timestamp)
+                try:
+                    offset, timestamp = _lookup(broker, topic.name, p.partition_index, p.timestamp)
+                except StoreReadNeeded:
+                    offset, timestamp = await _lookup_in_store(
+                        broker, topic.name, p.partition_index, p.timestamp
+                    )
             except KafkaError as e:
                 error = e.error_code
             partitions.append(
@@ -65,3 +71,15 @@ def _lookup(broker: BrokerApi, topic: str, partition: int, timestamp: int) -> tu
         return -1, -1
     offset, ts = found
     return offset, ts
+
+
+async def _lookup_in_store(
+    broker: BrokerApi, topic: str, partition: int, timestamp: int
+) -> tuple[int, int]:
+    """Cluster mode: a lookup by timestamp reads the store."""
+    assert broker.cluster is not None
+    if timestamp == MAX_TIMESTAMP:
+        found = await broker.cluster.max_timestamp_offset(topic, partition)
+    else:
+        found = await broker.cluster.offset_for_timestamp(topic, partition, timestamp)
+    return (-1, -1) if found is None else (found.offset, found.timestamp)

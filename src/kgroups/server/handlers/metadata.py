@@ -38,8 +38,19 @@ async def handle(
 ) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
     host, port = broker.advertised
+    brokers: tuple[MetadataResponseBroker, ...] = (
+        MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),
+    )
     if ctx.api_version < 12 and _names_a_topic_by_id(request):
         return _invalid_request(ctx, request)
+    if broker.cluster is not None:
+        if request.topics and any(t.name not in broker.topics for t in request.topics):
+            await broker.cluster.refresh()  # created through another broker?
+        brokers = tuple(
+            MetadataResponseBroker(node_id=BrokerId(b), host=h, port=i32(p), rack=None)
+            for b, (h, p) in sorted(broker.cluster.live.items())
+        )
+        node = BrokerId(min(broker.cluster.live, default=broker.broker_id))
     if request.topics is None or (ctx.api_version == 0 and not request.topics):
         topics = [_describe(broker, t) for t in broker.topics]
     else:
@@ -52,7 +63,7 @@ async def handle(
     response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
         throttle_time=NO_THROTTLE,
-        brokers=(MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),),
+        brokers=brokers,
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         topics=tuple(topics),
@@ -151,24 +162,28 @@ def _lookup(
 
 
 def _describe(broker: BrokerApi, topic: Topic) -> MetadataResponseTopic:
-    node = BrokerId(broker.broker_id)
-    replicas = (node,)
     return MetadataResponseTopic(
         error_code=ErrorCode.none,
         name=TopicName(topic.name),
         topic_id=topic.topic_id,
         is_internal=topic.internal,
-        partitions=tuple(
-            MetadataResponsePartition(
-                error_code=ErrorCode.none,
-                partition_index=i32(p),
-                leader_id=node,
-                leader_epoch=i32(0),
-                replica_nodes=replicas,
-                isr_nodes=replicas,
-                offline_replicas=(),
-            )
-            for p in range(topic.partitions)
-        ),
+        partitions=tuple(_partition(broker, topic.name, p) for p in range(topic.partitions)),
         topic_authorized_operations=OPERATIONS_OMITTED,
+    )
+
+
+def _partition(broker: BrokerApi, topic: str, partition: int) -> MetadataResponsePartition:
+    leader, epoch = broker.broker_id, 0
+    if broker.cluster is not None:
+        # The store's view: the leader holds the only copy that takes writes.
+        leader, epoch = broker.cluster.leader(topic, partition)
+    replicas = (BrokerId(leader),) if leader >= 0 else ()
+    return MetadataResponsePartition(
+        error_code=ErrorCode.none if leader >= 0 else ErrorCode.leader_not_available,
+        partition_index=i32(partition),
+        leader_id=BrokerId(leader),
+        leader_epoch=i32(epoch),
+        replica_nodes=replicas,
+        isr_nodes=replicas,
+        offline_replicas=(),
     )

@@ -58,8 +58,12 @@ async def handle(
         try:
             await flushed
         except Exception as e:  # the flush's KafkaError, or anything else that stopped it
-            log.error("produce to partition %d not acknowledged: %s", partitions[i].index, e)
-            partitions[i] = _failed(partitions[i].index, ErrorCode.kafka_storage_error, str(e))
+            # In cluster mode a commit refused by the store is NOT_LEADER_OR_FOLLOWER
+            # (the store writer logs why); a failed fsync or commit is storage error.
+            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
+            if broker.cluster is None:
+                log.error("produce to partition %d not acknowledged: %s", partitions[i].index, e)
+            partitions[i] = _failed(partitions[i].index, error, str(e))
     if request.acks == 0:
         return None
     topics = tuple(
@@ -85,6 +89,8 @@ def _append(
     except KafkaError as e:
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.appended(topic, partition, plog)
+    if not result.duplicate:
+        broker.stats.produced(topic, len(records), result.last_offset - result.base_offset + 1)
     append_time = (
         None
         if result.log_append_time < 0

@@ -1,0 +1,486 @@
+"""A broker as a member of a cluster kept in PostgreSQL (``cluster.store.url``).
+
+Every ``broker.heartbeat.interval.ms`` (and sooner when a request finds the
+broker's view stale) one background turn, on the control connection:
+renews the lease (or registers again once it is lost), runs the election
+(moving live partitions too when the set of live brokers changed), and reads
+the leaders, the live brokers and the topics. The broker then serves from that
+view: Metadata lists the live brokers and each partition's leader, and the
+partitions this incarnation leads get a ``StoreLog`` starting at the store's
+log end; the others answer NOT_LEADER_OR_FOLLOWER. The lease is trusted only
+as ``LeaseState`` says: past its validity, the broker leads nothing.
+
+Whoever must follow leadership (the group coordinator) registers with
+``on_leadership_change``: it hears which partitions became available here
+(their ``StoreLog`` is in place) and which are gone, after every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from kgroups.clock import MonotonicClock
+from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
+from kgroups.cluster.fencing import Writer
+from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
+from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
+from kgroups.cluster.partition_reads import batch_at_timestamp, read
+from kgroups.cluster.producer_ids import allocate_producer_ids
+from kgroups.cluster.store import Cur, Store
+from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
+from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
+from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
+from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.config import BrokerConfig
+from kgroups.server.store_log import StoreLog
+from kgroups.server.store_thread import StoreThread
+from kgroups.server.store_writer import StoreWriter
+from kgroups.storage.config import LogConfig
+from kgroups.storage.log_read import TimestampOffset
+from kgroups.storage.records import decode_records
+
+log = logging.getLogger(__name__)
+
+
+class ClusterHost(Protocol):
+    """What a cluster member uses of its broker (BrokerCore has it all)."""
+
+    config: BrokerConfig
+    broker_id: int
+    advertised: tuple[str, int]
+    topics: TopicRegistry
+    append_waiters: AppendWaiters
+
+    def topic_config(self, topic: Topic) -> LogConfig: ...
+
+    def on_topic_gone(self, name: str) -> None: ...
+
+
+TopicPartition = tuple[str, int]
+
+_MIN_TURN_SPACING_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    leaders: list[PartitionLeader]
+    live: list[LiveBroker]
+    topics: list[Topic]
+    # partition -> (log start, log end) of the partitions this incarnation leads
+    ends: dict[TopicPartition, tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRead:
+    """A fetch of offsets no longer in a leader's memory."""
+
+    topic: str
+    partition: int
+    offset: int
+    max_bytes: int
+
+
+class ClusterMember:
+    def __init__(self, broker: ClusterHost, url: str) -> None:
+        self._broker = broker
+        config = broker.config
+        self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
+        self.session_timeout_ms = config.get_int("broker.session.timeout.ms")
+        self.lease = LeaseState(
+            broker.broker_id,
+            MonotonicClock(),
+            heartbeat_interval_ms=self.heartbeat_ms,
+            session_timeout_ms=self.session_timeout_ms,
+        )
+        self._incarnation = uuid.uuid4()
+        self._control = StoreThread(url, "kgroups-store-control")
+        self._reads = StoreThread(url, "kgroups-store-reads")
+        self.writer = StoreWriter(
+            StoreThread(url, "kgroups-store-writer"),
+            self._writer,
+            self._committed,
+            self._failed,
+        )
+        self.logs: dict[TopicPartition, StoreLog] = {}
+        self.leaders: dict[TopicPartition, PartitionLeader] = {}
+        self.live: dict[int, tuple[str, int]] = {}
+        self._listeners: list[Callable[[LeadershipChange], None]] = []
+        self._turn_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_error_log = 0.0
+        self._move_live = True  # a broker that joins evens the spread
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Create the tables if needed, register and read the cluster once."""
+        found = await self._control.run(ensure_schema)
+        cluster_id = await self._control.run(_cluster_id)
+        self._broker.topics.cluster_id = cluster_id
+        self._broker.topics.mirror(())  # the store's topics, not the local registry's
+        log.info(
+            "cluster store schema version %d (found %d), cluster id %s",
+            SCHEMA_VERSION,
+            found,
+            cluster_id,
+        )
+        await self._turn()
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Controlled shutdown: hand the partitions over, then close."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self.writer.close()
+        epoch = self.lease.lease_epoch
+        if epoch is not None:
+            try:
+                await self._control.run(lambda s: hand_over(s, self._broker.broker_id, epoch))
+                log.info("handed over the partitions of broker %d", self._broker.broker_id)
+            except KafkaError as e:
+                log.warning("controlled shutdown could not hand over: %s", e)
+        self._drop(list(self.logs), ErrorCode.not_leader_or_follower)
+        for thread in (self._control, self._reads, self.writer.thread):
+            await asyncio.to_thread(thread.close)
+
+    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
+        self._listeners.append(listener)
+
+    def poke(self) -> None:
+        """Read the cluster again soon: a request found this broker's view stale."""
+        self._wake.set()
+
+    async def refresh(self) -> None:
+        """Read the cluster now (a Metadata request for a topic not known here)."""
+        await self._turn(renew_due_only=True)
+
+    # -- the background turn -----------------------------------------------------
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.heartbeat_ms / 1000)
+            self._wake.clear()
+            try:
+                await self._turn(renew_due_only=True)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("cluster turn failed")
+            # Requests that find the view stale wake the loop; a burst of them
+            # costs one turn per interval here, not one each.
+            await asyncio.sleep(_MIN_TURN_SPACING_S)
+
+    async def _turn(self, *, renew_due_only: bool = False) -> None:
+        async with self._turn_lock:
+            try:
+                if not await self._keep_lease(renew_due_only):
+                    return
+                move_live = self._move_live
+                view = await self._control.run(lambda s: self._read(s, move_live))
+            except StoreUnavailable as e:
+                self._log_unavailable(e)
+                return
+            self._apply(view)
+
+    async def _keep_lease(self, renew_due_only: bool) -> bool:
+        lease = self.lease
+        broker_id = self._broker.broker_id
+        if lease.lease_epoch is None:
+            host, port = self._broker.advertised
+            sent = lease.renew_sent()
+            try:
+                epoch = await self._control.run(
+                    lambda s: register(
+                        s,
+                        broker_id,
+                        f"{host}:{port}",
+                        self.session_timeout_ms,
+                        incarnation=self._incarnation,
+                    )
+                )
+            except DuplicateBroker as e:
+                self._log_unavailable(e)
+                return False
+            lease.registered(epoch, sent)
+            self._move_live = True
+            log.info("broker %d registered with lease epoch %d", broker_id, epoch)
+            return True
+        if renew_due_only and not lease.renew_due():
+            return True
+        epoch = lease.lease_epoch
+        sent = lease.renew_sent()
+        try:
+            await self._control.run(lambda s: renew(s, broker_id, epoch, self.session_timeout_ms))
+        except LeaseExpired:
+            log.warning("broker %d lost its lease (epoch %d); registering again", broker_id, epoch)
+            lease.lease_lost()
+            self._apply_leading()
+            self._wake.set()
+            return False
+        lease.renewed(sent)
+        return True
+
+    def _read(self, store: Store, move_live: bool) -> ClusterView:
+        elect_leaders(store, move_live=move_live)
+        leaders = partition_leaders(store)
+        epoch = self.lease.lease_epoch
+        ends = {}
+        if epoch is not None:
+            ends = _led_partition_ends(store, self._broker.broker_id, epoch)
+        return ClusterView(leaders, live_brokers(store), list_topics(store), ends)
+
+    def _apply(self, view: ClusterView) -> None:
+        live = {b.broker_id: _host_port(b.listener) for b in view.live}
+        if set(live) != set(self.live):
+            self._move_live = True  # the next turn evens the spread
+            self._wake.set()
+        else:
+            self._move_live = False
+        self.live = live
+        self.leaders = {(p.topic, p.partition): p for p in view.leaders}
+        gone = self._broker.topics.mirror(view.topics)
+        self.lease.observe(
+            LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
+            for p in view.leaders
+        )
+        self._apply_leading(view.ends)
+        for name in gone:
+            self._broker.on_topic_gone(name)
+
+    def _apply_leading(self, ends: dict[TopicPartition, tuple[int, int]] | None = None) -> None:
+        """Make the StoreLogs follow what the lease state says this broker leads."""
+        leading = self.lease.leading()
+        lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
+        self._drop(lost, ErrorCode.not_leader_or_follower)
+        gained: dict[TopicPartition, int] = {}
+        for tp, epoch in leading.items():
+            if tp in self.logs or ends is None or tp not in ends:
+                continue
+            topic = self._broker.topics.get(tp[0])
+            if topic is None:
+                continue
+            start, end = ends[tp]
+            config = self._broker.topic_config(topic)
+            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config)
+            gained[tp] = epoch
+        if gained or lost:
+            log.info(
+                "broker %d now leads %d partition(s): +%d -%d",
+                self._broker.broker_id,
+                len(self.logs),
+                len(gained),
+                len(lost),
+            )
+            change = LeadershipChange(gained, frozenset(lost))
+            for listener in self._listeners:
+                listener(change)
+
+    def _drop(self, partitions: Iterable[TopicPartition], error: ErrorCode) -> None:
+        for tp in partitions:
+            slog = self.logs.pop(tp, None)
+            if slog is not None and slog.failed is None:
+                slog.fail(KafkaError(error, f"{tp[0]}-{tp[1]} is no longer led here"))
+            self._broker.append_waiters.notify(*tp)
+
+    def _log_unavailable(self, e: KafkaError) -> None:
+        now = time.monotonic()
+        if now - self._last_error_log >= self.heartbeat_ms / 1000:
+            self._last_error_log = now
+            log.error("cluster store: %s", e)
+
+    # -- what requests use -------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> StoreLog:
+        if not self._broker.topics.partition_exists(topic, partition):
+            self.poke()
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition,
+                f"This server does not host this topic-partition: {topic}-{partition}",
+            )
+        epoch = self.lease.leader_epoch(topic, partition)
+        slog = self.logs.get((topic, partition))
+        if epoch is None or slog is None or slog.leader_epoch != epoch or slog.failed:
+            self.poke()
+            raise KafkaError(
+                ErrorCode.not_leader_or_follower,
+                f"broker {self._broker.broker_id} does not lead {topic}-{partition}",
+            )
+        return slog
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]:
+        """The partition's leader broker id (-1: none) and leader epoch."""
+        p = self.leaders.get((topic, partition))
+        if p is None or p.leader_id is None or p.leader_id not in self.live:
+            return -1, (-1 if p is None else p.leader_epoch)
+        return p.leader_id, p.leader_epoch
+
+    def address(self, broker_id: int) -> tuple[str, int] | None:
+        return self.live.get(broker_id)
+
+    def _writer(self) -> Writer | None:
+        epoch = self.lease.lease_epoch
+        if epoch is None or not self.lease.may_write():
+            return None
+        return Writer(self._broker.broker_id, epoch)
+
+    def _committed(self, slog: StoreLog) -> None:
+        self._broker.append_waiters.notify(slog.topic, slog.partition)
+
+    def _failed(self, slog: StoreLog) -> None:
+        """A refused or unknown commit: start the partition again from the store."""
+        tp = (slog.topic, slog.partition)
+        if self.logs.get(tp) is slog:
+            del self.logs[tp]
+            # What was built on the uncommitted appends is gone with them: its
+            # followers drop the partition, and take it up again once reloaded.
+            change = LeadershipChange({}, frozenset((tp,)))
+            for listener in self._listeners:
+                listener(change)
+        self._broker.append_waiters.notify(*tp)
+        self.poke()
+
+    async def read_many(self, reads: list[StoreRead]) -> list[bytes | KafkaError]:
+        """Read from the store what a leader no longer holds in memory."""
+
+        def work(store: Store) -> list[bytes | KafkaError]:
+            out: list[bytes | KafkaError] = []
+            for r in reads:
+                try:
+                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
+                    out.append(b"".join(result.batches))
+                except KafkaError as e:
+                    out.append(e)
+            return out
+
+        return await self._reads.run(work)
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int
+    ) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: batch_at_timestamp(s, topic, partition, timestamp))
+        if batch is None:
+            return None
+        for record in decode_records(batch):
+            if record.timestamp >= timestamp:
+                return TimestampOffset(record.offset, record.timestamp)
+        return None
+
+    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: _max_timestamp_batch(s, topic, partition))
+        if batch is None:
+            return None
+        best = max(decode_records(batch), key=lambda r: r.timestamp, default=None)
+        if best is None:
+            return None
+        # The first record with the largest timestamp.
+        first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
+        return TimestampOffset(first.offset, first.timestamp)
+
+    def allocate_producer_ids(self, count: int) -> int:
+        """A block of producer ids unique in the cluster (once per block, on the loop)."""
+        return self._control.run_blocking(lambda s: allocate_producer_ids(s, count))
+
+    # -- topics --------------------------------------------------------------------
+
+    async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]:
+        """Create the topics in the store, elect their leaders, read the cluster."""
+        failed = await self._control.run(lambda s: _create_all(s, topics))
+        await self._turn(renew_due_only=True)
+        return failed
+
+    def create_topic_blocking(self, topic: Topic) -> None:
+        """On the loop, for the coordinator's first use of __consumer_offsets."""
+        failed = self._control.run_blocking(lambda s: _create_all(s, [topic]))
+        if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
+            raise failed[topic.name]
+        self._broker.topics.mirror_add(topic)
+        self.poke()
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
+        def work(store: Store) -> dict[str, KafkaError]:
+            failed = {}
+            for name in names:
+                try:
+                    delete_topic(store, name)
+                except KafkaError as e:
+                    failed[name] = e
+            return failed
+
+        failed = await self._control.run(work)
+        await self._turn(renew_due_only=True)
+        return failed
+
+
+def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
+    failed = {}
+    for topic in topics:
+        try:
+            create_topic(
+                store, topic.name, topic.partitions, topic.configs, topic_id=topic.topic_id
+            )
+        except KafkaError as e:
+            failed[topic.name] = e
+    elect_leaders(store)
+    return failed
+
+
+def _led_partition_ends(
+    store: Store, broker_id: int, lease_epoch: int
+) -> dict[TopicPartition, tuple[int, int]]:
+    def work(cur: Cur) -> dict[TopicPartition, tuple[int, int]]:
+        cur.execute(
+            """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
+               FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
+               WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
+            (broker_id, lease_epoch),
+        )
+        return {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
+
+    return store.transaction(work)
+
+
+def _max_timestamp_batch(store: Store, topic: str, partition: int) -> bytes | None:
+    def work(cur: Cur) -> bytes | None:
+        cur.execute(
+            """SELECT b.batch FROM kgroups_batches b
+               JOIN kgroups_topics t ON t.topic_id = b.topic_id
+               JOIN kgroups_partitions p ON p.topic_id = b.topic_id AND p.partition = b.partition
+               WHERE t.name = %s AND b.partition = %s AND b.last_offset >= p.log_start_offset
+               ORDER BY b.max_timestamp DESC, b.base_offset LIMIT 1""",
+            (topic, partition),
+        )
+        row = cur.fetchone()
+        return None if row is None else bytes(row[0])
+
+    return store.transaction(work)
+
+
+def _cluster_id(store: Store) -> str:
+    """One id for every broker of the cluster: derived from the database."""
+
+    def work(cur: Cur) -> str:
+        cur.execute("SELECT current_database(), system_identifier FROM pg_control_system()")
+        row = cur.fetchone()
+        assert row is not None
+        return f"{row[0]}/{row[1]}"
+
+    raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _host_port(listener: str) -> tuple[str, int]:
+    host, _, port = listener.rpartition(":")
+    return host.strip("[]"), int(port)
