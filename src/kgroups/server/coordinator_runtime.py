@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from kgroups.cluster.lease_state import LeadershipChange
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
@@ -38,8 +39,9 @@ from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
-from kgroups.server.offsets_leaders import OffsetsLeaders, ThisBroker
+from kgroups.server.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisBroker
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
+from kgroups.server.store_log import StoreReadNeeded
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -91,11 +93,16 @@ class CoordinatorRuntime:
         self._load_turn = asyncio.Lock()
         # Drivers of lost partitions whose appends still wait for their fsync.
         self._retired: set[CoordinatorDriver] = set()
-        # Alone, this broker leads every partition; in a cluster the
-        # leadership view calls partition_gained and partition_lost.
-        self._gain_all = True
-        # Where FindCoordinator sends each group: the cluster wiring replaces it.
-        self.leaders: OffsetsLeaders = ThisBroker(broker, self)
+        # Alone, this broker leads every partition; in a cluster it follows
+        # the leadership view (partition_gained, partition_lost).
+        cluster = broker.cluster
+        self._gain_all = cluster is None
+        # Where FindCoordinator sends each group.
+        self.leaders: OffsetsLeaders = (
+            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
+        )
+        if cluster is not None:
+            cluster.on_leadership_change(self.on_leadership_change)
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
@@ -115,15 +122,14 @@ class CoordinatorRuntime:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self, *, gain_all: bool = True) -> None:
-        """Alone (``gain_all``), gain every partition of `__consumer_offsets`;
-        in a cluster, wait for the leadership view to say which."""
-        self._gain_all = gain_all
+    def start(self) -> None:
+        """Alone, gain every partition of `__consumer_offsets`; in a cluster,
+        the leadership view says which."""
         topic = self._broker.topics.get(OFFSETS_TOPIC)
         if topic is None:
             return
         self.partitions = topic.partitions
-        if gain_all:
+        if self._gain_all:
             for p in range(topic.partitions):
                 self.partition_gained(p, 0)
 
@@ -257,6 +263,15 @@ class CoordinatorRuntime:
         if not driver.waiting():
             self._retired.discard(driver)
 
+    def on_leadership_change(self, change: LeadershipChange) -> None:
+        """The cluster's leadership view changed: follow it for `__consumer_offsets`."""
+        for topic, partition in change.lost:
+            if topic == OFFSETS_TOPIC:
+                self.partition_lost(partition)
+        for (topic, partition), epoch in change.gained.items():
+            if topic == OFFSETS_TOPIC:
+                self.partition_gained(partition, epoch)
+
     def leader_epoch(self, partition: int) -> int | None:
         """The epoch at which the partition is held, or None if it is not."""
         return self._epochs.get(partition)
@@ -329,10 +344,15 @@ class CoordinatorRuntime:
         scanned = 0
         next_report = started + _PROGRESS_EVERY_S
         while offset < end:
-            chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
+            try:
+                chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
+            except StoreReadNeeded:  # cluster mode: older batches are in the store
+                chunk = await self._read_store(partition, offset)
             if not chunk:
                 break
             for pos, header in iter_batches(chunk):
+                if header.base_offset >= end:
+                    break
                 if header.last_offset >= offset:
                     for key, value in iter_key_values(chunk[pos : pos + header.size]):
                         if key is not None:
@@ -353,6 +373,18 @@ class CoordinatorRuntime:
                 )
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
         return latest, scanned
+
+    async def _read_store(self, partition: int, offset: int) -> bytes:
+        from kgroups.server.cluster_member import StoreRead  # cluster mode only
+
+        cluster = self._broker.cluster
+        assert cluster is not None
+        (got,) = await cluster.read_many(
+            [StoreRead(OFFSETS_TOPIC, partition, offset, _LOAD_CHUNK_BYTES)]
+        )
+        if isinstance(got, KafkaError):
+            raise got
+        return got
 
     def on_topic_deleted(self, topic: str) -> None:
         """Every group forgets the deleted topic's offsets, with tombstones."""

@@ -79,6 +79,7 @@ class FakeBroker:
             }
         )
         self.clock = ManualClock()
+        self.cluster = None  # a broker alone
         self.topics = FakeTopics()
         self.plog = FakeLog()
         self.fsyncs: list[asyncio.Future[None]] = []
