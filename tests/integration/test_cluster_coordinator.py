@@ -6,11 +6,14 @@ the offsets acknowledged before the kill."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
+import pytest
 from cluster_brokers import SESSION_MS, create_topic, running_cluster
 
+from kgroups.cli import main
 from kgroups.client.admin import Admin
 from kgroups.errors import ErrorCode, KafkaError
 
@@ -38,7 +41,7 @@ def _retry(bootstrap: str, what: str, step: object, timeout: float) -> object:
 
 
 def test_killing_a_groups_coordinator_moves_it_and_keeps_its_offsets(
-    tmp_path: Path, store_url: str
+    tmp_path: Path, store_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with running_cluster(tmp_path, store_url, 2) as brokers:
         bootstrap = ",".join(b.bootstrap for b in brokers)
@@ -56,6 +59,17 @@ def test_killing_a_groups_coordinator_moves_it_and_keeps_its_offsets(
         _retry(bootstrap, "first commit", commit, 20)
         victim = _retry(bootstrap, "coordinator", coordinator, 10)
         survivor = next(b for i, b in enumerate(brokers, 1) if i != victim)
+        # The CLI sees both brokers, the offsets partitions' leaders, and the coordinator.
+        assert (
+            main(["cluster", "describe", "--output", "json", "--bootstrap-server", bootstrap]) == 0
+        )
+        described = json.loads(capsys.readouterr().out)
+        assert [b["broker_id"] for b in described["brokers"]] == [1, 2]
+        offsets = [p for p in described["partitions"] if p["topic"] == "__consumer_offsets"]
+        assert offsets and {p["leader"] for p in offsets} <= {1, 2}
+        assert [(g["group"], g["coordinator"]["broker_id"]) for g in described["groups"]] == [
+            (GROUP, victim)
+        ]
         brokers[victim - 1].kill()  # type: ignore[operator]
 
         async def committed(admin: Admin) -> dict[tuple[str, int], int]:
