@@ -104,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (glist, gdescribe, greset, gdelete, gdel_offsets):
         _bootstrap(sub)
 
+    cluster = commands.add_parser("cluster", help="brokers, partition leaders, coordinators")
+    cluster_commands = cluster.add_subparsers(dest="action", metavar="ACTION", required=True)
+    cdescribe = cluster_commands.add_parser(
+        "describe", help="brokers, the leader of each partition, each group's coordinator"
+    )
+    cdescribe.add_argument("--output", choices=("table", "json"), default="table")
+    _bootstrap(cdescribe)
+
     consume = commands.add_parser(
         "consume",
         help="print records of a topic",
@@ -200,6 +208,11 @@ def _run(args: argparse.Namespace) -> int:
             print(asyncio.run(topics.describe(bootstrap, args.names)))
         elif args.action == "delete":
             print(asyncio.run(topics.delete(bootstrap, args.name)))
+        return 0
+    if args.command == "cluster":
+        from kgroups.commands import cluster
+
+        print(asyncio.run(cluster.describe(args.bootstrap_server, args.output)))
         return 0
     if args.command == "groups":
         from kgroups.commands import groups

@@ -75,6 +75,26 @@ class Admin:
         self._coordinators[group] = found.node_id
         return await self.cluster.connection(found.node_id)
 
+    async def find_coordinators(
+        self, groups: Iterable[str]
+    ) -> dict[str, tuple[int, str, int] | KafkaError]:
+        """Each group's coordinator (broker id, host, port), in one FindCoordinator."""
+        keys = tuple(dict.fromkeys(groups))
+        if not keys:
+            return {}
+        conn = await self.cluster.any_connection()
+        response = await conn.send(
+            FindCoordinatorRequest(key_type=i8(0), coordinator_keys=keys),
+            version=conn.version_for(apis.FIND_COORDINATOR, 4, 4),
+        )
+        found: dict[str, tuple[int, str, int] | KafkaError] = {}
+        for c in response.coordinators:
+            if c.error_code == ErrorCode.none:
+                found[c.key] = (c.node_id, c.host, c.port)
+            else:
+                found[c.key] = KafkaError(c.error_code, c.error_message)
+        return found
+
     def _group_check(self, group: str, error: ErrorCode, what: str) -> None:
         if error in _COORDINATOR_MOVED:
             self._coordinators.pop(group, None)

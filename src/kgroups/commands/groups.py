@@ -51,6 +51,12 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
     try:
         described = await admin.describe(group)
         committed = await admin.committed(group)
+        found = (await admin.find_coordinators([group]))[group]
+        coordinator = (
+            None
+            if isinstance(found, KafkaError)
+            else {"broker_id": found[0], "host": found[1], "port": found[2]}
+        )
         owners: dict[TopicPartition, tuple[str, str, str]] = {}
         members: list[dict[str, Any]] = []
         for m in described.members:
@@ -96,6 +102,7 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
                 "state": described.group_state,
                 "protocol_type": described.protocol_type,
                 "protocol": described.protocol_data,
+                "coordinator": coordinator,
                 "members": members,
                 "partitions": [asdict(lag) for lag in lags],
             }
@@ -105,6 +112,11 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
         + (f", protocol {described.protocol_data}" if described.protocol_data else "")
         + f", {len(members)} member(s)"
     )
+    if coordinator is not None:
+        head += (
+            f", coordinator broker {coordinator['broker_id']}"
+            f" ({coordinator['host']}:{coordinator['port']})"
+        )
     parts = [head]
     if members:
         parts.append(

@@ -177,6 +177,10 @@ class CoordinatorDriver:
             return waiting[0].deadline_ms
         return deadline
 
+    def waiting(self) -> bool:
+        """Whether a reply still waits for an append to be reported."""
+        return any(not w.settled and w.replies for w in self._waiting)
+
     def nothing_due_before(self, ms: int) -> bool:
         """Whether nothing is due before ``ms``, without the cleanup that
         ``next_deadline_ms`` does (so the next deadline may be later)."""

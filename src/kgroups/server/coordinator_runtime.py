@@ -10,9 +10,15 @@ report their fsync, complete the reply futures, and keep one loop timer per
 partition at the driver's next deadline. A failed append (or fsync) goes back
 to the shard, which rolls it back by snapshot and answers with the error.
 
-Loading: at start every existing `__consumer_offsets` partition is replayed
-into a fresh shard in the background. The shard is in place, loading, from the
-start, and answers its groups' requests as Kafka's loading coordinator does.
+Leadership: the runtime serves the `__consumer_offsets` partitions it holds.
+``partition_gained`` puts a fresh shard in place, loading, and replays the
+partition's log into it in the background (the shard answers its groups'
+requests as Kafka's loading coordinator does); ``partition_lost`` drops the
+shard: its parked requests are told NOT_COORDINATOR, its timers stop, its load
+is cancelled, and its appends in flight still get their answers without
+touching what a later shard of the partition holds. A request for a partition
+not held gets NOT_COORDINATOR, and the client looks for the coordinator again.
+A single broker gains every partition at start.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from kgroups.cluster.lease_state import LeadershipChange
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
@@ -32,7 +39,9 @@ from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
+from kgroups.server.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisBroker
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
+from kgroups.server.store_log import StoreReadNeeded
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
 
 if TYPE_CHECKING:
@@ -76,7 +85,24 @@ class CoordinatorRuntime:
         self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")
         self._shards: dict[int, GroupCoordinatorShard] = {}
         self._drivers: dict[int, CoordinatorDriver] = {}
+        # The leader epoch at which each partition held was gained.
+        self._epochs: dict[int, int] = {}
         self._loading: set[int] = set()
+        self._load_tasks: dict[int, asyncio.Task[None]] = {}
+        # One partition loads at a time, in the order gained.
+        self._load_turn = asyncio.Lock()
+        # Drivers of lost partitions whose appends still wait for their fsync.
+        self._retired: set[CoordinatorDriver] = set()
+        # Alone, this broker leads every partition; in a cluster it follows
+        # the leadership view (partition_gained, partition_lost).
+        cluster = broker.cluster
+        self._gain_all = cluster is None
+        # Where FindCoordinator sends each group.
+        self.leaders: OffsetsLeaders = (
+            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
+        )
+        if cluster is not None:
+            cluster.on_leadership_change(self.on_leadership_change)
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
@@ -97,14 +123,15 @@ class CoordinatorRuntime:
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> None:
+        """Alone, gain every partition of `__consumer_offsets`; in a cluster,
+        the leadership view says which."""
         topic = self._broker.topics.get(OFFSETS_TOPIC)
         if topic is None:
             return
         self.partitions = topic.partitions
-        for p in range(topic.partitions):
-            self._loading.add(p)
-            self._new_shard(p).begin_load()
-        self._spawn(self._load_all(topic.partitions))
+        if self._gain_all:
+            for p in range(topic.partitions):
+                self.partition_gained(p, 0)
 
     async def stop(self) -> None:
         """Answer parked requests (NOT_COORDINATOR: clients look for the
@@ -120,7 +147,7 @@ class CoordinatorRuntime:
             # Appends waiting for their fsync get the time a request would.
             await asyncio.wait(set(self._syncing), timeout=self._commit_timeout_ms / 1000)
         self._stopped = True
-        for driver in self._drivers.values():
+        for driver in [*self._drivers.values(), *self._retired]:
             driver.give_up()  # no reply waits forever
             _send(driver.take_replies())
         for _deadline, handle in self._timers.values():
@@ -160,33 +187,122 @@ class CoordinatorRuntime:
                 "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
             },
         )
-        for p in range(self.partitions):
-            self._new_shard(p)
+        if self._gain_all:
+            for p in range(self.partitions):
+                self._new_shard(p, 0)  # nothing to load
 
-    def _new_shard(self, partition: int) -> GroupCoordinatorShard:
+    def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
         shard = GroupCoordinatorShard(
             partition, self.config, partition_exists=self._broker.topics.partition_exists
         )
         self._shards[partition] = shard
         self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)
+        self._epochs[partition] = leader_epoch
         return shard
+
+    # -- leadership --------------------------------------------------------
+
+    def partition_gained(self, partition: int, leader_epoch: int) -> None:
+        """This broker leads the partition at ``leader_epoch``: load its groups.
+
+        Gaining a partition held at another epoch drops it and loads it again
+        (it may have been written by another leader in between); gaining it
+        again at the same epoch changes nothing.
+        """
+        held = self._epochs.get(partition)
+        if held == leader_epoch:
+            return
+        if held is not None:
+            self.partition_lost(partition)
+        self._loading.add(partition)
+        shard = self._new_shard(partition, leader_epoch)
+        shard.begin_load()
+        self._load_tasks[partition] = self._spawn(self._load_in_turn(partition, shard))
+
+    def partition_lost(self, partition: int, leader_epoch: int | None = None) -> None:
+        """This broker no longer leads the partition: drop its groups.
+
+        Parked requests are told NOT_COORDINATOR, the partition's timers stop
+        and its load is cancelled. Appends already made still report: their
+        requests get their answers (an error if not stored) from the dropped
+        shard, which nothing else reads. ``leader_epoch``, if given, is the
+        epoch that was lost: a loss older than the epoch held is ignored.
+        """
+        held = self._epochs.get(partition)
+        if held is None or (leader_epoch is not None and leader_epoch < held):
+            return
+        del self._epochs[partition]
+        del self._shards[partition]
+        driver = self._drivers.pop(partition)
+        self._loading.discard(partition)
+        self._failed.discard(partition)
+        self._to_append.discard(partition)
+        self.load_times_ms.pop(partition, None)
+        task = self._load_tasks.pop(partition, None)
+        if task is not None:
+            task.cancel()
+        timer = self._timers.pop(partition, None)
+        if timer is not None:
+            timer[1].cancel()
+        log.info("%s-%d moved away: its groups are dropped", OFFSETS_TOPIC, partition)
+        self._retired.add(driver)
+        self._retire(driver)
+
+    def _retire(self, driver: CoordinatorDriver) -> None:
+        """Settle what a dropped shard still owes: appends not yet made are
+        not made (their requests are told NOT_COORDINATOR), parked requests
+        are told NOT_COORDINATOR; the driver is let go once nothing waits."""
+        now = self._broker.clock.now_ms()
+        while driver.appends:
+            appends = list(driver.appends)
+            driver.appends.clear()
+            for append in appends:
+                driver.failed(append, ErrorCode.not_leader_or_follower, now)
+        _send(driver.take_replies())
+        _send(driver.shard.unload(now).replies)  # no state revealed: at once
+        if not driver.waiting():
+            self._retired.discard(driver)
+
+    def on_leadership_change(self, change: LeadershipChange) -> None:
+        """The cluster's leadership view changed: follow it for `__consumer_offsets`."""
+        for topic, partition in change.lost:
+            if topic == OFFSETS_TOPIC:
+                self.partition_lost(partition)
+        for (topic, partition), epoch in change.gained.items():
+            if topic == OFFSETS_TOPIC:
+                self.partition_gained(partition, epoch)
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """The epoch at which the partition is held, or None if it is not."""
+        return self._epochs.get(partition)
+
+    def held_partitions(self) -> list[int]:
+        return sorted(self._epochs)
 
     # -- loading -----------------------------------------------------------
 
-    async def _load_all(self, partitions: int) -> None:
-        for p in range(partitions):
-            try:
-                await self._load(p)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # Serving the partition's groups from a partial load would hand
-                # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
-                log.exception("loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, p)
-                self._loading.discard(p)
-                self._failed.add(p)
+    async def _load_in_turn(self, partition: int, shard: GroupCoordinatorShard) -> None:
+        """Load the partition once the loads gained before it are done.
 
-    async def _load(self, partition: int) -> None:
+        Cancelled if the partition is lost meanwhile."""
+        try:
+            async with self._load_turn:
+                await self._load(partition, shard)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Serving the partition's groups from a partial load would hand
+            # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
+            log.exception(
+                "loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, partition
+            )
+            self._loading.discard(partition)
+            self._failed.add(partition)
+        finally:
+            if self._load_tasks.get(partition) is asyncio.current_task():
+                del self._load_tasks[partition]
+
+    async def _load(self, partition: int, shard: GroupCoordinatorShard) -> None:
         """Rebuild the partition's shard from its log.
 
         Only the newest record of each key matters (that is what compaction
@@ -196,7 +312,6 @@ class CoordinatorRuntime:
         replay per live key.
         """
         started = time.monotonic()
-        shard = self._shards[partition]
         latest, scanned = await self._scan(partition)
         for key, value in latest.items():
             shard.replay(key, value)
@@ -229,10 +344,15 @@ class CoordinatorRuntime:
         scanned = 0
         next_report = started + _PROGRESS_EVERY_S
         while offset < end:
-            chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
+            try:
+                chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
+            except StoreReadNeeded:  # cluster mode: older batches are in the store
+                chunk = await self._read_store(partition, offset)
             if not chunk:
                 break
             for pos, header in iter_batches(chunk):
+                if header.base_offset >= end:
+                    break
                 if header.last_offset >= offset:
                     for key, value in iter_key_values(chunk[pos : pos + header.size]):
                         if key is not None:
@@ -253,6 +373,18 @@ class CoordinatorRuntime:
                 )
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
         return latest, scanned
+
+    async def _read_store(self, partition: int, offset: int) -> bytes:
+        from kgroups.server.cluster_member import StoreRead  # cluster mode only
+
+        cluster = self._broker.cluster
+        assert cluster is not None
+        (got,) = await cluster.read_many(
+            [StoreRead(OFFSETS_TOPIC, partition, offset, _LOAD_CHUNK_BYTES)]
+        )
+        if isinstance(got, KafkaError):
+            raise got
+        return got
 
     def on_topic_deleted(self, topic: str) -> None:
         """Every group forgets the deleted topic's offsets, with tombstones."""
@@ -396,15 +528,18 @@ class CoordinatorRuntime:
                 driver.durable(append, broker.clock.now_ms())
         else:
             self._syncing.add(fsynced)
-            fsynced.add_done_callback(partial(self._fsynced, partition, written))
+            fsynced.add_done_callback(partial(self._fsynced, partition, driver, written))
 
     def _fsynced(
-        self, partition: int, appends: list[Append], fsynced: asyncio.Future[None]
+        self,
+        partition: int,
+        driver: CoordinatorDriver,
+        appends: list[Append],
+        fsynced: asyncio.Future[None],
     ) -> None:
         self._syncing.discard(fsynced)
         if self._stopped:  # its replies were given up
             return
-        driver = self._drivers[partition]
         error = "cancelled" if fsynced.cancelled() else fsynced.exception()
         if error is not None:
             log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error)
@@ -413,7 +548,10 @@ class CoordinatorRuntime:
                 driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
             else:
                 driver.durable(append, self._broker.clock.now_ms())
-        self._drive(partition)
+        if driver is self._drivers.get(partition):
+            self._drive(partition)
+        else:  # the partition was lost meanwhile
+            self._retire(driver)
 
     # -- timers ------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from kgroups.protocol.types import GroupId
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
-from kgroups.storage.records import iter_key_values
+from kgroups.storage.records import encode_batch, iter_key_values
 
 from group_requests import commit_request
 
@@ -43,6 +43,17 @@ class FakeLog:
         if self.refuse is not None:
             raise self.refuse
         self.records.extend((k, v) for k, v in iter_key_values(batch) if k is not None)
+
+    # What loading reads: one record per offset.
+    log_start_offset = 0
+
+    @property
+    def log_end_offset(self) -> int:
+        return len(self.records)
+
+    def read(self, offset: int, max_bytes: int, max_offset: int) -> bytes:
+        records = [(k, v, (), 0) for k, v in self.records[offset:max_offset]]
+        return encode_batch(records, base_offset=offset) if records else b""
 
 
 class FakeTopics:
@@ -68,6 +79,7 @@ class FakeBroker:
             }
         )
         self.clock = ManualClock()
+        self.cluster = None  # a broker alone
         self.topics = FakeTopics()
         self.plog = FakeLog()
         self.fsyncs: list[asyncio.Future[None]] = []
@@ -349,5 +361,213 @@ def test_a_shorter_session_than_the_timers_set_runs_out_on_time() -> None:
         describing = describe(runtime, "short"), describe(runtime, "long")
         await turns()
         assert [len(d.result().groups[0].members) for d in describing] == [0, 1]
+
+    run(scenario)
+
+
+# -- leadership: the partition moves away and back -----------------------------
+
+
+def not_coordinator(task: asyncio.Task[Any]) -> bool:
+    failure = task.exception()
+    return isinstance(failure, KafkaError) and failure.error_code == ErrorCode.not_coordinator
+
+
+async def moved_back(runtime: CoordinatorRuntime, epoch: int) -> None:
+    """Lose partition 0, gain it again at ``epoch`` and let it load."""
+    runtime.partition_lost(0)
+    runtime.partition_gained(0, epoch)
+    await turns()
+
+
+def test_a_parked_join_is_told_not_coordinator_when_the_partition_is_lost() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        first = join(runtime, "m")
+        await fsynced(broker)
+        member = first.result().member_id
+        # A second member's join parks: the rebalance waits for the first to rejoin.
+        parked = join(runtime, "m")
+        await fsynced(broker)
+        assert not parked.done()
+        runtime.partition_lost(0)
+        await turns()
+        assert parked.result().error_code == ErrorCode.not_coordinator
+        later = heartbeat(runtime, "m", member, 1), commit(runtime, "g", 5)
+        await turns()
+        assert all(not_coordinator(task) for task in later)
+
+    run(scenario)
+
+
+def test_commits_acknowledged_before_the_loss_are_there_after_the_regain() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        acknowledged = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(acknowledged) == ErrorCode.none
+        await moved_back(runtime, 1)
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_commit_in_flight_at_the_loss_is_answered_once_durable() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        in_flight = commit(runtime, "g", 5)
+        await turns()  # appended, waiting for its fsync
+        runtime.partition_lost(0)
+        broker.fsync()
+        await turns()
+        assert commit_error(in_flight) == ErrorCode.none
+        runtime.partition_gained(0, 1)
+        await turns()
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_commit_not_yet_appended_at_the_loss_is_told_not_coordinator_and_not_stored() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(stored) == ErrorCode.none
+        late = commit(runtime, "g", 6)
+        await asyncio.sleep(0)  # handled; its append waits for the end of the turn
+        runtime.partition_lost(0)
+        await fsynced(broker)
+        assert commit_error(late) == ErrorCode.not_coordinator
+        runtime.partition_gained(0, 1)
+        await turns()
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_failed_fsync_after_the_loss_answers_the_error_and_touches_nothing_held() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        lost = commit(runtime, "g", 5)
+        await turns()
+        runtime.partition_lost(0)
+        runtime.partition_gained(0, 1)  # loads the record appended, as a log that kept it
+        await turns()
+        broker.fsyncs[-1].set_exception(OSError("fsync failed"))
+        await turns()
+        assert commit_error(lost) == ErrorCode.not_coordinator
+        after = commit(runtime, "g", 6)
+        await fsynced(broker)
+        assert commit_error(after) == ErrorCode.none
+
+    run(scenario)
+
+
+def test_no_timer_of_a_lost_partition_fires() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = join(runtime, "m")
+        await fsynced(broker)
+        assert joining.result().error_code == ErrorCode.none
+        records = len(broker.plog.records)
+        runtime.partition_lost(0)
+        broker.clock.advance(10 * SESSION_MS)  # past the session and a retention check
+        await fsynced(broker)
+        assert len(broker.plog.records) == records  # no member removed, nothing expired
+
+    run(scenario)
+
+
+def test_a_member_whose_session_ran_out_during_the_move_gets_a_fresh_session() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        joining = join(runtime, "m")
+        await fsynced(broker)
+        joined = joining.result()
+        syncing = sync(runtime, "m", joined.member_id, joined.generation_id)
+        await fsynced(broker)
+        assert syncing.result().error_code == ErrorCode.none
+        runtime.partition_lost(0)
+        broker.clock.advance(2 * SESSION_MS)  # its session would have run out
+        await moved_back(runtime, 1)
+        broker.clock.advance(SESSION_MS - 1)
+        await turns()
+        assert await member_count(runtime, "m") == 1  # the session restarted at the load
+        beating = heartbeat(runtime, "m", joined.member_id, joined.generation_id)
+        await fsynced(broker)
+        assert beating.result().error_code == ErrorCode.none
+        broker.clock.advance(SESSION_MS)  # silent for a whole session: removed
+        await fsynced(broker)
+        assert await member_count(runtime, "m") == 0
+
+    run(scenario)
+
+
+def test_a_request_during_the_reload_gets_load_in_progress() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(stored) == ErrorCode.none
+        held: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        scan = runtime._scan
+
+        async def held_scan(partition: int) -> Any:
+            await held
+            return await scan(partition)
+
+        runtime._scan = held_scan  # type: ignore[method-assign]
+        runtime.partition_lost(0)
+        runtime.partition_gained(0, 1)
+        during = commit(runtime, "g", 6)
+        await turns()
+        assert commit_error(during) == ErrorCode.coordinator_load_in_progress
+        held.set_result(None)
+        await turns()
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_a_load_cancelled_by_the_loss_leaves_the_next_gain_to_load() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(stored) == ErrorCode.none
+        runtime.partition_lost(0)
+        runtime.partition_gained(0, 1)
+        runtime.partition_lost(0)  # before the load ran
+        runtime.partition_gained(0, 2)
+        runtime.partition_gained(0, 2)  # the same epoch again: nothing changes
+        runtime.partition_lost(0, 1)  # an older epoch's loss: ignored
+        await turns()
+        assert runtime.leader_epoch(0) == 2
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
+
+    run(scenario)
+
+
+def test_gaining_at_a_new_epoch_reloads_the_partition() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(stored) == ErrorCode.none
+        # Another leader wrote in between; the log has its record.
+        runtime.partition_lost(0)
+        broker.plog.records.append(broker.plog.records[-1])
+        runtime.partition_gained(0, 1)
+        await turns()
+        broker.clock.advance(1)
+        overwritten = commit(runtime, "g", 7)
+        await fsynced(broker)
+        assert commit_error(overwritten) == ErrorCode.none
+        runtime.partition_gained(0, 3)  # straight to a later epoch
+        await turns()
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 7
 
     run(scenario)

@@ -1,8 +1,9 @@
 """FindCoordinator: the leader of the group's `__consumer_offsets` partition.
 
-That leader is always this broker; asking creates `__consumer_offsets` on first
-use. Transaction coordinators are not supported and answer
-COORDINATOR_NOT_AVAILABLE.
+The coordinator runtime's ``leaders`` says who that is (this broker when it
+runs alone; none while the partition has no leader: COORDINATOR_NOT_AVAILABLE).
+Asking creates `__consumer_offsets` on first use. Transaction coordinators are
+not supported and answer COORDINATOR_NOT_AVAILABLE.
 """
 
 from __future__ import annotations
@@ -70,12 +71,15 @@ def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
         return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
     if not key:
         return _no_coordinator(ErrorCode.invalid_request, "Empty group id")
+    coordinator = broker.coordinator
     try:
-        broker.coordinator.ensure_offsets_topic()
+        partition = coordinator.partition_for(key)  # creates the topic on first use
     except KafkaError as e:
         return _no_coordinator(e.error_code, e.message)
-    host, port = broker.advertised
-    return ErrorCode.none, None, broker.broker_id, host, port
+    leader = coordinator.leaders.leader_of(partition)
+    if leader is None:
+        return _no_coordinator(ErrorCode.coordinator_not_available, None)
+    return ErrorCode.none, None, leader.broker_id, leader.host, leader.port
 
 
 def _no_coordinator(error: ErrorCode, message: str | None) -> Found:
