@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kgroups.clock import MonotonicClock
+from kgroups.clock import Clock, MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
 from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
@@ -43,6 +43,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
 from kgroups.server.store_log import StoreLog
+from kgroups.server.store_maintenance import StoreMaintenance
 from kgroups.server.store_thread import StoreThread
 from kgroups.server.store_writer import StoreWriter
 from kgroups.storage.config import LogConfig
@@ -56,6 +57,7 @@ class ClusterHost(Protocol):
     """What a cluster member uses of its broker (BrokerCore has it all)."""
 
     config: BrokerConfig
+    clock: Clock
     broker_id: int
     advertised: tuple[str, int]
     topics: TopicRegistry
@@ -112,6 +114,7 @@ class ClusterMember:
             self._failed,
         )
         self.logs: dict[TopicPartition, StoreLog] = {}
+        self.maintenance = StoreMaintenance(url, lambda: self.logs, self._writer, broker.clock)
         self.leaders: dict[TopicPartition, PartitionLeader] = {}
         self.live: dict[int, tuple[str, int]] = {}
         self._listeners: list[Callable[[LeadershipChange], None]] = []
@@ -152,7 +155,7 @@ class ClusterMember:
             except KafkaError as e:
                 log.warning("controlled shutdown could not hand over: %s", e)
         self._drop(list(self.logs), ErrorCode.not_leader_or_follower)
-        for thread in (self._control, self._reads, self.writer.thread):
+        for thread in (self._control, self._reads, self.writer.thread, self.maintenance.thread):
             await asyncio.to_thread(thread.close)
 
     def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:

@@ -151,6 +151,19 @@ class StoreLog:
         while self._tail_bytes > TAIL_BYTES and len(self._tail) > 1:
             self._tail_bytes -= len(self._tail.popleft()[3])
 
+    def advance_log_start(self, offset: int) -> None:
+        """The store's log start moved to ``offset`` (retention, DeleteRecords)."""
+        if offset <= self._log_start:
+            return
+        self._log_start = offset
+        while self._tail and self._tail[0][1] < offset:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def compacted(self, end: int) -> None:
+        """The store rewrote batches below ``end``: read those from the store."""
+        while self._tail and self._tail[0][0] < end:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
     def fail(self, error: KafkaError) -> None:
         """A commit failed or its outcome is unknown: this log is over."""
         self.failed = error
