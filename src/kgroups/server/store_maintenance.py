@@ -8,7 +8,8 @@ thread of its own, so a long compaction never delays a lease renewal or a
 commit; partitions are taken one at a time.
 
 - Retention, every ``log.retention.check.interval.ms``: ``retention.ms`` and
-  ``retention.bytes`` of ``cleanup.policy=delete`` topics move the log start.
+  ``retention.bytes`` of ``cleanup.policy=delete`` topics move the log start;
+  producers idle for ``producer.id.expiration.ms`` are forgotten.
 - Compaction, every ``log.cleaner.backoff.ms`` (``log.cleaner.enable``):
   ``cleanup.policy=compact`` topics, ``__consumer_offsets`` among them.
 """
@@ -23,6 +24,7 @@ from kgroups.clock import Clock
 from kgroups.cluster.fencing import Writer
 from kgroups.cluster.partition_compaction import CompactionStats, compact
 from kgroups.cluster.partition_truncation import advance_log_start, retention_start
+from kgroups.cluster.producer_states import expire_producers
 from kgroups.cluster.store import Store
 from kgroups.errors import KafkaError
 from kgroups.server.store_log import StoreLog
@@ -41,7 +43,9 @@ class StoreMaintenance:
         logs: Callable[[], Mapping[TopicPartition, StoreLog]],
         writer: Callable[[], Writer | None],
         clock: Clock,
+        producer_expiration_ms: int,
     ) -> None:
+        self.producer_expiration_ms = producer_expiration_ms
         self.thread = StoreThread(url, "kgroups-store-maintenance")
         self._logs = logs
         self._writer = writer
@@ -70,6 +74,7 @@ class StoreMaintenance:
         """One pass over the partitions led here; how many log starts moved."""
         moved = 0
         for slog in self._led():
+            await self._expire_producers(slog)
             config = slog.config
             if not config.delete or (config.retention_ms < 0 and config.retention_bytes < 0):
                 continue
@@ -85,6 +90,22 @@ class StoreMaintenance:
                 slog.advance_log_start(start)
                 moved += 1
         return moved
+
+    async def _expire_producers(self, slog: StoreLog) -> None:
+        """Forget producers idle for ``producer.id.expiration.ms``, here and in the store."""
+        now_ms = self._clock.now_ms()
+        if not slog.producers.expire(now_ms, self.producer_expiration_ms):
+            return
+        topic, partition = slog.topic, slog.partition
+        before_ms = now_ms - self.producer_expiration_ms
+
+        def work(store: Store) -> int:
+            return store.transaction(lambda cur: expire_producers(cur, topic, partition, before_ms))
+
+        try:
+            await self.thread.run(work)
+        except KafkaError as e:
+            log.info("expiring producers of %s-%d failed: %s", topic, partition, e)
 
     async def _retain(self, slog: StoreLog, writer: Writer) -> int | None:
         config = slog.config
