@@ -50,6 +50,9 @@ class StoreMaintenance:
         self._logs = logs
         self._writer = writer
         self._clock = clock
+        # Partitions a round found not worth compacting, with their leader epoch
+        # and log end then: until the log grows, the next round would agree.
+        self._not_dirty: dict[TopicPartition, tuple[int, int]] = {}
 
     def _led(self) -> list[StoreLog]:
         return [slog for slog in self._logs().values() if slog.failed is None]
@@ -136,9 +139,14 @@ class StoreMaintenance:
     async def compact_all(self) -> int:
         """One round over the compacted partitions led here; how many were compacted."""
         done = 0
-        for slog in self._led():
+        led = self._led()
+        kept = {(slog.topic, slog.partition) for slog in led}
+        self._not_dirty = {tp: v for tp, v in self._not_dirty.items() if tp in kept}
+        for slog in led:
             config = slog.config
-            if not config.compact:
+            tp = (slog.topic, slog.partition)
+            seen = (slog.leader_epoch, slog.high_watermark)
+            if not config.compact or self._not_dirty.get(tp) == seen:
                 continue
             writer = self._writer()
             if writer is None:
@@ -148,7 +156,9 @@ class StoreMaintenance:
             except KafkaError as e:
                 log.info("compaction of %s-%d skipped: %s", slog.topic, slog.partition, e)
                 continue
-            if stats is not None:
+            if stats is None:
+                self._not_dirty[tp] = seen
+            else:
                 if self._still_led(slog):
                     slog.compacted(stats.clean_offset)
                 done += 1
