@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgroups.cluster.fencing import FENCE, Writer, refusal
-from kgroups.cluster.producer_states import ProducerRow, write_producers
+from kgroups.cluster.producer_states import UPSERT, ProducerRow, producer_columns
 from kgroups.cluster.store import Cur, Store
 from kgroups.errors import KafkaError
 from kgroups.storage.records import (
@@ -126,14 +126,16 @@ def append_many(
                     offset = last + 1
                 answers[i] = Appended(first, offset - 1, int(log_start))
         if rows:
-            cur.execute(
-                """INSERT INTO kgroups_batches
-                       (topic_id, partition, base_offset, last_offset, max_timestamp, batch)
-                   SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::bigint[],
-                                        %b::bigint[], %b::bytea[])""",
-                [list(column) for column in zip(*rows, strict=True)],
-            )
-        write_producers(cur, [(k[0], k[1], row) for k, row in producers.items()])
+            insert = """INSERT INTO kgroups_batches
+                    (topic_id, partition, base_offset, last_offset, max_timestamp, batch)
+                SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::bigint[],
+                                     %b::bigint[], %b::bytea[])"""
+            params: list[list[object]] = [list(column) for column in zip(*rows, strict=True)]
+            if producers:
+                # One statement, one round trip: the producers' rows ride along.
+                insert = f"WITH inserted AS ({insert} RETURNING 1) {UPSERT}"
+                params += producer_columns([(k[0], k[1], r) for k, r in producers.items()])
+            cur.execute(insert, params)
         for key in keys:
             if answers[groups[key][0]] is None:
                 error = refusal(cur, store, writer, *key)

@@ -41,28 +41,27 @@ def entry_of(producer_id: int, epoch: int, packed: bytes) -> ProducerEntry:
     return entry
 
 
-def write_producers(cur: Cur, rows: Sequence[tuple[object, int, ProducerRow]]) -> None:
-    """Upsert ``(topic id, partition, row)``s, at most one per producer and partition."""
-    if not rows:
-        return
-    cur.execute(
-        """INSERT INTO kgroups_producers
-               (topic_id, partition, producer_id, producer_epoch, last_timestamp, batches)
-           SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::smallint[],
-                                %b::bigint[], %b::bytea[])
-           ON CONFLICT (topic_id, partition, producer_id) DO UPDATE
-               SET producer_epoch = EXCLUDED.producer_epoch,
-                   last_timestamp = EXCLUDED.last_timestamp,
-                   batches = EXCLUDED.batches""",
-        [
-            [r[0] for r in rows],
-            [r[1] for r in rows],
-            [r[2][0] for r in rows],
-            [r[2][1] for r in rows],
-            [r[2][2] for r in rows],
-            [r[2][3] for r in rows],
-        ],
-    )
+# Upserts the rows of ``producer_columns``: at most one per producer and partition.
+UPSERT = """INSERT INTO kgroups_producers
+        (topic_id, partition, producer_id, producer_epoch, last_timestamp, batches)
+    SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::smallint[],
+                         %b::bigint[], %b::bytea[])
+    ON CONFLICT (topic_id, partition, producer_id) DO UPDATE
+        SET producer_epoch = EXCLUDED.producer_epoch,
+            last_timestamp = EXCLUDED.last_timestamp,
+            batches = EXCLUDED.batches"""
+
+
+def producer_columns(rows: Sequence[tuple[object, int, ProducerRow]]) -> list[list[object]]:
+    """``UPSERT``'s parameters for ``(topic id, partition, row)``s."""
+    return [
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2][0] for r in rows],
+        [r[2][1] for r in rows],
+        [r[2][2] for r in rows],
+        [r[2][3] for r in rows],
+    ]
 
 
 def read_producers(
