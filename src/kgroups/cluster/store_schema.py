@@ -72,6 +72,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "INSERT INTO kgroups_counters (name, next_value) VALUES ('producer_id', 0)",
     ),
+    (
+        # Compaction: everything below clean_offset was compacted once already.
+        "ALTER TABLE kgroups_partitions ADD COLUMN clean_offset BIGINT NOT NULL DEFAULT 0",
+        # Idempotent producers' state per partition, written in the append's
+        # transaction, so a new leader knows each producer's last batches.
+        # batches: the producer's last (up to five) batches, packed.
+        """CREATE TABLE kgroups_producers (
+            topic_id UUID NOT NULL,
+            partition INTEGER NOT NULL,
+            producer_id BIGINT NOT NULL,
+            producer_epoch SMALLINT NOT NULL,
+            last_timestamp BIGINT NOT NULL,
+            batches BYTEA NOT NULL,
+            PRIMARY KEY (topic_id, partition, producer_id),
+            FOREIGN KEY (topic_id, partition)
+                REFERENCES kgroups_partitions (topic_id, partition) ON DELETE CASCADE
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

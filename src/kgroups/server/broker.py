@@ -86,13 +86,22 @@ class Broker:
         if self.cluster is not None:
             # Partition data lives in the store: no local log is opened.
             await self.cluster.start()
-        self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
         self._background.append(asyncio.create_task(self._checkpoint_loop()))
         self._background.append(asyncio.create_task(expire_producers_periodically(self)))
-        if self.config.get_bool("log.cleaner.enable"):
-            self._background.append(asyncio.create_task(self._cleaner_loop()))
+        retention_s = self.config.get_int("log.retention.check.interval.ms") / 1000
+        cleaner_s = self.config.get_int("log.cleaner.backoff.ms") / 1000
+        cleaner = self.config.get_bool("log.cleaner.enable")
+        if self.cluster is None:
+            self._background.append(asyncio.create_task(self._retention_loop(retention_s)))
+            if cleaner:
+                self._background.append(asyncio.create_task(self._cleaner_loop(cleaner_s)))
+        else:
+            maintenance = self.cluster.maintenance
+            self._background.append(asyncio.create_task(maintenance.retention_loop(retention_s)))
+            if cleaner:
+                self._background.append(asyncio.create_task(maintenance.cleaner_loop(cleaner_s)))
         self.coordinator.start()
         self.metrics = await start_metrics_server(self)
         log.info(
@@ -271,8 +280,7 @@ class Broker:
 
     # -- background work ---------------------------------------------------
 
-    async def _retention_loop(self) -> None:
-        interval = self.config.get_int("log.retention.check.interval.ms") / 1000
+    async def _retention_loop(self, interval: float) -> None:
         while True:
             await asyncio.sleep(interval)
             deleted = self.logs.apply_retention(self.clock.now_ms())
@@ -281,7 +289,7 @@ class Broker:
                 retired = self.logs.take_retired_files()
                 await asyncio.to_thread(self.logs.remove_retired_files, retired)
 
-    async def _cleaner_loop(self) -> None:
+    async def _cleaner_loop(self, backoff: float) -> None:
         """Compact the closed segments of compacted topics, off the event loop.
 
         The heavy passes run in a worker thread over immutable segments; only
@@ -291,7 +299,6 @@ class Broker:
         """
         loop = asyncio.get_running_loop()
         cleaner = LogCleaner()
-        backoff = self.config.get_int("log.cleaner.backoff.ms") / 1000
         while True:
             for plan in self.logs.cleanable_logs(self.clock.now_ms()):
                 try:

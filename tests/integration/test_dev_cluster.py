@@ -1,0 +1,69 @@
+"""`kgroups dev-cluster`: PostgreSQL and brokers on loopback, gone after Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_dev_cluster_serves_clients_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgroups", "dev-cluster", "--brokers", "3", "--base-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while not lines or not lines[-1].startswith("bootstrap: "):
+            assert time.monotonic() < deadline, lines
+            line = proc.stdout.readline()
+            assert line, f"dev-cluster exited: {lines}"
+            lines.append(line.strip())
+        bootstrap = lines[-1].removeprefix("bootstrap: ")
+        assert len(bootstrap.split(",")) == 3
+        pids = [int(p) for p in re.findall(r"\(pid (\d+)", "\n".join(lines))]
+        assert len(pids) == 4  # PostgreSQL and three brokers
+
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        for i in range(10):
+            producer.produce("dev", f"v{i}".encode())
+        assert producer.flush(20) == 0
+        consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": "dev", "enable.auto.commit": False}
+        )
+        partitions = consumer.list_topics("dev", timeout=10).topics["dev"].partitions
+        consumer.assign([TopicPartition("dev", p, OFFSET_BEGINNING) for p in partitions])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 20
+        while len(got) < 10 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+        consumer.close()
+        assert sorted(got) == sorted(f"v{i}".encode() for i in range(10))
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+        assert not [pid for pid in pids if _alive(pid)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
