@@ -286,7 +286,7 @@ def encode_value(value: ConsumerGroupValue) -> bytes:
         classic = value.classic_member_metadata
         if classic is not None:
             body = Writer(0, flexible=True)
-            body.int8(1)  # a nullable struct: present
+            body.uvarint(1)  # a nullable struct: present
             body.int32(classic.session_timeout_ms)
             body.array_length(len(classic.supported_protocols))
             for name, metadata in classic.supported_protocols:
@@ -361,7 +361,8 @@ def decode_value(record_type: int, data: bytes) -> ConsumerGroupValue:
         classic: list[ClassicMemberMetadata] = []
 
         def read_classic(tag: int, body: Reader) -> None:
-            if tag != 0 or body.int8() < 0:
+            # A tagged nullable struct starts with varint 1 when present.
+            if tag != 0 or body.uvarint() == 0:
                 return
             session_timeout_ms = body.int32()
             protocols = []
