@@ -57,7 +57,7 @@ class Harness:
 
     def advance(self, ms: int) -> None:
         self.now += ms
-        self.log.extend(self.coordinator.expire(self.now))
+        self.log.extend(self.coordinator.expire(self.now, self.topics))
 
     @property
     def group(self) -> ConsumerGroup:

@@ -405,3 +405,23 @@ def test_deleting_an_empty_group_writes_its_tombstones() -> None:
     assert all(value is None for _, value in records)
     assert h.coordinator.table.get("g") is None
     assert h.replayed().get("g") is None
+
+
+def test_a_static_member_rejoining_without_leaving_is_refused() -> None:
+    h = Harness()
+    h.join("a1", instance_id="i")
+    # Same member id, epoch 0, while the instance is still in the group.
+    assert h.join("a1", instance_id="i").error_code is ErrorCode.unreleased_instance_id
+
+
+def test_a_leave_that_drops_a_topic_moves_the_epoch_once() -> None:
+    h = Harness()
+    h.join("a", topics=("foo",))
+    h.join("b", topics=("bar",))
+    h.owning("a", 1, {FOO: range(6)})
+    h.owning("b", 2, {})
+    assert h.group.state is ConsumerGroupState.STABLE
+    h.heartbeat("b", -1)
+    assert h.group.group_epoch == 3
+    answer = h.owning("a", 2, {FOO: range(6)})
+    assert (answer.member_epoch, h.group.group_epoch) == (3, 3)

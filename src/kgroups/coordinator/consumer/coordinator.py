@@ -167,7 +167,7 @@ class ConsumerGroupCoordinator:
         try:
             self._validate(request)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                answer = self._leave(request)
+                answer = self._leave(request, topics)
             else:
                 answer = self._heartbeat(request, topics, now_ms)
         except HeartbeatError as e:
@@ -250,7 +250,8 @@ class ConsumerGroupCoordinator:
             static_id = group.static_members.get(request.instance_id)
             static = None if static_id is None else group.members[static_id]
             if joining:
-                if static is not None and static.member_id != member_id:
+                if static is not None:
+                    # Only a static member that left (epoch -2) can be replaced.
                     if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                         raise HeartbeatError(
                             ErrorCode.unreleased_instance_id,
@@ -258,9 +259,6 @@ class ConsumerGroupCoordinator:
                             f"{static.member_id}.",
                         )
                     replaced = static
-                elif static is not None:
-                    member = static
-                    self._check_epoch(member, request)
             else:
                 if static is None:
                     raise HeartbeatError(
@@ -493,7 +491,7 @@ class ConsumerGroupCoordinator:
 
     # -- leaving and fencing -------------------------------------------------
 
-    def _leave(self, request: HeartbeatRequest) -> HeartbeatAnswer:
+    def _leave(self, request: HeartbeatRequest, topics: TopicsView) -> HeartbeatAnswer:
         group = self._group(request.group_id, create=False)
         if request.instance_id is None:
             member = group.members.get(request.member_id)
@@ -530,21 +528,22 @@ class ConsumerGroupCoordinator:
                 return HeartbeatAnswer(
                     member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
                 )
-        self._fence(group, member.member_id)
+        self._fence(group, member.member_id, topics)
         return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
-    def _fence(self, group: ConsumerGroup, member_id: str) -> None:
+    def _fence(self, group: ConsumerGroup, member_id: str, topics: TopicsView) -> None:
         """Remove the member; the group epoch moves on so that the others get
         its partitions."""
         group_id = group.group_id
         self._remove_member_records(group_id, member_id)
+        # The remaining subscriptions may cover fewer topics.
+        group.topics_version_seen = topics.version
         self._emit(
             GroupKey(GROUP_METADATA, group_id),
-            GroupMetadataValue(group.group_epoch + 1, group.metadata_hash),
+            GroupMetadataValue(
+                group.group_epoch + 1, metadata_hash(group.subscribed_topic_names(), topics)
+            ),
         )
-        # The remaining subscriptions may cover fewer topics: check the hash
-        # on the next heartbeat.
-        group.topics_version_seen = -1
         self._cancel_timers(group_id, member_id)
 
     def _remove_member_records(self, group_id: str, member_id: str) -> None:
@@ -561,8 +560,9 @@ class ConsumerGroupCoordinator:
     def next_deadline(self) -> int | None:
         return self.timers.next_deadline()
 
-    def expire(self, now_ms: int) -> list[Record]:
-        """Fence every member whose session or rebalance timeout is due."""
+    def expire(self, now_ms: int, topics: TopicsView) -> list[Record]:
+        """Fence every member whose session or rebalance timeout is due; the
+        records to append (already applied)."""
         while (due := self.timers.pop_due(now_ms)) is not None:
             key, epoch = due
             group = self.table.get(key.group_id)
@@ -571,7 +571,7 @@ class ConsumerGroupCoordinator:
                 continue
             if key.kind == REBALANCE and member.member_epoch != epoch:
                 continue  # it moved on since the timer was set
-            self._fence(group, key.member_id)
+            self._fence(group, key.member_id, topics)
         return self._take_records()
 
     def on_loaded(self, now_ms: int) -> None:
