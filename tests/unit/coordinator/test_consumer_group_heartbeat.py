@@ -425,3 +425,25 @@ def test_a_leave_that_drops_a_topic_moves_the_epoch_once() -> None:
     assert h.group.group_epoch == 3
     answer = h.owning("a", 2, {FOO: range(6)})
     assert (answer.member_epoch, h.group.group_epoch) == (3, 3)
+
+
+def test_a_member_in_a_state_a_newer_coordinator_wrote_must_start_over() -> None:
+    h = Harness()
+    h.join("a")
+    state = h.group.members["a"]
+    key, value = next(
+        (k, v) for k, v in h.log if decode_key(k).record_type == CURRENT_MEMBER_ASSIGNMENT
+    )
+    # The same record with a member state byte this coordinator does not know.
+    assert value is not None
+    h.coordinator.table.replay_bytes(key, value[:10] + b"\x05" + value[11:])
+    assert state.state is MemberState.UNKNOWN
+    before = snapshot(h.group)
+    answer = h.owning("a", 1, ALL_FOO)
+    assert answer.error_code is ErrorCode.fenced_member_epoch
+    assert snapshot(h.group) == before
+    # Owning nothing, it is reconciled from scratch.
+    answer = h.owning("a", 1, {})
+    assert (answer.error_code, answer.member_epoch) == (ErrorCode.none, 1)
+    assert h.group.members["a"].state is MemberState.STABLE
+    assert h.group.state is ConsumerGroupState.STABLE

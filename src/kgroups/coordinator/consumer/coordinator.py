@@ -274,6 +274,17 @@ class ConsumerGroupCoordinator:
                 member = static
                 self._check_epoch(member, request)
 
+        if (
+            member is not None
+            and member.state is MemberState.UNKNOWN
+            and (request.owned_partitions is None or request.owned_partitions)
+        ):
+            # A state a newer coordinator wrote: start over without partitions.
+            raise HeartbeatError(
+                ErrorCode.fenced_member_epoch,
+                "The member is in an unknown state; it must give up its partitions and rejoin.",
+            )
+
         # Validation done: from here on, records.
         if replaced is not None:
             member = self._replace(group, replaced, member_id)
