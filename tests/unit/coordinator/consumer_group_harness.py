@@ -19,6 +19,7 @@ from kgroups.coordinator.consumer.group import ConsumerGroup
 
 FOO = uuid.UUID(int=1)
 BAR = uuid.UUID(int=2)
+ALL_FOO_TOPICS = {FOO: [0, 1, 2, 3, 4, 5]}
 
 
 class Harness:
