@@ -157,6 +157,11 @@ class ConsumerGroupCoordinator:
         records, self._records = self._records, []
         return records
 
+    def assignor_name(self, group: ConsumerGroup) -> str:
+        """The server assignor the group's next target assignment uses (what
+        ConsumerGroupDescribe shows)."""
+        return assignor(group.preferred_assignor(), self._assignors).name
+
     # -- heartbeat -----------------------------------------------------------
 
     def heartbeat(
