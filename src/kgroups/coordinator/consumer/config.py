@@ -1,0 +1,19 @@
+"""Consumer group (KIP-848) settings, under Kafka's names and with its defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgroups.coordinator.consumer_assignors.registry import DEFAULT_ASSIGNORS
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupConfig:
+    # group.consumer.session.timeout.ms
+    session_timeout_ms: int = 45_000
+    # group.consumer.heartbeat.interval.ms
+    heartbeat_interval_ms: int = 5_000
+    # group.consumer.max.size
+    max_size: int = 2_147_483_647
+    # group.consumer.assignors: the first is the default
+    assignors: str = DEFAULT_ASSIGNORS

@@ -1,0 +1,661 @@
+"""ConsumerGroupHeartbeat on the consumer groups of a shard, sans IO.
+
+A heartbeat goes through three steps, as in Kafka's group coordinator:
+
+1. the member joins or updates its subscription; the group epoch moves on
+   when a subscription or the subscribed topics' metadata changed;
+2. when the group epoch is past the assignment epoch, the server-side
+   assignor computes a new target assignment for the whole group;
+3. the member takes one reconciliation step towards its target.
+
+Each change is a record, applied at once through the table's ``replay`` (as
+loading applies it), and returned for the shard to append. A stable member
+of a stable group writes nothing: its heartbeat is a few dict lookups and a
+timer write.
+
+Timers (a member's session, and its rebalance timeout while it has
+partitions to revoke) are deadlines on the caller's clock: the shell asks
+``next_deadline()`` and calls ``expire(now_ms)``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kio.schema.errors import ErrorCode
+
+from kgroups.coordinator.consumer.config import ConsumerGroupConfig
+from kgroups.coordinator.consumer.group import NO_ASSIGNMENT_EPOCH, ConsumerGroup
+from kgroups.coordinator.consumer.member import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupMember,
+    MemberState,
+)
+from kgroups.coordinator.consumer.reconciliation import (
+    FencedMemberEpoch,
+    OwnedPartitions,
+    reconcile,
+)
+from kgroups.coordinator.consumer.records import (
+    CURRENT_MEMBER_ASSIGNMENT,
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    PARTITION_METADATA,
+    TARGET_ASSIGNMENT_MEMBER,
+    TARGET_ASSIGNMENT_METADATA,
+    ConsumerGroupKey,
+    ConsumerGroupValue,
+    CurrentMemberAssignmentValue,
+    GroupKey,
+    GroupMetadataValue,
+    MemberKey,
+    MemberMetadataValue,
+    RegularExpressionKey,
+    TargetAssignmentMemberValue,
+    TargetAssignmentMetadataValue,
+    encode_record,
+)
+from kgroups.coordinator.consumer.table import ConsumerGroupTable
+from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
+from kgroups.coordinator.consumer_assignors.registry import (
+    ConsumerGroupAssignor,
+    UnsupportedAssignor,
+    assignor,
+    assignors,
+)
+from kgroups.coordinator.consumer_assignors.spec import (
+    EMPTY_ASSIGNMENT,
+    Assignment,
+    GroupSpec,
+    MemberSpec,
+    TopicMetadata,
+)
+from kgroups.coordinator.timers import TimerQueue
+
+Record = tuple[bytes, bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatRequest:
+    """A ConsumerGroupHeartbeat request's fields (v0 and v1)."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: Sequence[str] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    owned_partitions: OwnedPartitions | None = None
+    client_id: str = ""
+    client_host: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatAnswer:
+    """A ConsumerGroupHeartbeat response's fields."""
+
+    error_code: ErrorCode = ErrorCode.none
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: Assignment | None = None
+    """The partitions the member owns now; None: unchanged since last told."""
+
+
+class HeartbeatError(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerTimerKey:
+    kind: str  # "session" or "rebalance"
+    group_id: str
+    member_id: str
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.kind, self.group_id, self.member_id)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+SESSION = "session"
+REBALANCE = "rebalance"
+
+
+class ConsumerGroupCoordinator:
+    def __init__(
+        self,
+        config: ConsumerGroupConfig | None = None,
+        table: ConsumerGroupTable | None = None,
+        new_member_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self.config = config or ConsumerGroupConfig()
+        self.table = table if table is not None else ConsumerGroupTable()
+        self.timers: TimerQueue[ConsumerTimerKey, int] = TimerQueue()
+        self._assignors = assignors(self.config.assignors)
+        self._new_member_id = new_member_id
+        self._records: list[Record] = []
+
+    # -- records -------------------------------------------------------------
+
+    def _emit(self, key: ConsumerGroupKey, value: ConsumerGroupValue | None) -> None:
+        self._records.append(encode_record(key, value))
+        self.table.replay(key, value)
+
+    def _take_records(self) -> list[Record]:
+        records, self._records = self._records, []
+        return records
+
+    def assignor_name(self, group: ConsumerGroup) -> str:
+        """The server assignor the group's next target assignment uses (what
+        ConsumerGroupDescribe shows)."""
+        return assignor(group.preferred_assignor(), self._assignors).name
+
+    # -- heartbeat -----------------------------------------------------------
+
+    def heartbeat(
+        self, request: HeartbeatRequest, topics: TopicsView, now_ms: int
+    ) -> tuple[list[Record], HeartbeatAnswer]:
+        """The records to append (already applied) and the answer to send once
+        they are durable."""
+        try:
+            self._validate(request)
+            if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                answer = self._leave(request, topics)
+            else:
+                answer = self._heartbeat(request, topics, now_ms)
+        except HeartbeatError as e:
+            # Errors are raised before the first record: nothing to undo.
+            assert not self._records
+            return [], HeartbeatAnswer(error_code=e.code, error_message=str(e))
+        return self._take_records(), answer
+
+    def _validate(self, request: HeartbeatRequest) -> None:
+        def invalid(message: str) -> HeartbeatError:
+            return HeartbeatError(ErrorCode.invalid_request, message)
+
+        if not request.group_id:
+            raise invalid("GroupId can't be empty.")
+        if request.instance_id == "":
+            raise invalid("InstanceId can't be empty.")
+        if request.rack_id == "":
+            raise invalid("RackId can't be empty.")
+        epoch = request.member_epoch
+        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            if not request.member_id:
+                raise invalid("MemberId can't be empty.")
+        elif epoch == 0:
+            if request.rebalance_timeout_ms == -1:
+                raise invalid("RebalanceTimeoutMs must be provided in first request.")
+            if request.owned_partitions is None or request.owned_partitions:
+                raise invalid("TopicPartitions must be empty when (re-)joining.")
+            if not request.subscribed_topic_names and request.subscribed_topic_regex is None:
+                raise invalid(
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+                )
+        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if not request.member_id:
+                raise invalid("MemberId can't be empty.")
+            if request.instance_id is None:
+                raise invalid("InstanceId can't be null.")
+        else:
+            raise invalid("MemberEpoch is invalid.")
+        if request.server_assignor is not None:
+            try:
+                assignor(request.server_assignor, self._assignors)
+            except UnsupportedAssignor as e:
+                raise HeartbeatError(ErrorCode.unsupported_assignor, str(e)) from None
+
+    def _group(self, group_id: str, create: bool) -> ConsumerGroup:
+        group = self.table.get(group_id)
+        if group is None:
+            if not create:
+                raise HeartbeatError(
+                    ErrorCode.group_id_not_found, f"Consumer group {group_id} not found."
+                )
+            group = ConsumerGroup(group_id)  # in the table with its first record
+        return group
+
+    def _heartbeat(
+        self, request: HeartbeatRequest, topics: TopicsView, now_ms: int
+    ) -> HeartbeatAnswer:
+        group_id = request.group_id
+        joining = request.member_epoch == 0
+        group = self._group(group_id, create=joining)
+        member_id = request.member_id or self._new_member_id()
+        member = group.members.get(member_id)
+        if member is None and len(group.members) >= self.config.max_size:
+            raise HeartbeatError(
+                ErrorCode.group_max_size_reached,
+                f"The consumer group has reached its maximum capacity of "
+                f"{self.config.max_size} members.",
+            )
+
+        replaced: ConsumerGroupMember | None = None
+        if request.instance_id is None:
+            if member is None:
+                if not joining:
+                    raise HeartbeatError(
+                        ErrorCode.unknown_member_id, f"Member {member_id} is not in the group."
+                    )
+            else:
+                self._check_epoch(member, request)
+        else:
+            static_id = group.static_members.get(request.instance_id)
+            static = None if static_id is None else group.members[static_id]
+            if joining:
+                if static is not None:
+                    # Only a static member that left (epoch -2) can be replaced.
+                    if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                        raise HeartbeatError(
+                            ErrorCode.unreleased_instance_id,
+                            f"Instance id {request.instance_id} is still owned by member "
+                            f"{static.member_id}.",
+                        )
+                    replaced = static
+            else:
+                if static is None:
+                    raise HeartbeatError(
+                        ErrorCode.unknown_member_id,
+                        f"Instance id {request.instance_id} is unknown.",
+                    )
+                if static.member_id != member_id:
+                    raise HeartbeatError(
+                        ErrorCode.fenced_instance_id,
+                        f"Static member {member_id} with instance id {request.instance_id} "
+                        f"was fenced by member {static.member_id}.",
+                    )
+                member = static
+                self._check_epoch(member, request)
+
+        if (
+            member is not None
+            and member.state is MemberState.UNKNOWN
+            and (request.owned_partitions is None or request.owned_partitions)
+        ):
+            # A state a newer coordinator wrote: start over without partitions.
+            raise HeartbeatError(
+                ErrorCode.fenced_member_epoch,
+                "The member is in an unknown state; it must give up its partitions and rejoin.",
+            )
+
+        # Validation done: from here on, records.
+        if replaced is not None:
+            member = self._replace(group, replaced, member_id)
+            group = self.table.groups[group_id]
+        elif member is None:
+            member = ConsumerGroupMember(member_id)
+
+        # 1. The member's subscription, and the group epoch.
+        bump = self._update_member(group, member, request)
+        group = self.table.groups[group_id]  # created by the first record
+        member = group.members[member_id]
+        if bump or group.topics_version_seen != topics.version:
+            group.topics_version_seen = topics.version
+            new_hash = metadata_hash(group.subscribed_topic_names(), topics)
+            if bump or new_hash != group.metadata_hash:
+                self._emit(
+                    GroupKey(GROUP_METADATA, group_id),
+                    GroupMetadataValue(group.group_epoch + 1, new_hash),
+                )
+
+        # 2. The target assignment.
+        if group.group_epoch > group.assignment_epoch:
+            self._assign(group, topics)
+
+        # 3. One reconciliation step.
+        old_assigned = member.assigned_partitions
+        if not member.is_reconciled_to(group.assignment_epoch):
+            self._reconcile(group, member, request.owned_partitions, now_ms)
+
+        self.timers.schedule(
+            ConsumerTimerKey(SESSION, group_id, member_id),
+            now_ms + self.config.session_timeout_ms,
+            0,
+        )
+        full = joining or (
+            request.rebalance_timeout_ms != -1
+            and request.subscribed_topic_names is not None
+            and request.owned_partitions is not None
+        )
+        changed = member.assigned_partitions is not old_assigned and (
+            member.assigned_partitions != old_assigned
+        )
+        return HeartbeatAnswer(
+            member_id=member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            assignment=member.assigned_partitions if full or changed else None,
+        )
+
+    @staticmethod
+    def _check_epoch(member: ConsumerGroupMember, request: HeartbeatRequest) -> None:
+        received = request.member_epoch
+        if received == member.member_epoch:
+            return
+        if received > member.member_epoch or not (
+            received == member.previous_member_epoch
+            and _is_subset(request.owned_partitions, member.assigned_partitions)
+        ):
+            raise HeartbeatError(
+                ErrorCode.fenced_member_epoch,
+                f"The member epoch ({received}) does not match the coordinator's "
+                f"({member.member_epoch}). The member must abandon all its partitions "
+                "and rejoin.",
+            )
+
+    def _update_member(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, request: HeartbeatRequest
+    ) -> bool:
+        """Write the member's metadata if anything changed; whether its
+        subscription changed (or it is new)."""
+        names = (
+            member.subscribed_topic_names
+            if request.subscribed_topic_names is None
+            else tuple(request.subscribed_topic_names)
+        )
+        value = MemberMetadataValue(
+            instance_id=request.instance_id
+            if request.instance_id is not None
+            else member.instance_id,
+            rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
+            client_id=request.client_id,
+            client_host=request.client_host,
+            subscribed_topic_names=names,
+            subscribed_topic_regex=request.subscribed_topic_regex
+            if request.subscribed_topic_regex is not None
+            else member.subscribed_topic_regex,
+            rebalance_timeout_ms=request.rebalance_timeout_ms
+            if request.rebalance_timeout_ms != -1
+            else member.rebalance_timeout_ms,
+            server_assignor=request.server_assignor
+            if request.server_assignor is not None
+            else member.server_assignor,
+        )
+        new = member.member_id not in group.members
+        if not new and _same_metadata(member, value):
+            return False
+        subscription_changed = new or (
+            names != member.subscribed_topic_names
+            or value.subscribed_topic_regex != member.subscribed_topic_regex
+        )
+        self._emit(MemberKey(MEMBER_METADATA, group.group_id, member.member_id), value)
+        return subscription_changed
+
+    def _replace(
+        self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str
+    ) -> ConsumerGroupMember:
+        """A static member rejoining under a new member id takes over the old
+        one's assignment, at epoch 0."""
+        group_id = group.group_id
+        target = group.target_of(old.member_id)
+        self._remove_member_records(group_id, old.member_id)
+        self._cancel_timers(group_id, old.member_id)
+        self._emit(
+            MemberKey(MEMBER_METADATA, group_id, member_id),
+            MemberMetadataValue(
+                instance_id=old.instance_id,
+                rack_id=old.rack_id,
+                client_id=old.client_id,
+                client_host=old.client_host,
+                subscribed_topic_names=old.subscribed_topic_names,
+                subscribed_topic_regex=old.subscribed_topic_regex,
+                rebalance_timeout_ms=old.rebalance_timeout_ms,
+                server_assignor=old.server_assignor,
+            ),
+        )
+        self._emit(
+            MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
+            TargetAssignmentMemberValue(target),
+        )
+        self._emit(
+            MemberKey(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id),
+            CurrentMemberAssignmentValue(
+                0, 0, old.state, old.assigned_partitions, old.partitions_pending_revocation
+            ),
+        )
+        return self.table.groups[group_id].members[member_id]
+
+    def _assign(self, group: ConsumerGroup, topics: TopicsView) -> None:
+        """Compute the target assignment for the group epoch; write the members'
+        changed targets, then the assignment epoch."""
+        topic_metadata: dict[uuid.UUID, TopicMetadata] = {}
+        topic_ids: dict[str, uuid.UUID] = {}
+        for name in group.subscribed_topic_names():
+            info = topics.lookup(name)
+            if info is not None and info.partitions > 0:
+                topic_ids[name] = info.topic_id
+                topic_metadata[info.topic_id] = TopicMetadata(info.partitions)
+        subscriptions: dict[tuple[str, ...], frozenset[uuid.UUID]] = {}
+        specs = []
+        for member in group.members.values():
+            names = member.subscribed_topic_names
+            ids = subscriptions.get(names)
+            if ids is None:  # members mostly share subscriptions: resolve each once
+                ids = subscriptions[names] = frozenset(
+                    topic_ids[n] for n in names if n in topic_ids
+                )
+            specs.append(
+                MemberSpec(
+                    member_id=member.member_id,
+                    subscribed_topic_ids=ids,
+                    assignment=group.target_of(member.member_id),
+                    instance_id=member.instance_id,
+                    rack_id=member.rack_id,
+                )
+            )
+        chosen: ConsumerGroupAssignor = assignor(group.preferred_assignor(), self._assignors)
+        result = chosen.assign(GroupSpec(specs), topic_metadata)
+        group_id = group.group_id
+        for member_id, new in result.items():
+            old = group.target_assignment.get(member_id)
+            if old is None or (new is not old and new != old):
+                self._emit(
+                    MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
+                    TargetAssignmentMemberValue(new),
+                )
+        self._emit(
+            GroupKey(TARGET_ASSIGNMENT_METADATA, group_id),
+            TargetAssignmentMetadataValue(group.group_epoch),
+        )
+
+    def _reconcile(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerGroupMember,
+        owned: OwnedPartitions | None,
+        now_ms: int,
+    ) -> None:
+        try:
+            step = reconcile(
+                member,
+                group.assignment_epoch,
+                group.target_of(member.member_id),
+                group.partition_epoch,
+                owned,
+            )
+        except FencedMemberEpoch as e:
+            raise HeartbeatError(ErrorCode.fenced_member_epoch, str(e)) from None
+        if not step.differs_from(member):
+            return
+        self._emit(
+            MemberKey(CURRENT_MEMBER_ASSIGNMENT, group.group_id, member.member_id),
+            CurrentMemberAssignmentValue(
+                step.member_epoch,
+                step.previous_member_epoch,
+                int(step.state),
+                step.assigned_partitions,
+                step.partitions_pending_revocation,
+            ),
+        )
+        key = ConsumerTimerKey(REBALANCE, group.group_id, member.member_id)
+        if step.state is MemberState.UNREVOKED_PARTITIONS:
+            self.timers.schedule(key, now_ms + member.rebalance_timeout_ms, step.member_epoch)
+        else:
+            self.timers.cancel(key)
+
+    # -- leaving and fencing -------------------------------------------------
+
+    def _leave(self, request: HeartbeatRequest, topics: TopicsView) -> HeartbeatAnswer:
+        group = self._group(request.group_id, create=False)
+        if request.instance_id is None:
+            member = group.members.get(request.member_id)
+            if member is None:
+                raise HeartbeatError(
+                    ErrorCode.unknown_member_id, f"Member {request.member_id} is not in the group."
+                )
+        else:
+            static_id = group.static_members.get(request.instance_id)
+            if static_id is None:
+                raise HeartbeatError(
+                    ErrorCode.unknown_member_id, f"Instance id {request.instance_id} is unknown."
+                )
+            if static_id != request.member_id:
+                raise HeartbeatError(
+                    ErrorCode.fenced_instance_id,
+                    f"Static member {request.member_id} with instance id "
+                    f"{request.instance_id} was fenced by member {static_id}.",
+                )
+            member = group.members[static_id]
+            if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                # Gone for now: it keeps its partitions until its session
+                # times out or its replacement arrives.
+                self._emit(
+                    MemberKey(CURRENT_MEMBER_ASSIGNMENT, group.group_id, member.member_id),
+                    CurrentMemberAssignmentValue(
+                        LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                        member.previous_member_epoch,
+                        int(member.state),
+                        member.assigned_partitions,
+                        EMPTY_ASSIGNMENT,  # nothing left to revoke
+                    ),
+                )
+                return HeartbeatAnswer(
+                    member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                )
+        self._fence(group, member.member_id, topics)
+        return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
+
+    def _fence(self, group: ConsumerGroup, member_id: str, topics: TopicsView) -> None:
+        """Remove the member; the group epoch moves on so that the others get
+        its partitions."""
+        group_id = group.group_id
+        self._remove_member_records(group_id, member_id)
+        # The remaining subscriptions may cover fewer topics.
+        group.topics_version_seen = topics.version
+        self._emit(
+            GroupKey(GROUP_METADATA, group_id),
+            GroupMetadataValue(
+                group.group_epoch + 1, metadata_hash(group.subscribed_topic_names(), topics)
+            ),
+        )
+        self._cancel_timers(group_id, member_id)
+
+    def _remove_member_records(self, group_id: str, member_id: str) -> None:
+        self._emit(MemberKey(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id), None)
+        self._emit(MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id), None)
+        self._emit(MemberKey(MEMBER_METADATA, group_id, member_id), None)
+
+    def _cancel_timers(self, group_id: str, member_id: str) -> None:
+        self.timers.cancel(ConsumerTimerKey(SESSION, group_id, member_id))
+        self.timers.cancel(ConsumerTimerKey(REBALANCE, group_id, member_id))
+
+    # -- timers --------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        return self.timers.next_deadline()
+
+    def expire(self, now_ms: int, topics: TopicsView) -> list[Record]:
+        """Fence every member whose session or rebalance timeout is due; the
+        records to append (already applied)."""
+        while (due := self.timers.pop_due(now_ms)) is not None:
+            key, epoch = due
+            group = self.table.get(key.group_id)
+            member = None if group is None else group.members.get(key.member_id)
+            if group is None or member is None:
+                continue
+            if key.kind == REBALANCE and member.member_epoch != epoch:
+                continue  # it moved on since the timer was set
+            self._fence(group, key.member_id, topics)
+        return self._take_records()
+
+    def on_loaded(self, now_ms: int) -> None:
+        """After replaying a partition's records: start every member's session
+        (and rebalance timeout while it has partitions to revoke)."""
+        for group in self.table.groups.values():
+            for member in group.members.values():
+                self.timers.schedule(
+                    ConsumerTimerKey(SESSION, group.group_id, member.member_id),
+                    now_ms + self.config.session_timeout_ms,
+                    0,
+                )
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    self.timers.schedule(
+                        ConsumerTimerKey(REBALANCE, group.group_id, member.member_id),
+                        now_ms + member.rebalance_timeout_ms,
+                        member.member_epoch,
+                    )
+
+    # -- deletion ------------------------------------------------------------
+
+    def delete_group(self, group_id: str) -> list[Record]:
+        """The tombstones of an empty group (DeleteGroups, or offset expiry)."""
+        group = self.table.get(group_id)
+        if group is None:
+            return []
+        if group.members:
+            raise HeartbeatError(ErrorCode.non_empty_group, f"Group {group_id} is not empty.")
+        for member_id in list(group.target_assignment):
+            self._emit(MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id), None)
+        for regex in list(group.regexes):
+            self._emit(RegularExpressionKey(group_id, regex), None)
+        self._emit(GroupKey(TARGET_ASSIGNMENT_METADATA, group_id), None)
+        self._emit(GroupKey(PARTITION_METADATA, group_id), None)
+        self._emit(GroupKey(GROUP_METADATA, group_id), None)
+        return self._take_records()
+
+
+def _is_subset(owned: OwnedPartitions | None, assigned: Assignment) -> bool:
+    if owned is None:
+        return False
+    for topic_id, partitions in owned:
+        have = assigned.get(topic_id)
+        if have is None:
+            return False
+        if any(p not in have for p in partitions):
+            return False
+    return True
+
+
+def _same_metadata(member: ConsumerGroupMember, value: MemberMetadataValue) -> bool:
+    return (
+        member.instance_id == value.instance_id
+        and member.rack_id == value.rack_id
+        and member.client_id == value.client_id
+        and member.client_host == value.client_host
+        and member.subscribed_topic_names == value.subscribed_topic_names
+        and member.subscribed_topic_regex == value.subscribed_topic_regex
+        and member.rebalance_timeout_ms == value.rebalance_timeout_ms
+        and member.server_assignor == value.server_assignor
+    )
+
+
+__all__ = [
+    "NO_ASSIGNMENT_EPOCH",
+    "ConsumerGroupCoordinator",
+    "ConsumerTimerKey",
+    "HeartbeatAnswer",
+    "HeartbeatError",
+    "HeartbeatRequest",
+]
