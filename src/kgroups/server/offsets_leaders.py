@@ -14,7 +14,6 @@ from kgroups.cluster.placement import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
     from kgroups.server.broker_core import BrokerCore
-    from kgroups.server.coordinator_runtime import CoordinatorRuntime
 
 
 class Leader(NamedTuple):
@@ -30,10 +29,16 @@ class OffsetsLeaders(Protocol):
         ...
 
 
+class HeldPartitions(Protocol):
+    """The coordinator runtime, as far as ``ThisBroker`` needs it."""
+
+    def leader_epoch(self, partition: int) -> int | None: ...
+
+
 class ThisBroker:
     """A broker alone: it leads every partition its coordinator holds."""
 
-    def __init__(self, broker: BrokerCore, runtime: CoordinatorRuntime) -> None:
+    def __init__(self, broker: BrokerCore, runtime: HeldPartitions) -> None:
         self._broker = broker
         self._runtime = runtime
 
