@@ -94,6 +94,7 @@ def test_flush_from_a_thread_while_appending_rolling_and_deleting(
             while not stop.is_set():
                 plog.flush()
                 flushes += 1
+                time.sleep(0)  # let the appending thread have the GIL between flushes
         except BaseException as exc:  # the test fails on any error, reported below
             errors.append(exc)
 
