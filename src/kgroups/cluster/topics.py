@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgroups.cluster.placement import INTERNAL_TOPICS
+from kgroups.coordinator.consumer.topics import TopicInfo
 from kgroups.errors import ErrorCode, KafkaError
 
 REGISTRY_FILE = "kgroups-topics.json"
@@ -85,6 +86,8 @@ class TopicRegistry:
         self._removing: set[str] = set()
         self._file_lock = threading.Lock()
         self.cluster_id = ""
+        # Moves on with every change of the topics (consumer groups compare it).
+        self.version = 0
         self._load()
 
     def _load(self) -> None:
@@ -116,6 +119,11 @@ class TopicRegistry:
 
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
         return self._by_id.get(topic_id)
+
+    def lookup(self, name: str) -> TopicInfo | None:
+        """The topic as a consumer group sees it (the TopicsView protocol)."""
+        topic = self._topics.get(name)
+        return None if topic is None else TopicInfo(topic.topic_id, topic.partitions)
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(list(self._topics.values()))
@@ -149,6 +157,7 @@ class TopicRegistry:
         topic = Topic(name, uuid.uuid4(), partitions, dict(configs))
         self._topics[name] = topic
         self._by_id[topic.topic_id] = topic
+        self.version += 1
         self._save()
         return topic
 
@@ -165,11 +174,13 @@ class TopicRegistry:
         ]
         self._topics = fresh
         self._by_id = {t.topic_id: t for t in fresh.values()}
+        self.version += 1
         return gone
 
     def mirror_add(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
         self._by_id[topic.topic_id] = topic
+        self.version += 1
 
     # -- batched changes, written off the event loop ----------------------------
 
@@ -196,6 +207,7 @@ class TopicRegistry:
         for topic in new:
             self._topics[topic.name] = topic
             self._by_id[topic.topic_id] = topic
+        self.version += 1
 
     async def remove_all(self, names: Iterable[str]) -> None:
         """Unregister topics with one durable write."""
@@ -209,6 +221,7 @@ class TopicRegistry:
             topic = self._topics.pop(name, None)
             if topic is not None:
                 del self._by_id[topic.topic_id]
+        self.version += 1
 
 
 def _write_registry(path: Path, cluster_id: str, topics: list[Topic]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
+from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
 from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
@@ -76,6 +78,18 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
     retriable = retriable_append_error(error)
     if isinstance(response, HeartbeatResponse):
         return heartbeat_response(retriable)
+    if isinstance(response, ConsumerGroupHeartbeatResponse):
+        # The member keeps its epoch and retries.
+        return dataclasses.replace(
+            response, error_code=retriable, error_message=None, assignment=None
+        )
+    if isinstance(response, ConsumerGroupDescribeResponse):
+        return dataclasses.replace(
+            response,
+            groups=tuple(
+                dataclasses.replace(g, error_code=retriable, members=()) for g in response.groups
+            ),
+        )
     if isinstance(response, LeaveGroupResponse):
         return dataclasses.replace(response, error_code=retriable, members=())
     if isinstance(response, OffsetFetchResponse):

@@ -115,9 +115,13 @@ class OffsetHandlers:
         now: int,
         fx: Effects,
         retention_ms: int = -1,
+        *,
+        fenced: bool = True,
     ) -> None:
         """``retention_ms`` is the retention time of OffsetCommit v2-v4 (-1: the
-        broker's offsets.retention.minutes); later versions dropped it (KIP-211)."""
+        broker's offsets.retention.minutes); later versions dropped it (KIP-211).
+        ``fenced=False``: the caller checked the committer (a consumer group's
+        member epoch)."""
         # One pass over the partitions, without a per-partition answer: most
         # commits answer every partition alike, and only the exceptions are kept.
         exceptions: dict[tuple[str, int], ErrorCode] = {}
@@ -135,7 +139,7 @@ class OffsetHandlers:
             fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
             return
 
-        error = self._commit_error(req, now)
+        error = self._commit_error(req, now) if fenced else None
         if error is not None:
             fx.reply(ctx.reply_to, commit_response(req.topics, error, exceptions))
             return

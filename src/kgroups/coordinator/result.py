@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
+from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
 from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
@@ -27,6 +29,8 @@ Response: TypeAlias = (
     | OffsetFetchResponse
     | OffsetDeleteResponse
     | DeleteGroupsResponse
+    | ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
 )
 
 Record: TypeAlias = tuple[bytes, bytes | None]

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kgroups.coordinator.consumer import ConsumerTimerKey
+from kgroups.coordinator.consumer.table import Change
 from kgroups.coordinator.delayed_operations import DelayedOperation
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
@@ -45,7 +47,7 @@ Part = tuple[str, str]
 class Snapshot:
     """What one call changed, each thing as it was before the call's first change."""
 
-    __slots__ = ("copies", "offsets", "reads", "slots", "timers")
+    __slots__ = ("consumer", "consumer_timers", "copies", "offsets", "reads", "slots", "timers")
 
     def __init__(self, reads: tuple[Part, ...] = ()) -> None:
         # The parts the request's answer shows, whether or not it changed them.
@@ -56,6 +58,10 @@ class Snapshot:
         self.slots: dict[str, ClassicGroup | None] = {}
         self.offsets: dict[tuple[str, TopicPartition], CommittedOffset | None] = {}
         self.timers: dict[TimerKey, tuple[int, DelayedOperation] | None] = {}
+        # Consumer groups: the records that undo the call's records, in order,
+        # and their timers as they were.
+        self.consumer: list[Change] = []
+        self.consumer_timers: dict[ConsumerTimerKey, tuple[int, int] | None] = {}
 
     def stored(self) -> set[Part]:
         """The parts of groups whose stored state changed."""
@@ -63,12 +69,14 @@ class Snapshot:
         for group_id in (*self.copies, *self.slots):
             parts.add((group_id, MEMBERS))
             parts.add((group_id, OFFSETS))
+        parts.update((key.group_id, MEMBERS) for key, _ in self.consumer)
         return parts
 
     def touched(self) -> set[Part]:
         parts = self.stored()
         parts.update(self.reads)
         parts.update((key.group_id, MEMBERS) for key in self.timers if key.group_id)
+        parts.update((key.group_id, MEMBERS) for key in self.consumer_timers)
         return parts
 
 

@@ -20,6 +20,9 @@ import itertools
 import uuid
 from collections.abc import Callable, Collection, Iterator
 
+from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
+from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
+from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
@@ -37,6 +40,21 @@ from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 
 from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.consumer import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinator,
+    TopicImage,
+    TopicsView,
+)
+from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
+from kgroups.coordinator.consumer.records import is_consumer_group_key
+from kgroups.coordinator.consumer_messages import (
+    TopicNames,
+    consumer_heartbeat_response,
+    described_group,
+    heartbeat_error,
+    heartbeat_request,
+)
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.delayed_operations import (
     RETENTION_KEY,
@@ -54,6 +72,7 @@ from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
 from kgroups.coordinator.offsets import TopicPartition
 from kgroups.coordinator.responses import (
     NO_THROTTLE,
+    commit_response,
     heartbeat_response,
     join_error,
     leave_response,
@@ -69,6 +88,7 @@ from kgroups.coordinator.views import (
     describe_group,
     described,
     group_view,
+    listed_consumer_groups,
     listed_groups,
 )
 from kgroups.protocol.strings import MAX_STRING_BYTES, fit
@@ -91,6 +111,9 @@ class GroupCoordinatorShard:
         *,
         partition_exists: Callable[[str, int], bool],
         new_member_id: Callable[[str], str] | None = None,
+        consumer_config: ConsumerGroupConfig | None = None,
+        topics: TopicsView | None = None,
+        topic_name: TopicNames = lambda _topic_id: None,
     ) -> None:
         self.partition = partition
         self.config = config
@@ -100,6 +123,12 @@ class GroupCoordinatorShard:
             self._table, self._timers, config, new_member_id or kafka_member_id
         )
         self._offsets = OffsetHandlers(self._table, self._membership, config, partition_exists)
+        # KIP-848 consumer groups, beside the classic ones: a group id names
+        # one or the other (a consumer group's offsets live in the classic
+        # table, as those of a group without members).
+        self._consumer = ConsumerGroupCoordinator(consumer_config)
+        self._topics: TopicsView = topics if topics is not None else TopicImage()
+        self._topic_name = topic_name
         self._batch_ids = itertools.count(1)
         self._loading = False
         self._retention_armed = False
@@ -118,6 +147,8 @@ class GroupCoordinatorShard:
         self._open = snapshot
         self._table.journal = snapshot
         self._timers.journal = snapshot.timers
+        self._consumer.table.journal = snapshot.consumer
+        self._consumer.timers.journal = snapshot.consumer_timers
 
     def _begin_without_records(self, part: Part) -> None:
         """For a call that never writes records (a heartbeat, a fetch): it
@@ -148,6 +179,8 @@ class GroupCoordinatorShard:
         snapshot, self._open = self._open, None
         self._table.journal = None
         self._timers.journal = None
+        self._consumer.table.journal = None
+        self._consumer.timers.journal = None
         result = fx.to_result(next(self._batch_ids))
         token = result.append_token
         if snapshot is None or (token is None and not self._in_flight):
@@ -169,10 +202,18 @@ class GroupCoordinatorShard:
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin_membership(req.group_id)
+        consumer = self._consumer.table.get(req.group_id)
         if self._loading and req.group_id:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+        elif consumer is not None and consumer.members:
+            # Classic members inside a consumer group (migration) are not served.
+            error = ErrorCode.inconsistent_group_protocol
+            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
         else:
+            if consumer is not None:
+                # An empty consumer group becomes a classic one, as in Kafka.
+                fx.records.extend(self._consumer.delete_group(req.group_id))
             self._membership.join_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
@@ -226,6 +267,52 @@ class GroupCoordinatorShard:
             self._membership.leave_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
+    # -- the consumer group protocol (KIP-848) -----------------------------
+
+    def consumer_group_heartbeat(
+        self, req: ConsumerGroupHeartbeatRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        fx = Effects()
+        group_id = req.group_id
+        self._begin((group_id, MEMBERS))
+        classic = self._table.get(group_id)
+        if self._loading:
+            answer = heartbeat_error(ErrorCode.coordinator_load_in_progress)
+        elif classic is not None and classic.members:
+            answer = heartbeat_error(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
+            )
+        else:
+            records, answer = self._consumer.heartbeat(
+                heartbeat_request(req, ctx), self._topics, now_ms
+            )
+            fx.records.extend(records)  # already applied
+        fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
+        return self._result(fx, now_ms)
+
+    def consumer_group_describe(
+        self, req: ConsumerGroupDescribeRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """The groups of the request owned by this shard; the shell merges results."""
+        fx = Effects()
+        self._begin(*((g, MEMBERS) for g in req.group_ids))
+        groups = []
+        for group_id in req.group_ids:
+            group = self._consumer.table.get(group_id)
+            if self._loading:
+                error = ErrorCode.coordinator_load_in_progress
+                groups.append(described_group(group_id, None, "", self._topic_name, error))
+            elif group is None:
+                groups.append(described_group(group_id, None, "", self._topic_name))
+            else:
+                assignor = self._consumer.assignor_name(group)
+                groups.append(described_group(group_id, group, assignor, self._topic_name))
+        fx.reply(
+            ctx.reply_to,
+            ConsumerGroupDescribeResponse(throttle_time=NO_THROTTLE, groups=tuple(groups)),
+        )
+        return self._result(fx, now_ms)
+
     # -- offsets -----------------------------------------------------------
 
     def offset_commit(
@@ -243,6 +330,19 @@ class GroupCoordinatorShard:
                     for p in t.partitions
                 ),
             )
+        elif (consumer := self._consumer.table.get(req.group_id)) is not None:
+            # Fenced by member epoch (v9+); the offsets go where any are kept.
+            error = offset_commit_error(
+                consumer,
+                req.member_id,
+                req.generation_id_or_member_epoch,
+                False,
+                ctx.api_version,
+            )
+            if error is ErrorCode.none:
+                self._offsets.offset_commit(req, ctx, now_ms, fx, retention_ms, fenced=False)
+            else:
+                fx.reply(ctx.reply_to, commit_response(req.topics, error, {}))
         else:
             self._offsets.offset_commit(req, ctx, now_ms, fx, retention_ms)
         return self._result(fx, now_ms)
@@ -268,7 +368,16 @@ class GroupCoordinatorShard:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
         else:
-            fx.reply(ctx.reply_to, self._offsets.offset_fetch(group))
+            consumer = self._consumer.table.get(group.group_id)
+            error = (
+                ErrorCode.none
+                if consumer is None
+                else offset_fetch_error(consumer, group.member_id, group.member_epoch)
+            )
+            if error is ErrorCode.none:
+                fx.reply(ctx.reply_to, self._offsets.offset_fetch(group))
+            else:
+                fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
         return self._result(fx, now_ms)
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -326,7 +435,12 @@ class GroupCoordinatorShard:
         if self._loading:
             groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
         else:
-            groups = tuple(describe_group(g, self._table.get(g)) for g in req.groups)
+            groups = tuple(
+                described(g, ErrorCode.none, state="Dead")
+                if g in self._consumer.table.groups
+                else describe_group(g, self._table.get(g))
+                for g in req.groups
+            )
         fx.reply(ctx.reply_to, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=groups))
         return self._result(fx, now_ms)
 
@@ -340,7 +454,14 @@ class GroupCoordinatorShard:
             ListGroupsResponse(
                 throttle_time=NO_THROTTLE,
                 error_code=error,
-                groups=listed_groups(self._table, req.states_filter, req.types_filter),
+                groups=listed_groups(
+                    (g for g in self._table if g.group_id not in self._consumer.table.groups),
+                    req.states_filter,
+                    req.types_filter,
+                )
+                + listed_consumer_groups(
+                    self._consumer.table.groups.values(), req.states_filter, req.types_filter
+                ),
             ),
         )
         return self._result(fx, now_ms)
@@ -357,11 +478,15 @@ class GroupCoordinatorShard:
     # -- timers ------------------------------------------------------------
 
     def next_deadline_ms(self) -> int | None:
-        return self._timers.next_deadline()
+        classic = self._timers.next_deadline()
+        consumer = self._consumer.next_deadline()
+        if consumer is None:
+            return classic
+        return consumer if classic is None else min(classic, consumer)
 
     def nothing_due_before(self, ms: int) -> bool:
         """A cheap check that no timer is due before ``ms``."""
-        return self._timers.nothing_due_before(ms)
+        return self._timers.nothing_due_before(ms) and self._consumer.timers.nothing_due_before(ms)
 
     def on_timer(self, now_ms: int) -> Result:
         """Fire every delayed operation due at ``now_ms``."""
@@ -393,6 +518,7 @@ class GroupCoordinatorShard:
                 self._timers.schedule(
                     key, now_ms + self.config.offsets_retention_check_interval_ms, operation
                 )
+        fx.records.extend(self._consumer.expire(now_ms, self._topics))  # already applied
         return self._result(fx, now_ms)
 
     # -- loading and storage -----------------------------------------------
@@ -404,7 +530,10 @@ class GroupCoordinatorShard:
     def replay(self, key: bytes, value: bytes | None) -> None:
         """Apply one record of the partition, in log order."""
         self._loading = True
-        self._table.apply(key, value)
+        if is_consumer_group_key(key):
+            self._consumer.table.replay_bytes(key, value)
+        else:
+            self._table.apply(key, value)
 
     def finish_load(self, now_ms: int) -> Result:
         """Loading is over: every member's session starts now."""
@@ -414,6 +543,7 @@ class GroupCoordinatorShard:
         self._begin()
         for group in list(self._table):
             self._membership.on_loaded(group, turn)
+        self._consumer.on_loaded(now_ms)
         return self._result(fx, now_ms)
 
     def unload(self, now_ms: int) -> Result:
@@ -425,6 +555,7 @@ class GroupCoordinatorShard:
         for group in list(self._table):
             self._membership.on_unloaded(group, fx)
         self._timers.clear()
+        self._consumer.timers.clear()
         return fx.to_result(next(self._batch_ids))
 
     def append_durable(self, append_token: AppendToken | None) -> None:
@@ -492,3 +623,9 @@ class GroupCoordinatorShard:
         for key, entry in snapshot.timers.items():
             if (key.group_id, MEMBERS) in parts:
                 self._timers.restore(key, entry)
+        undo = [c for c in snapshot.consumer if (c[0].group_id, MEMBERS) in parts]
+        if undo:
+            self._consumer.table.undo(undo)
+        for consumer_key, consumer_entry in snapshot.consumer_timers.items():
+            if (consumer_key.group_id, MEMBERS) in parts:
+                self._consumer.timers.restore(consumer_key, consumer_entry)

@@ -10,6 +10,7 @@ from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGrou
 from kio.schema.errors import ErrorCode
 from kio.schema.list_groups.v5.response import ListedGroup
 
+from kgroups.coordinator.consumer import ConsumerGroup
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.state import GroupState
@@ -17,6 +18,9 @@ from kgroups.protocol.types import GroupId
 
 # Every group this coordinator runs uses the classic protocol.
 CLASSIC_GROUP_TYPE = "classic"
+CONSUMER_GROUP_TYPE = "consumer"
+# What ListGroups shows as a consumer group's protocol type, as Kafka does.
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,4 +138,26 @@ def listed_groups(
         )
         for group in groups
         if not states or group.state.lower_name in states
+    )
+
+
+def listed_consumer_groups(
+    groups: Iterable[ConsumerGroup],
+    states_filter: Iterable[str],
+    types_filter: Iterable[str],
+) -> tuple[ListedGroup, ...]:
+    """Consumer groups (KIP-848) matching both filters, as ``listed_groups``."""
+    states = {s.lower() for s in states_filter}
+    types = {t.lower() for t in types_filter}
+    if types and CONSUMER_GROUP_TYPE not in types:
+        return ()
+    return tuple(
+        ListedGroup(
+            group_id=GroupId(group.group_id),
+            protocol_type=CONSUMER_PROTOCOL_TYPE,
+            group_state=str(group.state),
+            group_type=CONSUMER_GROUP_TYPE,
+        )
+        for group in groups
+        if not states or str(group.state).lower() in states
     )

@@ -47,6 +47,8 @@ DESCRIBE_CONFIGS = 32
 DELETE_GROUPS = 42
 OFFSET_DELETE = 47
 DESCRIBE_CLUSTER = 60
+CONSUMER_GROUP_HEARTBEAT = 68
+CONSUMER_GROUP_DESCRIBE = 69
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -72,6 +74,8 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
         ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
+        ApiRange(CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1),
+        ApiRange(CONSUMER_GROUP_DESCRIBE, "ConsumerGroupDescribe", 0, 1),
     )
 }
 

@@ -159,6 +159,20 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("group.max.session.timeout.ms", _int, 1800000, "Largest session timeout.", 0),
     Setting("group.initial.rebalance.delay.ms", _int, 3000, "Delay of a first join.", 0),
     Setting("group.max.size", _int, INT_MAX, "Members per group.", 1),
+    Setting(
+        "group.coordinator.rebalance.protocols",
+        _str,
+        "classic,consumer",
+        "Group protocols served: classic and/or consumer (KIP-848).",
+    ),
+    Setting("group.consumer.session.timeout.ms", _int, 45000, "Consumer group session.", 1),
+    Setting("group.consumer.min.session.timeout.ms", _int, 45000, "Smallest of it.", 1),
+    Setting("group.consumer.max.session.timeout.ms", _int, 60000, "Largest of it.", 1),
+    Setting("group.consumer.heartbeat.interval.ms", _int, 5000, "Consumer heartbeat period.", 1),
+    Setting("group.consumer.min.heartbeat.interval.ms", _int, 5000, "Smallest of it.", 1),
+    Setting("group.consumer.max.heartbeat.interval.ms", _int, 15000, "Largest of it.", 1),
+    Setting("group.consumer.max.size", _int, INT_MAX, "Members per consumer group.", 1),
+    Setting("group.consumer.assignors", _str, "uniform,range", "Server-side assignors."),
     Setting("cluster.store.url", _str, "", "PostgreSQL URL of the cluster (empty: one broker)."),
     Setting("broker.heartbeat.interval.ms", _int, 2000, "Cluster lease renewal period.", 1),
     Setting("broker.session.timeout.ms", _int, 9000, "Cluster lease lifetime.", 1),
@@ -268,6 +282,27 @@ class BrokerConfig:
         ):
             raise ConfigError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
+            )
+        for name in ("session.timeout.ms", "heartbeat.interval.ms"):
+            low = self.get_int(f"group.consumer.min.{name}")
+            value = self.get_int(f"group.consumer.{name}")
+            high = self.get_int(f"group.consumer.max.{name}")
+            if not low <= value <= high:
+                raise ConfigError(
+                    f"group.consumer.{name} must lie between group.consumer.min.{name} "
+                    f"and group.consumer.max.{name}"
+                )
+        if self.get_int("group.consumer.heartbeat.interval.ms") >= self.get_int(
+            "group.consumer.session.timeout.ms"
+        ):
+            raise ConfigError(
+                "group.consumer.heartbeat.interval.ms must be below "
+                "group.consumer.session.timeout.ms"
+            )
+        protocols = set(self.get_str("group.coordinator.rebalance.protocols").split(","))
+        if "classic" not in protocols or not protocols <= {"classic", "consumer"}:
+            raise ConfigError(
+                "group.coordinator.rebalance.protocols must list classic, and may list consumer"
             )
         if self.get_int("default.replication.factor") != 1:
             raise ConfigError("default.replication.factor must be 1 on a single broker")

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kgroups.cluster.lease_state import LeadershipChange
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.consumer import ConsumerGroupConfig
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
@@ -80,6 +81,12 @@ class CoordinatorRuntime:
             offset_metadata_max_bytes=cfg.get_int("offset.metadata.max.bytes"),
             offsets_retention_ms=cfg.get_int("offsets.retention.minutes") * 60_000,
             offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
+        )
+        self.consumer_config = ConsumerGroupConfig(
+            session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
+            heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
+            max_size=cfg.get_int("group.consumer.max.size"),
+            assignors=cfg.get_str("group.consumer.assignors"),
         )
         self.partitions = self.config.offsets_topic_partitions
         self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")
@@ -192,8 +199,16 @@ class CoordinatorRuntime:
                 self._new_shard(p, 0)  # nothing to load
 
     def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
+        topics = self._broker.topics
         shard = GroupCoordinatorShard(
-            partition, self.config, partition_exists=self._broker.topics.partition_exists
+            partition,
+            self.config,
+            partition_exists=topics.partition_exists,
+            consumer_config=self.consumer_config,
+            topics=topics,
+            topic_name=lambda topic_id: (
+                None if (topic := topics.by_id(topic_id)) is None else topic.name
+            ),
         )
         self._shards[partition] = shard
         self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)

@@ -26,7 +26,15 @@ Reach = tuple[StateKey, ...] | None
 # Whatever stands for one pending write.
 W = TypeVar("W")
 
-_MEMBERSHIP_APIS = frozenset((apis.JOIN_GROUP, apis.SYNC_GROUP, apis.HEARTBEAT, apis.LEAVE_GROUP))
+_MEMBERSHIP_APIS = frozenset(
+    (
+        apis.JOIN_GROUP,
+        apis.SYNC_GROUP,
+        apis.HEARTBEAT,
+        apis.LEAVE_GROUP,
+        apis.CONSUMER_GROUP_HEARTBEAT,
+    )
+)
 _OFFSET_APIS = frozenset((apis.OFFSET_COMMIT, apis.OFFSET_FETCH, apis.OFFSET_DELETE))
 
 
@@ -47,7 +55,8 @@ def written(records: Iterable[tuple[bytes, bytes | None]]) -> set[StateKey]:
 @lru_cache(maxsize=65536)  # a committer writes the same keys again and again
 def _stored_by(key: bytes) -> StateKey:
     """Every group coordinator key starts with its version (int16: 0 and 1
-    offsets, 2 membership) and the group id."""
+    offsets; 2 a classic group's membership, 3 to 16 a consumer group's) and
+    the group id."""
     version = int.from_bytes(key[0:2], "big", signed=True)
     size = int.from_bytes(key[2:4], "big", signed=True)
     group = key[4 : 4 + size].decode()

@@ -182,6 +182,6 @@ def test_offsets_outlive_a_group_tombstone_as_a_simple_group() -> None:
 
 def test_keys_of_other_coordinators_are_skipped() -> None:
     shard = GroupCoordinatorShard(0, CoordinatorConfig(), partition_exists=lambda t, p: True)
-    shard.replay(b"\x00\x05\x00\x01g", b"whatever")
+    shard.replay(b"\x00\x09\x00\x01g", b"whatever")
     shard.finish_load(0)
     assert list(shard.groups()) == []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kgroups.protocol import apis
 from kgroups.server.handlers import (
     api_versions,
+    consumer_groups,
     create_topics,
     delete_topics,
     describe_cluster,
@@ -70,6 +71,8 @@ ROUTES.update(
         apis.DESCRIBE_GROUPS: Route(groups.describe_groups),
         apis.LIST_GROUPS: Route(groups.list_groups),
         apis.DELETE_GROUPS: Route(groups.delete_groups),
+        apis.CONSUMER_GROUP_HEARTBEAT: Route(consumer_groups.heartbeat),
+        apis.CONSUMER_GROUP_DESCRIBE: Route(consumer_groups.describe),
     }
 )
 
