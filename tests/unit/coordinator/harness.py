@@ -15,6 +15,13 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
+from kio.schema.consumer_group_describe.v1.response import DescribedGroup as ConsumerDescribed
+from kio.schema.consumer_group_heartbeat.v1.request import (
+    ConsumerGroupHeartbeatRequest,
+    TopicPartitions,
+)
+from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
 from kio.schema.describe_groups.v5.response import DescribedGroup
@@ -45,6 +52,7 @@ from kio.schema.sync_group.v5.response import SyncGroupResponse
 from kio.static.primitive import i32, i32Timedelta, i64
 
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard, RequestContext, Result
+from kgroups.coordinator.consumer import ConsumerGroupConfig, TopicImage
 from kgroups.coordinator.result import Record
 from kgroups.server.coordinator_driver import CoordinatorDriver
 
@@ -88,18 +96,19 @@ class Harness:
         *,
         partitions: dict[str, int] | None = None,
         now: int = START_MS,
+        consumer_config: ConsumerGroupConfig | None = None,
     ) -> None:
         self.config = config or CoordinatorConfig()
+        self.consumer_config = consumer_config or ConsumerGroupConfig()
         self.now = now
         self.topics = {"t": 4, "u": 2} if partitions is None else partitions
+        # What consumer groups see of the topics (ids, partition counts).
+        self.topic_image = TopicImage()
+        for name, count in self.topics.items():
+            self.topic_image.put(name, count)
         self._ids = itertools.count(1)
         self._member_counter = itertools.count(1)
-        self.shard = GroupCoordinatorShard(
-            0,
-            self.config,
-            partition_exists=self.partition_exists,
-            new_member_id=lambda prefix: f"{prefix}-{next(self._member_counter)}",
-        )
+        self.shard = self.new_shard()
         self.log: list[Record] = []
         self.replies: dict[Token, Any] = {}
         self.reply_count: dict[Token, int] = {}
@@ -110,6 +119,32 @@ class Harness:
         # While a list: results are kept here as if their appends had not
         # completed (no records logged, no replies sent).
         self.held: list[Result] | None = None
+
+    def new_shard(self) -> GroupCoordinatorShard:
+        image = self.topic_image
+        return GroupCoordinatorShard(
+            0,
+            self.config,
+            partition_exists=self.partition_exists,
+            new_member_id=lambda prefix: f"{prefix}-{next(self._member_counter)}",
+            consumer_config=self.consumer_config,
+            topics=image,
+            topic_name=lambda topic_id: next(
+                (n for n, info in image.topics.items() if info.topic_id == topic_id), None
+            ),
+        )
+
+    def restart(self) -> None:
+        """A new shard loads the log written so far, as after a broker restart."""
+        self.shard = self.new_shard()
+        self.driver = CoordinatorDriver(self.shard, COMMIT_TIMEOUT_MS, self.results.append)
+        self.shard.begin_load()
+        for key, value in self.log:
+            self.shard.replay(key, value)
+        self.handle(self.shard.finish_load(self.now))
+
+    def topic_id(self, name: str) -> Any:
+        return self.topic_image.topics[name].topic_id
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         return 0 <= partition < self.topics.get(topic, 0)
@@ -346,6 +381,64 @@ class Harness:
         req = DeleteGroupsRequest(groups_names=groups)  # type: ignore[arg-type]
         self.handle(self.shard.delete_groups(req, self.ctx(token, 2), self.now))
         return {r.group_id: r.error_code for r in self.reply(token).results}
+
+    def consumer_heartbeat(
+        self,
+        group: str,
+        member_id: str,
+        epoch: int,
+        *,
+        topics: tuple[str, ...] | None = None,
+        owned: dict[str, list[int]] | None = None,
+        rebalance_timeout_ms: int = -1,
+        instance_id: str | None = None,
+    ) -> ConsumerGroupHeartbeatResponse:
+        """One ConsumerGroupHeartbeat; a join (epoch 0) fills in what a join
+        must carry unless given."""
+        if epoch == 0:
+            topics = topics if topics is not None else ("t",)
+            owned = owned if owned is not None else {}
+            rebalance_timeout_ms = (
+                REBALANCE_MS if rebalance_timeout_ms == -1 else rebalance_timeout_ms
+            )
+        token = self.token("consumer-heartbeat")
+        req = ConsumerGroupHeartbeatRequest(
+            group_id=group,  # type: ignore[arg-type]
+            member_id=member_id,
+            member_epoch=i32(epoch),
+            instance_id=instance_id,
+            rebalance_timeout=ms(rebalance_timeout_ms),
+            subscribed_topic_names=topics,  # type: ignore[arg-type]
+            topic_partitions=None
+            if owned is None
+            else tuple(
+                TopicPartitions(
+                    topic_id=self.topic_id(name), partitions=tuple(i32(p) for p in partitions)
+                )
+                for name, partitions in owned.items()
+            ),
+        )
+        self.handle(self.shard.consumer_group_heartbeat(req, self.ctx(token, 1), self.now))
+        response: ConsumerGroupHeartbeatResponse = self.reply(token)
+        return response
+
+    def owned(self, response: ConsumerGroupHeartbeatResponse) -> dict[str, list[int]]:
+        """The partitions a heartbeat's answer assigns, by topic name."""
+        assert response.assignment is not None
+        names = {info.topic_id: n for n, info in self.topic_image.topics.items()}
+        return {
+            names[tp.topic_id]: sorted(tp.partitions) for tp in response.assignment.topic_partitions
+        }
+
+    def consumer_describe(self, group: str) -> ConsumerDescribed:
+        token = self.token("consumer-describe")
+        req = ConsumerGroupDescribeRequest(
+            group_ids=(group,),  # type: ignore[arg-type]
+            include_authorized_operations=False,
+        )
+        self.handle(self.shard.consumer_group_describe(req, self.ctx(token, 1), self.now))
+        (described,) = self.reply(token).groups
+        return described  # type: ignore[no-any-return]
 
     def describe(self, group: str) -> DescribedGroup:
         token = self.token("describe")

@@ -1,0 +1,154 @@
+"""confluent-kafka consumers with ``group.protocol=consumer`` (KIP-848): the
+broker assigns the partitions; every record is read exactly once, a member
+that leaves hands its partitions to the others, and the committed offsets
+survive a restart."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker_thread import BrokerThread
+
+pytestmark = pytest.mark.interop
+
+TOPIC = "orders"
+PARTITIONS = 6
+PER_PARTITION = 50
+# Heartbeats every 500 ms keep the rebalances of the test short.
+FAST_HEARTBEATS = {
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "100",
+}
+
+
+def _broker(log_dir: Path) -> BrokerThread:
+    return BrokerThread(log_dir, **FAST_HEARTBEATS).start()
+
+
+def _produce(bootstrap: str, batch: str) -> set[bytes]:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    values = set()
+    for partition in range(PARTITIONS):
+        for i in range(PER_PARTITION):
+            value = f"{batch}-{partition}-{i}".encode()
+            producer.produce(TOPIC, value=value, partition=partition)
+            values.add(value)
+    assert producer.flush(20) == 0
+    return values
+
+
+class Member:
+    """A consumer that commits each record it reads before reading on."""
+
+    def __init__(self, bootstrap: str, name: str) -> None:
+        from confluent_kafka import Consumer
+
+        self.name = name
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "kip848",
+                "group.protocol": "consumer",
+                "client.id": name,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        self.consumer.subscribe([TOPIC])
+        self.read: list[tuple[int, bytes]] = []
+
+    def poll(self) -> None:
+        message = self.consumer.poll(0.05)
+        if message is None:
+            return
+        assert message.error() is None, message.error()
+        self.read.append((message.partition(), message.value()))
+        self.consumer.commit(message=message, asynchronous=False)
+
+    def assigned(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def _poll_until(members: list[Member], done: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not done():
+        assert time.monotonic() < deadline, what
+        for member in members:
+            member.poll()
+
+
+def _values(members: list[Member]) -> list[bytes]:
+    return [value for member in members for _, value in member.read]
+
+
+def _split_evenly(members: list[Member]) -> bool:
+    assigned = [m.assigned() for m in members]
+    every = set().union(*assigned)
+    return every == set(range(PARTITIONS)) and sum(map(len, assigned)) == PARTITIONS
+
+
+def test_consumers_share_a_topic_hand_over_partitions_and_resume_after_restart(
+    tmp_path: Path,
+) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    log_dir = tmp_path / "data"
+    broker = _broker(log_dir)
+    members: list[Member] = []
+    try:
+        admin: Any = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(20)
+        members = [Member(broker.bootstrap, f"member-{i}") for i in range(3)]
+        _poll_until(
+            members,
+            lambda: _split_evenly(members) and all(len(m.assigned()) == 2 for m in members),
+            "three members of two partitions each",
+        )
+
+        first = _produce(broker.bootstrap, "first")
+        _poll_until(members, lambda: len(_values(members)) >= len(first), "the first batch")
+        assert sorted(_values(members)) == sorted(first)  # each record exactly once
+        for member in members:
+            assert {p for p, _ in member.read} <= member.assigned()
+
+        leaving = members.pop()
+        kept = leaving.assigned()
+        leaving.close()
+        for member in members:
+            member.read.clear()
+        _poll_until(members, lambda: _split_evenly(members), "the leaver's partitions handed over")
+        assert kept <= members[0].assigned() | members[1].assigned()
+
+        second = _produce(broker.bootstrap, "second")
+        _poll_until(members, lambda: len(_values(members)) >= len(second), "the second batch")
+        assert sorted(_values(members)) == sorted(second)
+    finally:
+        for member in members:
+            member.close()
+        broker.stop()
+
+    broker = _broker(log_dir)
+    try:
+        third = _produce(broker.bootstrap, "third")
+        resumed = Member(broker.bootstrap, "after-restart")
+        try:
+            _poll_until([resumed], lambda: len(resumed.read) >= len(third), "the third batch")
+            # Nothing before the committed offsets is read again.
+            time.sleep(1)
+            for _ in range(20):
+                resumed.poll()
+            assert sorted(v for _, v in resumed.read) == sorted(third)
+        finally:
+            resumed.close()
+    finally:
+        broker.stop()
