@@ -181,6 +181,8 @@ _SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 
+_REBALANCE_PROTOCOLS = frozenset({"classic", "consumer", "share", "streams"})
+
 # Kafka keys a single-node kgroups broker accepts but has no use for.
 NO_EFFECT = frozenset(
     {
@@ -203,7 +205,6 @@ NO_EFFECT = frozenset(
         "inter.broker.listener.name",
         "listener.security.protocol.map",
         "unclean.leader.election.enable",
-        "group.coordinator.rebalance.protocols",
     }
 )
 
@@ -299,8 +300,9 @@ class BrokerConfig:
                 "group.consumer.heartbeat.interval.ms must be below "
                 "group.consumer.session.timeout.ms"
             )
-        protocols = set(self.get_str("group.coordinator.rebalance.protocols").split(","))
-        if "classic" not in protocols or not protocols <= {"classic", "consumer"}:
+        protocols = self.rebalance_protocols()
+        # Kafka's share and streams groups are accepted and not served.
+        if "classic" not in protocols or not protocols <= _REBALANCE_PROTOCOLS:
             raise ConfigError(
                 "group.coordinator.rebalance.protocols must list classic, and may list consumer"
             )
@@ -310,6 +312,11 @@ class BrokerConfig:
 
     def get(self, key: str) -> object:
         return self._values[key]
+
+    def rebalance_protocols(self) -> frozenset[str]:
+        """group.coordinator.rebalance.protocols, as a set."""
+        value = self.get_str("group.coordinator.rebalance.protocols")
+        return frozenset(p.strip() for p in value.split(",") if p.strip())
 
     def get_int(self, key: str) -> int:
         value = self._values[key]

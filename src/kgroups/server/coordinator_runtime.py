@@ -82,6 +82,8 @@ class CoordinatorRuntime:
             offsets_retention_ms=cfg.get_int("offsets.retention.minutes") * 60_000,
             offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
         )
+        # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
+        self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
         self.consumer_config = ConsumerGroupConfig(
             session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
             heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),

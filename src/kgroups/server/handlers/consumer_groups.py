@@ -34,8 +34,7 @@ if TYPE_CHECKING:
 
 
 def consumer_protocol_enabled(broker: BrokerApi) -> bool:
-    protocols = broker.config.get_str("group.coordinator.rebalance.protocols")
-    return "consumer" in protocols.split(",")
+    return broker.coordinator.consumer_protocol_enabled
 
 
 async def heartbeat(
