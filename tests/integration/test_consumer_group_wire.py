@@ -21,6 +21,7 @@ from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.describe_groups.v5 import DescribeGroupsRequest
+from kio.schema.describe_groups.v6 import DescribeGroupsRequest as DescribeGroupsRequestV6
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 from kio.schema.list_groups.v5 import ListGroupsRequest
 from kio.schema.metadata.v12 import MetadataRequest
@@ -197,3 +198,22 @@ def test_a_v0_member_may_let_the_coordinator_name_it(wire: socket.socket) -> Non
     )
     assert response.error_code is ErrorCode.none
     assert response.member_id
+
+
+def test_describe_groups_v6_does_not_find_a_consumer_group(wire: socket.socket) -> None:
+    _create(wire, "t", 1)
+    assert _join(wire, "m", ("t",)).error_code is ErrorCode.none
+    for group_id in ("g", "unknown"):
+        old, _ = call(
+            wire,
+            DescribeGroupsRequest(groups=(GroupId(group_id),), include_authorized_operations=False),
+        )
+        assert (old.groups[0].error_code, old.groups[0].group_state) == (ErrorCode.none, "Dead")
+        new, _ = call(
+            wire,
+            DescribeGroupsRequestV6(
+                groups=(GroupId(group_id),), include_authorized_operations=False
+            ),
+        )
+        assert new.groups[0].error_code is ErrorCode.group_id_not_found
+        assert new.groups[0].error_message

@@ -8,7 +8,7 @@ import dataclasses
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
-from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
+from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.response import JoinGroupResponse

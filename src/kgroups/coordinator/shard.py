@@ -25,8 +25,8 @@ from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribe
 from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
-from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
-from kio.schema.describe_groups.v5.response import DescribeGroupsResponse
+from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
+from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest
@@ -435,10 +435,11 @@ class GroupCoordinatorShard:
         if self._loading:
             groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
         else:
+            consumer_groups = self._consumer.table.groups
             groups = tuple(
-                described(g, ErrorCode.none, state="Dead")
-                if g in self._consumer.table.groups
-                else describe_group(g, self._table.get(g))
+                describe_group(
+                    g, None if g in consumer_groups else self._table.get(g), ctx.api_version
+                )
                 for g in req.groups
             )
         fx.reply(ctx.reply_to, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=groups))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kio.schema.describe_groups.v5.response import DescribedGroup, DescribedGroupMember
+from kio.schema.describe_groups.v6.response import DescribedGroup, DescribedGroupMember
 from kio.schema.errors import ErrorCode
 from kio.schema.list_groups.v5.response import ListedGroup
 
@@ -72,9 +72,16 @@ def group_view(group: ClassicGroup) -> GroupView:
     )
 
 
-def describe_group(group_id: str, group: ClassicGroup | None) -> DescribedGroup:
+def describe_group(group_id: str, group: ClassicGroup | None, api_version: int) -> DescribedGroup:
+    """``group`` None: no classic group has this id (there may be a consumer group)."""
     if group is None:
-        # Kafka describes an unknown group as Dead, not as an error.
+        if api_version >= 6:  # KIP-1043
+            return described(
+                group_id,
+                ErrorCode.group_id_not_found,
+                error_message=f"Group {group_id} is not a classic group.",
+            )
+        # Before v6, Kafka describes an unknown group as Dead, not as an error.
         return described(group_id, ErrorCode.none, state=str(GroupState.DEAD))
     stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
     protocol = group.protocol_name if stable and group.protocol_name is not None else ""
@@ -108,9 +115,11 @@ def described(
     protocol_type: str = "",
     protocol_data: str = "",
     members: tuple[DescribedGroupMember, ...] = (),
+    error_message: str | None = None,
 ) -> DescribedGroup:
     return DescribedGroup(
         error_code=error,
+        error_message=error_message,
         group_id=GroupId(group_id),
         group_state=state,
         protocol_type=protocol_type,

@@ -64,7 +64,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(HEARTBEAT, "Heartbeat", 0, 4),
         ApiRange(LEAVE_GROUP, "LeaveGroup", 0, 5),
         ApiRange(SYNC_GROUP, "SyncGroup", 0, 5),
-        ApiRange(DESCRIBE_GROUPS, "DescribeGroups", 0, 5),
+        ApiRange(DESCRIBE_GROUPS, "DescribeGroups", 0, 6),
         ApiRange(LIST_GROUPS, "ListGroups", 0, 5),
         ApiRange(API_VERSIONS, "ApiVersions", 0, 3),
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),

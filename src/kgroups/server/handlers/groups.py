@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest, DeleteGroupsResponse
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
-from kio.schema.describe_groups.v5 import DescribeGroupsRequest, DescribeGroupsResponse
-from kio.schema.describe_groups.v5.response import DescribedGroup
+from kio.schema.describe_groups.v6 import DescribeGroupsRequest, DescribeGroupsResponse
+from kio.schema.describe_groups.v6.response import DescribedGroup
 from kio.schema.heartbeat.v4 import HeartbeatRequest, HeartbeatResponse
 from kio.schema.join_group.v9 import JoinGroupRequest, JoinGroupResponse
 from kio.schema.leave_group.v5 import LeaveGroupResponse
