@@ -8,7 +8,7 @@ Every stored or removed offset is a record applied through the replay path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
@@ -64,6 +64,7 @@ from kgroups.coordinator.state import (
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
+_NOTHING_DECIDED: Mapping[str, ErrorCode] = {}
 NO_METADATA = ""
 # Building a NamedTuple straight from a tuple skips its generated __new__: the
 # commit path builds two per partition.
@@ -262,10 +263,24 @@ class OffsetHandlers:
 
     # -- DeleteGroups ------------------------------------------------------
 
-    def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, fx: Effects) -> None:
+    def delete_groups(
+        self,
+        req: DeleteGroupsRequest,
+        ctx: RequestContext,
+        fx: Effects,
+        consumer_groups: Mapping[str, ErrorCode] = _NOTHING_DECIDED,
+    ) -> None:
+        """``consumer_groups``: the answers for the consumer groups (KIP-848)
+        among them; the offsets of those deleted go too."""
         outcome: list[tuple[str, ErrorCode | None]] = []
         for group_id in dict.fromkeys(req.groups_names):
             group = self._table.get(group_id)
+            decided = consumer_groups.get(group_id)
+            if decided is not None:
+                if decided is ErrorCode.none and group is not None:
+                    self._delete_group(group, fx)
+                outcome.append((group_id, decided))
+                continue
             if group is None:
                 outcome.append((group_id, answer_without_group(Request.DELETE_GROUPS)))
                 continue
@@ -283,14 +298,17 @@ class OffsetHandlers:
 
     # -- retention ---------------------------------------------------------
 
-    def expire_offsets(self, now: int, fx: Effects) -> None:
+    def expire_offsets(self, now: int, fx: Effects, in_use: Collection[str] = frozenset()) -> None:
         """Drop expired offsets, and Empty groups left without any.
 
         Like Kafka, a lost batch of these tombstones is not retried: the
-        offsets come back on the next load and expire again.
+        offsets come back on the next load and expire again. ``in_use``: the
+        consumer groups with members, whose offsets are kept.
         """
         retention = self._config.offsets_retention_ms
         for group in list(self._table):
+            if group.group_id in in_use:
+                continue
             self._remove_offsets(group, expired_offsets(group, now, retention), fx)
 
     def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:

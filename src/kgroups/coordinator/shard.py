@@ -414,7 +414,17 @@ class GroupCoordinatorShard:
                 ),
             )
         else:
-            self._offsets.delete_groups(req, ctx, fx)
+            decided: dict[str, ErrorCode] = {}
+            for group_id in dict.fromkeys(req.groups_names):
+                consumer = self._consumer.table.get(group_id)
+                if consumer is None:
+                    continue
+                if consumer.members:
+                    decided[group_id] = ErrorCode.non_empty_group
+                else:
+                    fx.records.extend(self._consumer.delete_group(group_id))
+                    decided[group_id] = ErrorCode.none
+            self._offsets.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
     def on_topics_deleted(self, topics: Collection[str], now_ms: int) -> Result:
@@ -515,7 +525,8 @@ class GroupCoordinatorShard:
             elif isinstance(operation, SyncDeadline):
                 self._membership.on_sync_deadline(key.group_id, operation, turn)
             else:
-                self._offsets.expire_offsets(now_ms, fx)
+                in_use = {g for g, group in self._consumer.table.groups.items() if group.members}
+                self._offsets.expire_offsets(now_ms, fx, in_use)
                 self._timers.schedule(
                     key, now_ms + self.config.offsets_retention_check_interval_ms, operation
                 )

@@ -9,6 +9,7 @@ from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFe
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
 from kio.static.primitive import i32
 
+from kgroups.coordinator import CoordinatorConfig
 from kgroups.coordinator.consumer import ConsumerGroupConfig
 
 from .harness import Harness, subscription
@@ -171,3 +172,33 @@ def test_group_apis_of_the_classic_protocol_see_consumer_groups_as_such() -> Non
     only = h.list_groups(types=("consumer",)).groups
     assert [g.group_id for g in only] == ["g"]
     assert h.describe("g").group_state == "Dead"
+
+
+def test_delete_groups_deletes_an_empty_consumer_group_and_its_offsets() -> None:
+    h = Harness()
+    a = h.consumer_heartbeat("g", "a", 0)
+    h.commit("g", {("t", 0): 3}, member_id="a", generation=a.member_epoch)
+    assert h.delete_groups("g") == {"g": ErrorCode.non_empty_group}
+    h.consumer_heartbeat("g", "a", -1)
+    assert h.delete_groups("g") == {"g": ErrorCode.none}
+    assert h.consumer_describe("g").error_code is ErrorCode.group_id_not_found
+    assert h.fetch("g", {"t": [0]}) == {("t", 0): (-1, -1, "")}
+    h.restart()
+    assert h.consumer_describe("g").error_code is ErrorCode.group_id_not_found
+    assert h.fetch("g", {"t": [0]}) == {("t", 0): (-1, -1, "")}
+
+
+def test_offsets_of_a_consumer_group_with_members_do_not_expire() -> None:
+    config = CoordinatorConfig(
+        offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000
+    )
+    h = Harness(config)
+    a = h.consumer_heartbeat("g", "a", 0)
+    h.commit("g", {("t", 0): 3}, member_id="a", generation=a.member_epoch)
+    for _ in range(5):
+        h.advance(30_000)
+        assert h.consumer_heartbeat("g", "a", a.member_epoch).error_code is ErrorCode.none
+    assert h.fetch("g", {"t": [0]})[("t", 0)][0] == 3
+    h.consumer_heartbeat("g", "a", -1)
+    h.advance(80_000)
+    assert h.fetch("g", {"t": [0]})[("t", 0)][0] == -1
