@@ -202,3 +202,20 @@ def test_offsets_of_a_consumer_group_with_members_do_not_expire() -> None:
     h.consumer_heartbeat("g", "a", -1)
     h.advance(80_000)
     assert h.fetch("g", {"t": [0]})[("t", 0)][0] == -1
+
+
+def test_classic_member_requests_to_a_consumer_group_find_no_such_member() -> None:
+    h = Harness()
+    a = h.consumer_heartbeat("g", "a", 0)
+    h.commit("g", {("t", 0): 1}, member_id="a", generation=a.member_epoch)
+    assert h.heartbeat("g", "a", a.member_epoch) is ErrorCode.unknown_member_id
+    assert h.shard.heartbeat_now("g", "a", None, a.member_epoch, h.now) in (
+        None,
+        ErrorCode.unknown_member_id,
+    )
+    sync = h.sync_response(h.sync("g", "a", a.member_epoch))
+    assert sync.error_code is ErrorCode.unknown_member_id
+    left = h.leave("g", ("a", None))
+    assert [m.error_code for m in left.members] == [ErrorCode.unknown_member_id]
+    # The consumer group is untouched.
+    assert h.consumer_heartbeat("g", "a", a.member_epoch).error_code is ErrorCode.none
