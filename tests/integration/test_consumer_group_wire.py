@@ -132,6 +132,8 @@ def test_a_join_without_what_it_must_carry_is_an_invalid_request(wire: socket.so
     assert no_timeout.error_code is ErrorCode.invalid_request
     no_owned = _join(wire, "m", ("t",), topic_partitions=None)
     assert no_owned.error_code is ErrorCode.invalid_request
+    unnamed = _join(wire, "", ("t",))  # v1: the member names itself
+    assert unnamed.error_code is ErrorCode.invalid_request
 
 
 def test_a_member_gets_the_broker_topic_ids_and_a_topic_created_later(

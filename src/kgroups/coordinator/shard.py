@@ -282,6 +282,9 @@ class GroupCoordinatorShard:
             answer = heartbeat_error(
                 ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
             )
+        elif ctx.api_version >= 1 and not req.member_id:
+            # From v1 on, the member names itself.
+            answer = heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
         else:
             records, answer = self._consumer.heartbeat(
                 heartbeat_request(req, ctx), self._topics, now_ms

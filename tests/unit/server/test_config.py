@@ -39,6 +39,10 @@ def test_retention_units() -> None:
         ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
         ({"listeners": "localhost:9092"}, "not of the form"),
         ({"log.cleanup.policy": "shred"}, "log.cleanup.policy"),
+        ({"group.coordinator.rebalance.protocols": "consumer"}, "must list classic"),
+        ({"group.coordinator.rebalance.protocols": "classic,other"}, "must list classic"),
+        ({"group.consumer.session.timeout.ms": "70000"}, "group.consumer.session.timeout.ms"),
+        ({"group.consumer.heartbeat.interval.ms": "1000"}, "group.consumer.heartbeat"),
     ],
 )
 def test_bad_settings_are_refused_by_name(props: dict[str, str], message: str) -> None:
@@ -49,3 +53,9 @@ def test_bad_settings_are_refused_by_name(props: dict[str, str], message: str) -
 def test_bad_override_syntax() -> None:
     with pytest.raises(ConfigError, match="key=value"):
         BrokerConfig.load(None, ["novalue"])
+
+
+def test_the_consumer_group_protocol_is_served_by_default() -> None:
+    assert BrokerConfig().rebalance_protocols() == {"classic", "consumer"}
+    spaced = BrokerConfig({"group.coordinator.rebalance.protocols": "classic, share"})
+    assert spaced.rebalance_protocols() == {"classic", "share"}
