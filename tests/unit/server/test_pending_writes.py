@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+from kgroups.coordinator.consumer.records import (
+    GROUP_METADATA,
+    MEMBER_METADATA,
+    GroupKey,
+    GroupMetadataValue,
+    MemberKey,
+    RegularExpressionKey,
+    encode_record,
+)
 from kgroups.coordinator.records import encode_group_metadata_key, encode_offset_commit_key
 from kgroups.protocol import apis
 from kgroups.server.pending_writes import (
@@ -22,6 +31,16 @@ def test_records_name_the_state_they_store() -> None:
         (encode_group_metadata_key("h"), None),
     ]
     assert written(records) == {("g-é", OFFSETS), ("h", MEMBERS)}
+
+
+def test_consumer_group_records_store_membership() -> None:
+    records = [
+        encode_record(GroupKey(GROUP_METADATA, "c"), GroupMetadataValue(1)),
+        encode_record(MemberKey(MEMBER_METADATA, "d", "m"), None),
+        encode_record(RegularExpressionKey("e", "t.*"), None),
+    ]
+    assert written(records) == {("c", MEMBERS), ("d", MEMBERS), ("e", MEMBERS)}
+    assert request_reach("c", apis.CONSUMER_GROUP_HEARTBEAT) == (("c", MEMBERS),)
 
 
 def test_a_heartbeat_waits_for_its_groups_membership_only() -> None:
