@@ -115,6 +115,22 @@ def test_consumers_share_a_topic_hand_over_partitions_and_resume_after_restart(
             "three members of two partitions each",
         )
 
+        # The admin client describes it through ConsumerGroupDescribe.
+        from confluent_kafka import ConsumerGroupType
+
+        described = admin.describe_consumer_groups(["kip848"])["kip848"].result(20)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert described.partition_assignor == "uniform"
+        assert sorted(m.client_id for m in described.members) == [
+            "member-0",
+            "member-1",
+            "member-2",
+        ]
+        listed = admin.list_consumer_groups().result(20)
+        assert [(g.group_id, g.type) for g in listed.valid] == [
+            ("kip848", ConsumerGroupType.CONSUMER)
+        ]
+
         first = _produce(broker.bootstrap, "first")
         _poll_until(members, lambda: len(_values(members)) >= len(first), "the first batch")
         assert sorted(_values(members)) == sorted(first)  # each record exactly once
