@@ -18,8 +18,11 @@ from kio.schema.consumer_group_heartbeat.v0 import (
     ConsumerGroupHeartbeatRequest as HeartbeatRequestV0,
 )
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
+from kio.schema.consumer_group_heartbeat.v1.request import TopicPartitions as HeartbeatPartitions
 from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
+from kio.schema.delete_topics.v6 import DeleteTopicsRequest
+from kio.schema.delete_topics.v6.request import DeleteTopicState
 from kio.schema.describe_groups.v5 import DescribeGroupsRequest
 from kio.schema.describe_groups.v6 import DescribeGroupsRequest as DescribeGroupsRequestV6
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
@@ -183,6 +186,36 @@ def test_a_member_gets_the_broker_topic_ids_and_a_topic_created_later(
         wire, DescribeGroupsRequest(groups=(GroupId("g"),), include_authorized_operations=False)
     )
     assert old.groups[0].group_state == "Dead"
+
+    # A deleted topic leaves the assignment at the next heartbeat.
+    first_id = _topic_id(wire, "first")
+    deleted, _ = call(
+        wire,
+        DeleteTopicsRequest(
+            topics=(DeleteTopicState(name=TopicName("later"), topic_id=None),),
+            timeout=timedelta(seconds=10),
+        ),
+    )
+    assert deleted.responses[0].error_code is ErrorCode.none
+    beat, _ = call(
+        wire,
+        ConsumerGroupHeartbeatRequest(
+            group_id=GroupId("g"), member_id="m", member_epoch=i32(2), topic_partitions=None
+        ),
+    )
+    # It is first told to give the deleted topic's partitions up ...
+    assert beat.error_code is ErrorCode.none and beat.member_epoch == 2
+    got = {tp.topic_id: sorted(tp.partitions) for tp in beat.assignment.topic_partitions}
+    assert got == {first_id: [0, 1, 2]}
+    # ... and moves on to the new epoch once it has.
+    owned = (HeartbeatPartitions(topic_id=first_id, partitions=(i32(0), i32(1), i32(2))),)
+    beat, _ = call(
+        wire,
+        ConsumerGroupHeartbeatRequest(
+            group_id=GroupId("g"), member_id="m", member_epoch=i32(2), topic_partitions=owned
+        ),
+    )
+    assert beat.error_code is ErrorCode.none and beat.member_epoch == 3
 
 
 def test_a_v0_member_may_let_the_coordinator_name_it(wire: socket.socket) -> None:
