@@ -168,3 +168,51 @@ def test_consumers_share_a_topic_hand_over_partitions_and_resume_after_restart(
             resumed.close()
     finally:
         broker.stop()
+
+
+def test_a_static_member_that_comes_back_takes_its_partitions_over(tmp_path: Path) -> None:
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    broker = _broker(tmp_path / "data")
+    consumers: list[Any] = []
+
+    def static(instance_id: str) -> Any:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "group.id": "static",
+                "group.protocol": "consumer",
+                "group.instance.id": instance_id,
+                "auto.offset.reset": "earliest",
+            }
+        )
+        consumer.subscribe([TOPIC])
+        consumers.append(consumer)
+        return consumer
+
+    def poll_until(done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not done():
+            assert time.monotonic() < deadline, what
+            for consumer in consumers:
+                consumer.poll(0.05)
+
+    def assigned(consumer: Any) -> set[int]:
+        return {tp.partition for tp in consumer.assignment()}
+
+    try:
+        admin: Any = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, 4, 1)])[TOPIC].result(20)
+        first, second = static("one"), static("two")
+        poll_until(lambda: len(assigned(first)) == len(assigned(second)) == 2, "a 2-2 split")
+        held = assigned(second)
+        second.close()  # a static member leaves for now: its partitions wait for it
+        consumers.remove(second)
+        back = static("two")
+        poll_until(lambda: assigned(back) == held, "the same partitions back")
+        assert assigned(first) == set(range(4)) - held
+    finally:
+        for consumer in consumers:
+            consumer.close()
+        broker.stop()
