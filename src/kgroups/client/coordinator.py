@@ -67,9 +67,9 @@ from kgroups.client.offset_committer import OffsetCommitter
 from kgroups.client.rebalance_listener import invoke_listener
 from kgroups.client.rebalance_plan import Handover, after_assignment, before_rejoin
 from kgroups.client.subscription_state import SubscriptionState
-from kgroups.client.task_owner import TaskOwner
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.task_owner import TaskOwner
 
 __all__ = ["ConsumerCoordinator"]
 
