@@ -92,7 +92,6 @@ class ConsumerCoordinator:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.instance_id = config.group_instance_id
         self.subscriptions = subscriptions
         self.cluster = cluster
         self.link = link
