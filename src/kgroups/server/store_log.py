@@ -64,6 +64,7 @@ class StoreLog(StampingLog):
         self.failed: KafkaError | None = None
 
     # -- what the handlers read ---------------------------------------------
+    # The offsets PartitionLog answers too, here from what the store committed.
 
     @property
     def log_start_offset(self) -> int:
