@@ -26,8 +26,8 @@ from kgroups.client.group_member import GroupMember
 from kgroups.client.group_membership import Generation
 from kgroups.client.offset_committer import OffsetCommitter
 from kgroups.client.subscription_state import SubscriptionState
-from kgroups.client.task_owner import TaskOwner
 from kgroups.errors import KafkaError
+from kgroups.task_owner import TaskOwner
 
 __all__ = ["AutoCommit"]
 

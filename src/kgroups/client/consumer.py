@@ -17,6 +17,7 @@ on_partitions_revoked, say.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 from kgroups.client.async_consumer import AsyncConsumer, CommitCallback
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kgroups.client.loop_thread import LoopThread
+from kgroups.client.sync_client import SyncClient
 
 __all__ = ["Consumer"]
 
@@ -54,20 +56,13 @@ class _InApplicationThread:
         await self._run("on_partitions_lost", partitions)
 
 
-class Consumer:
+class Consumer(SyncClient[AsyncConsumer]):
     def __init__(self, config: Mapping[str, object]) -> None:
-        self._thread = LoopThread("kgroups-consumer")
-
         async def create() -> AsyncConsumer:
             return AsyncConsumer(config)
 
-        try:
-            self._core = self._thread.call(create())
-        except BaseException:
-            self._thread.stop()
-            raise
+        super().__init__("kgroups-consumer", create)
         self.config = self._core.config
-        self._closed = False
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a plain method of the core on its loop, where its state lives."""
@@ -195,17 +190,4 @@ class Consumer:
 
     def close(self, timeout: float = 30.0) -> None:
         """Commit (with auto-commit), revoke, leave the group unless static, stop."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._thread.call(self._core.close(timeout))
-            self._thread.serve_pending()
-        finally:
-            self._thread.stop()
-
-    def __enter__(self) -> Consumer:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._close(functools.partial(self._core.close, timeout))

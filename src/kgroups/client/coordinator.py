@@ -67,9 +67,9 @@ from kgroups.client.offset_committer import OffsetCommitter
 from kgroups.client.rebalance_listener import invoke_listener
 from kgroups.client.rebalance_plan import Handover, after_assignment, before_rejoin
 from kgroups.client.subscription_state import SubscriptionState
-from kgroups.client.task_owner import TaskOwner
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.task_owner import TaskOwner
 
 __all__ = ["ConsumerCoordinator"]
 
@@ -92,7 +92,6 @@ class ConsumerCoordinator:
         assert config.group_id is not None
         self.config = config
         self.group_id = config.group_id
-        self.instance_id = config.group_instance_id
         self.subscriptions = subscriptions
         self.cluster = cluster
         self.link = link

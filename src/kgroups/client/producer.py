@@ -16,33 +16,26 @@ thread, as the Java client's do: keep them short.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from kgroups.client.async_producer import AsyncProducer, Headers
 from kgroups.client.delivery import DeliveryFuture
-from kgroups.client.loop_thread import LoopThread
+from kgroups.client.sync_client import SyncClient
 
 __all__ = ["Producer"]
 
 
-class Producer:
+class Producer(SyncClient[AsyncProducer]):
     def __init__(self, config: Mapping[str, object]) -> None:
-        self._thread = LoopThread("kgroups-producer")
-
         async def create() -> AsyncProducer:
             producer = AsyncProducer(config)
             producer._start()
             return producer
 
-        try:
-            self._core = self._thread.call(create())
-        except BaseException:
-            self._thread.stop()
-            raise
+        super().__init__("kgroups-producer", create)
         self.config = self._core.config
-        self._closed = False
 
     def send(
         self,
@@ -84,16 +77,4 @@ class Producer:
         return self._thread.call(self._core.partitions_for(topic))
 
     def close(self, timeout: float | None = None) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._thread.call(self._core.close(timeout))
-        finally:
-            self._thread.stop()
-
-    def __enter__(self) -> Producer:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self._close(functools.partial(self._core.close, timeout))

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kgroups.cluster.fencing import FENCE, Writer, refusal
+from kgroups.cluster.partition_reads import partition_offsets
 from kgroups.cluster.store import Cur, Store
-from kgroups.cluster.store_errors import UnknownPartition
 from kgroups.storage.batch_filter import filtered_batch, parse_records
 from kgroups.storage.cleaner import DEFAULT_MAP_ENTRIES
 from kgroups.storage.config import LogConfig
@@ -170,17 +170,9 @@ def compact(
 def _plan(
     cur: Cur, topic: str, partition: int, segment_bytes: int, min_dirty_ratio: float
 ) -> _Plan | None:
-    cur.execute(
-        """SELECT p.topic_id, p.log_start_offset, p.clean_offset FROM kgroups_partitions p
-           JOIN kgroups_topics t ON t.topic_id = p.topic_id
-           WHERE t.name = %s AND p.partition = %s""",
-        (topic, partition),
-    )
-    row = cur.fetchone()
-    if row is None:
-        raise UnknownPartition(topic, partition)
-    topic_id, log_start = row[0], int(row[1])
-    clean_offset = max(int(row[2]), log_start)
+    topic_id, offsets = partition_offsets(cur, topic, partition)
+    log_start = offsets.log_start_offset
+    clean_offset = max(offsets.clean_offset, log_start)
     # The active part: the newest batches whose later bytes fit in segment.bytes.
     cur.execute(
         """SELECT min(base_offset) FROM (

@@ -22,6 +22,7 @@ _FIRST_ROWS = 16
 class LogOffsets:
     log_start_offset: int
     high_watermark: int  # the log end: the next offset to be written
+    clean_offset: int = 0  # where log compaction goes on from
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +92,10 @@ def batch_at_timestamp(store: Store, topic: str, partition: int, timestamp_ms: i
 
 
 def partition_offsets(cur: Cur, topic: str, partition: int) -> tuple[object, LogOffsets]:
-    """The partition's topic id and its log start and end offsets."""
+    """The partition's topic id and its log start, end and clean offsets."""
     cur.execute(
-        """SELECT p.topic_id, p.log_start_offset, p.next_offset FROM kgroups_partitions p
+        """SELECT p.topic_id, p.log_start_offset, p.next_offset, p.clean_offset
+           FROM kgroups_partitions p
            JOIN kgroups_topics t ON t.topic_id = p.topic_id
            WHERE t.name = %s AND p.partition = %s""",
         (topic, partition),
@@ -101,4 +103,4 @@ def partition_offsets(cur: Cur, topic: str, partition: int) -> tuple[object, Log
     row = cur.fetchone()
     if row is None:
         raise UnknownPartition(topic, partition)
-    return row[0], LogOffsets(int(row[1]), int(row[2]))
+    return row[0], LogOffsets(int(row[1]), int(row[2]), int(row[3]))

@@ -8,14 +8,14 @@ from datetime import timedelta
 from typing import TextIO
 
 from kio.schema.fetch.v12 import FetchRequest
-from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
 from kio.static.primitive import i32Timedelta
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
+from kgroups.client.consumer_record import TopicPartition
+from kgroups.client.fetch_request import fetch_request
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
-from kgroups.protocol.types import BrokerId, TopicName, i8, i32, i64
 from kgroups.storage.records import decode_records, iter_batches
 
 _MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))
@@ -80,24 +80,10 @@ async def run(
 
 
 def _fetch_request(topic: str, positions: dict[int, int]) -> FetchRequest:
-    return FetchRequest(
-        replica_id=BrokerId(-1),
+    return fetch_request(
+        {TopicPartition(topic, p): o for p, o in positions.items()},
         max_wait=_MAX_WAIT,
-        min_bytes=i32(1),
-        max_bytes=i32(52428800),
-        isolation_level=i8(0),
-        session_id=i32(0),
-        session_epoch=i32(-1),
-        topics=(
-            FetchTopic(
-                topic=TopicName(topic),
-                partitions=tuple(
-                    FetchPartition(
-                        partition=i32(p), fetch_offset=i64(o), partition_max_bytes=i32(1048576)
-                    )
-                    for p, o in positions.items()
-                ),
-            ),
-        ),
-        forgotten_topics_data=(),
+        min_bytes=1,
+        max_bytes=52428800,
+        partition_max_bytes=1048576,
     )

@@ -34,6 +34,7 @@ class Membership:
     """The shard's way in to the membership rules: one handler per request,
     the rebalance timers, and the group's moves below."""
 
+    # JoinGroupHandler's parameters, restated: they are passed on to it.
     def __init__(
         self,
         table: GroupTable,

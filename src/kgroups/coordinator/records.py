@@ -29,6 +29,9 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
+from kgroups.coordinator.record_codec import Reader, Writer
+from kgroups.coordinator.record_codec import RecordFormatError as RecordFormatError
+
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
 GROUP_METADATA_VALUE_VERSION = 3
@@ -39,10 +42,6 @@ NO_TIMESTAMP = -1
 NO_LEADER_EPOCH = -1
 
 _FLEXIBLE_VALUE_VERSION = 4
-
-
-class RecordFormatError(ValueError):
-    """Bytes that are not a record of a known version."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,138 +97,6 @@ class GroupMetadataValue:
 RecordKey = OffsetCommitKey | GroupMetadataKey | UnknownKey
 
 
-# -- primitive writing -------------------------------------------------------
-
-
-class _Writer:
-    __slots__ = ("_buf", "_flexible")
-
-    def __init__(self, version: int, flexible: bool) -> None:
-        self._buf = bytearray(struct.pack(">h", version))
-        self._flexible = flexible
-
-    def int32(self, value: int) -> None:
-        self._buf += struct.pack(">i", value)
-
-    def int64(self, value: int) -> None:
-        self._buf += struct.pack(">q", value)
-
-    def _uvarint(self, value: int) -> None:
-        while value >= 0x80:
-            self._buf.append((value & 0x7F) | 0x80)
-            value >>= 7
-        self._buf.append(value)
-
-    def string(self, value: str | None) -> None:
-        if value is None:
-            if self._flexible:
-                self._uvarint(0)
-            else:
-                self._buf += struct.pack(">h", -1)
-            return
-        encoded = value.encode()
-        if self._flexible:
-            self._uvarint(len(encoded) + 1)
-        else:
-            self._buf += struct.pack(">h", len(encoded))
-        self._buf += encoded
-
-    def bytes_(self, value: bytes) -> None:
-        if self._flexible:
-            self._uvarint(len(value) + 1)
-        else:
-            self._buf += struct.pack(">i", len(value))
-        self._buf += value
-
-    def array_length(self, length: int) -> None:
-        if self._flexible:
-            self._uvarint(length + 1)
-        else:
-            self._buf += struct.pack(">i", length)
-
-    def no_tagged_fields(self) -> None:
-        if self._flexible:
-            self._uvarint(0)
-
-    def getvalue(self) -> bytes:
-        return bytes(self._buf)
-
-
-# -- primitive reading -------------------------------------------------------
-
-
-class _Reader:
-    __slots__ = ("_data", "_pos", "flexible")
-
-    def __init__(self, data: bytes) -> None:
-        self._data = memoryview(data)
-        self._pos = 0
-        self.flexible = False
-
-    def _take(self, size: int) -> memoryview:
-        end = self._pos + size
-        if size < 0 or end > len(self._data):
-            raise RecordFormatError("record ends early")
-        chunk = self._data[self._pos : end]
-        self._pos = end
-        return chunk
-
-    def int16(self) -> int:
-        value: int = struct.unpack(">h", self._take(2))[0]
-        return value
-
-    def int32(self) -> int:
-        value: int = struct.unpack(">i", self._take(4))[0]
-        return value
-
-    def int64(self) -> int:
-        value: int = struct.unpack(">q", self._take(8))[0]
-        return value
-
-    def _uvarint(self) -> int:
-        result = 0
-        for shift in range(0, 35, 7):
-            byte = self._take(1)[0]
-            result |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return result
-        raise RecordFormatError("varint too long")
-
-    def nullable_string(self) -> str | None:
-        length = self._uvarint() - 1 if self.flexible else self.int16()
-        if length < 0:
-            return None
-        try:
-            return bytes(self._take(length)).decode()
-        except UnicodeDecodeError as e:
-            raise RecordFormatError("string is not UTF-8") from e
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise RecordFormatError("null where a string is required")
-        return value
-
-    def bytes_(self) -> bytes:
-        length = self._uvarint() - 1 if self.flexible else self.int32()
-        if length < 0:
-            raise RecordFormatError("null where bytes are required")
-        return bytes(self._take(length))
-
-    def array_length(self) -> int:
-        length = self._uvarint() - 1 if self.flexible else self.int32()
-        if length < 0:
-            raise RecordFormatError("null where an array is required")
-        return length
-
-    def skip_tagged_fields(self) -> None:
-        if not self.flexible:
-            return
-        for _ in range(self._uvarint()):
-            self._uvarint()  # tag
-            self._take(self._uvarint())
-
-
 # -- keys --------------------------------------------------------------------
 
 
@@ -259,7 +126,7 @@ def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
 
 
 def encode_group_metadata_key(group: str) -> bytes:
-    writer = _Writer(GROUP_METADATA_KEY_VERSION, flexible=False)
+    writer = Writer(GROUP_METADATA_KEY_VERSION, flexible=False)
     writer.string(group)
     return writer.getvalue()
 
@@ -267,7 +134,7 @@ def encode_group_metadata_key(group: str) -> bytes:
 def decode_key(data: bytes) -> RecordKey:
     if len(data) >= 4 and data[:2] in (b"\x00\x00", b"\x00\x01"):
         return _decode_offset_commit_key(data)
-    reader = _Reader(data)
+    reader = Reader(data)
     version = reader.int16()
     if version in (0, 1):
         return OffsetCommitKey(reader.string(), reader.string(), reader.int32())
@@ -313,7 +180,7 @@ def encode_offset_commit_value(value: OffsetCommitValue, version: int | None = N
         return encode_offset_commit_value_v3(
             value.offset, value.leader_epoch, value.metadata, value.commit_timestamp
         )
-    writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
+    writer = Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
     writer.int64(value.offset)
     if version >= 3:
         writer.int32(value.leader_epoch)
@@ -345,7 +212,7 @@ def encode_offset_commit_value_v3(
 def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
     if data[:2] == b"\x00\x03":
         return _decode_offset_commit_value_v3(data)
-    reader = _Reader(data)
+    reader = Reader(data)
     version = reader.int16()
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise RecordFormatError(f"unknown offset commit value version {version}")
@@ -355,7 +222,7 @@ def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
     metadata = reader.string()
     commit_timestamp = reader.int64()
     expire_timestamp = reader.int64() if version == 1 else NO_TIMESTAMP
-    reader.skip_tagged_fields()
+    reader.tagged_fields()
     return OffsetCommitValue(
         offset=offset,
         metadata=metadata,
@@ -393,7 +260,7 @@ def encode_group_metadata_value(
 ) -> bytes:
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise RecordFormatError(f"no group metadata value version {version}")
-    writer = _Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
+    writer = Writer(version, flexible=version >= _FLEXIBLE_VALUE_VERSION)
     writer.string(value.protocol_type)
     writer.int32(value.generation)
     writer.string(value.protocol)
@@ -418,7 +285,7 @@ def encode_group_metadata_value(
 
 
 def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
-    reader = _Reader(data)
+    reader = Reader(data)
     version = reader.int16()
     if not 0 <= version <= _FLEXIBLE_VALUE_VERSION:
         raise RecordFormatError(f"unknown group metadata value version {version}")
@@ -438,7 +305,7 @@ def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
         session_timeout = reader.int32()
         subscription = reader.bytes_()
         assignment = reader.bytes_()
-        reader.skip_tagged_fields()
+        reader.tagged_fields()
         members.append(
             MemberMetadataValue(
                 member_id=member_id,
@@ -451,7 +318,7 @@ def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
                 assignment=assignment,
             )
         )
-    reader.skip_tagged_fields()
+    reader.tagged_fields()
     return GroupMetadataValue(
         protocol_type=protocol_type,
         generation=generation,

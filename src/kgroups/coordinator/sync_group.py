@@ -78,6 +78,7 @@ class SyncGroupHandler:
         if group.is_leader(member.member_id):
             self._store_assignment(group, req, turn)
 
+    # The parameters of every answer in ``_answers``, as _park_sync's.
     def _send_assignment(
         self,
         group: ClassicGroup,

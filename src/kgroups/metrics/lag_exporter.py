@@ -26,12 +26,11 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kio.schema.fetch.v12 import FetchRequest
-from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
-from kio.schema.types import BrokerId, TopicName
-from kio.static.primitive import i8, i32, i32Timedelta, i64
+from kio.static.primitive import i32Timedelta
 
+from kgroups.client import consumer_record
 from kgroups.client.admin import EARLIEST, LATEST, Admin
+from kgroups.client.fetch_request import fetch_request
 from kgroups.clock import Clock, SystemClock
 from kgroups.errors import KafkaError
 from kgroups.metrics.burrow import Commit, group_status, partition_status
@@ -148,31 +147,12 @@ class LagCollector:
         """The timestamp of the record at ``offset``: the first batch from there."""
         try:
             conn = await self._admin.cluster.leader(topic, partition)
-            request = FetchRequest(
-                replica_id=BrokerId(-1),
+            request = fetch_request(
+                {consumer_record.TopicPartition(topic, partition): offset},
                 max_wait=_NO_WAIT,
-                min_bytes=i32(0),
-                max_bytes=i32(1),  # KIP-74: still one whole batch
-                isolation_level=i8(0),
-                session_id=i32(0),
-                session_epoch=i32(-1),
-                topics=(
-                    FetchTopic(
-                        topic=TopicName(topic),
-                        partitions=(
-                            FetchPartition(
-                                partition=i32(partition),
-                                current_leader_epoch=i32(-1),
-                                fetch_offset=i64(offset),
-                                last_fetched_epoch=i32(-1),
-                                log_start_offset=i64(-1),
-                                partition_max_bytes=i32(1),
-                            ),
-                        ),
-                    ),
-                ),
-                forgotten_topics_data=(),
-                rack_id="",
+                min_bytes=0,
+                max_bytes=1,  # KIP-74: still one whole batch
+                partition_max_bytes=1,
             )
             response = await conn.send(request, version=conn.version_for(apis.FETCH, 4, 12))
         except (KafkaError, ConnectionError, OSError, TimeoutError) as e:

@@ -44,6 +44,7 @@ from kgroups.server.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisB
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.server.store_log import StoreReadNeeded
 from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
+from kgroups.task_owner import TaskOwner
 
 if TYPE_CHECKING:
     from kgroups.server.broker_core import BrokerCore
@@ -118,7 +119,7 @@ class CoordinatorRuntime:
         self._failed: set[int] = set()
         # Topics deleted while partitions were loading: their offsets go once loaded.
         self._deleted_while_loading: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskOwner("coordinator", keep_failures=False)
         # The fsyncs appended batches wait for.
         self._syncing: set[asyncio.Future[None]] = set()
         # Partitions with records to append at the end of this loop turn.
@@ -162,26 +163,13 @@ class CoordinatorRuntime:
         for _deadline, handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.close()
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         loop = self._loop
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         return loop
-
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = self._running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-        return task
-
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("coordinator task failed", exc_info=task.exception())
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
@@ -234,7 +222,9 @@ class CoordinatorRuntime:
         self._loading.add(partition)
         shard = self._new_shard(partition, leader_epoch)
         shard.begin_load()
-        self._load_tasks[partition] = self._spawn(self._load_in_turn(partition, shard))
+        self._load_tasks[partition] = self._tasks.start(
+            self._load_in_turn(partition, shard), f"load partition {partition}"
+        )
 
     def partition_lost(self, partition: int, leader_epoch: int | None = None) -> None:
         """This broker no longer leads the partition: drop its groups.

@@ -23,9 +23,9 @@ from kgroups.cluster.partition_log import Append
 from kgroups.cluster.producer_states import producer_row
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.config import LogConfig
-from kgroups.storage.log_append import AppendResult, duplicate_result, record_producers, stamp
+from kgroups.storage.log_append import AppendResult, StampingLog, record_producers, stamp
 from kgroups.storage.log_read import TimestampOffset
-from kgroups.storage.producer_state import BatchMetadata, ProducerStateManager
+from kgroups.storage.producer_state import ProducerStateManager
 
 # Committed bytes kept in memory per partition for fetches at the tail.
 TAIL_BYTES = 4 * 1024 * 1024
@@ -35,7 +35,7 @@ class StoreReadNeeded(Exception):
     """The offsets asked for are no longer (or not yet) in memory: read the store."""
 
 
-class StoreLog:
+class StoreLog(StampingLog):
     def __init__(
         self,
         topic: str,
@@ -64,6 +64,7 @@ class StoreLog:
         self.failed: KafkaError | None = None
 
     # -- what the handlers read ---------------------------------------------
+    # The offsets PartitionLog answers too, here from what the store committed.
 
     @property
     def log_start_offset(self) -> int:
@@ -97,17 +98,9 @@ class StoreLog:
         if self.failed is not None:
             raise self.failed
         first = self._next
-        stamped = stamp(
-            payload,
-            self.config,
-            self.producers,
-            first,
-            self.leader_epoch,
-            now_ms,
-            from_client=from_client,
-        )
-        if isinstance(stamped, BatchMetadata):
-            return duplicate_result(stamped, self.config.log_append_time, self._log_start)
+        stamped = stamp(self, payload, first, now_ms, from_client=from_client)
+        if isinstance(stamped, AppendResult):
+            return stamped  # a duplicate
         buf, _batches, metas, _pending, log_append_time = stamped
         view = bytes(buf)
         offset = first
@@ -122,10 +115,6 @@ class StoreLog:
         return AppendResult(
             first, offset - 1, -1 if log_append_time is None else log_append_time, self._log_start
         )
-
-    def append_batch(self, batch: bytes | bytearray | memoryview, now_ms: int) -> AppendResult:
-        """Append batches the broker built itself (coordinator records)."""
-        return self.append(batch, now_ms, from_client=False)
 
     # -- the store writer's side ---------------------------------------------
 
@@ -187,6 +176,7 @@ class StoreLog:
 
     # -- reading ---------------------------------------------------------------
 
+    # PartitionLog.read's signature, restated: the fetch path reads either log alike.
     def read(
         self,
         offset: int,

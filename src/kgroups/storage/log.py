@@ -32,7 +32,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.config import LogConfig
-from kgroups.storage.log_append import AppendResult, duplicate_result, record_producers, stamp
+from kgroups.storage.log_append import AppendResult, StampingLog, record_producers, stamp
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
@@ -49,7 +49,6 @@ from kgroups.storage.log_retention import (
     truncate_segments,
 )
 from kgroups.storage.producer_state import (
-    BatchMetadata,
     ProducerStateManager,
     delete_snapshots,
 )
@@ -61,7 +60,7 @@ __all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
 log = logging.getLogger(__name__)
 
 
-class PartitionLog:
+class PartitionLog(StampingLog):
     """Use ``PartitionLog.open``; the constructor takes already-opened segments."""
 
     def __init__(
@@ -77,7 +76,6 @@ class PartitionLog:
             raise ValueError("a log has at least one segment")
         self.directory = directory
         self.config = config
-        # Stamped into every appended batch's partitionLeaderEpoch field.
         self.leader_epoch = leader_epoch
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
@@ -211,19 +209,9 @@ class PartitionLog:
         if self._closed or self._offline:
             self._check_open()
         first_offset = self._next_offset
-        stamped = stamp(
-            payload,
-            self.config,
-            self.producers,
-            first_offset,
-            self.leader_epoch,
-            now_ms,
-            from_client=from_client,
-        )
-        if isinstance(stamped, BatchMetadata):
-            return duplicate_result(
-                stamped, self.config.log_append_time, self._segments[0].base_offset
-            )
+        stamped = stamp(self, payload, first_offset, now_ms, from_client=from_client)
+        if isinstance(stamped, AppendResult):
+            return stamped  # a duplicate
         buf, _batches, metas, _pending, log_append_time = stamped
         last_offset = metas[-1][2]
         max_timestamp = max(m[3] for m in metas) if len(metas) > 1 else metas[0][3]
@@ -251,10 +239,6 @@ class PartitionLog:
             -1 if log_append_time is None else log_append_time,
             self._segments[0].base_offset,
         )
-
-    def append_batch(self, batch: bytes | bytearray | memoryview, now_ms: int) -> AppendResult:
-        """Append batches the broker built itself (coordinator records)."""
-        return self.append(batch, now_ms, from_client=False)
 
     def append_records(
         self, records: Sequence[RecordInput], now_ms: int, *, compression: int = 0

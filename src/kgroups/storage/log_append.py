@@ -15,7 +15,14 @@ from kgroups.storage.config import LogConfig
 from kgroups.storage.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
 from kgroups.storage.records import BatchHeader, BatchMeta
 
-__all__ = ["AppendResult", "StampedBatches", "duplicate_result", "record_producers", "stamp"]
+__all__ = [
+    "AppendResult",
+    "StampedBatches",
+    "StampingLog",
+    "duplicate_result",
+    "record_producers",
+    "stamp",
+]
 
 # Building a NamedTuple straight from a tuple skips its generated __new__ (once
 # per append, on the produce path).
@@ -39,22 +46,48 @@ class StampedBatches(NamedTuple):
     log_append_time: int | None  # None for CreateTime topics
 
 
+class StampingLog:
+    """What a local log (PartitionLog) and a store-backed one (StoreLog) share:
+    their batches are stamped alike, only where they are written differs.
+    (Not an ABC: ``isinstance`` against an ABCMeta class is slower, and the
+    produce path asks it of every append.)"""
+
+    config: LogConfig
+    producers: ProducerStateManager
+    # Stamped into every appended batch's partitionLeaderEpoch field.
+    leader_epoch: int
+
+    @property
+    def log_start_offset(self) -> int:
+        raise NotImplementedError
+
+    def append(
+        self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
+    ) -> AppendResult:
+        """Validate, assign offsets and write a producer's batches (see ``stamp``)."""
+        raise NotImplementedError
+
+    def append_batch(self, batch: bytes | bytearray | memoryview, now_ms: int) -> AppendResult:
+        """Append batches the broker built itself (coordinator records)."""
+        return self.append(batch, now_ms, from_client=False)
+
+
 def stamp(
+    log: StampingLog,
     payload: bytes | bytearray | memoryview,
-    config: LogConfig,
-    producers: ProducerStateManager,
     first_offset: int,
-    leader_epoch: int,
     now_ms: int,
     *,
     from_client: bool,
-) -> StampedBatches | BatchMetadata:
-    """The batches with offsets from ``first_offset`` on, or the batch already
-    written that they duplicate.
+) -> StampedBatches | AppendResult:
+    """``log``'s next batches, offsets from ``first_offset`` on, or the answer
+    to a batch written already that they duplicate.
 
     ``from_client=False`` is for the broker's own writes (coordinator records):
     Kafka's producer-only checks and idempotence checks are skipped.
     """
+    config = log.config
+    producers = log.producers
     batches = validate_batches(
         payload,
         max_message_bytes=config.max_message_bytes,
@@ -70,7 +103,7 @@ def stamp(
             if header.producer_id >= 0:
                 duplicate = producers.check(header)
                 if duplicate is not None:
-                    return duplicate
+                    return duplicate_result(duplicate, config.log_append_time, log.log_start_offset)
         else:
             staged = []
             offset = first_offset
@@ -80,14 +113,14 @@ def stamp(
                 offset += header.last_offset_delta + 1
             pending, duplicate = producers.check_all(staged)
             if duplicate is not None:
-                return duplicate
+                return duplicate_result(duplicate, config.log_append_time, log.log_start_offset)
 
     buf = bytearray(payload)
     metas = assign_offsets(
         buf,
         batches,
         first_offset,
-        partition_leader_epoch=leader_epoch,
+        partition_leader_epoch=log.leader_epoch,
         log_append_time=log_append_time,
     )
     return _new_tuple(StampedBatches, (buf, batches, metas, pending, log_append_time))

@@ -126,6 +126,7 @@ class Segment:
             suffix=suffix,
         )
 
+    # Its parameters and its ``cls(...)`` restate create's: two ways to the same object.
     @classmethod
     def open(
         cls,

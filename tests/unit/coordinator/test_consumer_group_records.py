@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgroups.coordinator.consumer.codec import RecordFormatError
 from kgroups.coordinator.consumer.records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
@@ -39,6 +38,7 @@ from kgroups.coordinator.consumer.records import (
     encode_value,
     is_consumer_group_key,
 )
+from kgroups.coordinator.record_codec import RecordFormatError
 
 TOPIC = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
 OTHER = uuid.UUID("ffeeddcc-bbaa-9988-7766-554433221100")

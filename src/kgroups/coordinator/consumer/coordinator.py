@@ -39,6 +39,8 @@ from kgroups.coordinator.consumer.reconciliation import (
     OwnedPartitions,
     reconcile,
 )
+
+# The record vocabulary table.py replays, by name: the two sides of one format.
 from kgroups.coordinator.consumer.records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
@@ -60,18 +62,16 @@ from kgroups.coordinator.consumer.records import (
 )
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
 from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
-from kgroups.coordinator.consumer_assignors.registry import (
-    ConsumerGroupAssignor,
-    UnsupportedAssignor,
-    assignor,
-    assignors,
-)
-from kgroups.coordinator.consumer_assignors.spec import (
+from kgroups.coordinator.consumer_assignors import (
     EMPTY_ASSIGNMENT,
     Assignment,
+    ConsumerGroupAssignor,
     GroupSpec,
     MemberSpec,
     TopicMetadata,
+    UnsupportedAssignor,
+    assignor,
+    assignors,
 )
 from kgroups.coordinator.timers import TimerQueue
 

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeAlias
 
-from kgroups.coordinator.consumer.codec import Reader, RecordFormatError, Writer
 from kgroups.coordinator.consumer_assignors.spec import EMPTY_ASSIGNMENT, Assignment
+from kgroups.coordinator.record_codec import Reader, RecordFormatError, Writer
 
 GROUP_METADATA = 3
 PARTITION_METADATA = 4

@@ -1,8 +1,10 @@
-"""Kafka's message encoding for the consumer group records.
+"""Kafka's message encoding for the ``__consumer_offsets`` records, classic
+and consumer group alike.
 
-Keys are not flexible (int16 string lengths); values are flexible (unsigned
-varint lengths plus one, tagged fields). Only the primitives these records
-use are here.
+Keys are not flexible (int16 string lengths); values are flexible from their
+flexible version on (unsigned varint lengths plus one, tagged fields), before
+it int16 string and int32 bytes and array lengths. Only the primitives these
+records use are here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ _INT64 = struct.Struct(">q")
 
 
 class RecordFormatError(ValueError):
-    """Bytes that are not a consumer group record of a known version."""
+    """Bytes that are not a record of a known version."""
 
 
 class Writer:
@@ -60,9 +62,22 @@ class Writer:
             self._buf += _INT16.pack(len(encoded))
         self._buf += encoded
 
+    def bytes_(self, value: bytes) -> None:
+        if self._flexible:
+            self.uvarint(len(value) + 1)
+        else:
+            self._buf += _INT32.pack(len(value))
+        self._buf += value
+
     def array_length(self, length: int) -> None:
-        # Only flexible values hold arrays here.
-        self.uvarint(length + 1)
+        if self._flexible:
+            self.uvarint(length + 1)
+        else:
+            self._buf += _INT32.pack(length)
+
+    def no_tagged_fields(self) -> None:
+        if self._flexible:
+            self.uvarint(0)
 
     def raw(self, data: bytes) -> None:
         self._buf += data
@@ -131,20 +146,23 @@ class Reader:
         return value
 
     def bytes_(self) -> bytes:
-        length = self.uvarint() - 1
+        length = self.uvarint() - 1 if self.flexible else self.int32()
         if length < 0:
             raise RecordFormatError("null where bytes are required")
         return bytes(self._take(length))
 
     def array_length(self) -> int:
-        length = self.uvarint() - 1
+        length = self.uvarint() - 1 if self.flexible else self.int32()
         if length < 0:
             raise RecordFormatError("null where an array is required")
         return length
 
     def tagged_fields(self, read_tag: Callable[[int, Reader], None] | None = None) -> None:
-        """Read the tagged fields; ``read_tag(tag, reader)`` reads the ones the
-        caller knows, the others are skipped."""
+        """Read the tagged fields (none before the flexible versions);
+        ``read_tag(tag, reader)`` reads the ones the caller knows, the others
+        are skipped."""
+        if not self.flexible:
+            return
         for _ in range(self.uvarint()):
             tag = self.uvarint()
             size = self.uvarint()

@@ -1,12 +1,13 @@
 """The owner of a component's background tasks, like an ``asyncio.TaskGroup`` that
-does not need one enclosing ``async with``: the consumer's coordinator starts
-tasks from many calls (poll, a heartbeat timer) and ends them all in close().
+does not need one enclosing ``async with``: the client's group coordinator starts
+tasks from many calls (poll, a heartbeat timer), the broker's coordinator runtime
+one per partition it loads, and each ends them all when it closes.
 
-Every task started here is kept until it ends. A task that fails keeps its
-error here until ``raise_failure()`` raises it (the coordinator does so from
-poll()), so nothing is lost to the event loop's "exception never retrieved";
-``close()`` cancels and awaits every task still running and logs a failure
-nobody raised.
+Every task started here is kept until it ends, so nothing is lost to the event
+loop's "exception never retrieved". With ``keep_failures`` a task's error is
+kept until ``raise_failure()`` raises it (the client does so from poll()), and
+``close()`` logs a failure nobody raised; without, it is logged at once.
+``close()`` cancels and awaits every task still running.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ T = TypeVar("T")
 
 
 class TaskOwner:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, keep_failures: bool = True) -> None:
         self.name = name
+        self._keep_failures = keep_failures
         self._tasks: set[asyncio.Task[Any]] = set()
         self._failures: list[BaseException] = []
         self._closed = False
@@ -41,8 +43,13 @@ class TaskOwner:
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self._failures.append(task.exception())  # type: ignore[arg-type]
+        error = None if task.cancelled() else task.exception()
+        if error is None:
+            return
+        if self._keep_failures:
+            self._failures.append(error)
+        else:
+            log.error("%s: a background task failed", self.name, exc_info=error)
 
     def raise_failure(self) -> None:
         """Raise the error of the earliest task that failed since the last call."""
