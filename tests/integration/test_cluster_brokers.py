@@ -13,6 +13,7 @@ from pathlib import Path
 import psycopg
 from cluster_brokers import (
     SESSION_MS,
+    cluster_broker,
     create_topic,
     fetch,
     leaders,
@@ -274,3 +275,19 @@ def test_a_paused_leader_acknowledges_nothing_once_its_lease_is_gone(
             b.proc.send_signal(signal.SIGCONT)
         error, values = fetch(a.port, "t", partition, 0)
         assert (error, values) == (ErrorCode.none, [b"before", b"new"])
+
+
+def test_a_broker_lists_itself_in_metadata_from_its_first_connection(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Clients connect as soon as the port accepts: the broker must know the
+    cluster by then (librdkafka's admin waits a metadata refresh for a
+    controller missing from the broker list)."""
+    broker = cluster_broker(tmp_path, store_url, 1)
+    try:
+        broker.start()
+        answer = metadata(broker.port)
+        assert [b.node_id for b in answer.brokers] == [1]
+        assert answer.controller_id == 1
+    finally:
+        broker.stop()

@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 
 from kgroups.cluster.broker_leases import live_brokers, register, renew
@@ -17,8 +18,8 @@ from kgroups.cluster.leadership import (
     hand_over,
     partition_leaders,
 )
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
+from kgroups.cluster.store import Cur, Store, ending_stalled_transactions
+from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import SCHEMA_VERSION, SchemaTooNew, ensure_schema
 from kgroups.cluster.store_topics import (
     add_partitions,
@@ -240,3 +241,40 @@ def test_two_brokers_electing_at_once_move_each_partition_once(store_url: str) -
     finally:
         for s in (first, second, watcher):
             s.close()
+
+
+def test_a_transaction_left_idle_by_a_stalled_broker_ends_and_frees_its_rows(
+    store: Store, store_url: str
+) -> None:
+    register(store, 1, "PLAINTEXT://h:1", 60_000, incarnation=uuid.uuid4())
+    stalled = Store.connect(ending_stalled_transactions(store_url, 300))
+    other_done = threading.Event()
+
+    def lock_then_stall(cur: Cur) -> None:
+        cur.execute("UPDATE kgroups_brokers SET rack = 'stalled' WHERE broker_id = 1")
+        assert other_done.wait(10)  # paused before its commit
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            stalled.transaction(lock_then_stall)
+        except BaseException as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        time.sleep(0.1)
+        with psycopg.connect(store_url, autocommit=True) as other:
+            other.execute("SET lock_timeout = '10s'")
+            other.execute("UPDATE kgroups_brokers SET rack = 'other' WHERE broker_id = 1")
+    finally:
+        other_done.set()
+        thread.join(10)
+    # The stalled one's commit fails as a store that cannot be reached, and it
+    # connects again for its next transaction.
+    assert [type(e) for e in outcome] == [StoreUnavailable]
+    stalled.transaction(lambda cur: cur.execute("SELECT 1"))
+    stalled.close()
+    assert [b.rack for b in live_brokers(store)] == ["other"]

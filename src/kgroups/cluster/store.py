@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from kgroups.cluster.store_errors import StoreUnavailable
 
@@ -39,6 +40,18 @@ NOW = "(clock_timestamp() + %(shift_ms)s * INTERVAL '1 millisecond')"
 
 
 CONNECT_TIMEOUT_S = 5
+
+
+def ending_stalled_transactions(url: str, timeout_ms: int) -> str:
+    """``url`` with the server ending this session's transactions that stay idle
+    for ``timeout_ms``: a broker paused or stalled in the middle of a
+    transaction must not hold its row locks, and with them every other
+    broker's elections and appends, until it wakes up."""
+    params = conninfo_to_dict(url)
+    setting = f"-c idle_in_transaction_session_timeout={timeout_ms}"
+    options = str(params.get("options") or "")
+    params["options"] = f"{options} {setting}".strip()
+    return make_conninfo("", **params)
 
 
 @dataclass(slots=True)
@@ -71,7 +84,11 @@ class Store:
             except _RETRYABLE:
                 if attempt == MAX_ATTEMPTS:
                     raise
-            except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+            except (
+                psycopg.OperationalError,
+                psycopg.InterfaceError,
+                errors.IdleInTransactionSessionTimeout,  # ended by the server: see above
+            ) as e:
                 if self.conn.broken:
                     self.conn.close()
                 raise StoreUnavailable(str(e)) from e

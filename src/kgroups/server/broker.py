@@ -80,12 +80,17 @@ class Broker:
         if self.cluster is None:
             self._open_logs()
         host, port = self.config.listener()
-        self._server = await asyncio.start_server(self._on_connection, host or None, port)
+        # Bound now (the advertised port may be ephemeral), accepting once the
+        # cluster is read: a client's first Metadata must list the brokers.
+        self._server = await asyncio.start_server(
+            self._on_connection, host or None, port, start_serving=False
+        )
         bound = self._server.sockets[0].getsockname()[1]
         self.advertised = self.config.advertised(bound)
         if self.cluster is not None:
             # Partition data lives in the store: no local log is opened.
             await self.cluster.start()
+        await self._server.start_serving()
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
         self._background.append(asyncio.create_task(self._checkpoint_loop()))

@@ -35,7 +35,7 @@ from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
 from kgroups.cluster.partition_reads import batch_at_timestamp, read
 from kgroups.cluster.producer_ids import allocate_producer_ids
 from kgroups.cluster.producer_states import read_producers
-from kgroups.cluster.store import Cur, Store
+from kgroups.cluster.store import Cur, Store, ending_stalled_transactions
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
 from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
@@ -109,6 +109,9 @@ class ClusterMember:
             session_timeout_ms=self.session_timeout_ms,
         )
         self._incarnation = uuid.uuid4()
+        # Well within the session timeout, so that a broker waiting on a paused
+        # one's row locks still renews its own lease in time.
+        url = ending_stalled_transactions(url, self.session_timeout_ms // 3)
         self._control = StoreThread(url, "kgroups-store-control")
         self._reads = StoreThread(url, "kgroups-store-reads")
         self.writer = StoreWriter(
