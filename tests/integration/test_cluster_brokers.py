@@ -104,7 +104,7 @@ def _poll_into(consumer: object, got: list[bytes]) -> bool:
     return True
 
 
-def test_kafka_python_produces_and_consumes_across_three_brokers(
+def test_kafka_python_produces_and_consumes_in_a_group_across_three_brokers(
     tmp_path: Path, store_url: str
 ) -> None:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -119,15 +119,23 @@ def test_kafka_python_produces_and_consumes_across_three_brokers(
         producer.flush(20)
         assert {f.get(10).partition for f in futures} == {0, 1, 2}
         producer.close()
+        # A consumer group: its coordinator is whichever broker leads its
+        # offsets partition, found through FindCoordinator.
         consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=2000
+            "kp",
+            bootstrap_servers=bootstrap,
+            group_id="kp-group",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            consumer_timeout_ms=2000,
         )
-        consumer.assign([TopicPartition("kp", p) for p in range(3)])
-        consumer.seek_to_beginning()
         got: list[bytes] = []
         wait_for(lambda: got.extend(m.value for m in consumer) or len(got) >= len(sent), 20)
+        consumer.commit()
+        committed = {p: consumer.committed(TopicPartition("kp", p)) for p in range(3)}
         consumer.close()
         assert sorted(got) == sorted(sent)
+        assert sum(committed.values()) == len(sent)
 
 
 def test_kill_9_of_a_leader_moves_its_partitions_and_loses_no_acknowledged_record(
