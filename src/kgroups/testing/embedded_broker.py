@@ -1,0 +1,96 @@
+"""EmbeddedBroker: one kgroups broker for a test, on an ephemeral loopback port.
+
+In a thread of its own by default (quickest to start; blocking and asyncio
+clients alike can use it), or as a `kgroups serve` subprocess with
+``process=True`` for tests that kill it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from kgroups.testing.process_broker import ProcessBroker
+from kgroups.testing.thread_broker import ThreadBroker
+
+
+class EmbeddedBroker:
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        overrides: Mapping[str, object] | None = None,
+        process: bool = False,
+        start: bool = True,
+    ) -> None:
+        """`data_dir`: kept after stop; without it a temporary directory is
+        used and removed by stop(). `overrides`: Kafka broker properties
+        (`{"num.partitions": "3"}`), which win over the test defaults."""
+        self._own_dir = data_dir is None
+        root = Path(tempfile.mkdtemp(prefix="kgroups-")) if data_dir is None else Path(data_dir)
+        self.data_dir = root / "data" if self._own_dir else root
+        props = {key: str(value) for key, value in (overrides or {}).items()}
+        self.process = process
+        self._impl: ThreadBroker | ProcessBroker = (
+            ProcessBroker(self.data_dir, props) if process else ThreadBroker(self.data_dir, props)
+        )
+        self._started = False
+        if start:
+            self.start()
+
+    def start(self) -> EmbeddedBroker:
+        self._impl.start()
+        self._started = True
+        return self
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """`host:port` for a client's `bootstrap.servers`."""
+        return self._impl.bootstrap
+
+    @property
+    def port(self) -> int:
+        return self._impl.port
+
+    def kill(self) -> None:
+        """kill -9 the broker process (process=True only); restart() brings it back."""
+        if not isinstance(self._impl, ProcessBroker):
+            raise RuntimeError("kill() needs EmbeddedBroker(process=True)")
+        self._impl.kill()
+
+    def restart(self) -> EmbeddedBroker:
+        """Stop (if running) and start again on the same port, with the same data."""
+        self._impl.restart()
+        return self
+
+    def stop(self) -> None:
+        """Stop the broker; remove its data if the directory was a temporary one."""
+        if self._started:
+            self._impl.stop()
+            self._started = False
+        if self._own_dir:
+            shutil.rmtree(self.data_dir.parent, ignore_errors=True)
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> EmbeddedBroker:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def __repr__(self) -> str:
+        kind = "process" if self.process else "thread"
+        where = self.bootstrap_servers if self._started else "stopped"
+        return f"EmbeddedBroker({kind}, {where}, data_dir={self.data_dir})"

@@ -1,0 +1,58 @@
+"""pytest plugin, loaded through the `pytest11` entry point: fixtures
+`kafka_broker`, `kafka_bootstrap` and `kafka_helpers`.
+
+`kafka_broker` is a fresh broker per test; `--kafka-broker-scope=session`
+(or the ini option `kafka_broker_scope = session`) shares one across the
+session. Overrides for it: the `kafka_broker_overrides` fixture, which a
+conftest.py may redefine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+# Imported where used: every pytest run in an environment with kgroups loads
+# this module, and most of those runs never start a broker.
+if TYPE_CHECKING:
+    from kgroups.testing.embedded_broker import EmbeddedBroker
+    from kgroups.testing.helpers import KafkaHelpers
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    help = "kafka_broker's scope: function (a broker per test) or session (one for all)"
+    parser.addoption("--kafka-broker-scope", choices=("function", "session"), help=help)
+    parser.addini("kafka_broker_scope", help, default="function")
+
+
+def _scope(fixture_name: str, config: pytest.Config) -> str:
+    scope: str = config.getoption("--kafka-broker-scope") or config.getini("kafka_broker_scope")
+    return scope
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_overrides() -> dict[str, str]:
+    """Kafka broker properties for `kafka_broker`; redefine it to change them."""
+    return {}
+
+
+@pytest.fixture(scope=_scope)  # type: ignore[arg-type]
+def kafka_broker(kafka_broker_overrides: dict[str, str]) -> Iterator[EmbeddedBroker]:
+    from kgroups.testing.embedded_broker import EmbeddedBroker
+
+    with EmbeddedBroker(overrides=kafka_broker_overrides) as broker:
+        yield broker
+
+
+@pytest.fixture
+def kafka_bootstrap(kafka_broker: EmbeddedBroker) -> str:
+    return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture
+def kafka_helpers(kafka_bootstrap: str) -> KafkaHelpers:
+    from kgroups.testing.helpers import KafkaHelpers
+
+    return KafkaHelpers(kafka_bootstrap)

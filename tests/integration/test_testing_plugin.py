@@ -1,0 +1,40 @@
+"""The pytest plugin and EmbeddedBroker as a user meets them: the example
+project's own test suite, run by pytest in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "consumer-service"
+
+
+@pytest.mark.parametrize("scope", ["function", "session"])
+def test_example_project_suite_passes(scope: str) -> None:
+    pytest.importorskip("confluent_kafka")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            f"--kafka-broker-scope={scope}",
+            "--setup-show",
+        ],
+        cwd=EXAMPLE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "2 passed" in result.stdout
+    # The plugin's broker fixture ran with the scope asked for.
+    letter = "S" if scope == "session" else "F"
+    assert f"SETUP    {letter} kafka_broker" in result.stdout
