@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from kgroups.client import AsyncProducer
+from kgroups.clock import ManualClock
 from kgroups.testing import EmbeddedBroker
 from kgroups.testing.helpers import KafkaHelpers
 
@@ -56,3 +59,28 @@ def test_usable_from_asyncio_code() -> None:
             return metadata.offset
 
     assert asyncio.run(main()) == 0
+
+
+def test_a_manual_clock_drives_the_broker() -> None:
+    from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, TopicPartition
+
+    clock = ManualClock(1_000_000)
+    with EmbeddedBroker(clock=clock) as broker:
+        helpers = KafkaHelpers(broker.bootstrap_servers)
+        helpers.create_topic("t", config={"message.timestamp.type": "LogAppendTime"})
+        clock.advance(5)
+        helpers.produce("t", [b"a"])
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "g"})
+        try:
+            consumer.assign([TopicPartition("t", 0, 0)])
+            message = None
+            while message is None:
+                message = consumer.poll(1)
+            assert message.timestamp() == (TIMESTAMP_LOG_APPEND_TIME, 1_000_005)
+        finally:
+            consumer.close()
+
+
+def test_a_process_broker_cannot_take_a_clock() -> None:
+    with pytest.raises(ValueError):
+        EmbeddedBroker(process=True, clock=ManualClock())

@@ -12,8 +12,15 @@ import pytest
 EXAMPLE = Path(__file__).parents[2] / "examples" / "consumer-service"
 
 
-@pytest.mark.parametrize("scope", ["function", "session"])
-def test_example_project_suite_passes(scope: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "scope"),
+    [
+        ([], "function"),
+        (["-o", "kafka_broker_scope=session"], "session"),  # as set in an ini file
+        (["-o", "kafka_broker_scope=session", "--kafka-broker-scope=function"], "function"),
+    ],
+)
+def test_example_project_suite_passes(options: list[str], scope: str) -> None:
     pytest.importorskip("confluent_kafka")
     result = subprocess.run(
         [
@@ -23,9 +30,7 @@ def test_example_project_suite_passes(scope: str) -> None:
             "-q",
             "-p",
             "no:cacheprovider",
-            "-p",
-            "no:hypothesispytest",
-            f"--kafka-broker-scope={scope}",
+            *options,
             "--setup-show",
         ],
         cwd=EXAMPLE,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
+from kgroups.clock import Clock
 from kgroups.testing.process_broker import ProcessBroker
 from kgroups.testing.thread_broker import ThreadBroker
 
@@ -25,17 +26,24 @@ class EmbeddedBroker:
         overrides: Mapping[str, object] | None = None,
         process: bool = False,
         start: bool = True,
+        clock: Clock | None = None,
     ) -> None:
         """`data_dir`: kept after stop; without it a temporary directory is
         used and removed by stop(). `overrides`: Kafka broker properties
-        (`{"num.partitions": "3"}`), which win over the test defaults."""
+        (`{"num.partitions": "3"}`), which win over the test defaults.
+        `clock` (thread only): the broker's clock, e.g. a ManualClock the
+        test advances by hand."""
+        if process and clock is not None:
+            raise ValueError("a clock of the test's own needs the thread broker")
         self._own_dir = data_dir is None
         root = Path(tempfile.mkdtemp(prefix="kgroups-")) if data_dir is None else Path(data_dir)
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
         self.process = process
         self._impl: ThreadBroker | ProcessBroker = (
-            ProcessBroker(self.data_dir, props) if process else ThreadBroker(self.data_dir, props)
+            ProcessBroker(self.data_dir, props)
+            if process
+            else ThreadBroker(self.data_dir, props, clock)
         )
         self._started = False
         if start:
