@@ -84,3 +84,15 @@ def test_a_manual_clock_drives_the_broker() -> None:
 def test_a_process_broker_cannot_take_a_clock() -> None:
     with pytest.raises(ValueError):
         EmbeddedBroker(process=True, clock=ManualClock())
+
+
+def test_a_bad_override_fails_the_start_and_leaves_nothing_behind() -> None:
+    import tempfile
+    import threading
+
+    threads = threading.active_count()
+    temporary = set(Path(tempfile.gettempdir()).glob("kgroups-*"))
+    with pytest.raises(Exception, match=r"num\.partitions"):
+        EmbeddedBroker(overrides={"num.partitions": "zero"})
+    assert threading.active_count() == threads
+    assert set(Path(tempfile.gettempdir()).glob("kgroups-*")) <= temporary

@@ -40,18 +40,26 @@ class EmbeddedBroker:
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
         self.process = process
-        self._impl: ThreadBroker | ProcessBroker = (
-            ProcessBroker(self.data_dir, props)
-            if process
-            else ThreadBroker(self.data_dir, props, clock)
-        )
+        try:
+            self._impl: ThreadBroker | ProcessBroker = (
+                ProcessBroker(self.data_dir, props)
+                if process
+                else ThreadBroker(self.data_dir, props, clock)
+            )
+        except BaseException:  # a bad override: leave no temporary directory behind
+            self._remove_own_dir()
+            raise
         self._started = False
         if start:
             self.start()
 
     def start(self) -> EmbeddedBroker:
-        self._impl.start()
         self._started = True
+        try:
+            self._impl.start()
+        except BaseException:
+            self.stop()  # leave no thread, process or temporary directory behind
+            raise
         return self
 
     @property
@@ -79,6 +87,9 @@ class EmbeddedBroker:
         if self._started:
             self._impl.stop()
             self._started = False
+        self._remove_own_dir()
+
+    def _remove_own_dir(self) -> None:
         if self._own_dir:
             shutil.rmtree(self.data_dir.parent, ignore_errors=True)
 
