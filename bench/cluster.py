@@ -54,6 +54,7 @@ from offsets import (
     OFFSETS_PARTITIONS,
     commit_errors,
     commit_frame,
+    commit_loop,
     load_time,
     write_offsets_log,
 )
@@ -202,23 +203,14 @@ async def spread_commits(setup: Setup, seconds: float) -> dict[str, Any]:
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
-    async def loop(i: int, group: str) -> None:
-        frame = commit_frame(group, i + 1, LAYOUT)
-        reader, writer = await asyncio.open_connection(*where[group])
-        try:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                writer.write(frame)
-                (size,) = struct.unpack(">i", await reader.readexactly(4))
-                errors = commit_errors(await reader.readexactly(size))
-                assert len(errors) == 10 and not any(errors), errors
-                latencies.append(time.perf_counter() - started)
-        finally:
-            writer.close()
-
     before = setup.usage()
     started = time.perf_counter()
-    await asyncio.gather(*(loop(i, g) for i, g in enumerate(groups)))
+    await asyncio.gather(
+        *(
+            commit_loop(commit_frame(g, i + 1, LAYOUT), where[g], deadline, latencies)
+            for i, g in enumerate(groups)
+        )
+    )
     elapsed = time.perf_counter() - started
     latencies.sort()
     return {

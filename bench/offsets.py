@@ -117,6 +117,24 @@ def commit_errors(response: bytes) -> list[int]:
     return errors
 
 
+async def commit_loop(
+    frame: bytes, address: tuple[str, int], deadline: float, latencies: list[float]
+) -> None:
+    """One committer: the same 10-partition commit back to back on its own
+    connection until ``deadline``, each answer checked, each latency kept."""
+    reader, writer = await asyncio.open_connection(*address)
+    try:
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            writer.write(frame)
+            (size,) = struct.unpack(">i", await reader.readexactly(4))
+            errors = commit_errors(await reader.readexactly(size))
+            assert len(errors) == 10 and not any(errors), errors
+            latencies.append(time.perf_counter() - started)
+    finally:
+        writer.close()
+
+
 async def durable_commits(
     bootstrap: str,
     seconds: float,
@@ -138,24 +156,15 @@ async def durable_commits(
         writer.close()
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
-
-    async def loop(i: int) -> None:
-        frame = commit_frame(f"c{i}", i + 1, layout)
-        reader, writer = await asyncio.open_connection(host, int(port))
-        try:
-            while time.perf_counter() < deadline:
-                started = time.perf_counter()
-                writer.write(frame)
-                (size,) = struct.unpack(">i", await reader.readexactly(4))
-                errors = commit_errors(await reader.readexactly(size))
-                assert len(errors) == 10 and not any(errors), errors
-                latencies.append(time.perf_counter() - started)
-        finally:
-            writer.close()
-
+    address = (host, int(port))
     cpu_before = cpu_seconds(cpu_pid)
     started = time.perf_counter()
-    await asyncio.gather(*(loop(i) for i in range(committers)))
+    await asyncio.gather(
+        *(
+            commit_loop(commit_frame(f"c{i}", i + 1, layout), address, deadline, latencies)
+            for i in range(committers)
+        )
+    )
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds(cpu_pid) - cpu_before
     latencies.sort()
