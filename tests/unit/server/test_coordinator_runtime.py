@@ -132,10 +132,16 @@ async def fsynced(broker: FakeBroker) -> None:
     await turns()
 
 
-async def member_count(runtime: CoordinatorRuntime, group: str) -> int:
+async def described(runtime: CoordinatorRuntime, group: str) -> Any:
+    """The group as DescribeGroups shows it."""
     describing = describe(runtime, group)
     await turns()
-    return len(describing.result().groups[0].members)
+    (description,) = describing.result().groups
+    return description
+
+
+async def member_count(runtime: CoordinatorRuntime, group: str) -> int:
+    return len((await described(runtime, group)).members)
 
 
 def _ctx(api_key: int, version: int) -> RequestContext:
@@ -315,9 +321,7 @@ def test_a_silent_member_is_removed_when_its_session_runs_out() -> None:
         assert await member_count(runtime, "m") == 1
         broker.clock.advance(1)
         await fsynced(broker)
-        describing = describe(runtime, "m")
-        await turns()
-        (group,) = describing.result().groups
+        group = await described(runtime, "m")
         assert (group.group_state, group.members) == ("Empty", ())
 
     run(scenario)
@@ -341,9 +345,7 @@ def test_heartbeats_keep_a_member_and_it_is_removed_a_session_after_the_last() -
         assert await member_count(runtime, "m") == 1
         broker.clock.advance(1)
         await fsynced(broker)
-        describing = describe(runtime, "m")
-        await turns()
-        (group,) = describing.result().groups
+        group = await described(runtime, "m")
         assert (group.group_state, group.members) == ("Empty", ())
 
     run(scenario)
