@@ -173,6 +173,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.max.heartbeat.interval.ms", _int, 15000, "Largest of it.", 1),
     Setting("group.consumer.max.size", _int, INT_MAX, "Members per consumer group.", 1),
     Setting("group.consumer.assignors", _str, "uniform,range", "Server-side assignors."),
+    Setting(
+        "group.consumer.regex.refresh.interval.ms",
+        _int,
+        600000,
+        "Age at which a regex subscription is resolved again.",
+        10000,
+    ),
     Setting("cluster.store.url", _str, "", "PostgreSQL URL of the cluster (empty: one broker)."),
     Setting("broker.heartbeat.interval.ms", _int, 2000, "Cluster lease renewal period.", 1),
     Setting("broker.session.timeout.ms", _int, 9000, "Cluster lease lifetime.", 1),

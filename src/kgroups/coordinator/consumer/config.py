@@ -17,3 +17,6 @@ class ConsumerGroupConfig:
     max_size: int = 2_147_483_647
     # group.consumer.assignors: the first is the default
     assignors: str = DEFAULT_ASSIGNORS
+    # group.consumer.regex.refresh.interval.ms: how long a regex resolution
+    # stands before a heartbeat resolves it again, topics changed or not
+    regex_refresh_interval_ms: int = 600_000

@@ -56,9 +56,16 @@ from kgroups.coordinator.consumer.records import (
     MemberKey,
     MemberMetadataValue,
     RegularExpressionKey,
+    RegularExpressionValue,
     TargetAssignmentMemberValue,
     TargetAssignmentMetadataValue,
     encode_record,
+)
+from kgroups.coordinator.consumer.regex import (
+    REGEX_REFRESH_MIN_INTERVAL_MS,
+    InvalidRegex,
+    compile_regex,
+    resolve,
 )
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
 from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
@@ -290,6 +297,18 @@ class ConsumerGroupCoordinator:
                 "The member is in an unknown state; it must give up its partitions and rejoin.",
             )
 
+        regex = request.subscribed_topic_regex
+        if (
+            regex
+            and (member is None or regex != member.subscribed_topic_regex)
+            and not group.regex_subscribers(regex)
+        ):
+            # A regex new to the group: refused before anything is stored.
+            try:
+                compile_regex(regex)
+            except InvalidRegex as e:
+                raise HeartbeatError(ErrorCode.invalid_regular_expression, str(e)) from None
+
         # Validation done: from here on, records.
         if replaced is not None:
             member = self._replace(group, replaced, member_id)
@@ -298,9 +317,14 @@ class ConsumerGroupCoordinator:
             member = ConsumerGroupMember(member_id)
 
         # 1. The member's subscription, and the group epoch.
+        old_regex = member.subscribed_topic_regex
         bump = self._update_member(group, member, request)
         group = self.table.groups[group_id]  # created by the first record
         member = group.members[member_id]
+        if old_regex and old_regex != member.subscribed_topic_regex:
+            self._drop_unused_regex(group, old_regex)
+        if group.subscribed_regexes():
+            bump |= self._maybe_refresh_regexes(group, topics, now_ms)
         if bump or group.topics_version_seen != topics.version:
             group.topics_version_seen = topics.version
             new_hash = metadata_hash(group.subscribed_topic_names(), topics)
@@ -326,7 +350,10 @@ class ConsumerGroupCoordinator:
         )
         full = joining or (
             request.rebalance_timeout_ms != -1
-            and request.subscribed_topic_names is not None
+            and (
+                request.subscribed_topic_names is not None
+                or request.subscribed_topic_regex is not None
+            )
             and request.owned_partitions is not None
         )
         changed = member.assigned_partitions is not old_assigned and (
@@ -427,6 +454,40 @@ class ConsumerGroupCoordinator:
         )
         return self.table.groups[group_id].members[member_id]
 
+    # -- regular expressions -------------------------------------------------
+
+    def _drop_unused_regex(self, group: ConsumerGroup, regex: str) -> None:
+        if not group.regex_subscribers(regex) and regex in group.regexes:
+            self._emit(RegularExpressionKey(group.group_id, regex), None)
+
+    def _maybe_refresh_regexes(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
+        """Resolve the group's regexes again when one is new, the topics
+        changed, or the last resolution is older than the refresh interval; at
+        most once per Kafka's 10 s minimum interval. Whether a regex now
+        resolves to other topics (the group epoch must move on)."""
+        last = group.regexes_refreshed_ms
+        if last is not None:
+            if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
+                return False
+            if (
+                group.regexes_version_seen == topics.version
+                and now_ms <= last + self.config.regex_refresh_interval_ms
+                and not group.has_unresolved_regex()
+            ):
+                return False
+        group.regexes_version_seen = topics.version
+        changed = False
+        for regex, matched in resolve(group.subscribed_regexes(), topics.names()).items():
+            old = group.regexes.get(regex)
+            changed |= old is None or old[0] != matched
+            self._emit(
+                RegularExpressionKey(group.group_id, regex),
+                RegularExpressionValue(matched, topics.version, now_ms),
+            )
+        return changed
+
+    # -- target assignment ---------------------------------------------------
+
     def _assign(self, group: ConsumerGroup, topics: TopicsView) -> None:
         """Compute the target assignment for the group epoch; write the members'
         changed targets, then the assignment epoch."""
@@ -437,14 +498,14 @@ class ConsumerGroupCoordinator:
             if info is not None and info.partitions > 0:
                 topic_ids[name] = info.topic_id
                 topic_metadata[info.topic_id] = TopicMetadata(info.partitions)
-        subscriptions: dict[tuple[str, ...], frozenset[uuid.UUID]] = {}
+        subscriptions: dict[tuple[tuple[str, ...], str | None], frozenset[uuid.UUID]] = {}
         specs = []
         for member in group.members.values():
-            names = member.subscribed_topic_names
-            ids = subscriptions.get(names)
+            subscription = (member.subscribed_topic_names, member.subscribed_topic_regex)
+            ids = subscriptions.get(subscription)
             if ids is None:  # members mostly share subscriptions: resolve each once
-                ids = subscriptions[names] = frozenset(
-                    topic_ids[n] for n in names if n in topic_ids
+                ids = subscriptions[subscription] = frozenset(
+                    topic_ids[n] for n in group.member_topics(member) if n in topic_ids
                 )
             specs.append(
                 MemberSpec(
@@ -551,7 +612,10 @@ class ConsumerGroupCoordinator:
         """Remove the member; the group epoch moves on so that the others get
         its partitions."""
         group_id = group.group_id
+        regex = group.members[member_id].subscribed_topic_regex
         self._remove_member_records(group_id, member_id)
+        if regex:
+            self._drop_unused_regex(group, regex)
         # The remaining subscriptions may cover fewer topics.
         group.topics_version_seen = topics.version
         self._emit(
