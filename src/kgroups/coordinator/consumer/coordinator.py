@@ -2,8 +2,10 @@
 
 A heartbeat goes through three steps, as in Kafka's group coordinator:
 
-1. the member joins or updates its subscription; the group epoch moves on
-   when a subscription or the subscribed topics' metadata changed;
+1. the member joins or updates its subscription, and the group's regular
+   expressions are resolved again when due (regex.py); the group epoch moves
+   on when a subscription, a regex's topics or the subscribed topics'
+   metadata changed;
 2. when the group epoch is past the assignment epoch, the server-side
    assignor computes a new target assignment for the whole group;
 3. the member takes one reconciliation step towards its target.
