@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import re
 import uuid
 
+import pytest
 from kio.schema.errors import ErrorCode
 
-from kgroups.coordinator.consumer import ConsumerGroupCoordinator
+from kgroups.coordinator.consumer import ConsumerGroupCoordinator, ConsumerGroupState
 from kgroups.coordinator.consumer.records import (
     RegularExpressionKey,
     RegularExpressionValue,
@@ -14,6 +17,7 @@ from kgroups.coordinator.consumer.records import (
 )
 
 from .consumer_group_harness import BAR, FOO, Harness, partitions, snapshot
+from .test_consumer_group_simulation import Client, assert_no_partition_owned_twice
 
 FOO2 = uuid.UUID(int=3)
 
@@ -238,3 +242,63 @@ def test_replay_restores_the_resolution() -> None:
     h.heartbeat("b", group.members["b"].member_epoch)
     assert group.group_epoch == epoch
     assert group.regexes["ba.*"][0] == ("bar",)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_regex_members_and_new_topics_settle_on_the_matching_topics(seed: int) -> None:
+    rng = random.Random(seed)
+    h = Harness(session_timeout_ms=20_000)
+    subscriptions: list[tuple[tuple[str, ...], str | None]] = [
+        ((), "ba.*"),
+        ((), "foo|baz-[0-9]+"),
+        (("foo",), "baz-1.*"),
+        (("bar",), None),
+    ]
+    clients: list[Client] = []
+    names = iter(f"c{i}" for i in range(1_000))
+    created = 0
+    for _ in range(300):
+        action = rng.random()
+        if action < 0.1 or not clients:
+            topics, regex = rng.choice(subscriptions)
+            clients.append(Client(next(names), topics, rng, regex))
+        elif action < 0.13 and len(clients) > 1:
+            leaving = clients.pop(rng.randrange(len(clients)))
+            if leaving.epoch > 0:
+                h.heartbeat(leaving.member_id, -1)
+        elif action < 0.17:
+            h.topics.put(f"baz-{created}", rng.randrange(1, 4))
+            created += 1
+        elif action < 0.3:
+            h.now += rng.randrange(1, 4_000)  # no session ends: every client heartbeats
+        else:
+            rng.choice(clients).heartbeat(h)
+        assert_no_partition_owned_twice(h, clients)
+    # Once the minimum interval is past every regex is resolved against every
+    # topic (a client rejoining with a regex new again waits for the next one).
+    for _ in range(30):
+        h.now += 1_000
+        for client in clients:
+            client.heartbeat(h)
+            assert_no_partition_owned_twice(h, clients)
+    assert h.group.state is ConsumerGroupState.STABLE
+    owned = {(t, p) for c in clients for t, ps in c.owned.items() for p in ps}
+    wanted = {name for c in clients for name in c.topics}
+    for c in clients:
+        if c.regex is not None:
+            wanted |= {n for n in h.topics.topics if _fullmatch(c.regex, n)}
+    expected = {
+        (h.topics.topics[name].topic_id, p)
+        for name in wanted
+        for p in range(h.topics.topics[name].partitions)
+    }
+    assert owned == expected
+    replayed = h.replayed().groups["g"]
+    assert snapshot(replayed) == snapshot(h.group)
+    assert replayed.regexes == h.group.regexes
+    assert set(h.group.regexes) == {c.regex for c in clients if c.regex is not None}
+
+
+def _fullmatch(regex: str, name: str) -> bool:
+    # An independent oracle: these patterns mean the same in Python's syntax.
+    return re.fullmatch(regex, name) is not None
