@@ -79,6 +79,14 @@ def test_the_regex_must_match_the_whole_name() -> None:
     }
 
 
+def test_internal_topics_match_like_any_other_as_in_kafka() -> None:
+    # Kafka's resolver filters by DESCRIBE ACLs only, not by internal topics.
+    h = Harness()
+    h.topics.put("__consumer_offsets", 50)
+    join_regex(h, "a", "__.*")
+    assert h.group.subscribed_topic_names() == {"__consumer_offsets"}
+
+
 def test_an_invalid_regex_is_refused_and_nothing_is_stored() -> None:
     h = Harness()
     code, message = join_regex(h, "a", "foo(")
