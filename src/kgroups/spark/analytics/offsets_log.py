@@ -211,11 +211,6 @@ def decode_record(
     row: dict[str, Any] = {"key_version": _version(key), "value_version": _version(value)}
     if key is None:
         return {**row, "kind": "unknown", "error": "record without a key"}
-    if consumer_records.is_consumer_group_key(key):
-        try:
-            return {**row, **_consumer_group_record(key, value, topic_names or {})}
-        except RecordFormatError as e:
-            return {**row, "kind": "unknown", "error": str(e)}
     try:
         decoded = decode_key(key)
     except RecordFormatError as e:
@@ -253,6 +248,9 @@ def decode_record(
                 else group.current_state_timestamp,
                 "members": [_member(m, consumer) for m in group.members],
             }
+        # Checked last: offset commits, nearly every record, pay nothing for it.
+        if consumer_records.is_consumer_group_key(key):
+            return {**row, **_consumer_group_record(key, value, topic_names or {})}
     except RecordFormatError as e:
         return {**row, "kind": "unknown", "error": f"value: {e}"}
     return {**row, "kind": "unknown", "error": f"key version {row['key_version']}"}
