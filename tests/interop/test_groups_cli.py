@@ -235,6 +235,11 @@ def test_list_and_describe_show_a_consumer_group_beside_a_classic_one(
         ]
         assert lags.splitlines()[1].split()[:5] == ["cg", "0", "10", "13", "3"]
 
+        # Offsets of a consumer group with members cannot be reset.
+        reset = ["groups", "reset-offsets", "new-style", "--topic", "cg", "--to-earliest"]
+        assert main([*reset, "--execute", *b]) == 1
+        assert "1 active member(s)" in capsys.readouterr().err
+
         # The classic group is described as before.
         assert main(["groups", "describe", "old-style", "--output", "json", *b]) == 0
         classic = json.loads(capsys.readouterr().out)

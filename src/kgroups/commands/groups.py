@@ -318,11 +318,16 @@ async def reset_offsets(
 ) -> str:
     admin = Admin(bootstrap)
     try:
-        described = await admin.describe(group)
-        if described.members:
+        consumer_group = await admin.describe_consumer_group(group)
+        members = (
+            consumer_group.members
+            if consumer_group is not None
+            else (await admin.describe(group)).members
+        )
+        if members:
             raise KafkaError(
                 ErrorCode.non_empty_group,
-                f"Group '{group}' has {len(described.members)} active member(s); offsets can "
+                f"Group '{group}' has {len(members)} active member(s); offsets can "
                 "only be reset while the group is empty (stop its consumers first).",
             )
         committed = await admin.committed(group)
