@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveStatus", "follow"]
 
-# A classic group's tombstone and a consumer group's (its group epoch record).
-_GROUP_TOMBSTONES = ("group_deleted", "consumer_group_epoch_deleted")
-
 LIVE_SCHEMA = (
     "group string, topic string, partition int, committed_offset long, log_end long,"
     " lag_offsets long, status string, group_status string, last_commit_ms long, evaluated_ms long"
@@ -80,7 +77,7 @@ class LiveStatus:
 
     def _add_batch(self, batch: DataFrame, batch_id: int) -> None:
         rows = (
-            batch.filter(F.col("kind").isin("offset_commit", "offset_deleted", *_GROUP_TOMBSTONES))
+            batch.filter(F.col("kind").isin("offset_commit", "offset_deleted", "group_deleted"))
             .select(
                 "kind",
                 "group",
