@@ -252,9 +252,11 @@ def test_the_report_draws_epochs_on_the_lag_chart() -> None:
         for e in group_timeline(_history())
     ]
     page = render_report([report], T0 + 6000, "t")
-    # Four group epochs, three target assignments and the deletion are labelled lines.
-    assert page.count('class="epoch-label"') == 4 + 3 + 1
-    assert ">e2</text>" in page and ">a2</text>" in page
+    # Four group epochs, three target assignments and the deletion are lines; only
+    # the group epochs are labelled.
+    assert page.count('<g class="epoch">') == 4 + 3 + 1
+    assert [f">e{n}</text>" in page for n in range(1, 6)] == [True] * 4 + [False]
+    assert page.count('class="epoch-label"') == 4
     assert page.count('class="reconciliation"') == 5
     assert "<h3>Epochs (13)</h3>" in page and "Rebalances (" not in page
     assert "revoking: orders-1" in page and "<td>2.0 s</td>" in page

@@ -28,6 +28,7 @@ _COLOURS = {
 _WIDTH, _HEIGHT = 900, 240
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 76, 24, 40, 40
 _LABEL_GAP = 30  # pixels between rebalance labels on one row
+_LABEL_ROW = 14  # pixels between the two rows of labels: more than a label is high
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,14 @@ class EpochMark:
     reconciled_ms: int | None = None
 
 
-# How group-wide epoch events are drawn: (colour, dash pattern, label prefix).
-# Other events (a member's reconciliation step) are ticks on the time axis.
-_EPOCH_STYLE = {
+# How group-wide epoch events are drawn: (colour, dash pattern, label prefix or
+# None). A target assignment follows its group epoch at once: only the group epoch
+# is labelled, so labels stay apart. Other events (a member's reconciliation
+# step) are ticks on the time axis.
+_EPOCH_STYLE: dict[str, tuple[str, str, str | None]] = {
     "group_epoch": ("#00897b", "6,3", "e"),
-    "assignment_epoch": ("#8d6e63", "1,3", "a"),
-    "group_deleted": ("#999", "3,3", "x"),
+    "assignment_epoch": ("#8d6e63", "1,3", None),
+    "group_deleted": ("#999", "3,3", None),
 }
 
 
@@ -125,7 +128,7 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
             f'<g class="rebalance"><title>{tip}</title>'
             f'<line x1="{x(t):.1f}" y1="{upper - 4}" x2="{x(t):.1f}" y2="{lower}" '
             'stroke="#999" stroke-dasharray="3,3"/>'
-            f'<text class="rebalance-label" x="{x(t):.1f}" y="{upper - 8 - 12 * row}" '
+            f'<text class="rebalance-label" x="{x(t):.1f}" y="{upper - 8 - _LABEL_ROW * row}" '
             f'text-anchor="middle" fill="#555">g{generation}</text></g>'
         )
     for mark in report.epochs:
@@ -141,15 +144,22 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
             )
             continue
         colour, dashes, prefix = style
-        row = 0 if x(mark.t_ms) - rows_end[0] >= _LABEL_GAP else 1
-        rows_end[row] = x(mark.t_ms)
-        label = f"{prefix}{'' if mark.epoch is None else mark.epoch}"
+        label = ""
+        # Epochs come in bursts (members starting together): a label goes on the
+        # first row with room, or is left out (the line's tooltip still tells).
+        free = [row for row in (0, 1) if x(mark.t_ms) - rows_end[row] >= _LABEL_GAP]
+        if prefix is not None and free:
+            row = free[0]
+            rows_end[row] = x(mark.t_ms)
+            label = (
+                f'<text class="epoch-label" x="{x(mark.t_ms):.1f}" '
+                f'y="{upper - 8 - _LABEL_ROW * row}" '
+                f'text-anchor="middle" fill="{colour}">{prefix}{mark.epoch}</text>'
+            )
         parts.append(
             f'<g class="epoch"><title>{tip} ({mark.members} members)</title>'
             f'<line x1="{x(mark.t_ms):.1f}" y1="{upper - 4}" x2="{x(mark.t_ms):.1f}" y2="{lower}" '
-            f'stroke="{colour}" stroke-dasharray="{dashes}"/>'
-            f'<text class="epoch-label" x="{x(mark.t_ms):.1f}" y="{upper - 8 - 12 * row}" '
-            f'text-anchor="middle" fill="{colour}">{label}</text></g>'
+            f'stroke="{colour}" stroke-dasharray="{dashes}"/>{label}</g>'
         )
     points = " ".join(f"{x(t):.1f},{y(lag):.1f}" for t, lag, _ in report.lag_series)
     if points:
@@ -219,9 +229,9 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
             f"<section><h2>{html.escape(g.group)} {_badge(g.status)}</h2>"
             + (
                 "<p>Total lag over time (offsets; dots coloured by status) and epochs (consumer "
-                "group: dashed lines for group epochs <code>e</code>, dotted for target "
-                "assignments <code>a</code>, ticks on the time axis for members' "
-                "reconciliation steps; hover for the cause).</p>"
+                "group: dashed lines labelled with the group epoch, dotted for target "
+                "assignments, ticks on the time axis for members' reconciliation steps; "
+                "hover for the cause).</p>"
                 if g.epochs
                 else "<p>Total lag over time (offsets; dots coloured by status) and rebalances "
                 "(dashed lines labelled with their generation; hover for the cause).</p>"
