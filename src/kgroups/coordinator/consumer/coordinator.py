@@ -140,6 +140,9 @@ class ConsumerTimerKey:
 
 SESSION = "session"
 REBALANCE = "rebalance"
+CLASSIC_JOIN = "classic-join"
+"""A classic-protocol member told to rejoin (or that joined) must send its
+JoinGroup (or SyncGroup) within its rebalance timeout."""
 
 
 class ConsumerGroupCoordinator:
@@ -155,6 +158,9 @@ class ConsumerGroupCoordinator:
         self._assignors = assignors(self.config.assignors)
         self._new_member_id = new_member_id
         self._records: list[Record] = []
+        self.removed_from: set[str] = set()
+        """Groups that lost a member since the caller last cleared this (a
+        consumer group left with classic-protocol members only may become classic)."""
 
     # -- records -------------------------------------------------------------
 
@@ -325,31 +331,15 @@ class ConsumerGroupCoordinator:
         member = group.members[member_id]
         if old_regex and old_regex != member.subscribed_topic_regex:
             self._drop_unused_regex(group, old_regex)
-        if group.subscribed_regexes():
-            bump |= self._maybe_refresh_regexes(group, topics, now_ms)
-        if bump or group.topics_version_seen != topics.version:
-            group.topics_version_seen = topics.version
-            new_hash = metadata_hash(group.subscribed_topic_names(), topics)
-            if bump or new_hash != group.metadata_hash:
-                self._emit(
-                    GroupKey(GROUP_METADATA, group_id),
-                    GroupMetadataValue(group.group_epoch + 1, new_hash),
-                )
-
         # 2. The target assignment.
-        if group.group_epoch > group.assignment_epoch:
-            self._assign(group, topics)
+        self._advance(group, bump, topics, now_ms)
 
         # 3. One reconciliation step.
         old_assigned = member.assigned_partitions
         if not member.is_reconciled_to(group.assignment_epoch):
             self._reconcile(group, member, request.owned_partitions, now_ms)
 
-        self.timers.schedule(
-            ConsumerTimerKey(SESSION, group_id, member_id),
-            now_ms + self.config.session_timeout_ms,
-            0,
-        )
+        self.schedule_session(group_id, member, now_ms)
         full = joining or (
             request.rebalance_timeout_ms != -1
             and (
@@ -366,6 +356,34 @@ class ConsumerGroupCoordinator:
             member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.config.heartbeat_interval_ms,
             assignment=member.assigned_partitions if full or changed else None,
+        )
+
+    def _advance(self, group: ConsumerGroup, bump: bool, topics: TopicsView, now_ms: int) -> None:
+        """Move the group epoch on when a subscription (``bump``), a regex's
+        resolution or the subscribed topics changed, then compute the target
+        assignment if it lags."""
+        if group.subscribed_regexes():
+            bump |= self._maybe_refresh_regexes(group, topics, now_ms)
+        if bump or group.topics_version_seen != topics.version:
+            group.topics_version_seen = topics.version
+            new_hash = metadata_hash(group.subscribed_topic_names(), topics)
+            if bump or new_hash != group.metadata_hash:
+                self._emit(
+                    GroupKey(GROUP_METADATA, group.group_id),
+                    GroupMetadataValue(group.group_epoch + 1, new_hash),
+                )
+        if group.group_epoch > group.assignment_epoch:
+            self._assign(group, topics)
+
+    def schedule_session(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
+        """A classic-protocol member keeps the session timeout of its JoinGroup."""
+        timeout = (
+            self.config.session_timeout_ms
+            if member.classic is None
+            else member.classic.session_timeout_ms
+        )
+        self.timers.schedule(
+            ConsumerTimerKey(SESSION, group_id, member.member_id), now_ms + timeout, 0
         )
 
     @staticmethod
@@ -411,12 +429,19 @@ class ConsumerGroupCoordinator:
             server_assignor=request.server_assignor
             if request.server_assignor is not None
             else member.server_assignor,
+            # A member heartbeating with ConsumerGroupHeartbeat speaks the consumer protocol.
+            classic_member_metadata=None,
         )
+        return self._write_member(group, member, value)
+
+    def _write_member(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, value: MemberMetadataValue
+    ) -> bool:
         new = member.member_id not in group.members
         if not new and _same_metadata(member, value):
             return False
         subscription_changed = new or (
-            names != member.subscribed_topic_names
+            value.subscribed_topic_names != member.subscribed_topic_names
             or value.subscribed_topic_regex != member.subscribed_topic_regex
         )
         self._emit(MemberKey(MEMBER_METADATA, group.group_id, member.member_id), value)
@@ -442,6 +467,7 @@ class ConsumerGroupCoordinator:
                 subscribed_topic_regex=old.subscribed_topic_regex,
                 rebalance_timeout_ms=old.rebalance_timeout_ms,
                 server_assignor=old.server_assignor,
+                classic_member_metadata=old.classic,
             ),
         )
         self._emit(
@@ -615,6 +641,7 @@ class ConsumerGroupCoordinator:
         its partitions."""
         group_id = group.group_id
         regex = group.members[member_id].subscribed_topic_regex
+        self.removed_from.add(group_id)
         self._remove_member_records(group_id, member_id)
         if regex:
             self._drop_unused_regex(group, regex)
@@ -636,6 +663,7 @@ class ConsumerGroupCoordinator:
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timers.cancel(ConsumerTimerKey(SESSION, group_id, member_id))
         self.timers.cancel(ConsumerTimerKey(REBALANCE, group_id, member_id))
+        self.timers.cancel(ConsumerTimerKey(CLASSIC_JOIN, group_id, member_id))
 
     # -- timers --------------------------------------------------------------
 
@@ -661,11 +689,7 @@ class ConsumerGroupCoordinator:
         (and rebalance timeout while it has partitions to revoke)."""
         for group in self.table.groups.values():
             for member in group.members.values():
-                self.timers.schedule(
-                    ConsumerTimerKey(SESSION, group.group_id, member.member_id),
-                    now_ms + self.config.session_timeout_ms,
-                    0,
-                )
+                self.schedule_session(group.group_id, member, now_ms)
                 if member.state is MemberState.UNREVOKED_PARTITIONS:
                     self.timers.schedule(
                         ConsumerTimerKey(REBALANCE, group.group_id, member.member_id),
@@ -714,6 +738,7 @@ def _same_metadata(member: ConsumerGroupMember, value: MemberMetadataValue) -> b
         and member.subscribed_topic_regex == value.subscribed_topic_regex
         and member.rebalance_timeout_ms == value.rebalance_timeout_ms
         and member.server_assignor == value.server_assignor
+        and member.classic == value.classic_member_metadata
     )
 
 

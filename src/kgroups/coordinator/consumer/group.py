@@ -151,6 +151,9 @@ class ConsumerGroup:
             return None
         return min(self._assignors_count.items(), key=lambda kv: (-kv[1], kv[0]))[0]
 
+    def all_members_classic(self) -> bool:
+        return all(m.classic is not None for m in self.members.values())
+
     def is_empty_of_state(self) -> bool:
         return not self.members and not self.target_assignment
 
@@ -190,6 +193,7 @@ class ConsumerGroup:
         member.subscribed_topic_regex = value.subscribed_topic_regex
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
+        member.classic = value.classic_member_metadata
         for name in member.subscribed_topic_names:
             self._subscribed_topics[name] = self._subscribed_topics.get(name, 0) + 1
         if member.subscribed_topic_regex:

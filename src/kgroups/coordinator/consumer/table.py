@@ -86,6 +86,7 @@ class ConsumerGroupTable:
                     subscribed_topic_regex=member.subscribed_topic_regex,
                     rebalance_timeout_ms=member.rebalance_timeout_ms,
                     server_assignor=member.server_assignor,
+                    classic_member_metadata=member.classic,
                 )
             if member.member_epoch == -1 and not member.assigned_partitions:
                 return None  # what a current assignment tombstone leaves
