@@ -247,6 +247,7 @@ class GroupCoordinatorShard:
             error = self._classic_members.heartbeat(
                 consumer, req.member_id, req.group_instance_id, req.generation_id, now_ms
             )
+            assert error is not None  # it may arm its timer
             fx.reply(ctx.reply_to, heartbeat_response(error))
         else:
             self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
@@ -273,7 +274,7 @@ class GroupCoordinatorShard:
         if consumer is not None:
             # A classic-protocol member inside a consumer group: only timers change.
             return self._classic_members.heartbeat(
-                consumer, member_id, group_instance_id, generation_id, now_ms
+                consumer, member_id, group_instance_id, generation_id, now_ms, may_arm=False
             )
         return self._membership.heartbeat_error(
             group_id, member_id, group_instance_id, generation_id, now_ms

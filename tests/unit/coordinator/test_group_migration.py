@@ -121,7 +121,8 @@ def test_a_consumer_member_joining_a_classic_group_converts_it() -> None:
     described = h.consumer_describe("g")
     assert described.error_code is ErrorCode.none
     assert described.group_state == "Stable"
-    assert {m.member_id for m in described.members} == {"c"} | {c.member_id for c in clients}
+    types = {m.member_id: m.member_type for m in described.members}
+    assert types == {"c": 1} | {c.member_id: 0 for c in clients}  # consumer, classic
     assert h.describe("g").group_state == "Dead"  # no longer a classic group
     assert [(g.group_id, g.group_type) for g in h.list_groups().groups] == [("g", "consumer")]
 
@@ -272,6 +273,10 @@ def test_the_fast_heartbeat_path_answers_as_the_general_one() -> None:
     h = Harness()
     a, _, generation = classic_group(h)
     h.consumer_heartbeat("g", "c", 0)
+    # Told to rejoin, the member gets a rebalance timeout: a new timer, which
+    # only the general path arms; once armed the fast path answers.
+    assert h.shard.heartbeat_now("g", a, None, generation, h.now) is None
+    assert h.heartbeat("g", a, generation) is ErrorCode.rebalance_in_progress
     fast = h.shard.heartbeat_now("g", a, None, generation, h.now)
     assert fast is ErrorCode.rebalance_in_progress
     assert h.shard.heartbeat_now("g", "nobody", None, generation, h.now) is (
@@ -347,3 +352,15 @@ def test_the_downgrade_respects_the_classic_group_max_size() -> None:
     h.consumer_heartbeat("g", "c", -1)
     # Three classic members are more than group.max.size: it stays a consumer group.
     assert [g.group_type for g in h.list_groups().groups] == ["consumer"]
+
+
+def test_the_fast_heartbeat_path_serves_a_settled_classic_member() -> None:
+    h = Harness()
+    clients, _, _ = upgrade(h)
+    for client in clients:
+        assert h.shard.heartbeat_now("g", client.member_id, None, client.generation, h.now) is (
+            ErrorCode.none
+        )
+        assert h.shard.heartbeat_now("g", client.member_id, None, client.generation + 1, h.now) is (
+            ErrorCode.illegal_generation
+        )

@@ -288,25 +288,32 @@ class ClassicProtocolMembers:
         instance_id: str | None,
         generation_id: int,
         now_ms: int,
-    ) -> ErrorCode:
+        *,
+        may_arm: bool = True,
+    ) -> ErrorCode | None:
+        """The Heartbeat answer. A member told to rejoin gets its rebalance
+        timeout armed: without ``may_arm`` (the shell's fast path, which keeps
+        its timer as it is) that is None instead, and nothing changes."""
         member, error = self._validate(group, member_id, instance_id, generation_id)
         if member is None:
             return error
         c = self._c
-        c.schedule_session(group.group_id, member, now_ms)
-        if (
+        rejoin = (
             member.member_epoch < group.group_epoch
             or member.state is MemberState.UNREVOKED_PARTITIONS
             or (
                 member.state is MemberState.UNRELEASED_PARTITIONS
                 and not _waits_for_release(group, member)
             )
-        ):
-            key = ConsumerTimerKey(CLASSIC_JOIN, group.group_id, member_id)
-            if key not in c.timers:
-                c.timers.schedule(key, now_ms + member.rebalance_timeout_ms, 0)
-            return ErrorCode.rebalance_in_progress
-        return ErrorCode.none
+        )
+        key = ConsumerTimerKey(CLASSIC_JOIN, group.group_id, member_id)
+        arm = rejoin and key not in c.timers
+        if arm and not may_arm:
+            return None
+        c.schedule_session(group.group_id, member, now_ms)
+        if arm:
+            c.timers.schedule(key, now_ms + member.rebalance_timeout_ms, 0)
+        return ErrorCode.rebalance_in_progress if rejoin else ErrorCode.none
 
     def leave(
         self,
