@@ -170,3 +170,46 @@ def test_a_group_upgrades_to_the_consumer_protocol_and_back(tmp_path: Path) -> N
         for member in members:
             member.close()
         broker.stop()
+
+
+def test_the_group_keeps_its_kind_and_members_across_a_kill_9(tmp_path: Path) -> None:
+    from confluent_kafka import ConsumerGroupType
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from process_broker import BrokerProcess
+
+    overrides = [f"{k}={v}" for k, v in FAST_HEARTBEATS.items()]
+    broker = BrokerProcess(tmp_path / "data", None, *overrides).start()
+    members: list[Member] = []
+    try:
+        admin: Any = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)])[TOPIC].result(20)
+        members = [Member(broker.bootstrap, f"classic-{i}", "classic") for i in range(2)]
+        _poll_until(members, lambda: _shared(members), "two classic members")
+        modern = Member(broker.bootstrap, "modern", "consumer")
+        members.append(modern)
+        _poll_until(members, lambda: _shared(members), "three members")
+        assert _group_type(admin) == ConsumerGroupType.CONSUMER
+
+        broker.kill()
+        broker.start()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        described = admin.describe_consumer_groups([GROUP])[GROUP].result(20)
+        assert described.type == ConsumerGroupType.CONSUMER
+        assert sorted(m.client_id for m in described.members) == [
+            "classic-0",
+            "classic-1",
+            "modern",
+        ]
+        # The members carry on, and the group still downgrades when the last
+        # consumer-protocol member leaves.
+        batch = _produce(broker.bootstrap, "after-kill")
+        _poll_until(members, lambda: batch <= set(_values(members)), "a batch after the kill")
+        members.remove(modern)
+        modern.close()
+        _poll_until(members, lambda: _shared(members), "the classic members take it all back")
+        assert _group_type(admin) == ConsumerGroupType.CLASSIC
+    finally:
+        for member in members:
+            member.close()
+        broker.stop()
