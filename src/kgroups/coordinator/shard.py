@@ -16,6 +16,7 @@ rolled back to a snapshot (rollback.py).
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import uuid
 from collections.abc import Callable, Collection, Iterator
@@ -107,6 +108,7 @@ def kafka_member_id(prefix: str) -> str:
 
 
 _DASH_AND_UUID = 37
+_MILLISECOND = datetime.timedelta(milliseconds=1)
 
 
 class GroupCoordinatorShard:
@@ -216,6 +218,15 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
         elif consumer is not None and consumer.members:
             # A classic-protocol member inside a consumer group.
+            session_ms = req.session_timeout // _MILLISECOND
+            if not (
+                self.config.min_session_timeout_ms
+                <= session_ms
+                <= self.config.max_session_timeout_ms
+            ):
+                error = ErrorCode.invalid_session_timeout
+                fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+                return self._result(fx, now_ms)
             records, response = self._classic_members.join(consumer, req, ctx, self._topics, now_ms)
             fx.records.extend(records)  # already applied
             fx.reply(ctx.reply_to, response)
@@ -368,6 +379,8 @@ class GroupCoordinatorShard:
     def _maybe_downgrade(self, turn: Turn) -> None:
         """Consumer groups that lost a member and hold classic-protocol members
         only become classic groups, if the policy allows (Kafka then rebalances)."""
+        if not self._consumer.removed_from:
+            return  # the common case: nobody left
         removed, self._consumer.removed_from = self._consumer.removed_from, set()
         for group_id in removed:
             group = self._consumer.table.get(group_id)

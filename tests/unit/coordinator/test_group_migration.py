@@ -364,3 +364,12 @@ def test_the_fast_heartbeat_path_serves_a_settled_classic_member() -> None:
         assert h.shard.heartbeat_now("g", client.member_id, None, client.generation + 1, h.now) is (
             ErrorCode.illegal_generation
         )
+
+
+def test_a_classic_join_to_a_consumer_group_checks_the_session_timeout() -> None:
+    h = Harness(CoordinatorConfig(min_session_timeout_ms=6_000, max_session_timeout_ms=60_000))
+    upgrade(h)
+    protocols = (("range", meta()),)
+    for session in (5_999, 60_001):
+        refused = h.reply(h.join("g", "x", protocols=protocols, session=session))
+        assert refused.error_code is ErrorCode.invalid_session_timeout
