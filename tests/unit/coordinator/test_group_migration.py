@@ -373,3 +373,25 @@ def test_a_classic_join_to_a_consumer_group_checks_the_session_timeout() -> None
     for session in (5_999, 60_001):
         refused = h.reply(h.join("g", "x", protocols=protocols, session=session))
         assert refused.error_code is ErrorCode.invalid_session_timeout
+
+
+def test_a_static_classic_member_restarting_takes_over_its_old_self() -> None:
+    h = Harness()
+    upgrade(h)
+    protocols = (("range", meta()),)
+    joined = h.reply(h.join("g", instance="s", protocols=protocols))  # no MEMBER_ID_REQUIRED
+    assert joined.error_code is ErrorCode.none
+    old_id = joined.member_id
+    synced = h.sync_response(h.sync("g", old_id, joined.generation_id, instance="s"))
+    assert synced.error_code is ErrorCode.none
+    # Restarted: a new member id under the same instance id replaces the old one.
+    again = h.reply(h.join("g", instance="s", protocols=protocols))
+    assert again.error_code is ErrorCode.none and again.member_id != old_id
+    members = {m.member_id: m.instance_id for m in h.consumer_describe("g").members}
+    assert members[again.member_id] == "s" and old_id not in members
+    assert h.heartbeat("g", old_id, joined.generation_id, instance="s") is (
+        ErrorCode.unknown_member_id
+    )
+    # The old id naming the instance is fenced.
+    fenced = h.reply(h.join("g", old_id, instance="s", protocols=protocols))
+    assert fenced.error_code is ErrorCode.fenced_instance_id
