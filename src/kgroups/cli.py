@@ -169,6 +169,17 @@ def _parser() -> argparse.ArgumentParser:
         "--window", type=int, default=10, help="commits per Burrow window (default 10)"
     )
 
+    from kgroups.commands.fault import add_arguments as fault_arguments
+
+    fault = commands.add_parser(
+        "fault",
+        help="inject a fault into a test broker (fault.admin.port)",
+        description="Make a broker with fault.admin.port set misbehave as Kafka can: "
+        "coordinator errors and moves, rebalances, expired members, slow or lost answers, "
+        "failed appends, paused partitions. Prints the faults set.",
+    )
+    fault_arguments(fault)
+
     from kgroups.spark.analytics.main import add_arguments as analytics_arguments
 
     analytics = commands.add_parser(
@@ -306,6 +317,11 @@ def _run(args: argparse.Namespace) -> int:
                 args.bootstrap_server, args.host, args.port, args.poll_interval, args.window
             )
         )
+        return 0
+    if args.command == "fault":
+        from kgroups.commands import fault
+
+        print(fault.run(args))
         return 0
     if args.command == "analytics":
         try:

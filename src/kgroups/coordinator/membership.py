@@ -57,6 +57,10 @@ class Membership:
         self.on_join_deadline = rebalance.on_join_deadline
         self.on_sync_deadline = rebalance.on_sync_deadline
         self.reschedule_session = rebalance.reschedule_session
+        # Faults a test injects: a rebalance as when a member's metadata
+        # changes, and a session that ends now.
+        self.force_rebalance = rebalance.maybe_prepare_rebalance
+        self.expire_member = rebalance.remove_member_and_update_group
 
     # -- moving away --------------------------------------------------------
 

@@ -593,6 +593,42 @@ class GroupCoordinatorShard:
         group = self._table.get(group_id)
         return None if group is None else group_view(group)
 
+    # -- faults a test injects (kgroups.testing) ---------------------------
+
+    def force_rebalance(self, group_id: str, now_ms: int) -> Result | None:
+        """A classic group prepares a rebalance, as when a member's metadata
+        changes; a consumer group's epoch moves on. None if the group has no
+        members."""
+        classic = self._table.get(group_id)
+        consumer = self._consumer.table.get(group_id)
+        if not (classic is not None and classic.members) and not (
+            consumer is not None and consumer.members
+        ):
+            return None
+        fx = Effects()
+        self._begin_membership(group_id)
+        if classic is not None and classic.members:
+            self._membership.force_rebalance(classic, Turn(now_ms, fx))
+        else:
+            fx.records.extend(self._consumer.bump_group_epoch(group_id, self._topics))
+        return self._result(fx, now_ms)
+
+    def expire_member(self, group_id: str, member_id: str, now_ms: int) -> Result | None:
+        """The member's session times out now: removed from its group, which
+        rebalances (a consumer group fences it). None if it is not a member."""
+        classic = self._table.get(group_id)
+        consumer = self._consumer.table.get(group_id)
+        member = None if classic is None else classic.members.get(member_id)
+        if member is None and (consumer is None or member_id not in consumer.members):
+            return None
+        fx = Effects()
+        self._begin_membership(group_id)
+        if classic is not None and member is not None:
+            self._membership.expire_member(classic, member, Turn(now_ms, fx))
+        else:
+            fx.records.extend(self._consumer.fence_now(group_id, member_id, self._topics))
+        return self._result(fx, now_ms)
+
     # -- timers ------------------------------------------------------------
 
     def next_deadline_ms(self) -> int | None:

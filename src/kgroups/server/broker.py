@@ -20,6 +20,8 @@ from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.server.fault_admin import start_fault_admin
+from kgroups.server.faults import Faults
 from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.server.store_log import StoreLog
@@ -50,6 +52,7 @@ class Broker:
         self.logs = LogManager(self.log_dir, self.default_log_config)
         self.append_waiters = AppendWaiters()
         self.stats = BrokerStats()
+        self.faults = Faults()
         self.flusher = Flusher()
         url = config.get_str("cluster.store.url")
         self.cluster: ClusterMember | None = ClusterMember(self, url) if url else None
@@ -62,6 +65,8 @@ class Broker:
         self._server: asyncio.Server | None = None
         self.metrics: HttpServer | None = None
         """The Prometheus endpoint, when ``metrics.port`` is set."""
+        self.fault_admin: HttpServer | None = None
+        """The fault injection endpoint, when ``fault.admin.port`` is set."""
         self._connections: dict[
             asyncio.Task[None], tuple[asyncio.StreamWriter, ConnectionState]
         ] = {}
@@ -90,6 +95,8 @@ class Broker:
         if self.cluster is not None:
             # Partition data lives in the store: no local log is opened.
             await self.cluster.start()
+        # Before clients come: a test sets its faults up front.
+        self.fault_admin = await start_fault_admin(self)
         await self._server.start_serving()
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
@@ -144,6 +151,8 @@ class Broker:
         self.append_waiters.wake_all()
         if self.metrics is not None:
             await self.metrics.close()
+        if self.fault_admin is not None:
+            await self.fault_admin.close()
         await self.coordinator.stop()
         # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
         # Closing the transport ends a connection's task (cancelling the task

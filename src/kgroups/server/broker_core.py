@@ -16,6 +16,7 @@ from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.config import BrokerConfig
+from kgroups.server.faults import Faults
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
@@ -43,6 +44,8 @@ class BrokerCore(Protocol):
     """Set in cluster mode (``cluster.store.url``): leases, leaders, store logs."""
     stats: BrokerStats
     """Request-path counters for the metrics endpoint."""
+    faults: Faults
+    """Faults a test set (kgroups.testing); none in production."""
 
     def topic_config(self, topic: Topic) -> LogConfig: ...
 

@@ -196,6 +196,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("broker.heartbeat.interval.ms", _int, 2000, "Cluster lease renewal period.", 1),
     Setting("broker.session.timeout.ms", _int, 9000, "Cluster lease lifetime.", 1),
     Setting("metrics.port", _int, -1, "Prometheus endpoint port (-1 off, 0 any free port).", -1),
+    Setting(
+        "fault.admin.port",
+        _int,
+        -1,
+        "Fault injection HTTP endpoint port on 127.0.0.1, for tests (-1 off, 0 any free port).",
+        -1,
+    ),
 )
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}

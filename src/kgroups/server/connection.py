@@ -61,6 +61,7 @@ async def serve_connection(
     unsent: list[bytes] = []
     unsent_bytes = 0
     stats = broker.stats
+    faults = broker.faults
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
     stats.connections_created += 1
@@ -88,7 +89,7 @@ async def serve_connection(
             if broker.closing:
                 break
             response = None
-            if request.startswith(HEARTBEAT_PREFIX):
+            if request.startswith(HEARTBEAT_PREFIX) and not faults.active:
                 response = answer_heartbeat(broker.coordinator, request)
             if response is None:
                 state.busy = True
@@ -101,6 +102,8 @@ async def serve_connection(
             else:
                 state.last_active = clock()
             requests[request[1]] += 1
+            if faults.active:
+                response = await faults.answer(request[1], response)
             if response is not None:
                 if not unsent:
                     # Runs as soon as this task waits, whatever for.

@@ -425,6 +425,9 @@ class CoordinatorRuntime:
         handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
     ) -> Any:
         """Run one handler on the group's shard; the response once it is due."""
+        faults = self._broker.faults
+        if faults.active and (error := faults.coordinator_error_for(group_id)) is not None:
+            raise KafkaError(error)
         reach = request_reach(group_id, ctx.api_key)
         return await self.call_partition(self.partition_for(group_id), ctx, handler, reach)
 
@@ -467,6 +470,37 @@ class CoordinatorRuntime:
         return shard.heartbeat_now(
             group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
         )
+
+    # -- faults a test injects (kgroups.testing) ---------------------------
+
+    def force_rebalance(self, group_id: str) -> None:
+        """The group rebalances now, as when a member's metadata changes."""
+        partition = self.partition_for(group_id)
+        result = self.shard(partition).force_rebalance(group_id, self._broker.clock.now_ms())
+        if result is None:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} has no members")
+        self._submit(partition, result)
+
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        """The member's session times out now."""
+        partition = self.partition_for(group_id)
+        now = self._broker.clock.now_ms()
+        result = self.shard(partition).expire_member(group_id, member_id, now)
+        if result is None:
+            raise KafkaError(
+                ErrorCode.unknown_member_id, f"No member {member_id} in group {group_id}"
+            )
+        self._submit(partition, result)
+
+    def move_coordinator(self, group_id: str) -> None:
+        """The group's coordinator moves, as on a failover to a broker that
+        reads the same log: its partition is dropped (parked requests are told
+        NOT_COORDINATOR) and loaded again from `__consumer_offsets`."""
+        if not self._gain_all:
+            raise KafkaError(ErrorCode.invalid_request, "a cluster moves coordinators itself")
+        partition = self.partition_for(group_id)
+        epoch = self._epochs.get(partition)
+        self.partition_gained(partition, 0 if epoch is None else epoch + 1)
 
     def loaded_partitions(self) -> list[int]:
         return [p for p in sorted(self._shards) if p not in self._loading]
@@ -519,6 +553,8 @@ class CoordinatorRuntime:
         written: list[Append] = []
         try:
             plog = broker.log(OFFSETS_TOPIC, partition)
+            if broker.faults.active and (error := broker.faults.append_error_for(OFFSETS_TOPIC)):
+                raise KafkaError(error, "fault injected")
             now = broker.clock.now_ms()
             for chunk, batch in _encoded(appends, now):
                 plog.append_batch(batch, now)

@@ -15,7 +15,8 @@ from pathlib import Path
 from types import TracebackType
 
 from kgroups.clock import Clock
-from kgroups.testing.process_broker import ProcessBroker
+from kgroups.testing.faults import BrokerFaults, http_runner
+from kgroups.testing.process_broker import ProcessBroker, free_port
 from kgroups.testing.thread_broker import ThreadBroker
 
 
@@ -39,6 +40,9 @@ class EmbeddedBroker:
         root = Path(tempfile.mkdtemp(prefix="kgroups-")) if data_dir is None else Path(data_dir)
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
+        if process:
+            # How `faults` reaches the process (and tests in other languages too).
+            props.setdefault("fault.admin.port", str(free_port()))
         self.process = process
         try:
             self._impl: ThreadBroker | ProcessBroker = (
@@ -50,6 +54,14 @@ class EmbeddedBroker:
             self._remove_own_dir()
             raise
         self._started = False
+        self.faults = BrokerFaults(
+            http_runner(f"http://127.0.0.1:{props['fault.admin.port']}")
+            if isinstance(self._impl, ProcessBroker)
+            else self._impl.run_fault
+        )
+        """Fault injection: coordinator errors and moves, forced rebalances,
+        expired members, delayed or dropped answers, failed appends, paused
+        partitions. See docs/testing.md."""
         if start:
             self.start()
 
@@ -70,6 +82,13 @@ class EmbeddedBroker:
     @property
     def port(self) -> int:
         return self._impl.port
+
+    @property
+    def fault_admin_url(self) -> str | None:
+        """``http://127.0.0.1:PORT`` of the fault admin endpoint, for tests in
+        other languages; always there for a process broker, for a thread
+        broker when ``fault.admin.port`` is set."""
+        return self._impl.fault_admin_url
 
     def kill(self) -> None:
         """kill -9 the broker process (process=True only); restart() brings it back."""

@@ -42,6 +42,11 @@ class ProcessBroker:
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def fault_admin_url(self) -> str | None:
+        port = self.properties.get("fault.admin.port", "-1")
+        return None if int(port) < 0 else f"http://127.0.0.1:{port}"
+
     def start(self, timeout: float = 30) -> ProcessBroker:
         args = [sys.executable, "-m", "kgroups", "serve"]
         for key, value in self.properties.items():

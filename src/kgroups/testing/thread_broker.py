@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kgroups.clock import Clock
+from kgroups.errors import KafkaError
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
+from kgroups.server.fault_admin import apply_fault
 from kgroups.testing.defaults import broker_properties
+from kgroups.testing.faults import FaultRefused
 
 T = TypeVar("T")
 
@@ -63,6 +66,25 @@ class ThreadBroker:
             return fn()
 
         return self.run(wrapper())
+
+    @property
+    def fault_admin_url(self) -> str | None:
+        admin = None if self.broker is None else self.broker.fault_admin
+        return None if admin is None else f"http://127.0.0.1:{admin.port}"
+
+    def run_fault(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run a fault action (server/fault_admin.py) on the broker's loop."""
+
+        def act() -> dict[str, Any]:
+            assert self.broker is not None, "broker not started"
+            if not action:
+                return self.broker.faults.describe()
+            try:
+                return apply_fault(self.broker, action, args)
+            except (ValueError, KafkaError) as e:
+                raise FaultRefused(str(e)) from None
+
+        return self.call(act)
 
     def restart(self) -> ThreadBroker:
         """Stop the broker cleanly and start it again on the same port and data."""

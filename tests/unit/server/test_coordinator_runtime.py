@@ -24,6 +24,7 @@ from kgroups.protocol.types import GroupId
 from kgroups.server.config import BrokerConfig
 from kgroups.server.context import RequestContext
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.server.faults import Faults
 from kgroups.storage.records import encode_batch, iter_key_values
 
 from group_requests import commit_request
@@ -83,6 +84,7 @@ class FakeBroker:
         self.topics = FakeTopics()
         self.plog = FakeLog()
         self.fsyncs: list[asyncio.Future[None]] = []
+        self.faults = Faults()
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         self.topics.created = True

@@ -655,6 +655,28 @@ class ConsumerGroupCoordinator:
         )
         self._cancel_timers(group_id, member_id)
 
+    def fence_now(self, group_id: str, member_id: str, topics: TopicsView) -> list[Record]:
+        """The member's session ends now (a fault a test injects): fenced; the
+        records to append (already applied)."""
+        group = self.table.get(group_id)
+        if group is not None and member_id in group.members:
+            self._fence(group, member_id, topics)
+        return self._take_records()
+
+    def bump_group_epoch(self, group_id: str, topics: TopicsView) -> list[Record]:
+        """The group epoch moves on, as when a subscription changes: every
+        member reconciles to a new assignment epoch (a fault a test injects)."""
+        group = self.table.get(group_id)
+        if group is not None:
+            self._emit(
+                GroupKey(GROUP_METADATA, group_id),
+                GroupMetadataValue(
+                    group.group_epoch + 1,
+                    metadata_hash(group.subscribed_topic_names(), topics),
+                ),
+            )
+        return self._take_records()
+
     def _remove_member_records(self, group_id: str, member_id: str) -> None:
         self._emit(MemberKey(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id), None)
         self._emit(MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id), None)

@@ -80,6 +80,7 @@ def _read(
     budget: int = min(request.max_bytes, broker.config.get_int("fetch.max.bytes"))
     total = 0
     failed = False
+    faults = broker.faults
     topics: list[FetchableTopicResponse] = []
     misses: list[_Miss] = []
     for topic in request.topics:
@@ -92,7 +93,9 @@ def _read(
                 log = broker.log(topic.topic, p.partition)
                 hw, start = log.high_watermark, log.log_start_offset
                 limit = min(p.partition_max_bytes, budget)
-                if limit > 0 or total == 0:
+                if (limit > 0 or total == 0) and not (
+                    faults.active and faults.is_paused(topic.topic, p.partition)
+                ):
                     data = log.read(
                         p.fetch_offset, max(limit, 0), max_offset=hw, min_one=total == 0
                     )

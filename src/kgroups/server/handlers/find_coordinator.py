@@ -72,6 +72,12 @@ def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
     if not key:
         return _no_coordinator(ErrorCode.invalid_request, "Empty group id")
     coordinator = broker.coordinator
+    if broker.faults.active:
+        # Only an unavailable coordinator is unknown here; a moved or loading
+        # one is found, and answers its group's requests with the error.
+        error = broker.faults.coordinator_error_for(key)
+        if error is ErrorCode.coordinator_not_available:
+            return _no_coordinator(error, "The coordinator is not available (fault injected)")
     try:
         partition = coordinator.partition_for(key)  # creates the topic on first use
     except KafkaError as e:

@@ -83,6 +83,8 @@ def _append(
                 ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}"
             )
         plog = broker.log(topic, partition)
+        if broker.faults.active and (error := broker.faults.append_error_for(topic)):
+            raise KafkaError(error, f"Append to {topic}-{partition} failed (fault injected)")
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "Produce request without records")
         result = plog.append(records, now)
