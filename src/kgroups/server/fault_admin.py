@@ -71,6 +71,13 @@ def apply_fault(broker: BrokerApi, action: str, args: dict[str, Any]) -> dict[st
     return broker.faults.describe()
 
 
+def refusal(error: ValueError | KafkaError) -> str:
+    """Why an action was refused, for the test that asked."""
+    if isinstance(error, KafkaError):
+        return f"{error.error_code.name.upper()}: {error}"
+    return str(error)
+
+
 async def start_fault_admin(broker: BrokerApi) -> HttpServer | None:
     """Listen on ``fault.admin.port`` on 127.0.0.1; None when disabled (-1)."""
     port = broker.config.get_int("fault.admin.port")
@@ -88,10 +95,7 @@ async def start_fault_admin(broker: BrokerApi) -> HttpServer | None:
                     raise ValueError("the body is a JSON object of arguments")
                 described = apply_fault(broker, name, args)
             except (ValueError, KafkaError) as e:
-                message = (
-                    f"{e.error_code.name.upper()}: {e}" if isinstance(e, KafkaError) else str(e)
-                )
-                return 400, _JSON, json.dumps({"error": message}).encode()
+                return 400, _JSON, json.dumps({"error": refusal(e)}).encode()
             return 200, _JSON, json.dumps({"ok": True, "faults": described}).encode()
 
         return run

@@ -14,7 +14,7 @@ from kgroups.clock import Clock
 from kgroups.errors import KafkaError
 from kgroups.server.broker import Broker
 from kgroups.server.config import BrokerConfig
-from kgroups.server.fault_admin import apply_fault
+from kgroups.server.fault_admin import apply_fault, refusal
 from kgroups.testing.defaults import broker_properties
 from kgroups.testing.faults import FaultRefused
 
@@ -82,7 +82,7 @@ class ThreadBroker:
             try:
                 return apply_fault(self.broker, action, args)
             except (ValueError, KafkaError) as e:
-                raise FaultRefused(str(e)) from None
+                raise FaultRefused(refusal(e)) from None
 
         return self.call(act)
 
