@@ -80,3 +80,44 @@ def test_kill_9_mid_commits_keeps_every_acknowledged_commit(tmp_path):
             assert acknowledged[-1] <= committed.offset <= acknowledged[-1] + 1
         finally:
             restarted.close()
+
+
+def test_totals_survive_a_coordinator_move(kafka_broker, kafka_helpers):
+    """The group's coordinator fails over between two batches: the service
+    finds it again and its commits keep going to the group."""
+    kafka_helpers.create_topic("failover-orders")
+    kafka_helpers.produce("failover-orders", [b"1", b"2"])
+    consumer = make_consumer(kafka_broker.bootstrap_servers, "failover")
+    try:
+        assert total_orders(consumer, "failover-orders", 2) == 3
+        kafka_broker.faults.move_coordinator("failover")
+        kafka_helpers.produce("failover-orders", [b"4"])
+        assert total_orders(consumer, "failover-orders", 1) == 4
+    finally:
+        consumer.close()
+    restarted = make_consumer(kafka_broker.bootstrap_servers, "failover")
+    try:
+        [committed] = restarted.committed([TopicPartition("failover-orders", 0)], 20)
+        assert committed.offset == 3
+    finally:
+        restarted.close()
+
+
+def test_commit_waits_out_a_coordinator_that_is_moving(kafka_broker, kafka_helpers):
+    """The coordinator answers NOT_COORDINATOR for a while, as during a
+    failover: the service's synchronous commit waits it out."""
+    import threading
+
+    kafka_helpers.create_topic("moving-orders")
+    kafka_helpers.produce("moving-orders", [b"1"])
+    consumer = make_consumer(kafka_broker.bootstrap_servers, "moving")
+    try:
+        assert total_orders(consumer, "moving-orders", 1) == 1
+        kafka_broker.faults.coordinator_error(group="moving", error="NOT_COORDINATOR")
+        threading.Timer(1.0, kafka_broker.faults.clear).start()
+        kafka_helpers.produce("moving-orders", [b"5"])
+        assert total_orders(consumer, "moving-orders", 1) == 5
+        [committed] = consumer.committed([TopicPartition("moving-orders", 0)], 20)
+        assert committed.offset == 2
+    finally:
+        consumer.close()
