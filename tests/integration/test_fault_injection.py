@@ -321,3 +321,19 @@ def test_an_expired_kip848_member_is_fenced_and_joins_again() -> None:
             assert _until(lambda: lost == [1] and assigned.count(1) == 2, consumer)
         finally:
             consumer.close()
+
+
+def test_a_broker_with_delayed_answers_stops_promptly() -> None:
+    broker = EmbeddedBroker()
+    try:
+        KafkaHelpers(broker.bootstrap_servers).create_topic("slow")
+        broker.faults.delay("Fetch", ms=600_000)
+        consumer = _consumer(broker, "slow-reader")
+        consumer.assign([TopicPartition("slow", 0, 0)])
+        consumer.poll(1)  # a fetch is now held
+    finally:
+        started = time.monotonic()
+        broker.stop()
+        stopped_in = time.monotonic() - started
+    consumer.close()
+    assert stopped_in < 4

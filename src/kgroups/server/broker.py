@@ -146,6 +146,7 @@ class Broker:
     async def stop(self) -> None:
         """Stop accepting, answer what is in flight, flush and close every file."""
         self.closing = True
+        self.faults.clear()  # delayed answers go now
         if self._server is not None:
             self._server.close()
         self.append_waiters.wake_all()

@@ -11,6 +11,7 @@ happen once, through the coordinator runtime.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from kgroups.errors import ErrorCode
@@ -60,6 +61,8 @@ class Faults:
         # Topic (None: every topic, __consumer_offsets included) -> append error.
         self._appends: dict[str | None, ErrorCode] = {}
         self._paused: set[tuple[str, int]] = set()
+        # Set by clear(): delayed answers leave at once.
+        self._cleared = asyncio.Event()
 
     def _changed(self) -> None:
         self.active = bool(
@@ -116,7 +119,10 @@ class Faults:
         self._changed()
 
     def clear(self) -> None:
-        """Remove every fault: the broker behaves normally again."""
+        """Remove every fault: the broker behaves normally again, and answers
+        being delayed leave now."""
+        self._cleared.set()
+        self._cleared = asyncio.Event()
         self._coordinator.clear()
         self._delays.clear()
         self._drops.clear()
@@ -156,7 +162,8 @@ class Faults:
         """The answer to send after the delay set for ``api``; None if dropped."""
         delay = self._delays.get(api)
         if delay:
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._cleared.wait(), delay)
         if response is None or api not in self._drops:
             return response
         left = self._drops[api]

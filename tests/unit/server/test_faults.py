@@ -66,3 +66,17 @@ def test_names_are_checked() -> None:
     with pytest.raises(ValueError, match="unknown Kafka error"):
         faults.fail_appends(error="DISK_ON_FIRE")
     assert not faults.active
+
+
+def test_clear_sends_delayed_answers_at_once() -> None:
+    faults = Faults()
+    faults.delay("Fetch", ms=60_000)
+
+    async def delayed_then_cleared() -> bytes | None:
+        answer = asyncio.create_task(faults.answer(apis.FETCH, b"answer"))
+        await asyncio.sleep(0.05)
+        assert not answer.done()
+        faults.clear()
+        return await asyncio.wait_for(answer, 5)
+
+    assert asyncio.run(delayed_then_cleared()) == b"answer"
