@@ -111,3 +111,9 @@ def test_the_endpoint_is_off_unless_configured() -> None:
         assert url is not None and url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(f"{url}/faults", timeout=10) as response:
             assert json.loads(response.read())["paused"] == []
+
+
+def test_a_process_broker_given_port_0_still_gets_an_endpoint() -> None:
+    with EmbeddedBroker(process=True, overrides={"fault.admin.port": 0}) as broker:
+        broker.faults.pause_partition("t", 0)
+        assert broker.faults.describe()["paused"] == [["t", 0]]

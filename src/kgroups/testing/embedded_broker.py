@@ -40,9 +40,9 @@ class EmbeddedBroker:
         root = Path(tempfile.mkdtemp(prefix="kgroups-")) if data_dir is None else Path(data_dir)
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
-        if process:
+        if process and props.get("fault.admin.port", "0") == "0":
             # How `faults` reaches the process (and tests in other languages too).
-            props.setdefault("fault.admin.port", str(free_port()))
+            props["fault.admin.port"] = str(free_port())
         self.process = process
         try:
             self._impl: ThreadBroker | ProcessBroker = (
