@@ -622,11 +622,14 @@ class GroupCoordinatorShard:
         if member is None and (consumer is None or member_id not in consumer.members):
             return None
         fx = Effects()
+        turn = Turn(now_ms, fx)
         self._begin_membership(group_id)
         if classic is not None and member is not None:
-            self._membership.expire_member(classic, member, Turn(now_ms, fx))
+            self._membership.expire_member(classic, member, turn)
         else:
+            # As an expired session: fenced, and the group may become classic.
             fx.records.extend(self._consumer.fence_now(group_id, member_id, self._topics))
+            self._maybe_downgrade(turn)
         return self._result(fx, now_ms)
 
     # -- timers ------------------------------------------------------------
