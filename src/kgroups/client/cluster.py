@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 
 from kio.schema.metadata.v12 import MetadataRequest
@@ -29,6 +30,7 @@ class TopicInfo:
     partitions: dict[int, int]  # partition -> leader node id
     internal: bool = False
     error: ErrorCode = ErrorCode.none
+    topic_id: uuid.UUID | None = None
 
 
 @dataclass(slots=True)
@@ -108,6 +110,7 @@ class ClusterClient:
                 partitions={p.partition_index: p.leader_id for p in t.partitions},
                 internal=t.is_internal,
                 error=t.error_code,
+                topic_id=t.topic_id,
             )
 
     async def topic(self, name: str) -> TopicInfo:
