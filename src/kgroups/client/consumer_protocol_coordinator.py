@@ -335,6 +335,6 @@ class ConsumerProtocolCoordinator:
                 await self.maybe_auto_commit_sync(timeout)
         finally:
             self._closed = True
-            self.heartbeat.wake()
+            self.heartbeat.stop()
             await self._tasks.close()
             await self.link.close()

@@ -48,15 +48,22 @@ class HeartbeatManager:
         self._on_poll_expired = on_poll_expired
         self._clock = clock
         self._wakeup = asyncio.Event()
+        self._stopped = False
         self.on_response: Callable[[], None] = lambda: None
 
     def wake(self) -> None:
         """Something changed (joined, reconciled, left): look again at once."""
         self._wakeup.set()
 
+    def stop(self) -> None:
+        """The loop ends at its next turn (also when a cancellation of its task
+        is lost, as asyncio.wait_for may lose one before Python 3.12)."""
+        self._stopped = True
+        self._wakeup.set()
+
     async def run(self) -> None:
         member = self.membership
-        while member.fatal_error is None:
+        while member.fatal_error is None and not self._stopped:
             self._wakeup.clear()
             now = self._clock()
             if member.poll_expired(now):
