@@ -358,3 +358,50 @@ def test_keys_the_coordinator_owns_cannot_be_set(key: str) -> None:
         ConsumerConfig.from_dict(
             {"bootstrap.servers": "x:1", "group.id": "g", "group.remote.assignor": "uniform"}
         )
+
+
+def test_a_regex_subscription_is_sent_and_new_topic_ids_resolved_through_metadata() -> None:
+    async def scenario() -> None:
+        broker = Coordinator()
+        known = broker.metadata.topics.pop("t")  # the member never asked about it
+        refreshed: list[list[str] | None] = []
+
+        async def refresh(topics: list[str] | None = None, auto_create: bool = False) -> None:
+            refreshed.append(topics)
+            broker.metadata.topics["t"] = known
+
+        broker.refresh = refresh  # type: ignore[method-assign]
+        coordinator, subscriptions = make(broker)
+        subscriptions.unsubscribe()
+        subscriptions.subscribe_regex("t|u", Listener(broker.events))
+        try:
+            await poll_until(coordinator, lambda: coordinator.state is MemberState.STABLE)
+            join = broker.heartbeats()[0]
+            assert join.subscribed_topic_regex == "t|u"
+            assert join.subscribed_topic_names is None
+            assert refreshed == [None]  # every topic: the coordinator did the matching
+            assert subscriptions.assigned_partitions() == {T(0), T(1), T(2), T(3)}
+            assert subscriptions.metadata_topics() == {"t"}
+        finally:
+            await coordinator.close(5)
+
+    run(scenario)
+
+
+def test_subscribing_to_a_pattern_for_the_coordinator_needs_the_consumer_protocol() -> None:
+    from kgroups.client.async_consumer import AsyncConsumer
+
+    async def scenario() -> None:
+        base = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g"}
+        classic = AsyncConsumer(base)
+        with pytest.raises(RuntimeError, match=re.escape("group.protocol=consumer")):
+            classic.subscribe(pattern="orders-.*")
+        await classic.close(0)
+        consumer = AsyncConsumer({**base, "group.protocol": "consumer"})
+        consumer.subscribe(pattern="orders-.*")
+        assert consumer._subscriptions.regex == "orders-.*"
+        with pytest.raises(ValueError, match="not both"):
+            consumer.subscribe(["orders"], pattern="orders-.*")
+        await consumer.close(0)
+
+    run(scenario)
