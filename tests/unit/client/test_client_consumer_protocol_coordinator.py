@@ -405,3 +405,28 @@ def test_subscribing_to_a_pattern_for_the_coordinator_needs_the_consumer_protoco
         await consumer.close(0)
 
     run(scenario)
+
+
+def test_unsubscribing_leaves_and_subscribing_again_joins_with_the_same_id() -> None:
+    async def scenario() -> None:
+        broker = Coordinator()
+        coordinator, subscriptions = make(broker)
+        try:
+            await poll_until(coordinator, lambda: coordinator.state is MemberState.STABLE)
+            member_id = coordinator.generation.member_id
+            broker.events.clear()
+            await coordinator.on_leave_prepare()
+            await coordinator.maybe_leave_group("the consumer unsubscribed")
+            subscriptions.unsubscribe()
+            assert hooks(broker.events) == [("revoked", [0, 1, 2, 3])]
+            assert broker.heartbeats()[-1].member_epoch == -1
+            assert coordinator.state is MemberState.UNSUBSCRIBED
+            subscriptions.subscribe(["t"], Listener(broker.events))
+            await poll_until(coordinator, lambda: coordinator.state is MemberState.STABLE)
+            rejoin = [r for r in broker.heartbeats() if r.member_epoch == 0][-1]
+            assert rejoin.member_id == member_id
+            assert rejoin.subscribed_topic_names == ("t",)
+        finally:
+            await coordinator.close(5)
+
+    run(scenario)
