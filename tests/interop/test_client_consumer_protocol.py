@@ -246,3 +246,43 @@ def test_a_confluent_member_and_ours_share_a_group(fast_broker: BrokerThread) ->
         for m in members:
             m.close()
     assert not ours.errors and not theirs.errors
+
+
+def test_a_member_that_stops_polling_loses_its_partitions_and_rejoins(
+    fast_broker: BrokerThread,
+) -> None:
+    bootstrap = fast_broker.bootstrap
+    topic = group = "slow"
+    create_topic(bootstrap, topic)
+    calls: list[tuple[str, list[int]]] = []
+
+    class Listener:
+        def on_partitions_assigned(self, partitions: list[TopicPartition]) -> None:
+            calls.append(("assigned", [p.partition for p in partitions]))
+
+        def on_partitions_revoked(self, partitions: list[TopicPartition]) -> None:
+            calls.append(("revoked", [p.partition for p in partitions]))
+
+        def on_partitions_lost(self, partitions: list[TopicPartition]) -> None:
+            calls.append(("lost", [p.partition for p in partitions]))
+
+    consumer = Consumer(_config(bootstrap, group, "slow", **{"max.poll.interval.ms": 1500}))
+    try:
+        consumer.subscribe([topic], listener=Listener())
+        every = list(range(PARTITIONS))
+        wait_until(lambda: bool(consumer.poll(0.1)) or calls == [("assigned", every)], 30, "join")
+        member_id = consumer.member_id
+        time.sleep(3)  # no poll: the member leaves the group
+        values = [f"v{i}".encode() for i in range(60)]
+        produce(bootstrap, topic, values)
+        read: list[bytes] = []
+        wait_until(
+            lambda: read.extend(r.value or b"" for r in consumer.poll(0.1)) or len(read) >= 60,
+            30,
+            "the records after rejoining",
+        )
+        assert calls == [("assigned", every), ("lost", every), ("assigned", every)]
+        assert consumer.member_id == member_id
+        assert sorted(read) == sorted(values)
+    finally:
+        consumer.close()
