@@ -35,7 +35,7 @@ import datetime
 import enum
 import logging
 import uuid
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.consumer_group_heartbeat.v1.request import TopicPartitions
@@ -49,7 +49,13 @@ from kgroups.client.heartbeat_fields import OwnedPartitions, SentFields
 from kgroups.client.subscription_state import SubscriptionState, SubscriptionType
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["LEAVE_EPOCH", "LEAVE_STATIC_EPOCH", "ConsumerMembership", "MemberState"]
+__all__ = [
+    "LEAVE_EPOCH",
+    "LEAVE_STATIC_EPOCH",
+    "ConsumerMembership",
+    "MemberState",
+    "SentHeartbeat",
+]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +86,16 @@ _HEARTBEATING = (
     MemberState.STABLE,
 )
 """The states in which heartbeats keep the membership alive."""
+
+
+class SentHeartbeat(NamedTuple):
+    """What an answer must be matched with."""
+
+    incarnation: int
+    """An answer for an earlier incarnation (the member left or was fenced
+    since) is old news."""
+    acknowledges: int | None
+    """The assignment version the request reported, if it reported one."""
 
 
 def new_member_id() -> str:
@@ -186,11 +202,14 @@ class ConsumerMembership:
 
     def heartbeat_request(
         self, version: int, now: float
-    ) -> tuple[ConsumerGroupHeartbeatRequest, int | None]:
-        """The heartbeat to send now, and the assignment version it acknowledges."""
+    ) -> tuple[ConsumerGroupHeartbeatRequest, SentHeartbeat]:
+        """The heartbeat to send now, and what its answer is matched with."""
         self.in_flight = True
         self._next_heartbeat = now + self.interval
-        return self._request(self.epoch, version, send_all=self.state is MemberState.JOINING)
+        request, acknowledges = self._request(
+            self.epoch, version, send_all=self.state is MemberState.JOINING
+        )
+        return request, SentHeartbeat(self.incarnation, acknowledges)
 
     def leave(self, reason: str) -> bool:
         """Start leaving; False when there is nothing to leave."""
@@ -269,15 +288,14 @@ class ConsumerMembership:
                 )
             self._fatal(error)
 
-    def on_heartbeat_response(self, response: Any, acknowledged: int | None, now: float) -> None:
-        """Meets a heartbeat answer. ``acknowledged`` is the assignment version the
-        request carried, if it carried one."""
+    def on_heartbeat_response(self, response: Any, sent: SentHeartbeat, now: float) -> None:
+        """Meets the answer to the heartbeat ``sent``."""
         self.in_flight = False
         error = response.error_code
-        if self.state not in _HEARTBEATING:
+        if self.state not in _HEARTBEATING or sent.incarnation != self.incarnation:
             return  # sent before the member left or was fenced: old news
         if error == ErrorCode.none:
-            self._on_success(response, acknowledged, now)
+            self._on_success(response, sent.acknowledges, now)
             return
         self.sent.reset()
         self._next_heartbeat = now + self.retry_backoff

@@ -49,7 +49,6 @@ class HeartbeatManager:
         self._clock = clock
         self._wakeup = asyncio.Event()
         self._stopped = False
-        self.on_response: Callable[[], None] = lambda: None
 
     def wake(self) -> None:
         """Something changed (joined, reconciled, left): look again at once."""
@@ -96,7 +95,7 @@ class HeartbeatManager:
         member = self.membership
         try:
             version = self.link.version_for(apis.CONSUMER_GROUP_HEARTBEAT, *HEARTBEAT_VERSIONS)
-            request, acknowledges = member.heartbeat_request(version, self._clock())
+            request, sent = member.heartbeat_request(version, self._clock())
             response = await self.link.send(
                 request,
                 apis.CONSUMER_GROUP_HEARTBEAT,
@@ -118,5 +117,4 @@ class HeartbeatManager:
                 error.name,
                 response.error_message,
             )
-        member.on_heartbeat_response(response, acknowledges, self._clock())
-        self.on_response()
+        member.on_heartbeat_response(response, sent, self._clock())

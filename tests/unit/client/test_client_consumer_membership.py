@@ -63,7 +63,7 @@ def answer(
 
 def test_the_join_heartbeat_carries_every_field_and_later_ones_only_changes() -> None:
     member, subscriptions = _member(**{"group.remote.assignor": "range", "client.rack": "r1"})
-    join, _ = member.heartbeat_request(1, 0.0)
+    join, sent = member.heartbeat_request(1, 0.0)
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", join.member_id)  # Kafka's Uuid text form
     assert join.member_epoch == 0
     assert join.subscribed_topic_names == ("t",)
@@ -73,10 +73,10 @@ def test_the_join_heartbeat_carries_every_field_and_later_ones_only_changes() ->
     assert join.rack_id == "r1"
     assert join.topic_partitions == ()
 
-    member.on_heartbeat_response(answer(epoch=1, partitions=None), None, 0.1)
+    member.on_heartbeat_response(answer(epoch=1, partitions=None), sent, 0.1)
     assert member.state is MemberState.JOINING
     member.state = MemberState.STABLE  # as if an assignment had been reconciled
-    later, _ = member.heartbeat_request(1, 2.1)
+    later, sent = member.heartbeat_request(1, 2.1)
     assert later.member_id == join.member_id and later.member_epoch == 1
     assert later.subscribed_topic_names is None
     assert later.rebalance_timeout.total_seconds() == -0.001
@@ -84,19 +84,19 @@ def test_the_join_heartbeat_carries_every_field_and_later_ones_only_changes() ->
     assert later.topic_partitions is None
 
     subscriptions.subscribe(["t", "u"])
-    changed, _ = member.heartbeat_request(1, 4.1)
+    changed, sent = member.heartbeat_request(1, 4.1)
     assert changed.subscribed_topic_names == ("t", "u")
     assert changed.topic_partitions is None
 
 
 def test_after_an_error_the_next_heartbeat_carries_every_field_again() -> None:
     member, _ = _member()
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(), None, 0.1)
-    member.heartbeat_request(1, 2.1)
-    member.on_heartbeat_response(answer(error=ErrorCode.coordinator_load_in_progress), None, 2.2)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(), sent, 0.1)
+    _, sent = member.heartbeat_request(1, 2.1)
+    member.on_heartbeat_response(answer(error=ErrorCode.coordinator_load_in_progress), sent, 2.2)
     assert member.time_to_heartbeat(2.2) == pytest.approx(0.1)  # retry.backoff.ms
-    again, _ = member.heartbeat_request(1, 2.3)
+    again, sent = member.heartbeat_request(1, 2.3)
     assert again.subscribed_topic_names == ("t",)
     assert again.rebalance_timeout.total_seconds() == 300
     assert again.topic_partitions == ()
@@ -111,17 +111,17 @@ def test_a_regex_subscription_goes_to_the_coordinator() -> None:
 
 def test_an_assignment_is_reconciled_then_acknowledged_at_once() -> None:
     member, _ = _member()
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(epoch=3, partitions=(0, 1)), None, 0.1)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=3, partitions=(0, 1)), sent, 0.1)
     assert member.state is MemberState.RECONCILING and member.epoch == 3
     owned = frozenset({(TOPIC_ID, 0), (TOPIC_ID, 1)})
     assert member.target == owned
     assert member.on_reconciled(owned, member.incarnation, 0.5)
     assert member.state is MemberState.ACKNOWLEDGING
     assert member.time_to_heartbeat(0.5) == 0.0  # not a full interval later
-    ack, version = member.heartbeat_request(1, 0.5)
+    ack, sent = member.heartbeat_request(1, 0.5)
     assert [(t.topic_id, list(t.partitions)) for t in ack.topic_partitions] == [(TOPIC_ID, [0, 1])]
-    member.on_heartbeat_response(answer(epoch=3, partitions=None), version, 0.6)
+    member.on_heartbeat_response(answer(epoch=3, partitions=None), sent, 0.6)
     assert member.state is MemberState.STABLE
     assert member.time_to_heartbeat(0.6) == pytest.approx(2.0)  # the interval it was given
 
@@ -129,11 +129,11 @@ def test_an_assignment_is_reconciled_then_acknowledged_at_once() -> None:
 @pytest.mark.parametrize("error", [ErrorCode.fenced_member_epoch, ErrorCode.unknown_member_id])
 def test_a_fenced_member_releases_then_joins_again_with_epoch_0(error: ErrorCode) -> None:
     member, _ = _member()
-    first, _ = member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(epoch=5), None, 0.1)
+    first, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=5), sent, 0.1)
     incarnation = member.incarnation
-    member.heartbeat_request(1, 2.1)
-    member.on_heartbeat_response(answer(error=error), None, 2.2)
+    _, sent = member.heartbeat_request(1, 2.1)
+    member.on_heartbeat_response(answer(error=error), sent, 2.2)
     assert member.state is MemberState.FENCED and member.needs_release()
     assert member.epoch == 0 and member.incarnation != incarnation
     # A reconciliation begun before the fencing does not complete.
@@ -141,7 +141,7 @@ def test_a_fenced_member_releases_then_joins_again_with_epoch_0(error: ErrorCode
     assert member.time_to_heartbeat(2.3) is None  # not before the partitions are released
     member.on_released()
     member.join(2.4)
-    rejoin, _ = member.heartbeat_request(1, 2.4)
+    rejoin, sent = member.heartbeat_request(1, 2.4)
     assert rejoin.member_epoch == 0
     assert rejoin.member_id == first.member_id  # the id lives as long as the consumer
     assert rejoin.subscribed_topic_names == ("t",) and rejoin.topic_partitions == ()
@@ -161,8 +161,8 @@ def test_a_fenced_member_releases_then_joins_again_with_epoch_0(error: ErrorCode
 )
 def test_errors_no_retry_can_cure_are_fatal(error: ErrorCode) -> None:
     member, _ = _member()
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(error=error), None, 0.1)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(error=error), sent, 0.1)
     assert member.state is MemberState.FATAL
     with pytest.raises(KafkaError) as raised:
         member.check_fatal()
@@ -174,8 +174,8 @@ def test_errors_no_retry_can_cure_are_fatal(error: ErrorCode) -> None:
 
 def test_the_coordinator_moving_retries_at_once() -> None:
     member, _ = _member()
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(error=ErrorCode.not_coordinator), None, 0.1)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(error=ErrorCode.not_coordinator), sent, 0.1)
     assert member.state is MemberState.JOINING
     assert member.time_to_heartbeat(0.1) == 0.0
 
@@ -185,8 +185,8 @@ def test_leaving_sends_epoch_minus_1_or_minus_2_for_a_static_member(
     instance_id: str | None, epoch: int
 ) -> None:
     member, _ = _member(**{"group.instance.id": instance_id})
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(epoch=4), None, 0.1)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=4), sent, 0.1)
     assert member.leave("closing")
     leave = member.leave_request(1)
     assert leave.member_epoch == epoch
@@ -198,10 +198,10 @@ def test_leaving_sends_epoch_minus_1_or_minus_2_for_a_static_member(
 
 def test_with_v0_the_coordinator_chooses_the_member_id() -> None:
     member, _ = _member()
-    join, _ = member.heartbeat_request(0, 0.0)
+    join, sent = member.heartbeat_request(0, 0.0)
     assert join.member_id == ""
-    member.on_heartbeat_response(answer(member_id="chosen-by-broker"), None, 0.1)
-    later, _ = member.heartbeat_request(0, 2.1)
+    member.on_heartbeat_response(answer(member_id="chosen-by-broker"), sent, 0.1)
+    later, sent = member.heartbeat_request(0, 2.1)
     assert later.member_id == "chosen-by-broker"
 
 
@@ -210,8 +210,8 @@ def test_commits_carry_the_member_epoch_and_fail_outside_the_group() -> None:
     with pytest.raises(CommitFailedError):
         member.generation_for_commit()
     assert member.fetch_identity() == (None, -1)
-    member.heartbeat_request(1, 0.0)
-    member.on_heartbeat_response(answer(epoch=6), None, 0.1)
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=6), sent, 0.1)
     assert member.generation_for_commit().generation_id == 6
     assert member.fetch_identity() == (member.member_id, 6)
 
@@ -225,3 +225,15 @@ def test_a_poll_timeout_expires_only_in_the_group() -> None:
     member.on_left(stale=True)
     assert member.state is MemberState.STALE and member.needs_release()
     assert not member.poll_expired(5.0)
+
+
+def test_an_answer_to_a_heartbeat_sent_before_leaving_is_ignored_after_rejoining() -> None:
+    member, _ = _member()
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=3), sent, 0.1)
+    _, before_leaving = member.heartbeat_request(1, 2.1)
+    assert member.leave("unsubscribed")
+    member.on_left()
+    member.join(2.2)
+    member.on_heartbeat_response(answer(epoch=3), before_leaving, 2.3)
+    assert member.state is MemberState.JOINING and member.epoch == 0
