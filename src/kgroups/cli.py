@@ -81,12 +81,16 @@ def _parser() -> argparse.ArgumentParser:
 
     groups = commands.add_parser("groups", help="list, describe, reset and delete groups")
     group_commands = groups.add_subparsers(dest="action", metavar="ACTION", required=True)
-    glist = group_commands.add_parser("list", help="list consumer groups")
+    glist = group_commands.add_parser(
+        "list", help="list groups with their type (classic or consumer) and state"
+    )
     glist.add_argument(
         "--state", action="append", default=[], help="only groups in this state (repeatable)"
     )
     gdescribe = group_commands.add_parser(
-        "describe", help="members, assignments, committed offsets and lag"
+        "describe",
+        help="members, assignments, committed offsets and lag; a consumer group's epochs "
+        "and each member's target assignment",
     )
     gdescribe.add_argument("group")
     for sub in (glist, gdescribe):

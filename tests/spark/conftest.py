@@ -52,10 +52,13 @@ def spark() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def spark_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerThread]:
-    """A broker whose groups may use short session timeouts (the analytics scenario)."""
+    """A broker whose groups may use short session timeouts (the analytics scenario)
+    and whose consumer groups heartbeat fast (short reconciliations)."""
     b = BrokerThread(
         tmp_path_factory.mktemp("spark-broker") / "data",
         group_min_session_timeout_ms=500,
+        group_consumer_heartbeat_interval_ms=500,
+        group_consumer_min_heartbeat_interval_ms=100,
     ).start()
     try:
         yield b

@@ -287,6 +287,84 @@ def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_pa
     assert all(r.lag_seconds > 0 for r in lag if r.lag_offsets > 0)
 
 
+def test_analytics_on_a_real_consumer_group(
+    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+) -> None:
+    """A KIP-848 group (confluent-kafka, group.protocol=consumer): its records are
+    decoded, its epochs drawn on the timeline, and its lag computed as a classic
+    group's."""
+    from confluent_kafka import Consumer
+    from spark_helpers import produce
+
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
+
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "kip848-orders", 2)
+    produce(bootstrap, "kip848-orders", [(None, b"x", i % 2) for i in range(100)])
+
+    def member(name: str) -> Any:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "kip848-live",
+                "group.protocol": "consumer",
+                "client.id": name,
+                "auto.offset.reset": "earliest",
+                "auto.commit.interval.ms": 100,
+            }
+        )
+        consumer.subscribe(["kip848-orders"])
+        return consumer
+
+    def poll_until(consumers: list[Any], assigned: int) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for c in consumers:
+                c.poll(0.05)
+            if all(len(c.assignment()) == assigned for c in consumers):
+                return
+        raise AssertionError("the group did not settle")
+
+    first = member("first")
+    poll_until([first], 2)
+    second = member("second")
+    poll_until([first, second], 1)
+    second.close()
+    poll_until([first], 2)
+    for _ in range(20):  # read the rest; close() commits where it got
+        first.poll(0.05)
+    first.close()
+
+    out = str(tmp_path / "kip848")
+    lines: list[str] = []
+    run_analytics(
+        spark,
+        AnalyticsConfig(bootstrap=bootstrap, output=out, groups="kip848-live"),
+        Progress(steps=7, write=lines.append),
+    )
+    assert "consumer_group_epoch" in lines[1] and "unknown" not in lines[1]
+    epochs = spark.read.parquet(f"{out}/epochs").orderBy("offsets_offset").collect()
+    bumps = [e for e in epochs if e.event == "group_epoch"]
+    assert [e.cause.split(":")[0] for e in bumps] == [
+        "group created; joined",
+        "joined",
+        "left",
+        "left",
+    ]
+    assert [e.epoch for e in bumps] == sorted({e.epoch for e in bumps})
+    assert bumps[1].reconciled_ms is not None and bumps[1].member_count == 2
+    # When the second member joined, the first gave up one partition before the
+    # second got it.
+    steps = [e for e in epochs if e.event == "member_epoch"]
+    assert any(len(e.pending_revocation) == 1 for e in steps)
+    assert {tp for e in steps for tp in e.assigned} == {"kip848-orders-0", "kip848-orders-1"}
+    lag = spark.read.parquet(f"{out}/lag").collect()
+    assert lag and {r.group for r in lag} == {"kip848-live"} and {r.log_end for r in lag} == {50}
+    assert all(r.lag_offsets == 50 - r.committed_offset for r in lag)
+    report = (tmp_path / "kip848" / "report.html").read_text()
+    assert f">e{bumps[1].epoch}</text>" in report and "<h3>Epochs (" in report
+
+
 def test_follow_keeps_a_live_status_table(spark: Any, recorded: str, tmp_path: Path) -> None:
     from kgroups.spark.analytics.follow import follow
     from kgroups.spark.analytics.job import AnalyticsConfig

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kgroups.spark.analytics.chart_axes import lag_ticks, time_ticks
-from kgroups.spark.analytics.report import GroupReport, render_report
+from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
 
 CHROMIUM = "/usr/bin/chromium"
 T0 = 1_700_000_000_000  # 2023-11-14 22:13:20 UTC
@@ -136,3 +136,30 @@ def test_report_charts_render_with_readable_axes(page: Any, tmp_path: Path) -> N
     width, height = int.from_bytes(shot[16:20], "big"), int.from_bytes(shot[20:24], "big")
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and width == 1000 and height > 2 * 240
     assert errors == []
+
+
+def test_consumer_group_epochs_are_drawn_without_overlapping_labels(
+    page: Any, tmp_path: Path
+) -> None:
+    report = GroupReport("kip848", "OK", 0)
+    report.lag_series = [(T0 + 10 * SECOND * j, 3 * j, "OK") for j in range(10)]
+    for epoch, at in ((1, 1), (2, 2), (3, 3), (4, 40), (5, 41)):
+        t = T0 + at * SECOND
+        report.epochs += [
+            EpochMark(t, "group_epoch", epoch, f"joined: m{epoch}", epoch, 500),
+            EpochMark(t, "assignment_epoch", epoch, "new target", epoch),
+            EpochMark(t + 300, "member_epoch", epoch, f"m{epoch}: epoch {epoch}", epoch),
+        ]
+    path = tmp_path / "report.html"
+    path.write_text(render_report([report], T0 + 100 * SECOND, "Consumer groups"))
+    page.goto(path.as_uri())
+    [chart] = page.query_selector_all("svg")
+    labels = _boxes(chart, "text.epoch-label")
+    # e3 comes too soon after e1 and e2 for a label of its own.
+    assert [b["text"] for b in labels] == ["e1", "e2", "e4", "e5"]
+    assert len(chart.query_selector_all("g.epoch line")) == 10
+    assert len(chart.query_selector_all("g.reconciliation line")) == 5
+    texts = labels + _boxes(chart, "text.tick-x") + _boxes(chart, "text.tick-y")
+    for i, a in enumerate(texts):
+        assert a["y"] >= 0 and a["x"] >= 0 and a["x"] + a["w"] <= a["sw"], a
+        assert not any(_overlap(a, b) for b in texts[i + 1 :]), a

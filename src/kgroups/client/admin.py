@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
+from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest
 from kio.schema.describe_groups.v5 import DescribeGroupsRequest
 from kio.schema.describe_groups.v5.response import DescribedGroup
@@ -120,6 +122,24 @@ class Admin:
             version=conn.version_for(apis.DESCRIBE_GROUPS, 0, 5),
         )
         described: DescribedGroup = response.groups[0]
+        self._group_check(group, described.error_code, f"describing group {group!r}")
+        return described
+
+    async def describe_consumer_group(self, group: str) -> DescribedConsumerGroup | None:
+        """The group as a consumer group (KIP-848), or None when it is not one
+        (a classic group, no such group, or a broker without ConsumerGroupDescribe)."""
+        conn = await self.coordinator(group)
+        if apis.CONSUMER_GROUP_DESCRIBE not in conn.versions:
+            return None
+        response = await conn.send(
+            ConsumerGroupDescribeRequest(
+                group_ids=(GroupId(group),), include_authorized_operations=False
+            ),
+            version=conn.version_for(apis.CONSUMER_GROUP_DESCRIBE, 0, 1),
+        )
+        described: DescribedConsumerGroup = response.groups[0]
+        if described.error_code == ErrorCode.group_id_not_found:
+            return None
         self._group_check(group, described.error_code, f"describing group {group!r}")
         return described
 

@@ -110,7 +110,7 @@ class ClusterClient:
                 partitions={p.partition_index: p.leader_id for p in t.partitions},
                 internal=t.is_internal,
                 error=t.error_code,
-                topic_id=t.topic_id,
+                topic_id=t.topic_id if t.topic_id is not None and t.topic_id.int else None,
             )
 
     async def topic(self, name: str) -> TopicInfo:

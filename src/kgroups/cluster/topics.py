@@ -125,6 +125,10 @@ class TopicRegistry:
         topic = self._topics.get(name)
         return None if topic is None else TopicInfo(topic.topic_id, topic.partitions)
 
+    def names(self) -> list[str]:
+        """Every topic's name (the TopicsView protocol)."""
+        return list(self._topics)
+
     def __iter__(self) -> Iterator[Topic]:
         return iter(list(self._topics.values()))
 

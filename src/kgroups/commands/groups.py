@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from kio.schema.consumer_group_describe.v1.response import Assignment as ConsumerGroupAssignment
+from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
+
 from kgroups.client.admin import EARLIEST, LATEST, Admin, TopicPartition
 from kgroups.client.consumer_protocol import decode_assignment
 from kgroups.errors import ErrorCode, KafkaError
@@ -28,10 +31,13 @@ async def list_groups(bootstrap: str, states: list[str], output: str) -> str:
         groups = await admin.list_groups(states)
     finally:
         await admin.close()
-    rows = [(g.group_id, g.group_state, g.protocol_type) for g in groups]
+    # A broker older than ListGroups v5 names no type: it only has classic groups.
+    rows = [(g.group_id, g.group_type or "classic", g.group_state, g.protocol_type) for g in groups]
     if output == "json":
-        return json.dumps([{"group": g, "state": s, "protocol_type": t} for g, s, t in rows])
-    return table(("GROUP", "STATE", "PROTOCOL-TYPE"), rows) if rows else "No groups."
+        return json.dumps(
+            [{"group": g, "type": k, "state": s, "protocol_type": t} for g, k, s, t in rows]
+        )
+    return table(("GROUP", "TYPE", "STATE", "PROTOCOL-TYPE"), rows) if rows else "No groups."
 
 
 @dataclass
@@ -46,17 +52,72 @@ class PartitionLag:
     client_id: str
 
 
+async def _coordinator_of(admin: Admin, group: str) -> dict[str, Any] | None:
+    found = (await admin.find_coordinators([group]))[group]
+    if isinstance(found, KafkaError):
+        return None
+    return {"broker_id": found[0], "host": found[1], "port": found[2]}
+
+
+async def _partition_lags(
+    admin: Admin,
+    committed: dict[TopicPartition, int],
+    owners: dict[TopicPartition, tuple[str, str, str]],
+) -> list[PartitionLag]:
+    """Lag of every partition the group committed to or a member owns."""
+    topics: dict[str, set[int]] = {}
+    for topic, partition in list(committed) + list(owners):
+        topics.setdefault(topic, set()).add(partition)
+    lags = []
+    for topic, numbers in sorted(topics.items()):
+        try:
+            ends = await admin.log_offsets(topic, numbers, LATEST)
+        except KafkaError:
+            ends = {}
+        for p in sorted(numbers):
+            end = ends.get(p, -1)
+            offset = committed.get((topic, p))
+            owner = owners.get((topic, p), ("-", "-", "-"))
+            lag = None if offset is None or end < 0 else max(0, end - offset)
+            lags.append(PartitionLag(topic, p, offset, end, lag, *owner))
+    return lags
+
+
+def _lag_table(lags: list[PartitionLag]) -> str:
+    return table(
+        ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"),
+        [
+            (
+                lag.topic,
+                lag.partition,
+                "-" if lag.committed_offset is None else lag.committed_offset,
+                lag.log_end_offset,
+                "-" if lag.lag is None else lag.lag,
+                lag.member_id,
+            )
+            for lag in lags
+        ],
+    )
+
+
+def _coordinator_text(coordinator: dict[str, Any] | None) -> str:
+    if coordinator is None:
+        return ""
+    return (
+        f", coordinator broker {coordinator['broker_id']}"
+        f" ({coordinator['host']}:{coordinator['port']})"
+    )
+
+
 async def describe(bootstrap: str, group: str, output: str) -> str:
     admin = Admin(bootstrap)
     try:
+        consumer_group = await admin.describe_consumer_group(group)
+        if consumer_group is not None:
+            return await _describe_consumer_group(admin, consumer_group, output)
         described = await admin.describe(group)
         committed = await admin.committed(group)
-        found = (await admin.find_coordinators([group]))[group]
-        coordinator = (
-            None
-            if isinstance(found, KafkaError)
-            else {"broker_id": found[0], "host": found[1], "port": found[2]}
-        )
+        coordinator = await _coordinator_of(admin, group)
         owners: dict[TopicPartition, tuple[str, str, str]] = {}
         members: list[dict[str, Any]] = []
         for m in described.members:
@@ -76,21 +137,7 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
                     "assignment": [f"{t}-{p}" for t, p in sorted(partitions)],
                 }
             )
-        topics: dict[str, set[int]] = {}
-        for topic, partition in list(committed) + list(owners):
-            topics.setdefault(topic, set()).add(partition)
-        lags = []
-        for topic, numbers in sorted(topics.items()):
-            try:
-                ends = await admin.log_offsets(topic, numbers, LATEST)
-            except KafkaError:
-                ends = {}
-            for p in sorted(numbers):
-                end = ends.get(p, -1)
-                offset = committed.get((topic, p))
-                owner = owners.get((topic, p), ("-", "-", "-"))
-                lag = None if offset is None or end < 0 else max(0, end - offset)
-                lags.append(PartitionLag(topic, p, offset, end, lag, *owner))
+        lags = await _partition_lags(admin, committed, owners)
     finally:
         await admin.close()
     if described.group_state == "Dead" and not lags:
@@ -99,6 +146,7 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
         return json.dumps(
             {
                 "group": group,
+                "type": "classic",
                 "state": described.group_state,
                 "protocol_type": described.protocol_type,
                 "protocol": described.protocol_data,
@@ -111,12 +159,8 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
         f"Group {group}: {described.group_state}"
         + (f", protocol {described.protocol_data}" if described.protocol_data else "")
         + f", {len(members)} member(s)"
+        + _coordinator_text(coordinator)
     )
-    if coordinator is not None:
-        head += (
-            f", coordinator broker {coordinator['broker_id']}"
-            f" ({coordinator['host']}:{coordinator['port']})"
-        )
     parts = [head]
     if members:
         parts.append(
@@ -129,22 +173,120 @@ async def describe(bootstrap: str, group: str, output: str) -> str:
             )
         )
     if lags:
+        parts.append(_lag_table(lags))
+    return "\n\n".join(parts)
+
+
+def _partitions_of(assignment: ConsumerGroupAssignment) -> set[TopicPartition]:
+    # A topic deleted since the assignment has no name any more: show its id.
+    return {
+        (t.topic_name or str(t.topic_id), p)
+        for t in assignment.topic_partitions
+        for p in t.partitions
+    }
+
+
+def _subscription(member: dict[str, Any]) -> str:
+    """Topic names, and a regex between slashes."""
+    parts = list(member["subscribed_topics"])
+    if member["subscribed_topic_regex"]:
+        parts.append(f"/{member['subscribed_topic_regex']}/")
+    return ",".join(parts) or "-"
+
+
+def _listed(partitions: set[TopicPartition]) -> list[str]:
+    return [f"{t}-{p}" for t, p in sorted(partitions)]
+
+
+async def _describe_consumer_group(
+    admin: Admin, described: DescribedConsumerGroup, output: str
+) -> str:
+    """A consumer group (KIP-848), from ConsumerGroupDescribe: epochs, and each
+    member's current and target assignment with what it still has to revoke or
+    receive to reach its target."""
+    group = described.group_id
+    committed = await admin.committed(group)
+    coordinator = await _coordinator_of(admin, group)
+    owners: dict[TopicPartition, tuple[str, str, str]] = {}
+    members: list[dict[str, Any]] = []
+    for m in described.members:
+        current = _partitions_of(m.assignment)
+        target = _partitions_of(m.target_assignment)
+        for tp in current:
+            owners[tp] = (m.member_id, m.client_host, m.client_id)
+        members.append(
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.instance_id,
+                "rack_id": m.rack_id,
+                "client_id": m.client_id,
+                "host": m.client_host,
+                "member_epoch": m.member_epoch,
+                "subscribed_topics": sorted(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex or None,
+                "assignment": _listed(current),
+                "target_assignment": _listed(target),
+                "revoking": _listed(current - target),
+                "receiving": _listed(target - current),
+            }
+        )
+    lags = await _partition_lags(admin, committed, owners)
+    if output == "json":
+        return json.dumps(
+            {
+                "group": group,
+                "type": "consumer",
+                "state": described.group_state,
+                "group_epoch": described.group_epoch,
+                "assignment_epoch": described.assignment_epoch,
+                "assignor": described.assignor_name,
+                "coordinator": coordinator,
+                "members": members,
+                "partitions": [asdict(lag) for lag in lags],
+            }
+        )
+    head = (
+        f"Group {group}: {described.group_state} (consumer group), "
+        f"group epoch {described.group_epoch}, assignment epoch {described.assignment_epoch}"
+        + (f", assignor {described.assignor_name}" if described.assignor_name else "")
+        + f", {len(members)} member(s)"
+        + _coordinator_text(coordinator)
+    )
+    parts = [head]
+    if members:
         parts.append(
             table(
-                ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID"),
+                (
+                    "MEMBER-ID",
+                    "INSTANCE-ID",
+                    "CLIENT-ID",
+                    "HOST",
+                    "EPOCH",
+                    "SUBSCRIPTION",
+                    "ASSIGNMENT",
+                    "TARGET",
+                    "TO-REVOKE",
+                    "TO-RECEIVE",
+                ),
                 [
                     (
-                        lag.topic,
-                        lag.partition,
-                        "-" if lag.committed_offset is None else lag.committed_offset,
-                        lag.log_end_offset,
-                        "-" if lag.lag is None else lag.lag,
-                        lag.member_id,
+                        m["member_id"],
+                        m["group_instance_id"] or "-",
+                        m["client_id"],
+                        m["host"],
+                        m["member_epoch"],
+                        _subscription(m),
+                        *(
+                            ",".join(m[key]) or "-"
+                            for key in ("assignment", "target_assignment", "revoking", "receiving")
+                        ),
                     )
-                    for lag in lags
+                    for m in members
                 ],
             )
         )
+    if lags:
+        parts.append(_lag_table(lags))
     return "\n\n".join(parts)
 
 
@@ -176,11 +318,16 @@ async def reset_offsets(
 ) -> str:
     admin = Admin(bootstrap)
     try:
-        described = await admin.describe(group)
-        if described.members:
+        consumer_group = await admin.describe_consumer_group(group)
+        members = (
+            consumer_group.members
+            if consumer_group is not None
+            else (await admin.describe(group)).members
+        )
+        if members:
             raise KafkaError(
                 ErrorCode.non_empty_group,
-                f"Group '{group}' has {len(described.members)} active member(s); offsets can "
+                f"Group '{group}' has {len(members)} active member(s); offsets can "
                 "only be reset while the group is empty (stop its consumers first).",
             )
         committed = await admin.committed(group)

@@ -20,7 +20,8 @@ from kgroups.coordinator.responses import NO_THROTTLE
 from kgroups.protocol.types import GroupId, TopicName, i8, i32
 
 _MILLISECOND = datetime.timedelta(milliseconds=1)
-# ConsumerGroupDescribe's member type: a member speaking the consumer protocol.
+# ConsumerGroupDescribe's member type (v1): the protocol the member speaks.
+CLASSIC_MEMBER = i8(0)
 CONSUMER_MEMBER = i8(1)
 
 TopicNames = Callable[[uuid.UUID], str | None]
@@ -128,7 +129,7 @@ def described_group(
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=assignment(m.assigned_partitions),
                 target_assignment=assignment(group.target_of(m.member_id)),
-                member_type=CONSUMER_MEMBER,
+                member_type=CONSUMER_MEMBER if m.classic is None else CLASSIC_MEMBER,
             )
             for m in group.members.values()
         ),

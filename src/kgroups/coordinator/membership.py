@@ -103,6 +103,15 @@ class Membership:
         if group.is_in(GroupState.COMPLETING_REBALANCE) and (told or went_back):
             self._rebalance.prepare_rebalance(group, turn)
 
+    # -- after a conversion from a consumer group -----------------------------
+
+    def on_converted(self, group: ClassicGroup, turn: Turn) -> None:
+        """The group was a consumer group until now: its members' sessions
+        start, and a rebalance gives them a classic generation."""
+        for member in group.members.values():
+            self._rebalance.reschedule_session(group, member, turn.now, member.session_timeout_ms)
+        self._rebalance.prepare_rebalance(group, turn)
+
     # -- after loading -----------------------------------------------------
 
     def on_loaded(self, group: ClassicGroup, turn: Turn) -> None:

@@ -16,6 +16,7 @@ rolled back to a snapshot (rollback.py).
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import uuid
 from collections.abc import Callable, Collection, Iterator
@@ -43,9 +44,12 @@ from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.consumer import (
     ConsumerGroupConfig,
     ConsumerGroupCoordinator,
+    HeartbeatAnswer,
     TopicImage,
     TopicsView,
 )
+from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
+from kgroups.coordinator.consumer.coordinator import HeartbeatError
 from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
 from kgroups.coordinator.consumer.records import is_consumer_group_key
 from kgroups.coordinator.consumer_messages import (
@@ -66,10 +70,13 @@ from kgroups.coordinator.delayed_operations import (
 )
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.failed_replies import failed_response
+from kgroups.coordinator.group import ClassicGroup
+from kgroups.coordinator.group_records import group_metadata_record, group_tombstone
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
 from kgroups.coordinator.offsets import TopicPartition
+from kgroups.coordinator.parked_requests import answer_parked
 from kgroups.coordinator.responses import (
     NO_THROTTLE,
     commit_response,
@@ -101,6 +108,7 @@ def kafka_member_id(prefix: str) -> str:
 
 
 _DASH_AND_UUID = 37
+_MILLISECOND = datetime.timedelta(milliseconds=1)
 
 
 class GroupCoordinatorShard:
@@ -127,6 +135,8 @@ class GroupCoordinatorShard:
         # one or the other (a consumer group's offsets live in the classic
         # table, as those of a group without members).
         self._consumer = ConsumerGroupCoordinator(consumer_config)
+        # Classic-protocol members inside consumer groups, and conversions (migration).
+        self._classic_members = ClassicProtocolMembers(self._consumer, topic_name)
         self._topics: TopicsView = topics if topics is not None else TopicImage()
         self._topic_name = topic_name
         self._batch_ids = itertools.count(1)
@@ -207,9 +217,19 @@ class GroupCoordinatorShard:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
         elif consumer is not None and consumer.members:
-            # Classic members inside a consumer group (migration) are not served.
-            error = ErrorCode.inconsistent_group_protocol
-            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+            # A classic-protocol member inside a consumer group.
+            session_ms = req.session_timeout // _MILLISECOND
+            if not (
+                self.config.min_session_timeout_ms
+                <= session_ms
+                <= self.config.max_session_timeout_ms
+            ):
+                error = ErrorCode.invalid_session_timeout
+                fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+                return self._result(fx, now_ms)
+            records, response = self._classic_members.join(consumer, req, ctx, self._topics, now_ms)
+            fx.records.extend(records)  # already applied
+            fx.reply(ctx.reply_to, response)
         else:
             if consumer is not None:
                 # An empty consumer group becomes a classic one, as in Kafka.
@@ -223,6 +243,8 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             # The rebalance in progress was lost with the old coordinator: rejoin.
             fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
+        elif (consumer := self._consumer.table.get(req.group_id)) is not None:
+            fx.reply(ctx.reply_to, self._classic_members.sync(consumer, req, now_ms))
         else:
             self._membership.sync_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -232,6 +254,12 @@ class GroupCoordinatorShard:
         self._begin_without_records((req.group_id, MEMBERS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
+        elif (consumer := self._consumer.table.get(req.group_id)) is not None:
+            error = self._classic_members.heartbeat(
+                consumer, req.member_id, req.group_instance_id, req.generation_id, now_ms
+            )
+            assert error is not None  # it may arm its timer
+            fx.reply(ctx.reply_to, heartbeat_response(error))
         else:
             self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -253,6 +281,12 @@ class GroupCoordinatorShard:
             return None
         if self._loading and group_id:
             return ErrorCode.none
+        consumer = self._consumer.table.get(group_id)
+        if consumer is not None:
+            # A classic-protocol member inside a consumer group: only timers change.
+            return self._classic_members.heartbeat(
+                consumer, member_id, group_instance_id, generation_id, now_ms, may_arm=False
+            )
         return self._membership.heartbeat_error(
             group_id, member_id, group_instance_id, generation_id, now_ms
         )
@@ -263,6 +297,13 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             error = ErrorCode.coordinator_load_in_progress
             fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
+        elif (consumer := self._consumer.table.get(req.group_id)) is not None:
+            records, response = self._classic_members.leave(
+                consumer, req, ctx.api_version, self._topics
+            )
+            fx.records.extend(records)  # already applied
+            self._maybe_downgrade(Turn(now_ms, fx))
+            fx.reply(ctx.reply_to, response)
         else:
             self._membership.leave_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -278,20 +319,83 @@ class GroupCoordinatorShard:
         classic = self._table.get(group_id)
         if self._loading:
             answer = heartbeat_error(ErrorCode.coordinator_load_in_progress)
-        elif classic is not None and classic.members:
-            answer = heartbeat_error(
-                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
-            )
         elif ctx.api_version >= 1 and not req.member_id:
             # From v1 on, the member names itself.
             answer = heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
+        elif classic is not None and classic.members:
+            answer = self._upgrade_and_heartbeat(classic, req, ctx, fx, now_ms)
         else:
             records, answer = self._consumer.heartbeat(
                 heartbeat_request(req, ctx), self._topics, now_ms
             )
             fx.records.extend(records)  # already applied
+            self._maybe_downgrade(Turn(now_ms, fx))
         fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
         return self._result(fx, now_ms)
+
+    def _upgrade_and_heartbeat(
+        self,
+        classic: ClassicGroup,
+        req: ConsumerGroupHeartbeatRequest,
+        ctx: RequestContext,
+        fx: Effects,
+        now_ms: int,
+    ) -> HeartbeatAnswer:
+        """A consumer-protocol member joining a classic group with members: the
+        group becomes a consumer group, if Kafka's conditions allow."""
+        not_consumer = heartbeat_error(
+            ErrorCode.group_id_not_found, f"Group {classic.group_id} is not a consumer group."
+        )
+        request = heartbeat_request(req, ctx)
+        if request.member_epoch != 0 or not self._classic_members.may_upgrade(classic):
+            return not_consumer
+        journal = self._consumer.table.journal
+        assert journal is not None  # the call is journaled (_begin)
+        mark = len(journal)
+        timers = dict(self._consumer.timers.journal or {})
+        try:
+            converted = self._classic_members.upgrade(classic, self._topics, now_ms)
+        except HeartbeatError as e:
+            return heartbeat_error(e.code, str(e))
+        records, answer = self._consumer.heartbeat(request, self._topics, now_ms)
+        if answer.error_code is not ErrorCode.none:
+            # Refused: the group stays classic, as if never converted.
+            self._consumer.table.undo(journal[mark:])
+            del journal[mark:]
+            for key, entry in (self._consumer.timers.journal or {}).items():
+                if key not in timers:
+                    self._consumer.timers.restore(key, entry)
+            return answer
+        self._guard_if_in_flight(classic.group_id)
+        for member in classic.members.values():
+            # A rebalance in progress will not complete: rejoin (the new way).
+            answer_parked(classic, member, ErrorCode.rebalance_in_progress, fx)
+        fx.records.append(group_tombstone(classic.group_id))
+        self._table.apply_group_metadata(classic.group_id, None)
+        fx.records.extend(converted)
+        fx.records.extend(records)
+        return answer
+
+    def _maybe_downgrade(self, turn: Turn) -> None:
+        """Consumer groups that lost a member and hold classic-protocol members
+        only become classic groups, if the policy allows (Kafka then rebalances)."""
+        if not self._consumer.removed_from:
+            return  # the common case: nobody left
+        removed, self._consumer.removed_from = self._consumer.removed_from, set()
+        for group_id in removed:
+            group = self._consumer.table.get(group_id)
+            if group is None or not self._classic_members.may_downgrade(
+                group, self.config.max_size
+            ):
+                continue
+            records, value = self._classic_members.downgrade(group, turn.now)
+            turn.fx.records.extend(records)  # already applied
+            turn.fx.records.append(group_metadata_record(value, group_id))
+            self._guard_if_in_flight(group_id)
+            self._table.apply_group_metadata(group_id, value)
+            classic = self._table.get(group_id)
+            assert classic is not None
+            self._membership.on_converted(classic, turn)
 
     def consumer_group_describe(
         self, req: ConsumerGroupDescribeRequest, ctx: RequestContext, now_ms: int
@@ -534,6 +638,7 @@ class GroupCoordinatorShard:
                     key, now_ms + self.config.offsets_retention_check_interval_ms, operation
                 )
         fx.records.extend(self._consumer.expire(now_ms, self._topics))  # already applied
+        self._maybe_downgrade(turn)
         return self._result(fx, now_ms)
 
     # -- loading and storage -----------------------------------------------

@@ -50,6 +50,12 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return parse
 
 
+def _lower_choice(*allowed: str) -> Callable[[str], str]:
+    """A choice read case-insensitively, as Kafka reads its enum settings."""
+    choose = _choice(*allowed)
+    return lambda value: choose(value.lower())
+
+
 def parse_ip_overrides(value: str) -> dict[str, int]:
     """``max.connections.per.ip.overrides``: ``host:count`` pairs, comma-separated."""
     out: dict[str, int] = {}
@@ -173,6 +179,19 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.max.heartbeat.interval.ms", _int, 15000, "Largest of it.", 1),
     Setting("group.consumer.max.size", _int, INT_MAX, "Members per consumer group.", 1),
     Setting("group.consumer.assignors", _str, "uniform,range", "Server-side assignors."),
+    Setting(
+        "group.consumer.regex.refresh.interval.ms",
+        _int,
+        600000,
+        "Age at which a regex subscription is resolved again.",
+        10000,
+    ),
+    Setting(
+        "group.consumer.migration.policy",
+        _lower_choice("disabled", "upgrade", "downgrade", "bidirectional"),
+        "bidirectional",
+        "Online conversion between classic and consumer groups.",
+    ),
     Setting("cluster.store.url", _str, "", "PostgreSQL URL of the cluster (empty: one broker)."),
     Setting("broker.heartbeat.interval.ms", _int, 2000, "Cluster lease renewal period.", 1),
     Setting("broker.session.timeout.ms", _int, 9000, "Cluster lease lifetime.", 1),

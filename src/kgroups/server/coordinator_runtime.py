@@ -90,6 +90,8 @@ class CoordinatorRuntime:
             heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
             max_size=cfg.get_int("group.consumer.max.size"),
             assignors=cfg.get_str("group.consumer.assignors"),
+            regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
+            migration_policy=cfg.get_str("group.consumer.migration.policy"),
         )
         self.partitions = self.config.offsets_topic_partitions
         self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")

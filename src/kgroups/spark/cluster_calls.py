@@ -92,6 +92,18 @@ class ClusterCalls:
             out.extend((topic, p) for p in info.partitions)
         return sorted(out)
 
+    def topic_names(self) -> dict[str, str]:
+        """Every topic's name by its id (as text), for records that name topics by id."""
+        return self._run(self._topic_names())
+
+    async def _topic_names(self) -> dict[str, str]:
+        await self._cluster.refresh(None)
+        return {
+            str(info.topic_id): name
+            for name, info in self._cluster.metadata.topics.items()
+            if info.topic_id is not None
+        }
+
     def offsets(self, wanted: Mapping[tuple[str, int], int]) -> Offsets:
         """The offset of each partition at -2 (earliest), -1 (latest) or a timestamp;
         a timestamp later than every record gives the latest offset."""

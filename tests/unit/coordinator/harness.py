@@ -392,11 +392,12 @@ class Harness:
         owned: dict[str, list[int]] | None = None,
         rebalance_timeout_ms: int = -1,
         instance_id: str | None = None,
+        regex: str | None = None,
     ) -> ConsumerGroupHeartbeatResponse:
         """One ConsumerGroupHeartbeat; a join (epoch 0) fills in what a join
         must carry unless given."""
         if epoch == 0:
-            topics = topics if topics is not None else ("t",)
+            topics = topics if topics is not None else ("t",) if regex is None else ()
             owned = owned if owned is not None else {}
             rebalance_timeout_ms = (
                 REBALANCE_MS if rebalance_timeout_ms == -1 else rebalance_timeout_ms
@@ -409,6 +410,7 @@ class Harness:
             instance_id=instance_id,
             rebalance_timeout=ms(rebalance_timeout_ms),
             subscribed_topic_names=topics,  # type: ignore[arg-type]
+            subscribed_topic_regex=regex,
             topic_partitions=None
             if owned is None
             else tuple(

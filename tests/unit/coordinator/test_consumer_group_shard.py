@@ -140,10 +140,11 @@ def test_a_failed_append_takes_back_a_second_members_join() -> None:
     assert h.consumer_describe("g").group_epoch == a.member_epoch
 
 
-def test_a_classic_join_to_a_consumer_group_is_refused() -> None:
+def test_a_classic_join_of_another_protocol_type_to_a_consumer_group_is_refused() -> None:
     h = Harness()
     a = h.consumer_heartbeat("g", "a", 0)
-    assert h.reply(h.join("g")).error_code is ErrorCode.inconsistent_group_protocol
+    refused = h.reply(h.join("g", protocol_type="connect"))
+    assert refused.error_code is ErrorCode.inconsistent_group_protocol
     # Once empty, the group becomes a classic one.
     h.consumer_heartbeat("g", "a", -1)
     assert a.member_epoch > 0

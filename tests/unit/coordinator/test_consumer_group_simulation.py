@@ -20,9 +20,16 @@ class Client:
     gives it at once, gives up the others over a few heartbeats (its
     revocation callback takes time), and rejoins owning nothing when fenced."""
 
-    def __init__(self, member_id: str, topics: tuple[str, ...], rng: random.Random) -> None:
+    def __init__(
+        self,
+        member_id: str,
+        topics: tuple[str, ...],
+        rng: random.Random,
+        regex: str | None = None,
+    ) -> None:
         self.member_id = member_id
         self.topics = topics
+        self.regex = regex
         self.rng = rng
         self.epoch = 0
         self.owned: dict[uuid.UUID, set[int]] = {}
@@ -30,7 +37,7 @@ class Client:
 
     def heartbeat(self, h: Harness) -> None:
         if self.epoch == 0:
-            answer = h.join(self.member_id, topics=self.topics)
+            answer = h.join(self.member_id, topics=self.topics, subscribed_topic_regex=self.regex)
         else:
             answer = h.heartbeat(
                 self.member_id,

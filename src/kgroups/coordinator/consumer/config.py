@@ -17,3 +17,18 @@ class ConsumerGroupConfig:
     max_size: int = 2_147_483_647
     # group.consumer.assignors: the first is the default
     assignors: str = DEFAULT_ASSIGNORS
+    # group.consumer.regex.refresh.interval.ms: how long a regex resolution
+    # stands before a heartbeat resolves it again, topics changed or not
+    regex_refresh_interval_ms: int = 600_000
+    # group.consumer.migration.policy: disabled, upgrade, downgrade or bidirectional
+    migration_policy: str = "bidirectional"
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        """A classic group may become a consumer group when a consumer-protocol member joins."""
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        """A consumer group whose members all use the classic protocol may become classic."""
+        return self.migration_policy in ("downgrade", "bidirectional")

@@ -2,8 +2,10 @@
 
 A heartbeat goes through three steps, as in Kafka's group coordinator:
 
-1. the member joins or updates its subscription; the group epoch moves on
-   when a subscription or the subscribed topics' metadata changed;
+1. the member joins or updates its subscription, and the group's regular
+   expressions are resolved again when due (regex.py); the group epoch moves
+   on when a subscription, a regex's topics or the subscribed topics'
+   metadata changed;
 2. when the group epoch is past the assignment epoch, the server-side
    assignor computes a new target assignment for the whole group;
 3. the member takes one reconciliation step towards its target.
@@ -56,9 +58,16 @@ from kgroups.coordinator.consumer.records import (
     MemberKey,
     MemberMetadataValue,
     RegularExpressionKey,
+    RegularExpressionValue,
     TargetAssignmentMemberValue,
     TargetAssignmentMetadataValue,
     encode_record,
+)
+from kgroups.coordinator.consumer.regex import (
+    REGEX_REFRESH_MIN_INTERVAL_MS,
+    InvalidRegex,
+    compile_regex,
+    resolve,
 )
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
 from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
@@ -131,6 +140,9 @@ class ConsumerTimerKey:
 
 SESSION = "session"
 REBALANCE = "rebalance"
+CLASSIC_JOIN = "classic-join"
+"""A classic-protocol member told to rejoin (or that joined) must send its
+JoinGroup (or SyncGroup) within its rebalance timeout."""
 
 
 class ConsumerGroupCoordinator:
@@ -146,6 +158,9 @@ class ConsumerGroupCoordinator:
         self._assignors = assignors(self.config.assignors)
         self._new_member_id = new_member_id
         self._records: list[Record] = []
+        self.removed_from: set[str] = set()
+        """Groups that lost a member since the caller last cleared this (a
+        consumer group left with classic-protocol members only may become classic)."""
 
     # -- records -------------------------------------------------------------
 
@@ -290,6 +305,18 @@ class ConsumerGroupCoordinator:
                 "The member is in an unknown state; it must give up its partitions and rejoin.",
             )
 
+        regex = request.subscribed_topic_regex
+        if (
+            regex
+            and (member is None or regex != member.subscribed_topic_regex)
+            and not group.regex_subscribers(regex)
+        ):
+            # A regex new to the group: refused before anything is stored.
+            try:
+                compile_regex(regex)
+            except InvalidRegex as e:
+                raise HeartbeatError(ErrorCode.invalid_regular_expression, str(e)) from None
+
         # Validation done: from here on, records.
         if replaced is not None:
             member = self._replace(group, replaced, member_id)
@@ -298,35 +325,27 @@ class ConsumerGroupCoordinator:
             member = ConsumerGroupMember(member_id)
 
         # 1. The member's subscription, and the group epoch.
+        old_regex = member.subscribed_topic_regex
         bump = self._update_member(group, member, request)
         group = self.table.groups[group_id]  # created by the first record
         member = group.members[member_id]
-        if bump or group.topics_version_seen != topics.version:
-            group.topics_version_seen = topics.version
-            new_hash = metadata_hash(group.subscribed_topic_names(), topics)
-            if bump or new_hash != group.metadata_hash:
-                self._emit(
-                    GroupKey(GROUP_METADATA, group_id),
-                    GroupMetadataValue(group.group_epoch + 1, new_hash),
-                )
-
+        if old_regex and old_regex != member.subscribed_topic_regex:
+            self._drop_unused_regex(group, old_regex)
         # 2. The target assignment.
-        if group.group_epoch > group.assignment_epoch:
-            self._assign(group, topics)
+        self._advance(group, bump, topics, now_ms)
 
         # 3. One reconciliation step.
         old_assigned = member.assigned_partitions
         if not member.is_reconciled_to(group.assignment_epoch):
             self._reconcile(group, member, request.owned_partitions, now_ms)
 
-        self.timers.schedule(
-            ConsumerTimerKey(SESSION, group_id, member_id),
-            now_ms + self.config.session_timeout_ms,
-            0,
-        )
+        self.schedule_session(group_id, member, now_ms)
         full = joining or (
             request.rebalance_timeout_ms != -1
-            and request.subscribed_topic_names is not None
+            and (
+                request.subscribed_topic_names is not None
+                or request.subscribed_topic_regex is not None
+            )
             and request.owned_partitions is not None
         )
         changed = member.assigned_partitions is not old_assigned and (
@@ -337,6 +356,34 @@ class ConsumerGroupCoordinator:
             member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.config.heartbeat_interval_ms,
             assignment=member.assigned_partitions if full or changed else None,
+        )
+
+    def _advance(self, group: ConsumerGroup, bump: bool, topics: TopicsView, now_ms: int) -> None:
+        """Move the group epoch on when a subscription (``bump``), a regex's
+        resolution or the subscribed topics changed, then compute the target
+        assignment if it lags."""
+        if group.subscribed_regexes():
+            bump |= self._maybe_refresh_regexes(group, topics, now_ms)
+        if bump or group.topics_version_seen != topics.version:
+            group.topics_version_seen = topics.version
+            new_hash = metadata_hash(group.subscribed_topic_names(), topics)
+            if bump or new_hash != group.metadata_hash:
+                self._emit(
+                    GroupKey(GROUP_METADATA, group.group_id),
+                    GroupMetadataValue(group.group_epoch + 1, new_hash),
+                )
+        if group.group_epoch > group.assignment_epoch:
+            self._assign(group, topics)
+
+    def schedule_session(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
+        """A classic-protocol member keeps the session timeout of its JoinGroup."""
+        timeout = (
+            self.config.session_timeout_ms
+            if member.classic is None
+            else member.classic.session_timeout_ms
+        )
+        self.timers.schedule(
+            ConsumerTimerKey(SESSION, group_id, member.member_id), now_ms + timeout, 0
         )
 
     @staticmethod
@@ -382,12 +429,19 @@ class ConsumerGroupCoordinator:
             server_assignor=request.server_assignor
             if request.server_assignor is not None
             else member.server_assignor,
+            # A member heartbeating with ConsumerGroupHeartbeat speaks the consumer protocol.
+            classic_member_metadata=None,
         )
+        return self._write_member(group, member, value)
+
+    def _write_member(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, value: MemberMetadataValue
+    ) -> bool:
         new = member.member_id not in group.members
         if not new and _same_metadata(member, value):
             return False
         subscription_changed = new or (
-            names != member.subscribed_topic_names
+            value.subscribed_topic_names != member.subscribed_topic_names
             or value.subscribed_topic_regex != member.subscribed_topic_regex
         )
         self._emit(MemberKey(MEMBER_METADATA, group.group_id, member.member_id), value)
@@ -413,6 +467,7 @@ class ConsumerGroupCoordinator:
                 subscribed_topic_regex=old.subscribed_topic_regex,
                 rebalance_timeout_ms=old.rebalance_timeout_ms,
                 server_assignor=old.server_assignor,
+                classic_member_metadata=old.classic,
             ),
         )
         self._emit(
@@ -427,6 +482,40 @@ class ConsumerGroupCoordinator:
         )
         return self.table.groups[group_id].members[member_id]
 
+    # -- regular expressions -------------------------------------------------
+
+    def _drop_unused_regex(self, group: ConsumerGroup, regex: str) -> None:
+        if not group.regex_subscribers(regex) and regex in group.regexes:
+            self._emit(RegularExpressionKey(group.group_id, regex), None)
+
+    def _maybe_refresh_regexes(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
+        """Resolve the group's regexes again when one is new, the topics
+        changed, or the last resolution is older than the refresh interval; at
+        most once per Kafka's 10 s minimum interval. Whether a regex now
+        resolves to other topics (the group epoch must move on)."""
+        last = group.regexes_refreshed_ms
+        if last is not None:
+            if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
+                return False
+            if (
+                group.regexes_version_seen == topics.version
+                and now_ms <= last + self.config.regex_refresh_interval_ms
+                and not group.has_unresolved_regex()
+            ):
+                return False
+        group.regexes_version_seen = topics.version
+        changed = False
+        for regex, matched in resolve(group.subscribed_regexes(), topics.names()).items():
+            old = group.regexes.get(regex)
+            changed |= old is None or old[0] != matched
+            self._emit(
+                RegularExpressionKey(group.group_id, regex),
+                RegularExpressionValue(matched, topics.version, now_ms),
+            )
+        return changed
+
+    # -- target assignment ---------------------------------------------------
+
     def _assign(self, group: ConsumerGroup, topics: TopicsView) -> None:
         """Compute the target assignment for the group epoch; write the members'
         changed targets, then the assignment epoch."""
@@ -437,14 +526,14 @@ class ConsumerGroupCoordinator:
             if info is not None and info.partitions > 0:
                 topic_ids[name] = info.topic_id
                 topic_metadata[info.topic_id] = TopicMetadata(info.partitions)
-        subscriptions: dict[tuple[str, ...], frozenset[uuid.UUID]] = {}
+        subscriptions: dict[tuple[tuple[str, ...], str | None], frozenset[uuid.UUID]] = {}
         specs = []
         for member in group.members.values():
-            names = member.subscribed_topic_names
-            ids = subscriptions.get(names)
+            subscription = (member.subscribed_topic_names, member.subscribed_topic_regex)
+            ids = subscriptions.get(subscription)
             if ids is None:  # members mostly share subscriptions: resolve each once
-                ids = subscriptions[names] = frozenset(
-                    topic_ids[n] for n in names if n in topic_ids
+                ids = subscriptions[subscription] = frozenset(
+                    topic_ids[n] for n in group.member_topics(member) if n in topic_ids
                 )
             specs.append(
                 MemberSpec(
@@ -551,7 +640,11 @@ class ConsumerGroupCoordinator:
         """Remove the member; the group epoch moves on so that the others get
         its partitions."""
         group_id = group.group_id
+        regex = group.members[member_id].subscribed_topic_regex
+        self.removed_from.add(group_id)
         self._remove_member_records(group_id, member_id)
+        if regex:
+            self._drop_unused_regex(group, regex)
         # The remaining subscriptions may cover fewer topics.
         group.topics_version_seen = topics.version
         self._emit(
@@ -570,6 +663,7 @@ class ConsumerGroupCoordinator:
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
         self.timers.cancel(ConsumerTimerKey(SESSION, group_id, member_id))
         self.timers.cancel(ConsumerTimerKey(REBALANCE, group_id, member_id))
+        self.timers.cancel(ConsumerTimerKey(CLASSIC_JOIN, group_id, member_id))
 
     # -- timers --------------------------------------------------------------
 
@@ -595,11 +689,7 @@ class ConsumerGroupCoordinator:
         (and rebalance timeout while it has partitions to revoke)."""
         for group in self.table.groups.values():
             for member in group.members.values():
-                self.timers.schedule(
-                    ConsumerTimerKey(SESSION, group.group_id, member.member_id),
-                    now_ms + self.config.session_timeout_ms,
-                    0,
-                )
+                self.schedule_session(group.group_id, member, now_ms)
                 if member.state is MemberState.UNREVOKED_PARTITIONS:
                     self.timers.schedule(
                         ConsumerTimerKey(REBALANCE, group.group_id, member.member_id),
@@ -648,6 +738,7 @@ def _same_metadata(member: ConsumerGroupMember, value: MemberMetadataValue) -> b
         and member.subscribed_topic_regex == value.subscribed_topic_regex
         and member.rebalance_timeout_ms == value.rebalance_timeout_ms
         and member.server_assignor == value.server_assignor
+        and member.classic == value.classic_member_metadata
     )
 
 

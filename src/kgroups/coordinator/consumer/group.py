@@ -57,6 +57,7 @@ class ConsumerGroupState(enum.Enum):
 class ConsumerGroup:
     __slots__ = (
         "_assignors_count",
+        "_subscribed_regexes",
         "_subscribed_topics",
         "_unreconciled",
         "assignment_epoch",
@@ -66,6 +67,8 @@ class ConsumerGroup:
         "metadata_hash",
         "partition_epochs",
         "regexes",
+        "regexes_refreshed_ms",
+        "regexes_version_seen",
         "static_members",
         "target_assignment",
         "topics_version_seen",
@@ -83,10 +86,18 @@ class ConsumerGroup:
         self.partition_epochs: dict[uuid.UUID, dict[int, int]] = {}
         self.regexes: dict[str, tuple[tuple[str, ...], int, int]] = {}
         """Resolved regular expressions: regex to (topics, version, timestamp)."""
+        self.regexes_refreshed_ms: int | None = None
+        """The latest resolution's timestamp (None: nothing resolved)."""
+        # Not stored: the topic metadata version the regexes were last
+        # resolved against (-1 after a load, so they are resolved again).
+        self.regexes_version_seen = -1
         # Not stored: the topic metadata version the hash was last checked
         # against (-1 after a load, so the first heartbeat checks it).
         self.topics_version_seen = -1
+        # Topic name to the number of members subscribed to it by name, plus
+        # the number of resolved regexes matching it.
         self._subscribed_topics: dict[str, int] = {}
+        self._subscribed_regexes: dict[str, int] = {}
         self._assignors_count: dict[str, int] = {}
         self._unreconciled: set[str] = set()
 
@@ -103,7 +114,26 @@ class ConsumerGroup:
         return ConsumerGroupState.STABLE
 
     def subscribed_topic_names(self) -> frozenset[str]:
+        """The topics of the members' names and of the resolved regexes."""
         return frozenset(self._subscribed_topics)
+
+    def subscribed_regexes(self) -> dict[str, int]:
+        """Regex to the number of members subscribed to it."""
+        return self._subscribed_regexes
+
+    def regex_subscribers(self, regex: str) -> int:
+        return self._subscribed_regexes.get(regex, 0)
+
+    def has_unresolved_regex(self) -> bool:
+        return any(regex not in self.regexes for regex in self._subscribed_regexes)
+
+    def member_topics(self, member: ConsumerGroupMember) -> tuple[str, ...]:
+        """The topics a member subscribes to: its names and what its regex resolves to."""
+        regex = member.subscribed_topic_regex
+        resolved = self.regexes.get(regex) if regex else None
+        if resolved is None:
+            return member.subscribed_topic_names
+        return member.subscribed_topic_names + resolved[0]
 
     def partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         owners = self.partition_epochs.get(topic_id)
@@ -120,6 +150,9 @@ class ConsumerGroup:
         if not self._assignors_count:
             return None
         return min(self._assignors_count.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+    def all_members_classic(self) -> bool:
+        return all(m.classic is not None for m in self.members.values())
 
     def is_empty_of_state(self) -> bool:
         return not self.members and not self.target_assignment
@@ -160,8 +193,12 @@ class ConsumerGroup:
         member.subscribed_topic_regex = value.subscribed_topic_regex
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
+        member.classic = value.classic_member_metadata
         for name in member.subscribed_topic_names:
             self._subscribed_topics[name] = self._subscribed_topics.get(name, 0) + 1
+        if member.subscribed_topic_regex:
+            regex = member.subscribed_topic_regex
+            self._subscribed_regexes[regex] = self._subscribed_regexes.get(regex, 0) + 1
         if member.server_assignor:
             count = self._assignors_count.get(member.server_assignor, 0)
             self._assignors_count[member.server_assignor] = count + 1
@@ -192,6 +229,16 @@ class ConsumerGroup:
             self._own(member)
         self._track_reconciled(member)
 
+    def apply_regex(self, regex: str, value: tuple[tuple[str, ...], int, int] | None) -> None:
+        old = self.regexes.pop(regex, None)
+        if old is not None:
+            self._forget_topics(old[0])
+        if value is not None:
+            self.regexes[regex] = value
+            for name in value[0]:
+                self._subscribed_topics[name] = self._subscribed_topics.get(name, 0) + 1
+        self.regexes_refreshed_ms = max((v[2] for v in self.regexes.values()), default=None)
+
     def apply_target_assignment(self, member_id: str, value: Assignment | None) -> None:
         if value is None:
             self.target_assignment.pop(member_id, None)
@@ -211,13 +258,23 @@ class ConsumerGroup:
         if instance_id is not None and self.static_members.get(instance_id) == member.member_id:
             del self.static_members[instance_id]
 
-    def _forget_subscription(self, member: ConsumerGroupMember) -> None:
-        for name in member.subscribed_topic_names:
+    def _forget_topics(self, names: tuple[str, ...]) -> None:
+        for name in names:
             left = self._subscribed_topics[name] - 1
             if left:
                 self._subscribed_topics[name] = left
             else:
                 del self._subscribed_topics[name]
+
+    def _forget_subscription(self, member: ConsumerGroupMember) -> None:
+        self._forget_topics(member.subscribed_topic_names)
+        regex = member.subscribed_topic_regex
+        if regex:
+            left = self._subscribed_regexes[regex] - 1
+            if left:
+                self._subscribed_regexes[regex] = left
+            else:
+                del self._subscribed_regexes[regex]
         if member.server_assignor:
             left = self._assignors_count[member.server_assignor] - 1
             if left:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from kgroups.coordinator.consumer.records import ClassicMemberMetadata
 from kgroups.coordinator.consumer_assignors.spec import EMPTY_ASSIGNMENT, Assignment
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -48,6 +49,9 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str | None = None
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
+    classic: ClassicMemberMetadata | None = None
+    """Set for a member speaking the classic protocol (JoinGroup, SyncGroup,
+    Heartbeat) inside the consumer group."""
     # From the current member assignment record.
     member_epoch: int = 0
     previous_member_epoch: int = 0

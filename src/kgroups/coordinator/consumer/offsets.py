@@ -21,6 +21,11 @@ def offset_commit_error(
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.unknown_member_id
+    if member.classic is not None:
+        # A classic-protocol member commits with its generation, any version.
+        if member_epoch != member.member_epoch:
+            return ErrorCode.illegal_generation
+        return ErrorCode.none
     if not transactional and api_version < 9:
         return ErrorCode.unsupported_version
     if member_epoch != member.member_epoch:

@@ -60,6 +60,7 @@ class ConsumerGroupTable:
                 if group is not None:
                     # What the undone records saw of the topics is forgotten too.
                     group.topics_version_seen = -1
+                    group.regexes_version_seen = -1
         finally:
             self.journal = saved
 
@@ -85,6 +86,7 @@ class ConsumerGroupTable:
                     subscribed_topic_regex=member.subscribed_topic_regex,
                     rebalance_timeout_ms=member.rebalance_timeout_ms,
                     server_assignor=member.server_assignor,
+                    classic_member_metadata=member.classic,
                 )
             if member.member_epoch == -1 and not member.assigned_partitions:
                 return None  # what a current assignment tombstone leaves
@@ -127,10 +129,10 @@ class ConsumerGroupTable:
             self._replay_member(group, key, value)
         elif isinstance(key, RegularExpressionKey):
             if value is None:
-                group.regexes.pop(key.regex, None)
+                group.apply_regex(key.regex, None)
             else:
                 assert isinstance(value, RegularExpressionValue)
-                group.regexes[key.regex] = (value.topics, value.version, value.timestamp)
+                group.apply_regex(key.regex, (value.topics, value.version, value.timestamp))
         else:
             self._replay_group(group, key, value)
 

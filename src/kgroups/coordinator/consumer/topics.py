@@ -26,6 +26,10 @@ class TopicsView(Protocol):
 
     def lookup(self, name: str) -> TopicInfo | None: ...
 
+    def names(self) -> Iterable[str]:
+        """Every topic's name (regular-expression subscriptions scan them)."""
+        ...
+
 
 @dataclass(slots=True)
 class TopicImage:
@@ -36,6 +40,9 @@ class TopicImage:
 
     def lookup(self, name: str) -> TopicInfo | None:
         return self.topics.get(name)
+
+    def names(self) -> Iterable[str]:
+        return self.topics.keys()
 
     def put(self, name: str, partitions: int, topic_id: uuid.UUID | None = None) -> TopicInfo:
         old = self.topics.get(name)

@@ -8,7 +8,8 @@ Steps, each reported on stderr as it starts and ends:
 4. write ``lag`` (each commit's lag in offsets and in seconds);
 5. evaluate Burrow's rules at regular ticks: ``partition_status`` and
    ``group_status`` (the ticks at ``now`` are the current status);
-6. write ``rebalances`` (each generation with its inferred cause);
+6. write ``rebalances`` (each generation with its inferred cause) and
+   ``epochs`` (each epoch move of each consumer group);
 7. write ``report.html``.
 
 Every path is a Hadoop path (local, HDFS, S3A, ...), written by Spark or
@@ -27,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
+from kgroups.spark.analytics.consumer_epochs import consumer_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
-from kgroups.spark.analytics.report import GroupReport, render_report
+from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
 from kgroups.spark.analytics.session import size_shuffles
 from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
 from kgroups.spark.cluster_calls import ClusterCalls
@@ -101,8 +103,14 @@ def run_analytics(
 
     progress.step(f"reading {config.offsets_topic} from {config.bootstrap}")
     sc.setJobDescription("kgroups analytics: decode the offsets topic")
+    with ClusterCalls(config.bootstrap) as calls:
+        topic_names = calls.topic_names()
     decoded = decoded_offsets_log(
-        spark, config.bootstrap, config.offsets_topic, group_pattern=config.groups
+        spark,
+        config.bootstrap,
+        config.offsets_topic,
+        group_pattern=config.groups,
+        topic_names=topic_names,
     ).cache()
     kinds: dict[str, int] = {r[0]: r[1] for r in decoded.groupBy("kind").count().collect()}
     shuffle_partitions = size_shuffles(spark, sum(kinds.values()))
@@ -206,17 +214,22 @@ def run_analytics(
     sc.setJobDescription("kgroups analytics: rebalances")
     rebalances = rebalance_history(generations, commits).cache()
     _save(rebalances, f"{out}/rebalances")
-    progress.done(f"{rebalances.count()} generations")
+    epochs = consumer_epochs(decoded).cache()
+    _save(epochs, f"{out}/epochs")
+    progress.done(
+        f"{rebalances.count()} generations, "
+        f"{epochs.filter(F.col('event') == 'group_epoch').count()} consumer group epochs"
+    )
 
     progress.step("writing report.html")
-    reports = _group_reports(group_status, status, rebalances, lag, now_ms)
+    reports = _group_reports(group_status, status, rebalances, epochs, lag, now_ms)
     write_text(
         spark,
         f"{out}/report.html",
         render_report(reports, now_ms, f"Consumer groups of {config.bootstrap}"),
     )
     progress.done(f"{out}/report.html ({len(reports)} groups)")
-    for df in (decoded, commits, generations, index, lag, status, group_status, rebalances):
+    for df in (decoded, commits, generations, index, lag, status, group_status, rebalances, epochs):
         df.unpersist()
     return {
         "records": sum(kinds.values()),
@@ -230,6 +243,7 @@ def _group_reports(
     group_status: DataFrame,
     status: DataFrame,
     rebalances: DataFrame,
+    epochs: DataFrame,
     lag: DataFrame,
     now_ms: int,
 ) -> list[GroupReport]:
@@ -257,6 +271,15 @@ def _group_reports(
     for row in history.collect():
         reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).rebalances.append(
             (row.record_ms, row.generation, row.cause, row.member_count, row.not_stable_ms)
+        )
+    moves = epochs.orderBy("group", "offsets_offset").select(
+        "group", "record_ms", "event", "epoch", "cause", "member_count", "reconciled_ms"
+    )
+    for row in moves.collect():
+        reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).epochs.append(
+            EpochMark(
+                row.record_ms, row.event, row.epoch, row.cause, row.member_count, row.reconciled_ms
+            )
         )
     for row in lag.groupBy("group").agg(F.max("lag_seconds").alias("worst")).collect():
         if row.group in reports:

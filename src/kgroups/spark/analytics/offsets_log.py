@@ -6,16 +6,28 @@ decoders the coordinator itself uses. A record that is neither (a newer
 coordinator's record types) is kept with kind ``unknown`` so it can be counted,
 not silently lost. Members' subscriptions and assignments are decoded from the
 consumer protocol when the group's protocol type is ``consumer``.
+
+The consumer group (KIP-848) records, types 3-8 and 16, are decoded by the
+broker's own codec into kinds ``consumer_group_epoch`` (3),
+``consumer_group_topics`` (4), ``consumer_member`` (5),
+``consumer_assignment_epoch`` (6), ``consumer_target_assignment`` (7),
+``consumer_member_assignment`` (8) and ``consumer_regex`` (16); a tombstone adds
+``_deleted`` to its kind. Their assignments name topics by id: the ids are
+turned into names through ``topic_names`` (the cluster's topics now), and a
+topic deleted since keeps its id as its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import ArrayType
 
 from kgroups.assignors.protocol import ProtocolError, decode_assignment, decode_subscription
+from kgroups.coordinator.consumer import records as consumer_records
+from kgroups.coordinator.consumer.member import MemberState
+from kgroups.coordinator.consumer_assignors.spec import Assignment
 from kgroups.coordinator.records import (
     GroupMetadataKey,
     OffsetCommitKey,
@@ -64,8 +76,37 @@ DECODED_SCHEMA = struct(
     ("leader", "string"),
     ("state_ms", "long"),
     ("members", ArrayType(_MEMBER)),
+    # Consumer group (KIP-848) records:
+    ("group_epoch", "int"),
+    ("assignment_epoch", "int"),
+    ("member_id", "string"),
+    ("member_epoch", "int"),
+    ("previous_member_epoch", "int"),
+    ("member_state", "string"),
+    ("instance_id", "string"),
+    ("client_id", "string"),
+    ("client_host", "string"),
+    ("subscribed_topics", "strings"),
+    ("subscribed_regex", "string"),
+    ("server_assignor", "string"),
+    ("rebalance_timeout_ms", "int"),
+    ("assigned", ArrayType(_TOPIC_PARTITION)),
+    ("pending_revocation", ArrayType(_TOPIC_PARTITION)),
+    ("target", ArrayType(_TOPIC_PARTITION)),
+    ("regex", "string"),
+    ("topics", "strings"),
     ("error", "string"),
 )
+
+_CONSUMER_KINDS = {
+    consumer_records.GROUP_METADATA: "consumer_group_epoch",
+    consumer_records.PARTITION_METADATA: "consumer_group_topics",
+    consumer_records.MEMBER_METADATA: "consumer_member",
+    consumer_records.TARGET_ASSIGNMENT_METADATA: "consumer_assignment_epoch",
+    consumer_records.TARGET_ASSIGNMENT_MEMBER: "consumer_target_assignment",
+    consumer_records.CURRENT_MEMBER_ASSIGNMENT: "consumer_member_assignment",
+    consumer_records.REGULAR_EXPRESSION: "consumer_regex",
+}
 
 
 def _version(data: bytes | None) -> int | None:
@@ -100,7 +141,72 @@ def _member(member: Any, consumer: bool) -> dict[str, Any]:
     }
 
 
-def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
+def _partitions(assignment: Assignment, topic_names: Mapping[str, str]) -> list[dict[str, Any]]:
+    return sorted(
+        (
+            {"topic": topic_names.get(str(topic_id), str(topic_id)), "partition": p}
+            for topic_id, partitions in assignment.items()
+            for p in partitions
+        ),
+        key=lambda tp: (tp["topic"], tp["partition"]),
+    )
+
+
+def _state_name(state: int) -> str:
+    try:
+        return MemberState(state).name.lower()
+    except ValueError:
+        return f"unknown ({state})"
+
+
+def _consumer_group_record(
+    key: bytes, value: bytes | None, topic_names: Mapping[str, str]
+) -> dict[str, Any]:
+    """A consumer group record's columns, through the coordinator's codec."""
+    decoded_key, decoded = consumer_records.decode_record(key, value)
+    row: dict[str, Any] = {"group": decoded_key.group_id}
+    kind = _CONSUMER_KINDS[decoded_key.record_type]
+    if isinstance(decoded_key, consumer_records.MemberKey):
+        row["member_id"] = decoded_key.member_id
+    elif isinstance(decoded_key, consumer_records.RegularExpressionKey):
+        row["regex"] = decoded_key.regex
+    if decoded is None:
+        return {**row, "kind": f"{kind}_deleted"}
+    row["kind"] = kind
+    if isinstance(decoded, consumer_records.GroupMetadataValue):
+        row["group_epoch"] = decoded.epoch
+    elif isinstance(decoded, consumer_records.PartitionMetadataValue):
+        row["topics"] = sorted(t.topic_name for t in decoded.topics)
+    elif isinstance(decoded, consumer_records.MemberMetadataValue):
+        row.update(
+            instance_id=decoded.instance_id,
+            client_id=decoded.client_id,
+            client_host=decoded.client_host,
+            subscribed_topics=sorted(decoded.subscribed_topic_names),
+            subscribed_regex=decoded.subscribed_topic_regex or None,
+            server_assignor=decoded.server_assignor,
+            rebalance_timeout_ms=decoded.rebalance_timeout_ms,
+        )
+    elif isinstance(decoded, consumer_records.TargetAssignmentMetadataValue):
+        row["assignment_epoch"] = decoded.assignment_epoch
+    elif isinstance(decoded, consumer_records.TargetAssignmentMemberValue):
+        row["target"] = _partitions(decoded.partitions, topic_names)
+    elif isinstance(decoded, consumer_records.CurrentMemberAssignmentValue):
+        row.update(
+            member_epoch=decoded.member_epoch,
+            previous_member_epoch=decoded.previous_member_epoch,
+            member_state=_state_name(decoded.state),
+            assigned=_partitions(decoded.assigned_partitions, topic_names),
+            pending_revocation=_partitions(decoded.partitions_pending_revocation, topic_names),
+        )
+    else:
+        row["topics"] = sorted(decoded.topics)
+    return row
+
+
+def decode_record(
+    key: bytes | None, value: bytes | None, topic_names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """One record's row (without the columns locating it in the log)."""
     row: dict[str, Any] = {"key_version": _version(key), "value_version": _version(value)}
     if key is None:
@@ -142,13 +248,19 @@ def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
                 else group.current_state_timestamp,
                 "members": [_member(m, consumer) for m in group.members],
             }
+        # Checked last: offset commits, nearly every record, pay nothing for it.
+        if consumer_records.is_consumer_group_key(key):
+            return {**row, **_consumer_group_record(key, value, topic_names or {})}
     except RecordFormatError as e:
         return {**row, "kind": "unknown", "error": f"value: {e}"}
     return {**row, "kind": "unknown", "error": f"key version {row['key_version']}"}
 
 
-def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow function: rows of the data source -> DECODED_SCHEMA rows."""
+def decode_batches(
+    batches: Iterator[pa.RecordBatch], topic_names: Mapping[str, str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow function: rows of the data source -> DECODED_SCHEMA rows;
+    ``topic_names`` maps topic ids (as text) to names."""
     import pyarrow as pa
 
     arrow = arrow_of(DECODED_SCHEMA)
@@ -164,7 +276,7 @@ def decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch
             timestamps,
             strict=True,
         ):
-            row = decode_record(key, value)
+            row = decode_record(key, value, topic_names)
             row.update(offsets_partition=partition, offsets_offset=offset, record_ms=micros // 1000)
             rows.append(row)
         yield pa.RecordBatch.from_pylist(rows, schema=arrow)

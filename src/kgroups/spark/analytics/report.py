@@ -1,5 +1,6 @@
 """The self-contained HTML report: lag over time per group with its rebalances
-on the same time axis, and the current status table.
+(classic groups) or epoch moves (consumer groups) on the same time axis, and
+the current status table.
 
 Charts are inline SVG and styles are inline CSS: no script, no font, nothing
 fetched, so the file reads the same offline, attached to a ticket or archived.
@@ -14,7 +15,7 @@ from datetime import UTC, datetime
 
 from kgroups.spark.analytics.chart_axes import lag_ticks, time_ticks
 
-__all__ = ["GroupReport", "render_report"]
+__all__ = ["EpochMark", "GroupReport", "render_report"]
 
 _COLOURS = {
     "OK": "#2e7d32",
@@ -27,6 +28,31 @@ _COLOURS = {
 _WIDTH, _HEIGHT = 900, 240
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 76, 24, 40, 40
 _LABEL_GAP = 30  # pixels between rebalance labels on one row
+_LABEL_ROW = 14  # pixels between the two rows of labels: more than a label is high
+
+
+@dataclass(frozen=True)
+class EpochMark:
+    """One row of the ``epochs`` table: a consumer group's epoch move."""
+
+    t_ms: int
+    event: str
+    """group_epoch, assignment_epoch, member_epoch, regex_resolved, group_deleted."""
+    epoch: int | None
+    cause: str
+    members: int
+    reconciled_ms: int | None = None
+
+
+# How group-wide epoch events are drawn: (colour, dash pattern, label prefix or
+# None). A target assignment follows its group epoch at once: only the group epoch
+# is labelled, so labels stay apart. Other events (a member's reconciliation
+# step) are ticks on the time axis.
+_EPOCH_STYLE: dict[str, tuple[str, str, str | None]] = {
+    "group_epoch": ("#00897b", "6,3", "e"),
+    "assignment_epoch": ("#8d6e63", "1,3", None),
+    "group_deleted": ("#999", "3,3", None),
+}
 
 
 @dataclass
@@ -43,6 +69,12 @@ class GroupReport:
     )
     """(topic, partition, committed, log end, lag, status) now."""
     max_lag_seconds: float | None = None
+    epochs: list[EpochMark] = field(default_factory=list)
+    """A consumer group's epoch moves, in log order."""
+
+    @property
+    def group_epochs(self) -> list[EpochMark]:
+        return [e for e in self.epochs if e.event == "group_epoch"]
 
 
 def _when(t_ms: int) -> str:
@@ -96,8 +128,38 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
             f'<g class="rebalance"><title>{tip}</title>'
             f'<line x1="{x(t):.1f}" y1="{upper - 4}" x2="{x(t):.1f}" y2="{lower}" '
             'stroke="#999" stroke-dasharray="3,3"/>'
-            f'<text class="rebalance-label" x="{x(t):.1f}" y="{upper - 8 - 12 * row}" '
+            f'<text class="rebalance-label" x="{x(t):.1f}" y="{upper - 8 - _LABEL_ROW * row}" '
             f'text-anchor="middle" fill="#555">g{generation}</text></g>'
+        )
+    for mark in report.epochs:
+        tip = f"{html.escape(mark.event.replace('_', ' '))} at {_when(mark.t_ms)}: " + html.escape(
+            mark.cause
+        )
+        style = _EPOCH_STYLE.get(mark.event)
+        if style is None:  # a member's reconciliation step: a tick on the time axis
+            parts.append(
+                f'<g class="reconciliation"><title>{tip}</title>'
+                f'<line x1="{x(mark.t_ms):.1f}" y1="{lower - 6}" x2="{x(mark.t_ms):.1f}" '
+                f'y2="{lower}" stroke="#00897b" stroke-width="2"/></g>'
+            )
+            continue
+        colour, dashes, prefix = style
+        label = ""
+        # Epochs come in bursts (members starting together): a label goes on the
+        # first row with room, or is left out (the line's tooltip still tells).
+        free = [row for row in (0, 1) if x(mark.t_ms) - rows_end[row] >= _LABEL_GAP]
+        if prefix is not None and free:
+            row = free[0]
+            rows_end[row] = x(mark.t_ms)
+            label = (
+                f'<text class="epoch-label" x="{x(mark.t_ms):.1f}" '
+                f'y="{upper - 8 - _LABEL_ROW * row}" '
+                f'text-anchor="middle" fill="{colour}">{prefix}{mark.epoch}</text>'
+            )
+        parts.append(
+            f'<g class="epoch"><title>{tip} ({mark.members} members)</title>'
+            f'<line x1="{x(mark.t_ms):.1f}" y1="{upper - 4}" x2="{x(mark.t_ms):.1f}" y2="{lower}" '
+            f'stroke="{colour}" stroke-dasharray="{dashes}"/>{label}</g>'
         )
     points = " ".join(f"{x(t):.1f},{y(lag):.1f}" for t, lag, _ in report.lag_series)
     if points:
@@ -120,15 +182,32 @@ def _badge(status: str) -> str:
     )
 
 
+def _epoch_table(epochs: Sequence[EpochMark]) -> str:
+    rows = "".join(
+        f"<tr><td>{_when(e.t_ms)}</td><td>{html.escape(e.event.replace('_', ' '))}</td>"
+        f"<td>{'' if e.epoch is None else e.epoch}</td><td>{e.members}</td>"
+        f"<td>{'' if e.reconciled_ms is None else f'{e.reconciled_ms / 1000:.1f} s'}</td>"
+        f"<td>{html.escape(e.cause)}</td></tr>"
+        for e in epochs
+    )
+    return (
+        f"<h3>Epochs ({len(epochs)})</h3><table><tr><th>time (UTC)</th><th>event</th>"
+        "<th>epoch</th><th>members</th><th>reconciled in</th><th>cause</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) -> str:
-    times = [t for g in groups for t, _, _ in g.lag_series] + [
-        t for g in groups for t, *_ in g.rebalances
-    ]
+    times = (
+        [t for g in groups for t, _, _ in g.lag_series]
+        + [t for g in groups for t, *_ in g.rebalances]
+        + [e.t_ms for g in groups for e in g.epochs]
+    )
     start, end = (min(times), max(times)) if times else (generated_ms, generated_ms)
     rows = "".join(
         f"<tr><td>{html.escape(g.group)}</td><td>{_badge(g.status)}</td><td>{g.total_lag}</td>"
         f"<td>{'' if g.max_lag_seconds is None else f'{g.max_lag_seconds:.1f}'}</td>"
-        f"<td>{len(g.rebalances)}</td></tr>"
+        f"<td>{len(g.rebalances) + len(g.group_epochs)}</td></tr>"
         for g in groups
     )
     sections = []
@@ -148,15 +227,28 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
         )
         sections.append(
             f"<section><h2>{html.escape(g.group)} {_badge(g.status)}</h2>"
-            f"<p>Total lag over time (offsets; dots coloured by status) and rebalances "
-            f"(dashed lines labelled with their generation; hover for the cause).</p>"
-            f"{_chart(g, start, end)}"
+            + (
+                "<p>Total lag over time (offsets; dots coloured by status) and epochs (consumer "
+                "group: dashed lines labelled with the group epoch, dotted for target "
+                "assignments, ticks on the time axis for members' reconciliation steps; "
+                "hover for the cause).</p>"
+                if g.epochs
+                else "<p>Total lag over time (offsets; dots coloured by status) and rebalances "
+                "(dashed lines labelled with their generation; hover for the cause).</p>"
+            )
+            + f"{_chart(g, start, end)}"
             "<h3>Partitions now</h3><table><tr><th>topic</th><th>partition</th>"
             "<th>committed</th><th>log end</th><th>lag</th><th>status</th></tr>"
             f"{partition_rows}</table>"
-            f"<h3>Rebalances ({len(g.rebalances)})</h3><table><tr><th>time (UTC)</th>"
-            "<th>generation</th><th>members</th><th>not Stable</th><th>cause</th></tr>"
-            f"{rebalance_rows}</table></section>"
+            + (
+                f"<h3>Rebalances ({len(g.rebalances)})</h3><table><tr><th>time (UTC)</th>"
+                "<th>generation</th><th>members</th><th>not Stable</th><th>cause</th></tr>"
+                f"{rebalance_rows}</table>"
+                if g.rebalances or not g.epochs
+                else ""
+            )
+            + (_epoch_table(g.epochs) if g.epochs else "")
+            + "</section>"
         )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"

@@ -23,8 +23,10 @@ def decoded_offsets_log(
     group_pattern: str | None = None,
     streaming: bool = False,
     extra_options: dict[str, str] | None = None,
+    topic_names: dict[str, str] | None = None,
 ) -> DataFrame:
-    """Every record of the offsets topic, decoded (DECODED_SCHEMA)."""
+    """Every record of the offsets topic, decoded (DECODED_SCHEMA); ``topic_names``
+    (topic id as text -> name) names the topics of consumer group assignments."""
     source = (spark.readStream if streaming else spark.read).format("kgroups")
     options = {
         "kafka.bootstrap.servers": bootstrap,
@@ -35,7 +37,8 @@ def decoded_offsets_log(
     for key, value in options.items():
         source = source.option(key, value)
     raw = source.load().select("key", "value", "partition", "offset", "timestamp")
-    decoded = raw.mapInArrow(decode_batches, DECODED_SCHEMA)
+    names = dict(topic_names or {})
+    decoded = raw.mapInArrow(lambda batches: decode_batches(batches, names), DECODED_SCHEMA)
     if group_pattern is not None:
         decoded = decoded.filter(F.col("group").rlike(f"^(?:{group_pattern})$"))
     return decoded
