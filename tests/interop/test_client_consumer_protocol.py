@@ -286,3 +286,36 @@ def test_a_member_that_stops_polling_loses_its_partitions_and_rejoins(
         assert sorted(read) == sorted(values)
     finally:
         consumer.close()
+
+
+def test_a_pattern_is_resolved_by_the_broker_and_picks_up_a_new_topic(
+    fast_broker: BrokerThread,
+) -> None:
+    bootstrap = fast_broker.bootstrap
+    create_topic(bootstrap, "events-a", 2)
+    create_topic(bootstrap, "other", 2)  # does not match: never assigned
+    read: dict[str, set[bytes]] = {}
+    consumer = Consumer(_config(bootstrap, "by-pattern", "pattern"))
+
+    def read_until(topic: str, values: list[bytes]) -> None:
+        # A new topic is matched within Kafka's 10 s minimum refresh plus a heartbeat.
+        deadline = time.monotonic() + 60
+        while not set(values) <= read.get(topic, set()):
+            assert time.monotonic() < deadline, f"the records of {topic}"
+            for r in consumer.poll(0.1):
+                read.setdefault(r.topic, set()).add(r.value or b"")
+
+    try:
+        consumer.subscribe(pattern="events-.*")
+        produce(bootstrap, "other", [b"not-for-us"])
+        a = [f"a{i}".encode() for i in range(20)]
+        produce(bootstrap, "events-a", a)
+        read_until("events-a", a)
+        create_topic(bootstrap, "events-b", 2)
+        b = [f"b{i}".encode() for i in range(20)]
+        produce(bootstrap, "events-b", b)
+        read_until("events-b", b)
+        assert {tp.topic for tp in consumer.assignment()} == {"events-a", "events-b"}
+        assert set(read) == {"events-a", "events-b"}
+    finally:
+        consumer.close()
