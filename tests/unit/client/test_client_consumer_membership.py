@@ -157,6 +157,7 @@ def test_a_fenced_member_releases_then_joins_again_with_epoch_0(error: ErrorCode
         ErrorCode.unsupported_version,
         ErrorCode.unreleased_instance_id,
         ErrorCode.fenced_instance_id,
+        ErrorCode.invalid_regular_expression,
     ],
 )
 def test_errors_no_retry_can_cure_are_fatal(error: ErrorCode) -> None:
