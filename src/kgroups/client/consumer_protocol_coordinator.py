@@ -52,6 +52,9 @@ __all__ = ["ConsumerProtocolCoordinator"]
 
 log = logging.getLogger(__name__)
 
+_JOIN_CHECK = 1.0
+"""While joining, poll() looks at the heartbeat task at least this often (seconds)."""
+
 
 class TopicNames:
     """Topic id to name: the metadata's, and those of partitions owned."""
@@ -153,7 +156,7 @@ class ConsumerProtocolCoordinator:
             if not await self.link.ensure_ready(deadline):
                 return False
             self._start_heartbeat()
-            if not await self._apply_changes(deadline):
+            if not await self._joined(deadline) or not await self._apply_changes(deadline):
                 return False
         elif self.config.enable_auto_commit and self.link.unknown():
             await self.link.ensure_ready(now)
@@ -165,6 +168,22 @@ class ConsumerProtocolCoordinator:
         if self.listener_errors:
             error, self.listener_errors = self.listener_errors[0], []
             raise error
+
+    async def _joined(self, deadline: float | None) -> bool:
+        """While joining, wait for the coordinator's answer (as the classic
+        consumer waits for its JoinGroup), so that the first assignment is
+        applied in this poll rather than the next."""
+        member = self.member
+        while member.state is MemberState.JOINING and member.target is None:
+            member.check_fatal()
+            self._tasks.raise_failure()  # a heartbeat task that died answers nothing
+            self.heartbeat.answered.clear()
+            remaining = _JOIN_CHECK if deadline is None else deadline - self._clock()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.heartbeat.answered.wait(), min(remaining, _JOIN_CHECK))
+        return True
 
     async def _apply_changes(self, deadline: float | None) -> bool:
         member = self.member

@@ -49,6 +49,8 @@ class HeartbeatManager:
         self._clock = clock
         self._wakeup = asyncio.Event()
         self._stopped = False
+        self.answered = asyncio.Event()
+        """Set at every heartbeat answer: poll() waits on it while joining."""
 
     def wake(self) -> None:
         """Something changed (joined, reconciled, left): look again at once."""
@@ -118,3 +120,4 @@ class HeartbeatManager:
                 response.error_message,
             )
         member.on_heartbeat_response(response, sent, self._clock())
+        self.answered.set()

@@ -430,3 +430,17 @@ def test_unsubscribing_leaves_and_subscribing_again_joins_with_the_same_id() -> 
             await coordinator.close(5)
 
     run(scenario)
+
+
+def test_the_poll_that_joins_applies_the_first_assignment() -> None:
+    async def scenario() -> None:
+        broker = Coordinator()
+        coordinator, subscriptions = make(broker)
+        try:
+            loop = asyncio.get_running_loop()
+            assert await coordinator.poll(loop.time() + 5)
+            assert subscriptions.assigned_partitions() == {T(0), T(1), T(2), T(3)}
+        finally:
+            await coordinator.close(5)
+
+    run(scenario)
