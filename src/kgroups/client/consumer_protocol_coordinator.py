@@ -153,6 +153,7 @@ class ConsumerProtocolCoordinator:
             self.member.on_poll(now)
             if self.member.state is MemberState.UNSUBSCRIBED:
                 self.member.join(now)
+                self.heartbeat.wake()
             if not await self.link.ensure_ready(deadline):
                 return False
             self._start_heartbeat()
@@ -205,7 +206,6 @@ class ConsumerProtocolCoordinator:
         running = self._heartbeat_task is not None and not self._heartbeat_task.done()
         if not running and not self._closed:
             self._heartbeat_task = self._tasks.start(self.heartbeat.run(), "heartbeat")
-        self.heartbeat.wake()
 
     # -- reconciliation --------------------------------------------------------
 
