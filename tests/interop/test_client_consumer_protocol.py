@@ -21,6 +21,7 @@ from interop.test_client_support import (
     MemberListener,
     consumed,
     create_topic,
+    kgroups_member,
     produce,
 )
 
@@ -319,3 +320,26 @@ def test_a_pattern_is_resolved_by_the_broker_and_picks_up_a_new_topic(
         assert set(read) == {"events-a", "events-b"}
     finally:
         consumer.close()
+
+
+def test_a_classic_member_joins_the_consumer_group_of_ours(fast_broker: BrokerThread) -> None:
+    """The broker serves a classic member inside a consumer group (KIP-848's
+    migration path): both protocols of our consumer share one group."""
+    bootstrap = fast_broker.bootstrap
+    topic = group = "two-protocols"
+    create_topic(bootstrap, topic)
+    ours = _member(bootstrap, group, topic, "consumer-protocol")
+    members = [ours]
+    try:
+        wait_until(lambda: ours.assigned == set(range(PARTITIONS)), 30, "the first member")
+        classic = kgroups_member(bootstrap, group, topic, "classic", "cooperative-sticky")
+        members.append(classic)
+        wait_until(lambda: _split(members), 30, "both members to split 6 partitions")
+        values = [f"v{i}".encode() for i in range(300)]
+        produce(bootstrap, topic, values)
+        wait_until(lambda: set(consumed(members)) >= set(values), 30, "every record")
+        assert max(consumed(members).values()) == 1, "a record was read twice"
+    finally:
+        for m in members:
+            m.close()
+    assert not any(m.errors for m in members)
