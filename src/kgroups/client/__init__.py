@@ -16,6 +16,7 @@ from kgroups.client.exceptions import (
     InvalidTopicError,
     NoOffsetForPartitionError,
     RebalanceInProgressError,
+    StaleMemberEpochError,
 )
 from kgroups.client.producer import Producer
 from kgroups.client.rebalance_listener import RebalanceListener
@@ -37,5 +38,6 @@ __all__ = [
     "RebalanceInProgressError",
     "RebalanceListener",
     "RecordMetadata",
+    "StaleMemberEpochError",
     "TopicPartition",
 ]

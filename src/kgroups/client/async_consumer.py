@@ -23,6 +23,7 @@ from typing import Any
 
 from kgroups.client.cluster import ClusterClient, TopicInfo
 from kgroups.client.consumer_config import ConsumerConfig
+from kgroups.client.consumer_protocol_coordinator import ConsumerProtocolCoordinator
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator import ConsumerCoordinator
 from kgroups.client.coordinator_link import CoordinatorLink, open_connection
@@ -61,7 +62,7 @@ class AsyncConsumer:
             return await open_connection(host, port, client_id)
 
         self._fetcher = Fetcher(self.config, self._subscriptions, self._cluster, connect)
-        self._coordinator: ConsumerCoordinator | None = None
+        self._coordinator: ConsumerCoordinator | ConsumerProtocolCoordinator | None = None
         if self.config.group_id is not None:
             link = CoordinatorLink(
                 self.config.group_id,
@@ -70,9 +71,12 @@ class AsyncConsumer:
                 request_timeout_ms=self.config.request_timeout_ms,
                 retry_backoff_ms=self.config.retry_backoff_ms,
             )
-            self._coordinator = ConsumerCoordinator(
-                self.config, self._subscriptions, self._cluster, link
+            kind = (
+                ConsumerProtocolCoordinator
+                if self.config.group_protocol == "consumer"
+                else ConsumerCoordinator
             )
+            self._coordinator = kind(self.config, self._subscriptions, self._cluster, link)
         self._metadata_refreshed_at = float("-inf")
         self._metadata_attempted_at = float("-inf")
         self._iterated: deque[ConsumerRecord] = deque()
@@ -81,13 +85,32 @@ class AsyncConsumer:
 
     # -- what to consume -----------------------------------------------------
 
-    def subscribe(self, topics: Iterable[str] | re.Pattern[str], listener: Any = None) -> None:
+    def subscribe(
+        self,
+        topics: Iterable[str] | re.Pattern[str] | None = None,
+        listener: Any = None,
+        *,
+        pattern: str | None = None,
+    ) -> None:
         """Join the group and consume the partitions it assigns, of the given topics
-        or of every topic matching a compiled pattern. ``listener`` gets the
-        RebalanceListener hooks."""
+        or of every topic matching a compiled pattern (matched here, against the
+        metadata). ``pattern``: a regular expression in RE2 syntax that the group
+        coordinator matches (group.protocol=consumer only, like the Java client's
+        SubscriptionPattern). ``listener`` gets the RebalanceListener hooks."""
         self._check_open()
         if self._coordinator is None:
             raise RuntimeError("subscribing needs a group.id; use assign() without one")
+        if pattern is not None:
+            if topics is not None:
+                raise ValueError("give topics or a pattern, not both")
+            if self.config.group_protocol != "consumer":
+                raise RuntimeError("a pattern for the coordinator needs group.protocol=consumer")
+            if not pattern:
+                raise ValueError("the pattern must not be empty")
+            self._subscriptions.subscribe_regex(pattern, listener)
+            return
+        if topics is None:
+            raise ValueError("no topics to subscribe to")
         if isinstance(topics, re.Pattern):
             self._subscriptions.subscribe_pattern(topics, listener)
             self._metadata_refreshed_at = float("-inf")
@@ -237,7 +260,9 @@ class AsyncConsumer:
             committed: Mapping[TopicPartition, OffsetAndMetadata | None] = {}
             if self._coordinator is not None:
                 try:
-                    committed = await self._coordinator.committer.fetch(set(initializing), deadline)
+                    committed = await self._coordinator.committer.fetch(
+                        set(initializing), deadline, retry_stale_epoch=True
+                    )
                 except TimeoutError:
                     return False
             for tp, state in states.items():
@@ -358,7 +383,7 @@ class AsyncConsumer:
 
     # -- committing ----------------------------------------------------------
 
-    def _group(self) -> ConsumerCoordinator:
+    def _group(self) -> ConsumerCoordinator | ConsumerProtocolCoordinator:
         if self._coordinator is None:
             raise RuntimeError("committing offsets needs a group.id")
         self._coordinator.check_fatal()

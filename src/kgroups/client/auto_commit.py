@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from kgroups.client.consumer_config import ConsumerConfig
+from kgroups.client.consumer_membership import ConsumerMembership
 from kgroups.client.consumer_record import OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator_link import CoordinatorLink
 from kgroups.client.exceptions import FencedInstanceIdError, RetriableError
@@ -41,7 +42,7 @@ class AutoCommit:
         subscriptions: SubscriptionState,
         link: CoordinatorLink,
         committer: OffsetCommitter,
-        member: GroupMember,
+        member: GroupMember | ConsumerMembership,
         tasks: TaskOwner,
         clock: Callable[[], float],
     ) -> None:
@@ -99,7 +100,8 @@ class AutoCommit:
         if not offsets:
             return
         try:
-            await self.committer.commit(offsets, self._clock() + timeout)
+            # A stale epoch is retried: these offsets must reach the next owner.
+            await self.committer.commit(offsets, self._clock() + timeout, retry_stale_epoch=True)
         except (KafkaError, TimeoutError) as e:
             if isinstance(e, FencedInstanceIdError):
                 self.member.fatal_error = e

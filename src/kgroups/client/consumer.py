@@ -74,11 +74,17 @@ class Consumer(SyncClient[AsyncConsumer]):
 
     # -- what to consume -----------------------------------------------------
 
-    def subscribe(self, topics: Iterable[str] | re.Pattern[str], listener: Any = None) -> None:
+    def subscribe(
+        self,
+        topics: Iterable[str] | re.Pattern[str] | None = None,
+        listener: Any = None,
+        *,
+        pattern: str | None = None,
+    ) -> None:
         wrapped = None if listener is None else _InApplicationThread(listener, self._thread)
-        if not isinstance(topics, re.Pattern):
+        if topics is not None and not isinstance(topics, re.Pattern):
             topics = [topics] if isinstance(topics, str) else list(topics)
-        self._call(self._core.subscribe, topics, wrapped)
+        self._call(functools.partial(self._core.subscribe, topics, wrapped, pattern=pattern))
 
     def assign(self, partitions: Iterable[TopicPartition | tuple[str, int]]) -> None:
         self._call(self._core.assign, list(partitions))

@@ -31,6 +31,10 @@ def _optional_str(value: object) -> str | None:
     return None if value is None else as_str(value)
 
 
+def _protocol(value: object) -> str:
+    return as_str(value).lower()
+
+
 def _strategies(value: object) -> tuple[str, ...]:
     names = tuple(protocol_name(v) for v in as_list(value))
     if not names:
@@ -44,7 +48,8 @@ SETTINGS = (
     Setting("client.rack", as_str, ""),
     Setting("group.id", _optional_str, None),
     Setting("group.instance.id", _optional_str, None),
-    Setting("group.protocol", as_str, "classic", choices=("classic",)),
+    Setting("group.protocol", _protocol, "classic", choices=("classic", "consumer")),
+    Setting("group.remote.assignor", _optional_str, None),
     Setting("session.timeout.ms", as_int, 45000, minimum=1),
     Setting("heartbeat.interval.ms", as_int, 3000, minimum=1),
     Setting("max.poll.interval.ms", as_int, 300000, minimum=1),
@@ -81,6 +86,9 @@ UNSUPPORTED = {
     "ssl.truststore.location": "only PLAINTEXT connections are made",
 }
 
+CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
+"""Under group.protocol=consumer the broker owns these (KIP-848): setting one is an error."""
+
 _client_numbers = itertools.count(1)
 
 
@@ -91,6 +99,8 @@ class ConsumerConfig:
     client_rack: str | None
     group_id: str | None
     group_instance_id: str | None
+    group_protocol: str
+    group_remote_assignor: str | None
     session_timeout_ms: int
     heartbeat_interval_ms: int
     max_poll_interval_ms: int
@@ -129,6 +139,12 @@ class ConsumerConfig:
                 raise ConfigError("enable.auto.commit needs a group.id to commit to")
             # The Java client's rule: without a group there is nothing to commit to.
             values["enable.auto.commit"] = False
+        if values["group.protocol"] == "consumer":
+            for key in CLASSIC_ONLY:
+                if key in given:
+                    raise ConfigError(f"{key} cannot be set when group.protocol=consumer")
+        elif "group.remote.assignor" in given and values["group.remote.assignor"] is not None:
+            raise ConfigError("group.remote.assignor needs group.protocol=consumer")
         if values["heartbeat.interval.ms"] >= values["session.timeout.ms"]:
             raise ConfigError("heartbeat.interval.ms must be lower than session.timeout.ms")
         for key in ("max.poll.interval.ms", "session.timeout.ms", "request.timeout.ms"):
@@ -141,6 +157,8 @@ class ConsumerConfig:
             client_rack=values["client.rack"] or None,
             group_id=group_id,
             group_instance_id=values["group.instance.id"] or None,
+            group_protocol=values["group.protocol"],
+            group_remote_assignor=values["group.remote.assignor"] or None,
             session_timeout_ms=values["session.timeout.ms"],
             heartbeat_interval_ms=values["heartbeat.interval.ms"],
             max_poll_interval_ms=values["max.poll.interval.ms"],

@@ -140,6 +140,14 @@ class CoordinatorLink:
             log.debug("group %s: coordinator lookup failed: %s", self.group_id, e)
         await asyncio.sleep(self.retry_backoff)
 
+    def version_for(self, api_key: int, lowest: int, highest: int) -> int:
+        """The version a request to the coordinator goes as (its fields may depend on it)."""
+        conn = self._conn
+        if conn is None or conn.closed:
+            self.unknown()
+            raise RetriableError(ErrorCode.coordinator_not_available, "coordinator unknown")
+        return int(conn.version_for(api_key, lowest, highest))
+
     async def send(
         self, request: Any, api_key: int, lowest: int, highest: int, timeout: float
     ) -> Any:

@@ -13,6 +13,7 @@ __all__ = [
     "NoOffsetForPartitionError",
     "RebalanceInProgressError",
     "RetriableError",
+    "StaleMemberEpochError",
     "retriable",
 ]
 
@@ -39,6 +40,19 @@ class CommitFailedError(KafkaError):
             or "Commit cannot be completed since the consumer is not part of an active group "
             "for auto partition assignment; it is likely that the consumer was kicked out "
             "of the group.",
+        )
+
+
+class StaleMemberEpochError(CommitFailedError):
+    """group.protocol=consumer: the request carried a member epoch the coordinator
+    has moved past. A commit made by the application fails (its partitions may
+    have moved); one made before partitions are given up is retried with the
+    member's new epoch, as in the Java client."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            ErrorCode.stale_member_epoch,
+            message or "the member epoch is stale: the group moved on since the request was made",
         )
 
 

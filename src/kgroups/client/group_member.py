@@ -107,6 +107,8 @@ class HeartbeatStep(enum.Enum):
 
 
 class GroupMember:
+    commits_bound_to_generation = True
+
     def __init__(
         self,
         config: ConsumerConfig,
@@ -213,6 +215,9 @@ class GroupMember:
         if not self.subscriptions.partitions_auto_assigned():
             return NO_GENERATION
         return self.generation
+
+    def fetch_identity(self) -> tuple[str | None, int]:
+        return None, -1  # OffsetFetch v9's member fields are for consumer groups
 
     def generation_for_commit(self) -> Generation:
         if not self.subscriptions.partitions_auto_assigned():

@@ -18,6 +18,12 @@ follows the Java client:
   newer generation came meanwhile) and rejoin; the commit fails with
   CommitFailedError.
 - FENCED_INSTANCE_ID: fatal.
+
+Under group.protocol=consumer (KIP-848) the generation is the member epoch, and
+OffsetCommit goes as v9 or newer (the coordinator checks the epoch only there).
+STALE_MEMBER_EPOCH fails a commit with StaleMemberEpochError, which the commit
+made before partitions are revoked retries with the member's new epoch; an
+OffsetFetch also carries member id and epoch.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from kgroups.client.exceptions import (
     FencedInstanceIdError,
     RebalanceInProgressError,
     RetriableError,
+    StaleMemberEpochError,
 )
 from kgroups.client.group_membership import Generation
 from kgroups.errors import ErrorCode, KafkaError
@@ -66,6 +73,13 @@ class CommitterMembership(Protocol):
     """What the committer needs from the member it commits for."""
 
     instance_id: str | None
+    commits_bound_to_generation: bool
+    """Whether a commit fails when the generation changed between making and
+    sending it (classic), or goes out under the current epoch (consumer)."""
+
+    def fetch_identity(self) -> tuple[str | None, int]:
+        """Member id and generation/epoch for OffsetFetch ((None, -1): none)."""
+        ...
 
     def generation_for_new_commit(self) -> Generation:
         """The generation a commit made now belongs to (checked when it is sent)."""
@@ -90,6 +104,7 @@ class OffsetCommitter:
         request_timeout_ms: int,
         retry_backoff_ms: int,
         require_stable: bool,
+        lowest_commit_version: int = 7,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.link = link
@@ -97,6 +112,7 @@ class OffsetCommitter:
         self.request_timeout = request_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
         self.require_stable = require_stable
+        self.lowest_commit_version = lowest_commit_version
         self._clock = clock
 
     async def commit_once(
@@ -107,7 +123,7 @@ class OffsetCommitter:
         if not offsets:
             return
         generation = self.membership.generation_for_commit()
-        if generation != made_in:
+        if self.membership.commits_bound_to_generation and generation != made_in:
             raise CommitFailedError(
                 ErrorCode.illegal_generation,
                 f"the commit was made in generation {made_in.generation_id} and the member "
@@ -135,7 +151,7 @@ class OffsetCommitter:
             ),
         )
         response = await self.link.send(
-            request, apis.OFFSET_COMMIT, 7, 9, timeout=self.request_timeout
+            request, apis.OFFSET_COMMIT, self.lowest_commit_version, 9, timeout=self.request_timeout
         )
         for topic in response.topics:
             for p in topic.partitions:
@@ -156,6 +172,8 @@ class OffsetCommitter:
             raise RetriableError(error, where)
         if error == ErrorCode.fenced_instance_id:
             raise FencedInstanceIdError(self.membership.instance_id)
+        if error == ErrorCode.stale_member_epoch:
+            raise StaleMemberEpochError()
         if error == ErrorCode.rebalance_in_progress:
             self.membership.request_rejoin("the group is rebalancing (OffsetCommit)")
             raise RebalanceInProgressError()
@@ -165,10 +183,15 @@ class OffsetCommitter:
         raise KafkaError(error, where)
 
     async def commit(
-        self, offsets: Mapping[TopicPartition, OffsetAndMetadata], deadline: float | None
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        deadline: float | None,
+        *,
+        retry_stale_epoch: bool = False,
     ) -> None:
         """Commit, retrying what can be retried until ``deadline`` -- all in the
-        generation the member is in now."""
+        generation the member is in now. ``retry_stale_epoch``: a stale member
+        epoch is retried too (with the epoch the heartbeat brings meanwhile)."""
         made_in = self.membership.generation_for_new_commit()
         while True:
             if not await self.link.ensure_ready(deadline):
@@ -176,15 +199,24 @@ class OffsetCommitter:
             try:
                 await self.commit_once(offsets, made_in)
                 return
-            except RetriableError:
+            except (RetriableError, StaleMemberEpochError) as e:
+                if isinstance(e, StaleMemberEpochError) and not retry_stale_epoch:
+                    raise
                 if deadline is not None and self._clock() + self.retry_backoff >= deadline:
                     raise
             await asyncio.sleep(self.retry_backoff)
 
     async def fetch(
-        self, partitions: set[TopicPartition], deadline: float | None
+        self,
+        partitions: set[TopicPartition],
+        deadline: float | None,
+        *,
+        retry_stale_epoch: bool = False,
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        """The group's committed offsets (None where nothing is committed)."""
+        """The group's committed offsets (None where nothing is committed).
+        ``retry_stale_epoch``: a stale member epoch or an unknown member is
+        retried (the consumer looking up where to start: the Java client tries
+        again on its next poll), else raised."""
         if not partitions:
             return {}
         while True:
@@ -192,7 +224,9 @@ class OffsetCommitter:
                 raise TimeoutError("the group coordinator was not found before the deadline")
             try:
                 return await self._fetch_once(partitions)
-            except RetriableError:
+            except (RetriableError, StaleMemberEpochError) as e:
+                if isinstance(e, StaleMemberEpochError) and not retry_stale_epoch:
+                    raise
                 if deadline is not None and self._clock() + self.retry_backoff >= deadline:
                     raise
             await asyncio.sleep(self.retry_backoff)
@@ -203,12 +237,13 @@ class OffsetCommitter:
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
+        member_id, member_epoch = self.membership.fetch_identity()
         request = OffsetFetchRequest(
             groups=(
                 OffsetFetchRequestGroup(
                     group_id=GroupId(self.link.group_id),
-                    member_id=None,
-                    member_epoch=i32(-1),
+                    member_id=member_id,
+                    member_epoch=i32(member_epoch),
                     topics=tuple(
                         OffsetFetchRequestTopics(
                             name=TopicName(t), partition_indexes=tuple(i32(p) for p in ps)
@@ -219,7 +254,8 @@ class OffsetCommitter:
             ),
             require_stable=self.require_stable,
         )
-        response = await self.link.send(request, apis.OFFSET_FETCH, 8, 9, self.request_timeout)
+        lowest = 8 if member_id is None else 9
+        response = await self.link.send(request, apis.OFFSET_FETCH, lowest, 9, self.request_timeout)
         group = response.groups[0]
         self._check_fetch_error(group.error_code, "fetching committed offsets")
         out: dict[TopicPartition, OffsetAndMetadata | None] = dict.fromkeys(partitions)
@@ -243,6 +279,8 @@ class OffsetCommitter:
             return
         if error in (ErrorCode.coordinator_load_in_progress, ErrorCode.unstable_offset_commit):
             raise RetriableError(error, where)
+        if error in (ErrorCode.stale_member_epoch, ErrorCode.unknown_member_id):
+            raise StaleMemberEpochError(f"{where}: {error.name}")
         if error in _REDISCOVER:
             self.link.mark_unknown(f"{error.name} from OffsetFetch")
             raise RetriableError(error, where)

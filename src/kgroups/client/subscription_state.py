@@ -41,6 +41,8 @@ class SubscriptionType(enum.Enum):
     NONE = "none"
     AUTO_TOPICS = "topics"
     AUTO_PATTERN = "pattern"
+    AUTO_REGEX = "regex"
+    """A regular expression the group coordinator evaluates (group.protocol=consumer)."""
     USER_ASSIGNED = "assigned"
 
 
@@ -71,6 +73,7 @@ class SubscriptionState:
         self.type = SubscriptionType.NONE
         self.subscription: frozenset[str] = frozenset()
         self.pattern: re.Pattern[str] | None = None
+        self.regex: str | None = None
         self.group_subscription: frozenset[str] = frozenset()
         self.listener: Any = None
         self._assignment: dict[TopicPartition, PartitionState] = {}
@@ -95,6 +98,14 @@ class SubscriptionState:
         self._set_type(SubscriptionType.AUTO_PATTERN)
         self.listener = listener
         self.pattern = pattern
+
+    def subscribe_regex(self, regex: str, listener: Any = None) -> bool:
+        """Returns whether the regex changed."""
+        self._set_type(SubscriptionType.AUTO_REGEX)
+        self.listener = listener
+        changed = regex != self.regex
+        self.regex = regex
+        return changed
 
     def subscribe_from_pattern(self, topics: Iterable[str]) -> bool:
         """The topics of the cluster that match the pattern now; True when they changed."""
@@ -127,11 +138,16 @@ class SubscriptionState:
         self.subscription = frozenset()
         self.group_subscription = frozenset()
         self.pattern = None
+        self.regex = None
         self.type = SubscriptionType.NONE
         self._replace_assignment(())
 
     def partitions_auto_assigned(self) -> bool:
-        return self.type in (SubscriptionType.AUTO_TOPICS, SubscriptionType.AUTO_PATTERN)
+        return self.type in (
+            SubscriptionType.AUTO_TOPICS,
+            SubscriptionType.AUTO_PATTERN,
+            SubscriptionType.AUTO_REGEX,
+        )
 
     def has_pattern_subscription(self) -> bool:
         return self.type is SubscriptionType.AUTO_PATTERN
@@ -139,6 +155,9 @@ class SubscriptionState:
     def metadata_topics(self) -> set[str]:
         """The topics whose metadata the consumer needs."""
         if self.type is SubscriptionType.USER_ASSIGNED:
+            return {tp.topic for tp in self._assignment}
+        if self.type is SubscriptionType.AUTO_REGEX:
+            # The coordinator matches the topics; those assigned need metadata.
             return {tp.topic for tp in self._assignment}
         return set(self.subscription | self.group_subscription)
 
