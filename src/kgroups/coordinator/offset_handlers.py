@@ -409,6 +409,9 @@ class OffsetHandlers:
         so a topic created again under the same name does not inherit them."""
         for group in list(self._table):
             gone = [tp for tp in group.offsets if tp.topic in topics]
+            if group.group_id in self._pending_groups:
+                pending = self._txn.partitions(group.group_id) - group.offsets.keys()
+                gone += [tp for tp in pending if tp.topic in topics]
             if gone:
                 self._remove_offsets(group, gone, fx)
 

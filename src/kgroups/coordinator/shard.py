@@ -738,6 +738,9 @@ class GroupCoordinatorShard:
                 if producer_id >= 0:
                     if value is not None:
                         self._txn.add(producer_id, decoded.group, tp, (key, value))
+                        if self._table.get(decoded.group) is None:
+                            # A simple group, as the commit that wrote it made.
+                            self._table.create(decoded.group, None)
                     self._txn.changes = []
                     return
                 if value is None:
@@ -748,9 +751,8 @@ class GroupCoordinatorShard:
         self._table.apply(key, value)
 
     def _end_transaction(self, producer_id: int, commit: bool, before_seq: int) -> None:
-        for key, value in self._txn.end(producer_id, before_seq):
-            if commit:
-                self._table.apply(key, value)
+        for key, value in self._txn.end(producer_id, before_seq, commit):
+            self._table.apply(key, value)
 
     def finish_load(self, now_ms: int) -> Result:
         """Loading is over: every member's session starts now."""

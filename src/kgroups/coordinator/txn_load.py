@@ -4,7 +4,8 @@ The loader keeps only the newest record of each key; a record in a
 transactional batch is not one of those until its producer's commit marker,
 and then only if no plain record of the key came after it in the log (Kafka
 compares their offsets; here, their order in the scan). An abort marker drops
-the producer's records, a plain tombstone drops the key's pending records. What
+the producer's records, a plain tombstone drops the key's pending records, and
+a committed record supersedes other transactions' older records of the key. What
 has no marker at the end is an open transaction, replayed as pending.
 """
 
@@ -24,8 +25,9 @@ class OpenRecord(NamedTuple):
 class LoadedTransactions:
     def __init__(self, latest: dict[bytes, bytes | None]) -> None:
         self._latest = latest
-        # producer id -> key -> [value, superseded]
+        # producer id -> key -> [value, superseded, order of arrival]
         self._open: dict[int, dict[bytes, list[object]]] = {}
+        self._seq = 0
         # key -> producers with a record of it pending; the scan checks a
         # plain record's key against it only while it is not empty.
         self.keys: dict[bytes, set[int]] = {}
@@ -34,7 +36,8 @@ class LoadedTransactions:
         """A record of a transactional batch."""
         if value is None:
             return  # transactional commits write no tombstones
-        self._open.setdefault(producer_id, {})[key] = [value, False]
+        self._open.setdefault(producer_id, {})[key] = [value, False, self._seq]
+        self._seq += 1
         self.keys.setdefault(key, set()).add(producer_id)
 
     def plain(self, key: bytes, value: bytes | None) -> None:
@@ -49,7 +52,7 @@ class LoadedTransactions:
             self.keys.pop(key, None)
 
     def marker(self, producer_id: int, commit: bool) -> None:
-        for key, (value, superseded) in self._open.pop(producer_id, {}).items():
+        for key, (value, superseded, seq) in self._open.pop(producer_id, {}).items():
             producers = self.keys[key]
             producers.discard(producer_id)
             if not producers:
@@ -58,12 +61,17 @@ class LoadedTransactions:
                 assert isinstance(value, bytes)
                 self._latest.pop(key, None)
                 self._latest[key] = value
+                # Other transactions' older records of the key lose to it.
+                for other in producers:
+                    entry = self._open[other][key]
+                    if entry[2] < seq:  # type: ignore[operator]
+                        entry[1] = True
 
     def still_open(self) -> list[OpenRecord]:
         return [
             OpenRecord(producer_id, key, value, bool(superseded))
             for producer_id, records in self._open.items()
-            for key, (value, superseded) in records.items()
+            for key, (value, superseded, _seq) in records.items()
             if isinstance(value, bytes)
         ]
 

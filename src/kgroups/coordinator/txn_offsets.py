@@ -94,9 +94,10 @@ class TransactionalOffsets:
         for producer_id in list(partitions.get(tp, ())):
             self._set(producer_id, (group_id, tp), None)
 
-    def end(self, producer_id: int, before_seq: int) -> list[Record]:
+    def end(self, producer_id: int, before_seq: int, commit: bool) -> list[Record]:
         """The producer's transaction ended: its offsets that arrived before
-        ``before_seq`` leave pending; the records of those not superseded are returned."""
+        ``before_seq`` leave pending; on commit, the records of those not
+        superseded are returned, to apply."""
         pending = self._by_producer.get(producer_id)
         if pending is None:
             return []
@@ -105,9 +106,19 @@ class TransactionalOffsets:
             if entry.seq < before_seq:
                 # Applied once the marker is stored: never taken back.
                 self._set(producer_id, key, None, journal=False)
-                if not entry.superseded:
+                if commit and not entry.superseded:
                     records.append(entry.record)
+                    self._supersede_older(key, entry.seq)
         return records
+
+    def _supersede_older(self, key: GroupPartition, seq: int) -> None:
+        """A committed offset: other transactions' older offsets of the
+        partition lose to it when they commit (Kafka keeps the newest record)."""
+        group_id, tp = key
+        for producer_id in self.by_group.get(group_id, {}).get(tp, ()):
+            entry = self._by_producer[producer_id][key]
+            if entry.seq < seq and not entry.superseded:
+                self._by_producer[producer_id][key] = entry._replace(superseded=True)
 
     def undo(self, changes: list[Change]) -> None:
         for producer_id, key, previous in reversed(changes):

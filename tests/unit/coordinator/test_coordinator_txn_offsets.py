@@ -377,3 +377,40 @@ def test_expiry_keeps_partitions_and_groups_with_pending_offsets(h: TxnHarness) 
     assert h.shard.group("empty") is not None
     h.end_txn(commit=True, producer_id=OTHER_PID)
     assert offset(h, "empty", "t", 0) == 5
+
+
+def test_an_older_transaction_committed_last_does_not_win(h: TxnHarness) -> None:
+    h.txn_commit("g", {("t", 0): 10})
+    h.txn_commit("g", {("t", 0): 20}, producer_id=OTHER_PID)  # written later
+    h.end_txn(commit=True, producer_id=OTHER_PID)
+    h.end_txn(commit=True)
+    assert offset(h, "g", "t", 0) == 20
+    h.restart()
+    assert offset(h, "g", "t", 0) == 20
+
+
+def test_replay_of_an_older_open_transaction_after_a_newer_commit(h: TxnHarness) -> None:
+    h.txn_commit("g", {("t", 0): 10})
+    h.txn_commit("g", {("t", 0): 20}, producer_id=OTHER_PID)
+    h.end_txn(commit=True, producer_id=OTHER_PID)
+    h.restart()
+    assert h.stable_fetch("g", {"t": [0]})["t", 0][1] is ErrorCode.unstable_offset_commit
+    h.end_txn(commit=True)
+    assert offset(h, "g", "t", 0) == 20
+
+
+def test_a_deleted_topic_takes_its_pending_offsets(h: TxnHarness) -> None:
+    h.txn_commit("g", {("t", 0): 10, ("u", 0): 11})
+    h.handle(h.shard.on_topics_deleted(["t"], h.now))
+    assert h.stable_fetch("g", {"t": [0], "u": [0]}) == {
+        ("t", 0): (-1, OK),
+        ("u", 0): (-1, ErrorCode.unstable_offset_commit),
+    }
+    h.end_txn(commit=True)
+    assert h.fetch("g", {"t": [0], "u": [0]}) == {("t", 0): (-1, -1, ""), ("u", 0): (11, -1, "")}
+
+
+def test_a_group_with_only_pending_offsets_exists_after_a_restart(h: TxnHarness) -> None:
+    h.txn_commit("simple", {("t", 0): 10})
+    h.restart()
+    assert h.shard.group("simple") is not None
