@@ -803,11 +803,13 @@ class GroupCoordinatorShard:
         if append_token is None:
             self._begin()
             return self._result(fx, now_ms)
-        # A marker not stored applies nothing; pending offsets not stored go.
-        self._markers.pop(append_token.batch_id, None)
-        undo = self._txn_undo.pop(append_token.batch_id, None)
-        if undo is not None:
-            self._txn.undo(undo)
+        # A marker not stored applies nothing; pending offsets not stored go,
+        # with the changes of later batches in flight, which built on them
+        # (newest first).
+        batch_id = append_token.batch_id
+        self._markers.pop(batch_id, None)
+        for failed_id in sorted((b for b in self._txn_undo if b >= batch_id), reverse=True):
+            self._txn.undo(self._txn_undo.pop(failed_id))
         taken = self._in_flight.take_failed(append_token.batch_id)
         if taken is None:
             for reply_to, response in append_token.replies:

@@ -7,6 +7,11 @@ from typing import Any
 
 import pytest
 from kio.schema.errors import ErrorCode
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
 from kio.schema.txn_offset_commit.v5.request import (
@@ -86,28 +91,7 @@ class TxnHarness(Harness):
         version: int = 5,
     ) -> dict[tuple[str, int], ErrorCode]:
         token = self.token("txn commit")
-        by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
-        for (topic, partition), offset in offsets.items():
-            by_topic.setdefault(topic, []).append(
-                TxnOffsetCommitRequestPartition(
-                    partition_index=i32(partition),
-                    committed_offset=i64(offset),
-                    committed_metadata=metadata,
-                )
-            )
-        req = TxnOffsetCommitRequest(
-            transactional_id="tx",  # type: ignore[arg-type]
-            group_id=group,  # type: ignore[arg-type]
-            producer_id=producer_id,  # type: ignore[arg-type]
-            producer_epoch=i16(0),
-            generation_id=i32(generation),
-            member_id=member_id,
-            group_instance_id=instance,
-            topics=tuple(
-                TxnOffsetCommitRequestTopic(name=t, partitions=tuple(ps))  # type: ignore[arg-type]
-                for t, ps in by_topic.items()
-            ),
-        )
+        req = txn_request(group, offsets, producer_id, member_id, generation, instance, metadata)
         self.handle(self.shard.txn_offset_commit(req, self.ctx(token, version), self.now))
         response = self.reply(token)
         return {
@@ -144,6 +128,62 @@ class TxnHarness(Harness):
             for t in entry.topics
             for p in t.partitions
         }
+
+
+def txn_request(
+    group: str,
+    offsets: dict[tuple[str, int], int],
+    producer_id: int = PID,
+    member_id: str = "",
+    generation: int = -1,
+    instance: str | None = None,
+    metadata: str | None = "",
+) -> TxnOffsetCommitRequest:
+    by_topic: dict[str, list[TxnOffsetCommitRequestPartition]] = {}
+    for (topic, partition), offset in offsets.items():
+        by_topic.setdefault(topic, []).append(
+            TxnOffsetCommitRequestPartition(
+                partition_index=i32(partition),
+                committed_offset=i64(offset),
+                committed_metadata=metadata,
+            )
+        )
+    return TxnOffsetCommitRequest(
+        transactional_id="tx",  # type: ignore[arg-type]
+        group_id=group,  # type: ignore[arg-type]
+        producer_id=producer_id,  # type: ignore[arg-type]
+        producer_epoch=i16(0),
+        generation_id=i32(generation),
+        member_id=member_id,
+        group_instance_id=instance,
+        topics=tuple(
+            TxnOffsetCommitRequestTopic(name=t, partitions=tuple(ps))  # type: ignore[arg-type]
+            for t, ps in by_topic.items()
+        ),
+    )
+
+
+def commit_request(group: str, offsets: dict[tuple[str, int], int]) -> OffsetCommitRequest:
+    return OffsetCommitRequest(
+        group_id=group,  # type: ignore[arg-type]
+        generation_id_or_member_epoch=i32(-1),
+        member_id="",
+        group_instance_id=None,
+        topics=tuple(
+            OffsetCommitRequestTopic(
+                name=topic,  # type: ignore[arg-type]
+                partitions=(
+                    OffsetCommitRequestPartition(
+                        partition_index=i32(partition),
+                        committed_offset=i64(offset),
+                        committed_leader_epoch=i32(-1),
+                        committed_metadata="",
+                    ),
+                ),
+            )
+            for (topic, partition), offset in offsets.items()
+        ),
+    )
 
 
 OK = ErrorCode.none
@@ -414,3 +454,19 @@ def test_a_group_with_only_pending_offsets_exists_after_a_restart(h: TxnHarness)
     h.txn_commit("simple", {("t", 0): 10})
     h.restart()
     assert h.shard.group("simple") is not None
+
+
+def test_a_failed_txn_commit_takes_later_calls_on_its_offsets_with_it(h: TxnHarness) -> None:
+    txn = h.shard.txn_offset_commit(
+        txn_request("g", {("t", 0): 10}), h.ctx(h.token("txn"), 5), h.now
+    )
+    plain = h.shard.offset_commit(  # marks the pending offset superseded
+        commit_request("g", {("t", 0): 50}), h.ctx(h.token("commit"), 9), h.now
+    )
+    # Both batches fail, in order, as one failed write fails those after it.
+    for result in (txn, plain):
+        assert result.append_token is not None
+        h.shard.append_failed(result.append_token, ErrorCode.kafka_storage_error, h.now)
+    assert h.stable_fetch("g", {"t": [0]}) == {("t", 0): (-1, OK)}
+    h.end_txn(commit=True)
+    assert offset(h, "g", "t", 0) == -1
