@@ -17,6 +17,7 @@ from kio.schema.offset_commit.v9.response import OffsetCommitResponse
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
 from kio.schema.sync_group.v5.response import SyncGroupResponse
+from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
 from kgroups.coordinator.append_errors import (
     deletion_append_error,
@@ -52,6 +53,25 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
                 for topic in response.topics
             ),
         )
+    if isinstance(response, TxnOffsetCommitResponse):
+        commit_error = offset_commit_append_error(error)
+        return dataclasses.replace(
+            response,
+            topics=tuple(
+                dataclasses.replace(
+                    topic,
+                    partitions=tuple(
+                        dataclasses.replace(p, error_code=commit_error)
+                        if p.error_code is ErrorCode.none
+                        else p
+                        for p in topic.partitions
+                    ),
+                )
+                for topic in response.topics
+            ),
+        )
+    if isinstance(response, ErrorCode):
+        return error  # a transaction marker: the append's own error
     if isinstance(response, JoinGroupResponse):
         return dataclasses.replace(
             response,

@@ -27,6 +27,12 @@ from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponsePartitions,
     OffsetFetchResponseTopics,
 )
+from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
+from kio.schema.txn_offset_commit.v5.response import (
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
 
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
@@ -38,6 +44,7 @@ from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import (
     group_tombstone,
+    offset_record,
     offset_tombstone,
 )
 from kgroups.coordinator.group_table import GroupTable
@@ -61,6 +68,7 @@ from kgroups.coordinator.state import (
     answers_by_state,
     rules_by_state,
 )
+from kgroups.coordinator.txn_offsets import TransactionalOffsets
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
@@ -78,8 +86,12 @@ class OffsetHandlers:
         membership: Membership,
         config: CoordinatorConfig,
         partition_exists: Callable[[str, int], bool],
+        txn: TransactionalOffsets | None = None,
     ) -> None:
         self._table = table
+        self._txn = TransactionalOffsets() if txn is None else txn
+        # The groups with pending transactional offsets, which a plain commit checks.
+        self._pending_groups = self._txn.by_group
         self._membership = membership
         self._config = config
         self._partition_exists = partition_exists
@@ -164,6 +176,8 @@ class OffsetHandlers:
                 )
             )
         fx.emit_offsets(group_id, committed, self._table)
+        if group_id in self._pending_groups:
+            self._txn.plain_commit(group_id, [tp for tp, _offset in committed])
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
     def _commit_error(self, req: OffsetCommitRequest, now: int) -> ErrorCode | None:
@@ -184,6 +198,65 @@ class OffsetHandlers:
             return answer
         return answer(group, group.get(req.member_id), now)
 
+    # -- TxnOffsetCommit ---------------------------------------------------
+
+    def txn_offset_commit(
+        self,
+        req: TxnOffsetCommitRequest,
+        ctx: RequestContext,
+        now: int,
+        fx: Effects,
+        *,
+        fenced: bool = True,
+    ) -> None:
+        """Offsets committed inside the producer's transaction: written to the
+        log (the shell puts them in a transactional batch of their own) and
+        kept pending until the transaction's marker. ``fenced=False``: the
+        caller checked the committer (a consumer group's member epoch)."""
+        error = self._txn_commit_error(req, now) if fenced else None
+        answers: dict[tuple[str, int], ErrorCode] = {}
+        if error is None:
+            max_metadata = self._config.offset_metadata_max_bytes
+            for topic in req.topics:
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
+                    if not self._partition_exists(tp.topic, tp.partition):
+                        answers[tp] = ErrorCode.unknown_topic_or_partition
+                    elif _java_length(metadata) > max_metadata:
+                        answers[tp] = ErrorCode.offset_metadata_too_large
+                    else:
+                        offset = CommittedOffset(
+                            p.committed_offset, p.committed_leader_epoch, metadata, now
+                        )
+                        record = offset_record(req.group_id, tp, offset)
+                        fx.records.append(record)
+                        self._txn.add(req.producer_id, req.group_id, tp, record)
+        fx.reply(ctx.reply_to, txn_commit_response(req, error or ErrorCode.none, answers))
+
+    def _txn_commit_error(self, req: TxnOffsetCommitRequest, now: int) -> ErrorCode | None:
+        """Kafka's checks of a transactional commit; None: store it.
+
+        Unlike a plain commit, one without member id and generation (v0-v2)
+        is taken whatever the group's state, and a rebalance in progress does
+        not refuse it."""
+        group = self._table.get(req.group_id)
+        generation = req.generation_id
+        if group is None:
+            if generation >= 0:
+                return ErrorCode.illegal_generation
+            self._table.create(req.group_id, now)
+            return None
+        if group.is_in(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        if generation < 0 and group.is_in(GroupState.EMPTY):
+            return None
+        if generation >= 0 or req.member_id or req.group_instance_id is not None:
+            return validate_generation_member(
+                group, req.member_id, req.group_instance_id, generation
+            )
+        return None
+
     def _store_and_keep_alive(self, group: ClassicGroup, member: Member, now: int) -> None:
         self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
 
@@ -194,7 +267,12 @@ class OffsetHandlers:
 
     # -- OffsetFetch -------------------------------------------------------
 
-    def offset_fetch(self, request: OffsetFetchRequestGroup) -> OffsetFetchResponse:
+    def offset_fetch(
+        self, request: OffsetFetchRequestGroup, require_stable: bool = False
+    ) -> OffsetFetchResponse:
+        """``require_stable``: a partition with a transactional offset pending
+        answers UNSTABLE_OFFSET_COMMIT (the client retries) instead of its
+        last committed offset."""
         # Offsets are read whatever the group's state: simple consumers have no members.
         group = self._table.get(request.group_id)
         offsets = self._fetches[GroupState.DEAD if group is None else group.state](group)
@@ -206,10 +284,19 @@ class OffsetHandlers:
                 for topic in request.topics
                 for partition in topic.partition_indexes
             ]
+        unstable = (
+            self._txn.partitions(request.group_id)
+            if require_stable and request.group_id in self._pending_groups
+            else ()
+        )
         by_topic: dict[str, list[OffsetFetchResponsePartitions]] = {}
         for tp in wanted:
-            committed = offsets.get(tp)
-            by_topic.setdefault(tp.topic, []).append(_fetched(tp.partition, committed))
+            fetched = (
+                _unstable(tp.partition)
+                if tp in unstable
+                else _fetched(tp.partition, offsets.get(tp))
+            )
+            by_topic.setdefault(tp.topic, []).append(fetched)
         return fetch_response(
             request.group_id,
             tuple(
@@ -293,8 +380,10 @@ class OffsetHandlers:
         fx.reply(ctx.reply_to, _delete_groups_response(outcome, ErrorCode.none))
 
     def _delete_group(self, group: ClassicGroup, fx: Effects) -> None:
-        # Its last offsets gone, an Empty group goes too.
-        self._remove_offsets(group, list(group.offsets), fx)
+        # Its last offsets gone, an Empty group goes too; pending
+        # transactional offsets go with them.
+        pending = self._txn.partitions(group.group_id) - group.offsets.keys()
+        self._remove_offsets(group, [*group.offsets, *pending], fx)
 
     # -- retention ---------------------------------------------------------
 
@@ -309,13 +398,20 @@ class OffsetHandlers:
         for group in list(self._table):
             if group.group_id in in_use:
                 continue
-            self._remove_offsets(group, expired_offsets(group, now, retention), fx)
+            expired = expired_offsets(group, now, retention)
+            if group.group_id in self._pending_groups:
+                # Not while a transaction may still commit the partition.
+                expired = [tp for tp in expired if not self._txn.has(group.group_id, tp)]
+            self._remove_offsets(group, expired, fx)
 
     def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:
         """Deleted topics' offsets go from every group (Kafka's onPartitionsDeleted),
         so a topic created again under the same name does not inherit them."""
         for group in list(self._table):
             gone = [tp for tp in group.offsets if tp.topic in topics]
+            if group.group_id in self._pending_groups:
+                pending = self._txn.partitions(group.group_id) - group.offsets.keys()
+                gone += [tp for tp in pending if tp.topic in topics]
             if gone:
                 self._remove_offsets(group, gone, fx)
 
@@ -324,13 +420,25 @@ class OffsetHandlers:
     def _remove_offsets(
         self, group: ClassicGroup, partitions: list[TopicPartition], fx: Effects
     ) -> None:
-        """Tombstone the offsets; a group left Empty with none goes too."""
-        removed = [tp for tp in partitions if tp in group.offsets]
-        goes_too = group.is_in(GroupState.EMPTY) and len(removed) == len(group.offsets)
+        """Tombstone the offsets, committed or pending in a transaction; a
+        group left Empty with none goes too."""
+        group_id = group.group_id
+        pending = group_id in self._pending_groups
+        removed = [
+            tp
+            for tp in partitions
+            if tp in group.offsets or (pending and self._txn.has(group_id, tp))
+        ]
+        committed = sum(1 for tp in removed if tp in group.offsets)
+        goes_too = group.is_in(GroupState.EMPTY) and committed == len(group.offsets)
         if removed or goes_too:
-            self._table.guard(group.group_id)
+            self._table.guard(group_id)
         for tp in removed:
-            fx.emit(offset_tombstone(group.group_id, tp), self._table)
+            fx.emit(offset_tombstone(group_id, tp), self._table)
+            if pending:
+                self._txn.remove(group_id, tp)
+        if goes_too and self._txn.has_group(group_id):
+            return  # kept while a transaction may still commit offsets to it
         if goes_too:
             if group.generation_id > 0:
                 fx.emit(group_tombstone(group.group_id), self._table)
@@ -390,6 +498,38 @@ def _fetched(partition: int, committed: CommittedOffset | None) -> OffsetFetchRe
         committed_leader_epoch=i32(committed.leader_epoch),
         metadata=committed.metadata,
         error_code=ErrorCode.none,
+    )
+
+
+def _unstable(partition: int) -> OffsetFetchResponsePartitions:
+    return OffsetFetchResponsePartitions(
+        partition_index=i32(partition),
+        committed_offset=i64(NO_OFFSET),
+        committed_leader_epoch=i32(-1),
+        metadata=NO_METADATA,
+        error_code=ErrorCode.unstable_offset_commit,
+    )
+
+
+def txn_commit_response(
+    req: TxnOffsetCommitRequest, error: ErrorCode, exceptions: Mapping[tuple[str, int], ErrorCode]
+) -> TxnOffsetCommitResponse:
+    """``error`` for every partition, unless ``exceptions`` names another."""
+    return TxnOffsetCommitResponse(
+        throttle_time=NO_THROTTLE,
+        topics=tuple(
+            TxnOffsetCommitResponseTopic(
+                name=topic.name,
+                partitions=tuple(
+                    TxnOffsetCommitResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=exceptions.get((topic.name, p.partition_index), error),
+                    )
+                    for p in topic.partitions
+                ),
+            )
+            for topic in req.topics
+        ),
     )
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
 from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
+from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.response import JoinGroupResponse
 from kio.schema.leave_group.v5.response import LeaveGroupResponse
@@ -17,6 +18,7 @@ from kio.schema.offset_commit.v9.response import OffsetCommitResponse
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
 from kio.schema.sync_group.v5.response import SyncGroupResponse
+from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
 Response: TypeAlias = (
     JoinGroupResponse
@@ -31,6 +33,8 @@ Response: TypeAlias = (
     | DeleteGroupsResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | TxnOffsetCommitResponse
+    | ErrorCode  # a transaction marker's outcome
 )
 
 Record: TypeAlias = tuple[bytes, bytes | None]
@@ -48,6 +52,15 @@ class AppendToken:
     replies: tuple[tuple[object, Response], ...] = ()
 
 
+class ProducerBatch(NamedTuple):
+    """Records written for a producer's transaction: a transactional batch
+    of their own, or (``control``) the transaction's marker."""
+
+    producer_id: int
+    producer_epoch: int
+    control: bool = False
+
+
 @dataclass(slots=True)
 class Result:
     """Append ``records`` as one batch; once durable, send ``replies``.
@@ -62,3 +75,5 @@ class Result:
     records: list[Record] = field(default_factory=list)
     replies: list[tuple[object, Response]] = field(default_factory=list)
     append_token: AppendToken | None = None
+    # Set for transactional records, which go in a batch of their own.
+    producer: ProducerBatch | None = None

@@ -39,6 +39,7 @@ from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest
+from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.consumer import (
@@ -60,6 +61,7 @@ from kgroups.coordinator.consumer_messages import (
     heartbeat_request,
 )
 from kgroups.coordinator.context import RequestContext
+from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.delayed_operations import (
     RETENTION_KEY,
     JoinDeadline,
@@ -74,9 +76,14 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_tombstone
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
+from kgroups.coordinator.offset_handlers import (
+    OffsetHandlers,
+    fetch_response,
+    txn_commit_response,
+)
 from kgroups.coordinator.offsets import TopicPartition
 from kgroups.coordinator.parked_requests import answer_parked
+from kgroups.coordinator.records import OffsetCommitKey, decode_key
 from kgroups.coordinator.responses import (
     NO_THROTTLE,
     commit_response,
@@ -86,10 +93,11 @@ from kgroups.coordinator.responses import (
     offset_commit_response,
     sync_response,
 )
-from kgroups.coordinator.result import AppendToken, Result
+from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
 from kgroups.coordinator.timers import TimerKey, TimerQueue
 from kgroups.coordinator.turn import Turn
+from kgroups.coordinator.txn_offsets import Change, TransactionalOffsets
 from kgroups.coordinator.views import (
     GroupView,
     describe_group,
@@ -130,7 +138,16 @@ class GroupCoordinatorShard:
         self._membership = Membership(
             self._table, self._timers, config, new_member_id or kafka_member_id
         )
-        self._offsets = OffsetHandlers(self._table, self._membership, config, partition_exists)
+        # Offsets committed inside transactions, pending until their marker.
+        self._txn = TransactionalOffsets()
+        self._offsets = OffsetHandlers(
+            self._table, self._membership, config, partition_exists, self._txn
+        )
+        # Markers appended, by batch id: (producer id, commit, pending offsets
+        # they cover are those of sequence below this); applied once durable.
+        self._markers: dict[int, tuple[int, bool, int]] = {}
+        # Per batch id, the pending offsets' changes to undo if it fails.
+        self._txn_undo: dict[int, list[Change]] = {}
         # KIP-848 consumer groups, beside the classic ones: a group id names
         # one or the other (a consumer group's offsets live in the classic
         # table, as those of a group without members).
@@ -193,6 +210,10 @@ class GroupCoordinatorShard:
         self._consumer.timers.journal = None
         result = fx.to_result(next(self._batch_ids))
         token = result.append_token
+        if self._txn.changes:
+            if token is not None:
+                self._txn_undo[token.batch_id] = self._txn.changes
+            self._txn.changes = []
         if snapshot is None or (token is None and not self._in_flight):
             return result
         touched = snapshot.touched()
@@ -454,6 +475,61 @@ class GroupCoordinatorShard:
             self._offsets.offset_commit(req, ctx, now_ms, fx, retention_ms)
         return self._result(fx, now_ms)
 
+    def txn_offset_commit(
+        self, req: TxnOffsetCommitRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """Offsets committed inside the producer's transaction (TxnOffsetCommit):
+        pending until its marker (``complete_transaction``)."""
+        fx = Effects()
+        self._begin((req.group_id, MEMBERS))
+        if self._loading:
+            fx.reply(
+                ctx.reply_to,
+                txn_commit_response(req, ErrorCode.coordinator_load_in_progress, {}),
+            )
+        elif (consumer := self._consumer.table.get(req.group_id)) is not None:
+            error = offset_commit_error(
+                consumer, req.member_id, req.generation_id, True, ctx.api_version
+            )
+            if error is ErrorCode.none:
+                self._offsets.txn_offset_commit(req, ctx, now_ms, fx, fenced=False)
+            else:
+                # Kafka answers a stale member epoch here as a stale generation.
+                if error is ErrorCode.stale_member_epoch:
+                    error = ErrorCode.illegal_generation
+                fx.reply(ctx.reply_to, txn_commit_response(req, error, {}))
+        else:
+            self._offsets.txn_offset_commit(req, ctx, now_ms, fx)
+        result = self._result(fx, now_ms)
+        if result.records:
+            result.producer = ProducerBatch(req.producer_id, req.producer_epoch)
+        return result
+
+    def complete_transaction(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        reply_to: object,
+        now_ms: int,
+    ) -> Result:
+        """The transaction's marker, to append; once it is durable the
+        producer's pending offsets are committed or dropped, and ``reply_to``
+        is answered NONE (or the append's error)."""
+        fx = Effects()
+        fx.records.append(control_record(commit, coordinator_epoch))
+        fx.reply(reply_to, ErrorCode.none)
+        result = self._result(fx, now_ms)
+        assert result.append_token is not None
+        result.producer = ProducerBatch(producer_id, producer_epoch, control=True)
+        self._markers[result.append_token.batch_id] = (producer_id, commit, self._txn.seq)
+        return result
+
+    def pending_transactions(self) -> list[int]:
+        """The producer ids with offsets pending in an open transaction."""
+        return self._txn.producers()
+
     def offset_fetch(
         self,
         group: OffsetFetchRequestGroup,
@@ -465,9 +541,8 @@ class GroupCoordinatorShard:
         """One group of an OffsetFetch request (v8+ shape).
 
         The reply is a whole OffsetFetchResponse holding just this group; the
-        shell merges the groups of one request. ``require_stable`` only
-        matters for transactional commits, which this coordinator does not
-        take, so no offset is ever unstable.
+        shell merges the groups of one request. ``require_stable``: a partition
+        with a transactional offset pending answers UNSTABLE_OFFSET_COMMIT.
         """
         fx = Effects()
         self._begin_without_records((group.group_id, OFFSETS))
@@ -482,7 +557,7 @@ class GroupCoordinatorShard:
                 else offset_fetch_error(consumer, group.member_id, group.member_epoch)
             )
             if error is ErrorCode.none:
-                fx.reply(ctx.reply_to, self._offsets.offset_fetch(group))
+                fx.reply(ctx.reply_to, self._offsets.offset_fetch(group, require_stable))
             else:
                 fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
         return self._result(fx, now_ms)
@@ -686,12 +761,36 @@ class GroupCoordinatorShard:
         """The partition's log is being read: answer requests as loading until ``finish_load``."""
         self._loading = True
 
-    def replay(self, key: bytes, value: bytes | None) -> None:
-        """Apply one record of the partition, in log order."""
+    def replay(self, key: bytes, value: bytes | None, producer_id: int = -1) -> None:
+        """Apply one record of the partition, in log order.
+
+        ``producer_id`` >= 0: the record is in that producer's transactional
+        batch, and its offset stays pending until ``replay_marker``."""
         self._loading = True
         if is_consumer_group_key(key):
             self._consumer.table.replay_bytes(key, value)
-        else:
+            return
+        if producer_id >= 0 or self._txn:
+            decoded = decode_key(key)
+            if isinstance(decoded, OffsetCommitKey):
+                tp = TopicPartition(decoded.topic, decoded.partition)
+                if producer_id >= 0:
+                    if value is not None:
+                        self._txn.add(producer_id, decoded.group, tp, (key, value))
+                        if self._table.get(decoded.group) is None:
+                            # A simple group, as the commit that wrote it made.
+                            self._table.create(decoded.group, None)
+                    self._txn.changes = []
+                    return
+                if value is None:
+                    self._txn.remove(decoded.group, tp)
+                else:
+                    self._txn.plain_commit(decoded.group, [tp])
+                self._txn.changes = []
+        self._table.apply(key, value)
+
+    def _end_transaction(self, producer_id: int, commit: bool, before_seq: int) -> None:
+        for key, value in self._txn.end(producer_id, before_seq, commit):
             self._table.apply(key, value)
 
     def finish_load(self, now_ms: int) -> Result:
@@ -720,7 +819,14 @@ class GroupCoordinatorShard:
     def append_durable(self, append_token: AppendToken | None) -> None:
         """The batch of ``append_token`` (and every batch before it) is durable."""
         if append_token is not None:
-            self._in_flight.durable(append_token.batch_id)
+            batch_id = append_token.batch_id
+            self._in_flight.durable(batch_id)
+            if self._txn_undo:
+                for done in [b for b in self._txn_undo if b <= batch_id]:
+                    del self._txn_undo[done]
+            if self._markers:
+                for done in sorted(b for b in self._markers if b <= batch_id):
+                    self._end_transaction(*self._markers.pop(done))
 
     def append_failed(
         self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
@@ -736,6 +842,13 @@ class GroupCoordinatorShard:
         if append_token is None:
             self._begin()
             return self._result(fx, now_ms)
+        # A marker not stored applies nothing; pending offsets not stored go,
+        # with the changes of later batches in flight, which built on them
+        # (newest first).
+        batch_id = append_token.batch_id
+        self._markers.pop(batch_id, None)
+        for failed_id in sorted((b for b in self._txn_undo if b >= batch_id), reverse=True):
+            self._txn.undo(self._txn_undo.pop(failed_id))
         taken = self._in_flight.take_failed(append_token.batch_id)
         if taken is None:
             for reply_to, response in append_token.replies:

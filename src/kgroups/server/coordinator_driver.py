@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
-from kgroups.coordinator.result import AppendToken, Record, Response, Result
+from kgroups.coordinator.result import AppendToken, ProducerBatch, Record, Response, Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.errors import ErrorCode
 from kgroups.server.pending_writes import EVERYTHING, PendingWrites, Reach, StateKey, written
@@ -82,11 +82,12 @@ class Append:
     """One batch for the shell to append now. It reports back with ``durable``
     (at once, or after ``stored`` once fsynced) or ``failed``."""
 
-    __slots__ = ("_reach", "_waiter", "records", "token")
+    __slots__ = ("_reach", "_waiter", "producer", "records", "token")
 
     def __init__(self, result: Result, reach: Reach, waiter: _Waiter) -> None:
         self.records: list[Record] = result.records
         self.token: AppendToken | None = result.append_token
+        self.producer: ProducerBatch | None = result.producer
         self._reach = reach
         self._waiter = waiter
 

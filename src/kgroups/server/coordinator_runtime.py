@@ -35,15 +35,22 @@ from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.consumer import ConsumerGroupConfig
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.control_records import marker_commits
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
+from kgroups.coordinator.txn_load import LoadedTransactions, OpenRecord, replay_loaded
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
 from kgroups.server.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisBroker
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.server.store_log import StoreReadNeeded
-from kgroups.storage.records import encode_batch, iter_batches, iter_key_values
+from kgroups.storage.records import (
+    decode_records,
+    encode_batch,
+    iter_batches,
+    iter_key_values,
+)
 from kgroups.task_owner import TaskOwner
 
 if TYPE_CHECKING:
@@ -321,9 +328,8 @@ class CoordinatorRuntime:
         replay per live key.
         """
         started = time.monotonic()
-        latest, scanned = await self._scan(partition)
-        for key, value in latest.items():
-            shard.replay(key, value)
+        latest, scanned, still_open = await self._scan(partition)
+        replay_loaded(shard.replay, latest, still_open)
         self._loading.discard(partition)
         self.load_times_ms[partition] = (time.monotonic() - started) * 1000
         now = self._broker.clock.now_ms()
@@ -343,13 +349,18 @@ class CoordinatorRuntime:
                 time.monotonic() - started,
             )
 
-    async def _scan(self, partition: int) -> tuple[dict[bytes, bytes | None], int]:
+    async def _scan(
+        self, partition: int
+    ) -> tuple[dict[bytes, bytes | None], int, list[OpenRecord]]:
         """The newest value of each key of the partition, in the order of their
-        last appearance, and how many keyed records were read."""
+        last appearance, how many keyed records were read, and the records of
+        transactions without a marker yet (txn_load.py)."""
         started = time.monotonic()
         plog = self._broker.log(OFFSETS_TOPIC, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
         latest: dict[bytes, bytes | None] = {}
+        transactions = LoadedTransactions(latest)
+        pending_keys = transactions.keys
         scanned = 0
         next_report = started + _PROGRESS_EVERY_S
         while offset < end:
@@ -363,11 +374,25 @@ class CoordinatorRuntime:
                 if header.base_offset >= end:
                     break
                 if header.last_offset >= offset:
-                    for key, value in iter_key_values(chunk[pos : pos + header.size]):
-                        if key is not None:
-                            latest.pop(key, None)
-                            latest[key] = value
-                            scanned += 1
+                    batch = chunk[pos : pos + header.size]
+                    if header.is_control:
+                        for record in decode_records(batch):
+                            commit = None if record.key is None else marker_commits(record.key)
+                            if commit is not None:
+                                transactions.marker(header.producer_id, commit)
+                    elif header.is_transactional:
+                        for key, value in iter_key_values(batch):
+                            if key is not None:
+                                transactions.record(header.producer_id, key, value)
+                                scanned += 1
+                    else:
+                        for key, value in iter_key_values(batch):
+                            if key is not None:
+                                if pending_keys and key in pending_keys:
+                                    transactions.plain(key, value)
+                                latest.pop(key, None)
+                                latest[key] = value
+                                scanned += 1
                 offset = header.last_offset + 1
             if time.monotonic() >= next_report:
                 next_report += _PROGRESS_EVERY_S
@@ -381,7 +406,7 @@ class CoordinatorRuntime:
                     len(latest),
                 )
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
-        return latest, scanned
+        return latest, scanned, transactions.still_open()
 
     async def _read_store(self, partition: int, offset: int) -> bytes:
         from kgroups.server.cluster_member import StoreRead  # cluster mode only
@@ -470,6 +495,36 @@ class CoordinatorRuntime:
         return shard.heartbeat_now(
             group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
         )
+
+    async def complete_transaction(
+        self,
+        partition: int,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+    ) -> ErrorCode:
+        """Write the transaction's marker into the partition; once it is
+        durable, the producer's pending offsets there are committed (or
+        dropped, on abort). The marker's error code: NONE once stored."""
+        if partition in self._failed:
+            return ErrorCode.coordinator_not_available
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped:
+            return ErrorCode.not_coordinator
+        if partition in self._loading:
+            return ErrorCode.coordinator_load_in_progress
+        reply = Reply(EVERYTHING, self._running_loop())
+        now = self._broker.clock.now_ms()
+        result = shard.complete_transaction(
+            producer_id, producer_epoch, coordinator_epoch, commit, reply, now
+        )
+        self._submit(partition, result, EVERYTHING)
+        answer = await reply
+        if answer is TIMED_OUT:
+            return ErrorCode.request_timed_out
+        assert isinstance(answer, ErrorCode)
+        return answer
 
     # -- faults a test injects (kgroups.testing) ---------------------------
 
@@ -633,13 +688,42 @@ class CoordinatorRuntime:
 
 
 def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
-    """The appends' records as log batches, in order: one batch, unless it
-    would pass _BATCH_BYTES; then halves, down to one append per batch."""
+    """The appends' records as log batches, in order. A transactional append
+    (offsets of a transaction, or its marker) is a batch of its own, with its
+    producer; the others share batches (``_shared``)."""
+    if all(append.producer is None for append in appends):
+        return _shared(appends, now)
+    out: list[tuple[list[Append], bytes]] = []
+    run: list[Append] = []
+    for append in appends:
+        producer = append.producer
+        if producer is None:
+            run.append(append)
+            continue
+        if run:
+            out += _shared(run, now)
+            run = []
+        batch = encode_batch(
+            [(k, v, (), now) for k, v in append.records],
+            producer_id=producer.producer_id,
+            producer_epoch=producer.producer_epoch,
+            is_transactional=True,
+            is_control=producer.control,
+        )
+        out.append(([append], batch))
+    if run:
+        out += _shared(run, now)
+    return out
+
+
+def _shared(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
+    """Plain appends' records: one batch, unless it would pass _BATCH_BYTES;
+    then halves, down to one append per batch."""
     batch = encode_batch([(k, v, (), now) for append in appends for k, v in append.records])
     if len(batch) <= _BATCH_BYTES or len(appends) == 1:
         return [(appends, batch)]
     half = len(appends) // 2
-    return _encoded(appends[:half], now) + _encoded(appends[half:], now)
+    return _shared(appends[:half], now) + _shared(appends[half:], now)
 
 
 def _send(replies: Iterable[tuple[object, object]]) -> None:

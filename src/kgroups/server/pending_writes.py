@@ -35,7 +35,9 @@ _MEMBERSHIP_APIS = frozenset(
         apis.CONSUMER_GROUP_HEARTBEAT,
     )
 )
-_OFFSET_APIS = frozenset((apis.OFFSET_COMMIT, apis.OFFSET_FETCH, apis.OFFSET_DELETE))
+_OFFSET_APIS = frozenset(
+    (apis.OFFSET_COMMIT, apis.OFFSET_FETCH, apis.OFFSET_DELETE, apis.TXN_OFFSET_COMMIT)
+)
 
 
 def request_reach(group_id: str, api_key: int) -> Reach:

@@ -68,6 +68,7 @@ ROUTES.update(
         apis.OFFSET_COMMIT: Route(groups.offset_commit, upgrade=False),
         apis.OFFSET_FETCH: Route(groups.offset_fetch, upgrade=False),
         apis.OFFSET_DELETE: Route(groups.offset_delete),
+        apis.TXN_OFFSET_COMMIT: Route(groups.txn_offset_commit),
         apis.DESCRIBE_GROUPS: Route(groups.describe_groups),
         apis.LIST_GROUPS: Route(groups.list_groups),
         apis.DELETE_GROUPS: Route(groups.delete_groups),

@@ -34,8 +34,10 @@ from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponseTopics,
 )
 from kio.schema.sync_group.v5 import SyncGroupRequest, SyncGroupResponse
+from kio.schema.txn_offset_commit.v5 import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.coordinator.responses import join_error
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard as Shard
@@ -159,6 +161,23 @@ async def offset_commit(
         1 for t in response.topics for p in t.partitions if p.error_code == ErrorCode.none
     )
     return merge_unknown(response, unknown)
+
+
+async def txn_offset_commit(
+    broker: BrokerApi, ctx: RequestContext, request: TxnOffsetCommitRequest
+) -> TxnOffsetCommitResponse:
+    """Offsets committed inside a transaction, pending until its marker."""
+    if not request.group_id:
+        return txn_commit_response(request, ErrorCode.invalid_group_id, {})
+    try:
+        response: TxnOffsetCommitResponse = await broker.coordinator.call(
+            request.group_id,
+            ctx,
+            lambda shard, c, now: shard.txn_offset_commit(request, c, now),
+        )
+    except KafkaError as e:
+        return txn_commit_response(request, e.error_code, {})
+    return response
 
 
 async def offset_delete(
