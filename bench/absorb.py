@@ -1,7 +1,8 @@
 """How fast a stable consumer group takes on 900 new partitions, per group protocol.
 
-KIP-848's headline case. Against a `kgroups serve` subprocess (Kafka's default
-group settings, ephemeral port, temporary data dir), for each protocol in turn:
+KIP-848's headline case. Against a `kgroups serve` subprocess (the test broker's
+settings: Kafka's, with group.initial.rebalance.delay.ms=0; ephemeral port,
+temporary data dir), for each protocol in turn:
 
 - 10 confluent-kafka consumers, each polling in its own thread, form one group
   subscribed to two topics: `base` (10 partitions, one per member) and `burst`,
