@@ -51,6 +51,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -176,16 +177,19 @@ def cpu_seconds(pid: int | None) -> float:
 async def heartbeat_phase(
     host: str,
     port: int,
-    members: list[BenchMember],
+    members: list[Any],
     args: argparse.Namespace,
     rate: float | None,
     pid: int | None,
+    frame: Callable[[Any, int], bytes] = heartbeat_frame,
 ) -> dict[str, Any]:
+    """`frame(member, correlation)` encodes a member's heartbeat; its answer
+    must start, as Heartbeat's does, with throttle time and error code."""
     loop = asyncio.get_running_loop()
     per_conn = rate / args.connections if rate is not None else None
     loads = []
     for c in range(args.connections):
-        frames = [heartbeat_frame(m, i) for i, m in enumerate(members) if i % args.connections == c]
+        frames = [frame(m, i) for i, m in enumerate(members) if i % args.connections == c]
         _, load = await loop.create_connection(
             lambda f=frames: HeartbeatLoad(f, args.in_flight, per_conn),  # type: ignore[misc]
             host,

@@ -88,10 +88,13 @@ def is_supported(api_key: int, api_version: int) -> bool:
 
 
 # Small responses that repeat byte for byte (a heartbeat's NONE, a commit's
-# per-partition NONEs) are encoded once: kio entities are frozen and hashable,
-# so an equal response finds its bytes. Responses that carry data (records,
+# per-partition NONEs, a stable consumer-group member's epoch) are encoded
+# once: kio entities are frozen and hashable, so an equal response finds its
+# bytes. Responses that carry data (records,
 # metadata) are neither small nor repeated, and are not kept.
-_REPEATING = frozenset({OFFSET_COMMIT, FIND_COORDINATOR, HEARTBEAT, API_VERSIONS})
+_REPEATING = frozenset(
+    {OFFSET_COMMIT, FIND_COORDINATOR, HEARTBEAT, CONSUMER_GROUP_HEARTBEAT, API_VERSIONS}
+)
 _ENCODED_CACHE_SIZE = 1024
 
 

@@ -80,6 +80,36 @@ def test_repeating_responses_are_encoded_once_and_stay_correct() -> None:
     assert c.encode_response(rebalancing)[4:6] == b"\x00\x1b"  # error code 27
 
 
+def test_a_stable_consumer_group_member_gets_its_heartbeat_answer_encoded_once() -> None:
+    import datetime
+    import uuid
+
+    from kio.schema.consumer_group_heartbeat.v0 import ConsumerGroupHeartbeatResponse
+    from kio.schema.consumer_group_heartbeat.v0.response import Assignment, TopicPartitions
+
+    c = apis.codec(apis.CONSUMER_GROUP_HEARTBEAT, 0)
+
+    def answer(epoch: int, assignment: Assignment | None = None) -> object:
+        return ConsumerGroupHeartbeatResponse(
+            throttle_time=i32Timedelta.parse(datetime.timedelta(0)),
+            error_code=ErrorCode.none,
+            member_id="m-1",
+            member_epoch=i32(epoch),
+            heartbeat_interval=i32Timedelta.parse(datetime.timedelta(seconds=5)),
+            assignment=assignment,
+        )
+
+    steady = c.encode_response(answer(3))
+    assert c.encode_response(answer(3)) is steady  # served from the cache
+    assert c.encode_response(answer(4)) != steady
+    given = Assignment(
+        topic_partitions=(TopicPartitions(topic_id=uuid.UUID(int=1), partitions=(i32(0),)),)
+    )
+    buf = io.BytesIO()
+    entity_writer(c.response_type)(buf, answer(4, given))
+    assert c.encode_response(answer(4, given)) == buf.getvalue()
+
+
 def test_join_group_protocol_name_is_null_only_from_v7() -> None:
     assert join_protocol_name(6, None) == ""
     assert join_protocol_name(7, None) is None
