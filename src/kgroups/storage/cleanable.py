@@ -105,9 +105,8 @@ def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cl
     unstable = plog.producers.first_unstable_offset()
     if unstable is not None:
         # An open transaction may still abort: nothing from its segment on is cleaned.
-        first_uncleanable = min(
-            first_uncleanable, max(s.base_offset for s in segments if s.base_offset <= unstable)
-        )
+        holding = [s.base_offset for s in segments if s.base_offset <= unstable]
+        first_uncleanable = min(first_uncleanable, holding[-1] if holding else 0)
     if config.min_compaction_lag_ms > 0:
         horizon = now_ms - config.min_compaction_lag_ms
         for segment in closed:

@@ -166,10 +166,12 @@ class PartitionLog(StampingLog):
 
     @property
     def last_stable_offset(self) -> int:
-        """First offset of the oldest open transaction, else the high watermark."""
+        """First offset of the oldest open transaction, else the high watermark
+        (never below the log start: retention may delete a transaction's start)."""
         ongoing = self.producers.ongoing
         if ongoing:
-            return min(min(ongoing.values()), self._next_offset)
+            first = min(ongoing.values())
+            return min(max(first, self._segments[0].base_offset), self._next_offset)
         return self._next_offset
 
     def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:

@@ -201,3 +201,14 @@ def test_truncation_drops_aborts_it_cuts_off(plog: PartitionLog) -> None:
     assert plog.last_stable_offset == 1  # the transaction is open again
     assert not txn_index_path(plog.directory, 0).exists()
     assert [h.base_offset for _p, h in iter_batches(plog.read(0, 10_000))] == [0, 1]
+
+
+def test_last_stable_offset_is_never_below_the_log_start(tmp_path: Path) -> None:
+    config = LogConfig(segment_bytes=300, retention_ms=1000)
+    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog.append(txn_batch(0), NOW)  # open, in the first segment
+    while len(plog.segments) < 3:
+        plog.append(plain(3), NOW + 10_000)
+    assert plog.apply_retention(NOW + 5000) >= 1
+    assert plog.last_stable_offset == plog.log_start_offset > 0
+    plog.close()
