@@ -118,7 +118,7 @@ def prepare_directory(directory: Path) -> list[int]:
                 _unlink(path)  # indexes are rebuilt for the swapped-in segment
         elif kind == "log":
             logs.add(base)
-        else:
+        elif kind != "txnindex":  # the log's TxnIndex.load moves or drops orphans
             others.append((base, path))
 
     for base in sorted(swaps):

@@ -46,6 +46,7 @@ from crc32c import crc32c
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.durable import replace_file
 from kgroups.storage.records import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
+from kgroups.storage.txn_index import sync_txn_indexes
 
 __all__ = [
     "BatchMetadata",
@@ -380,7 +381,9 @@ class ProducerStateManager:
 
 def write_snapshot_file(directory: Path, offset: int, snapshot: bytes) -> Path:
     """Write ``to_snapshot()``'s bytes as ``<offset>.snapshot``, durably (file and
-    directory fsynced); safe on a worker thread."""
+    directory fsynced); safe on a worker thread. The aborted transaction index
+    is fsynced first: recovery does not replay the markers below a snapshot."""
+    sync_txn_indexes(directory)
     path = snapshot_path(directory, offset)
     replace_file(path, snapshot)
     return path

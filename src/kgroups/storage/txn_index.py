@@ -8,7 +8,8 @@ transactions its range overlaps, so the consumer can drop their records.
 
 An entry is written when an abort marker is appended; the files go with their
 segments; opening the log rebuilds the entries of markers after the producer
-snapshot it replays from (a crash may have cut a write short).
+snapshot it replays from (a crash may have cut a write short). The files are
+fsynced before every snapshot, so the entries of markers below it are on disk.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from bisect import bisect_left
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["AbortedTxn", "TxnIndex", "txn_index_path"]
+__all__ = ["AbortedTxn", "TxnIndex", "sync_txn_indexes", "txn_index_path"]
 
 _ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = _ENTRY.size  # 34
@@ -57,6 +58,20 @@ def read_entries(path: Path) -> list[AbortedTxn]:
     return entries
 
 
+def sync_txn_indexes(directory: Path) -> None:
+    """fsync every ``.txnindex`` of ``directory``: before a producer snapshot,
+    which lets recovery skip the markers below it."""
+    for path in directory.glob("*" + SUFFIX):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 class TxnIndex:
     """The aborted transactions of one log, in memory (sorted by marker offset)
     and in each segment's ``.txnindex``."""
@@ -68,15 +83,37 @@ class TxnIndex:
 
     @classmethod
     def load(cls, directory: Path, bases: list[int], end: int) -> TxnIndex:
-        """The entries of the segments ``bases`` whose markers are below ``end``."""
+        """The entries of every ``.txnindex`` in ``directory`` whose markers lie in
+        [first base, ``end``). Files that do not hold exactly those entries, each
+        in the segment holding its marker (a crash during a compaction swap,
+        retention or truncation), are written anew."""
         index = cls(directory)
-        for base in bases:
-            for entry in read_entries(txn_index_path(directory, base)):
-                if entry.last_offset < end and (
-                    not index.entries or entry.last_offset > index.entries[-1].last_offset
-                ):
-                    index._put(entry)
+        found: dict[int, list[AbortedTxn]] = {}
+        torn = False
+        for path in directory.glob("*" + SUFFIX):
+            stem = path.name[: -len(SUFFIX)]
+            if stem.isdigit():
+                found[int(stem)] = entries = read_entries(path)
+                torn = torn or path.stat().st_size != len(entries) * ENTRY_SIZE
+        start = bases[0]
+        kept = sorted(
+            {e for entries in found.values() for e in entries if start <= e.last_offset < end},
+            key=lambda e: e.last_offset,
+        )
+        for entry in kept:
+            if not index.entries or entry.last_offset > index.entries[-1].last_offset:
+                index._put(entry)
+        if torn or found != index._by_base(bases):
+            index.rewrite(bases, start, end)
         return index
+
+    def _by_base(self, bases: list[int]) -> dict[int, list[AbortedTxn]]:
+        """The entries grouped by the segment holding each marker."""
+        by_base: dict[int, list[AbortedTxn]] = {}
+        for entry in self.entries:
+            i = max(0, bisect_left(bases, entry.last_offset + 1) - 1)
+            by_base.setdefault(bases[i], []).append(entry)
+        return by_base
 
     def _put(self, entry: AbortedTxn) -> None:
         self.entries.append(entry)
@@ -115,14 +152,12 @@ class TxnIndex:
         kept = [e for e in self.entries if start <= e.last_offset < end]
         self.entries = kept
         self._last_offsets = [e.last_offset for e in kept]
-        by_base: dict[int, bytearray] = {}
-        for entry in kept:
-            i = max(0, bisect_left(bases, entry.last_offset + 1) - 1)
-            by_base.setdefault(bases[i], bytearray()).extend(encode_entry(entry))
+        by_base = self._by_base(bases)
         for path in self.directory.glob("*" + SUFFIX):
             stem = path.name[: -len(SUFFIX)]
             if stem.isdigit() and int(stem) not in by_base:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-        for base, data in by_base.items():
+        for base, entries in by_base.items():
+            data = b"".join(encode_entry(e) for e in entries)
             txn_index_path(self.directory, base).write_bytes(data)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from compaction_helpers import HOUR, all_records, clean, open_compacted
 from storage_helpers import NOW
 
 from kgroups.storage.cleanable import plan_cleaning
+from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.records import encode_batch, iter_batches
 
@@ -69,3 +71,38 @@ def test_an_open_transaction_stops_cleaning_at_its_segment(tmp_path: Path) -> No
     clean(plog)
     assert data(plog) == [(b"key-a", b"new"), (b"key-b", b"open"), (b"roll", b"r")]
     plog.close()
+
+
+def _two_aborted_segments(directory: Path) -> PartitionLog:
+    plog = open_compacted(directory)
+    for i, pid in enumerate((P, Q)):
+        ts = NOW + 2 * i * HOUR
+        plog.append_records([(b"key-%d" % i, b"kept", (), ts)], NOW)
+        txn(plog, pid, 0, b"key-%d" % i, b"aborted", ts + 1)
+        plog.append_marker(pid, 0, 0, False, ts + 2)
+    plog.append_records([(b"roll", b"r", (), NOW + 4 * HOUR)], NOW)
+    assert [s.base_offset for s in plog.segments] == [0, 3, 6]
+    return plog
+
+
+@pytest.mark.parametrize("crash_after", ["swap", "deleted 0", "deleted 3", "live"])
+def test_a_crash_during_the_swap_keeps_every_aborted_transaction(
+    tmp_path: Path, crash_after: str
+) -> None:
+    directory = tmp_path / "c-0"
+    plog = _two_aborted_segments(directory)
+    plan = plan_cleaning(plog, NOW, force=True)
+    assert plan is not None
+    result = LogCleaner().clean(plan)
+
+    def step(name: str) -> None:
+        if name == crash_after:
+            raise RuntimeError(name)
+
+    with pytest.raises(RuntimeError):
+        result.commit(on_step=step)
+    reopened = open_compacted(directory)  # the crashed log is abandoned as is
+    assert [s.base_offset for s in reopened.segments] == [0, 6]
+    assert reopened.aborted_transactions(0, 7) == [(P, 1), (Q, 4)]
+    assert data(reopened) == [(b"key-0", b"kept"), (b"key-1", b"kept"), (b"roll", b"r")]
+    reopened.close()

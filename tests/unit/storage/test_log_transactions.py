@@ -212,3 +212,21 @@ def test_last_stable_offset_is_never_below_the_log_start(tmp_path: Path) -> None
     assert plog.apply_retention(NOW + 5000) >= 1
     assert plog.last_stable_offset == plog.log_start_offset > 0
     plog.close()
+
+
+def test_a_torn_txnindex_entry_is_cut_before_the_next_one(tmp_path: Path) -> None:
+    directory = tmp_path / "t-0"
+    plog = PartitionLog.open(directory, LogConfig(), NOW)
+    plog.append(txn_batch(0), NOW)
+    plog.append_marker(PID, 0, 0, False, NOW)
+    plog.close()
+    path = txn_index_path(directory, 0)
+    path.write_bytes(path.read_bytes() + b"\x00\x00\x00")  # a torn write after it
+    plog = PartitionLog.open(directory, LogConfig(), NOW, recover=False)
+    plog.append(txn_batch(0, pid=PID + 1), NOW)
+    plog.append_marker(PID + 1, 0, 0, False, NOW)
+    plog.close()
+    plog = PartitionLog.open(directory, LogConfig(), NOW, recover=False)
+    assert plog.aborted_transactions(0, 10) == [(PID, 0), (PID + 1, 3)]
+    assert len(path.read_bytes()) == 2 * 34
+    plog.close()
