@@ -5,6 +5,7 @@ produce verification hook (KIP-890)."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -25,6 +26,7 @@ from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i8, i16, i32
 from kgroups.storage.records import decode_records, encode_batch, iter_batches
 
 from broker_thread import BrokerThread
+from process_broker import BrokerProcess
 from raw_wire import call_once
 
 NOW = 1_700_000_000_000
@@ -286,5 +288,32 @@ def test_first_batch_of_a_transaction_is_verified(tmp_path: Any, enabled: bool) 
         else:
             assert refused == ErrorCode.none
             assert verifier.calls == []
+    finally:
+        broker.stop()
+
+
+def test_transactions_survive_kill_9(tmp_path: Path) -> None:
+    # Small segments: rolls snapshot the producer state between the batches.
+    broker = BrokerProcess(tmp_path / "data", None, "log.segment.bytes=300")
+    broker.start()
+    try:
+        port = broker.port
+        _create(port)
+        for seq in range(0, 8, 2):
+            assert produce(port, [b"a%d" % seq, b"x"], pid=A, seq=seq, txn_id="ta") == 0
+        assert produce(port, [b"b"], pid=B, seq=0, txn_id="tb") == 0
+        assert write_marker(port, A, commit=False) == ErrorCode.none
+        before = fetch(port, COMMITTED)
+        assert before.last_stable_offset == 8  # B's batch
+        broker.kill()
+        broker.start()
+        port = broker.port
+        after = fetch(port, COMMITTED)
+        assert after.last_stable_offset == 8
+        assert set(read_all(port, COMMITTED)[1]) == {(A, 0)}
+        assert write_marker(port, B, commit=True) == ErrorCode.none
+        values, aborted = read_all(port, COMMITTED)
+        # The aborted records are sent too: the consumer drops them by ``aborted``.
+        assert values[-1] == b"b" and len(values) == 9 and set(aborted) == {(A, 0)}
     finally:
         broker.stop()
