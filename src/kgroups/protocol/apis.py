@@ -43,6 +43,7 @@ API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 INIT_PRODUCER_ID = 22
+WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
 DESCRIBE_CONFIGS = 32
 DELETE_GROUPS = 42
@@ -71,6 +72,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
         ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
         ApiRange(INIT_PRODUCER_ID, "InitProducerId", 0, 4),
+        ApiRange(WRITE_TXN_MARKERS, "WriteTxnMarkers", 1, 2),
         ApiRange(TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 5),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),

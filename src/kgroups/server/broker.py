@@ -25,6 +25,7 @@ from kgroups.server.faults import Faults
 from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.server.store_log import StoreLog
+from kgroups.server.txn_verification import TransactionVerifier
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
@@ -60,6 +61,7 @@ class Broker:
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
         self.coordinator = CoordinatorRuntime(self)
+        self.transactions: TransactionVerifier | None = None
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)
         self._server: asyncio.Server | None = None

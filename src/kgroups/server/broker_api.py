@@ -10,7 +10,10 @@ from typing import Protocol
 
 from kgroups.server.broker_core import BrokerCore
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.server.txn_verification import TransactionVerifier
 
 
 class BrokerApi(BrokerCore, Protocol):
     coordinator: CoordinatorRuntime
+    transactions: TransactionVerifier | None
+    """Verifies transactional produce (KIP-890); None accepts every batch."""

@@ -152,6 +152,12 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("offset.metadata.max.bytes", _int, 4096, "Largest commit metadata.", 0),
     Setting("producer.id.expiration.ms", _int, 86400000, "Idle producer state kept.", 1),
     Setting(
+        "transaction.partition.verification.enable",
+        _bool,
+        True,
+        "Verify a transaction's first batch on a partition with its coordinator.",
+    ),
+    Setting(
         "producer.id.expiration.check.interval.ms",
         _int,
         600000,

@@ -13,6 +13,9 @@ The most recent committed batches are kept in memory to serve the fetches of
 consumers that keep up; older offsets are read from the store
 (``StoreReadNeeded``). A failed commit ends this object: the broker drops it
 and, if it still leads the partition, starts again from the store's log end.
+
+Transactions are not served in cluster mode yet: Produce refuses transactional
+ids, markers are refused, and the last stable offset is the high watermark.
 """
 
 from __future__ import annotations
@@ -78,6 +81,28 @@ class StoreLog(StampingLog):
     def log_end_offset(self) -> int:
         """As seen by readers: only committed offsets exist for them."""
         return self._committed
+
+    # Transactions are not served in cluster mode (Produce refuses transactional
+    # ids): nothing is ever unstable or aborted here.
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self._committed
+
+    def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
+        return []
+
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+    ) -> int:
+        raise KafkaError(
+            ErrorCode.kafka_storage_error, "transaction markers are not supported in cluster mode"
+        )
 
     @property
     def offline(self) -> bool:

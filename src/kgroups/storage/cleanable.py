@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgroups.storage.cleaner_checkpoint import read_clean_offset
 from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
+from kgroups.storage.records import BatchHeader
 from kgroups.storage.segment import Segment
 
 __all__ = ["CleanPlan", "SegmentInfo", "plan_cleaning"]
@@ -58,6 +59,18 @@ class CleanPlan:
     # its header even if all its records go, so producer state survives a restart.
     producer_last_offsets: Mapping[int, int]
     layout_version: int
+    # Producer id -> (first offset, marker offset) of its aborted transactions in
+    # the cleanable range: their records go, and count for no key.
+    aborted: Mapping[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def is_aborted(self, header: BatchHeader) -> bool:
+        """Whether ``header``'s batch belongs to an aborted transaction."""
+        if not header.is_transactional or header.is_control:
+            return False
+        ranges = self.aborted.get(header.producer_id)
+        return ranges is not None and any(
+            first <= header.base_offset <= last for first, last in ranges
+        )
 
 
 def _first_dirty(plog: PartitionLog) -> int:
@@ -89,6 +102,11 @@ def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cl
     closed = segments[:-1]
     first_dirty = _first_dirty(plog)
     first_uncleanable = segments[-1].base_offset
+    unstable = plog.producers.first_unstable_offset()
+    if unstable is not None:
+        # An open transaction may still abort: nothing from its segment on is cleaned.
+        holding = [s.base_offset for s in segments if s.base_offset <= unstable]
+        first_uncleanable = min(first_uncleanable, holding[-1] if holding else 0)
     if config.min_compaction_lag_ms > 0:
         horizon = now_ms - config.min_compaction_lag_ms
         for segment in closed:
@@ -116,6 +134,9 @@ def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cl
         for pid, entry in plog.producers.producers.items()
         if entry.last_offset >= 0
     }
+    aborted: dict[int, list[tuple[int, int]]] = {}
+    for txn in plog.txn_index.aborted(plog.log_start_offset, first_uncleanable):
+        aborted.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
     return CleanPlan(
         log=plog,
         directory=plog.directory,
@@ -130,4 +151,5 @@ def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> Cl
         dirty_ratio=ratio,
         producer_last_offsets=producers,
         layout_version=plog.layout_version,
+        aborted={pid: tuple(ranges) for pid, ranges in aborted.items()},
     )

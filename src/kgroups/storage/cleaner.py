@@ -27,11 +27,13 @@ round (Kafka's LogCleaner, one partition at a time) has three parts:
    replaced files, renamed ``.deleted``, are unlinked afterwards off the loop
    (unlinking a large file takes milliseconds).
 
-Batches keep their producer fields. A batch whose records all go is dropped,
-unless it is the last batch of an active idempotent producer (Kafka keeps those so
-producer state survives a restart) or the last batch of a group: a swap file
-must end at its group's last offset for crash recovery to know which segments it
-replaces. Those become empty batches.
+Records of aborted transactions go (``.txnindex`` says which); a transaction
+still open stops cleaning at its segment (the last stable offset bounds the
+cleanable part); markers are kept. Batches keep their producer fields. A batch
+whose records all go is dropped, unless it is the last batch of an active
+idempotent producer (Kafka keeps those so producer state survives a restart) or
+the last batch of a group: a swap file must end at its group's last offset for
+crash recovery to know which segments it replaces. Those become empty batches.
 
 Running it from the server
 --------------------------
@@ -328,6 +330,8 @@ class LogCleaner:
                 for header, batch in _batches(fd, info.size):
                     if header.last_offset < first_dirty or header.is_control:
                         continue
+                    if plan.aborted and plan.is_aborted(header):
+                        continue  # an aborted record is no key's latest value
                     if not offset_map.has_room_for(header.records_count):
                         log.info(
                             "%s: offset map full at offset %d; cleaning up to there",
@@ -408,6 +412,8 @@ class LogCleaner:
         count = header.records_count
         if count == 0:
             return batch if retain_header else None
+        if plan.aborted and plan.is_aborted(header):
+            return empty_batch(header) if retain_header else None
         data = records_section(batch, header)
         spans = parse_records(data, count)
         offsets = offset_map.offsets

@@ -12,7 +12,11 @@ produce requests survive ``kill -9``. Surviving power loss needs ``flush()``
 own group-commit decides; ``flush()`` may run on a worker thread while the event
 loop keeps appending.
 
-With one replica, the high watermark is the log end offset.
+With one replica, the high watermark is the log end offset. The last stable
+offset (LSO) is the first offset of the oldest open transaction (else the high
+watermark): read_committed consumers read up to it. ``append_marker`` ends a
+transaction; aborted ones are listed in the segments' ``.txnindex`` files
+(``txn_index``).
 
 Opening (``log_open``) recovers what a crash may have left unchecked and
 rebuilds the idempotent producer state; an append's checks and offset stamping
@@ -35,7 +39,12 @@ from kgroups.storage.config import LogConfig
 from kgroups.storage.log_append import AppendResult, StampingLog, record_producers, stamp
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
-from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
+from kgroups.storage.log_open import (
+    aborted_entry,
+    load_producer_state,
+    new_segment,
+    open_segments,
+)
 from kgroups.storage.log_read import (
     TimestampOffset,
     max_timestamp_offset,
@@ -54,6 +63,8 @@ from kgroups.storage.producer_state import (
 )
 from kgroups.storage.records import RecordInput, encode_batch
 from kgroups.storage.segment import Segment
+from kgroups.storage.txn_index import TxnIndex, txn_index_path
+from kgroups.storage.txn_marker import encode_marker
 
 __all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
 
@@ -82,6 +93,7 @@ class PartitionLog(StampingLog):
         self._active = segments[-1]
         self._next_offset = self._active.next_offset
         self.producers = ProducerStateManager()
+        self.txn_index = TxnIndex(directory)
         self._closed = False
         # Set when the files can no longer be trusted to match memory (a failed
         # write that could not be undone, a failed fsync): no appends or reads
@@ -127,9 +139,16 @@ class PartitionLog(StampingLog):
 
     def _load_producer_state(self) -> None:
         """Latest usable snapshot at or below the log end, then the headers after it."""
-        self.producers = load_producer_state(
-            self.directory, self._segments, self._bases, self._next_offset
-        )
+        loaded = load_producer_state(self.directory, self._segments, self._bases, self._next_offset)
+        self.producers = loaded.producers
+        # Entries from the replayed range are rebuilt from the markers found there.
+        index = TxnIndex.load(self.directory, self._bases, loaded.replayed_from)
+        try:
+            for entry, base in loaded.aborted:
+                index.add(entry, base)
+        except OSError as exc:
+            log.warning("cannot write the aborted transaction index of %s: %s", self.directory, exc)
+        self.txn_index = index
 
     # -- offsets --------------------------------------------------------------------------
 
@@ -144,6 +163,20 @@ class PartitionLog(StampingLog):
     @property
     def high_watermark(self) -> int:
         return self._next_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """First offset of the oldest open transaction, else the high watermark
+        (never below the log start: retention may delete a transaction's start)."""
+        ongoing = self.producers.ongoing
+        if ongoing:
+            first = min(ongoing.values())
+            return min(max(first, self._segments[0].base_offset), self._next_offset)
+        return self._next_offset
+
+    def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of the aborted transactions overlapping [start, end)."""
+        return [(e.producer_id, e.first_offset) for e in self.txn_index.aborted(start, end)]
 
     @property
     def size(self) -> int:
@@ -239,6 +272,37 @@ class PartitionLog(StampingLog):
             -1 if log_append_time is None else log_append_time,
             self._segments[0].base_offset,
         )
+
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+    ) -> int:
+        """Append a commit or abort marker ending the producer's transaction; its offset.
+
+        INVALID_PRODUCER_EPOCH for an older producer epoch, TRANSACTION_COORDINATOR_FENCED
+        for an older coordinator epoch than the producer's last marker.
+        """
+        self._check_open()
+        producers = self.producers
+        producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        marker = encode_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
+        offset = self.append(marker, now_ms, from_client=False).base_offset
+        done = producers.complete_txn(
+            producer_id, producer_epoch, coordinator_epoch, commit, offset
+        )
+        if done.aborted:
+            try:
+                self.txn_index.add(aborted_entry(producers, done), self._active.base_offset)
+            except OSError as exc:
+                # The marker is written; opening the log rebuilds the entry from it.
+                log.warning(
+                    "cannot write the aborted transaction index of %s: %s", self.directory, exc
+                )
+        return offset
 
     def append_records(
         self, records: Sequence[RecordInput], now_ms: int, *, compression: int = 0
@@ -379,7 +443,13 @@ class PartitionLog(StampingLog):
     def _delete_oldest(self, count: int) -> int:
         self._layout_version += 1
         # Unlinked off the loop: see ``take_retired_files``.
+        gone = self._bases[:count]
         self._retired_files.extend(delete_oldest(self._segments, self._bases, count))
+        for base in gone:
+            path = txn_index_path(self.directory, base)
+            if path.exists():
+                self._retired_files.append(path)
+        self.txn_index.forget_below(self.log_start_offset)
         self._flushes.dir_changes += 1
         delete_snapshots(self.directory, below=self.log_start_offset)
         log.info(
@@ -414,6 +484,7 @@ class PartitionLog(StampingLog):
         self._flushes.dir_changes += 1
         self._layout_version += 1
         lower_clean_offset(self.directory, self._next_offset)
+        self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._load_producer_state()
         log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
 
@@ -437,6 +508,8 @@ class PartitionLog(StampingLog):
         """
         self._check_open()
         doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step or _no_step)
+        # The old segments' aborted transactions now belong to ``new``.
+        self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._layout_version += 1
         self._flushes.dir_changes += 1
         return doomed

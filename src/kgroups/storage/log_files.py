@@ -1,7 +1,8 @@
 """The files of a partition directory, and tidying them up before opening.
 
 A live segment is ``<20-digit base offset>.log`` with ``.index`` and
-``.timeindex`` beside it. Files with a further suffix are mid-operation:
+``.timeindex`` beside it, and ``.txnindex`` if it holds abort markers. Files with
+a further suffix are mid-operation:
 
 ``.cleaned``  a cleaner's output still being written: discarded.
 ``.swap``     a finished replacement for one or more segments (the cleaner fsyncs
@@ -49,7 +50,9 @@ DELETED_SUFFIX = ".deleted"
 TMP_SUFFIX = ".tmp"
 DELETE_DIR_SUFFIX = "-delete"
 
-_SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex)(\.cleaned|\.swap|\.deleted)?$")
+_SEGMENT_FILE = re.compile(
+    r"^(\d{20})\.(log|index|timeindex|txnindex)(\.cleaned|\.swap|\.deleted)?$"
+)
 
 
 def file_stem(base_offset: int) -> str:
@@ -115,7 +118,7 @@ def prepare_directory(directory: Path) -> list[int]:
                 _unlink(path)  # indexes are rebuilt for the swapped-in segment
         elif kind == "log":
             logs.add(base)
-        else:
+        elif kind != "txnindex":  # the log's TxnIndex.load moves or drops orphans
             others.append((base, path))
 
     for base in sorted(swaps):

@@ -15,6 +15,7 @@ import logging
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from kgroups.storage.config import LogConfig
 from kgroups.storage.durable import fsync_directory
@@ -25,13 +26,16 @@ from kgroups.storage.log_files import (
     time_index_path,
 )
 from kgroups.storage.producer_state import (
+    CompletedTxn,
     ProducerStateManager,
     delete_snapshots,
     list_snapshots,
 )
 from kgroups.storage.segment import Segment
+from kgroups.storage.txn_index import AbortedTxn, txn_index_path
+from kgroups.storage.txn_marker import read_marker
 
-__all__ = ["load_producer_state", "new_segment", "open_segments"]
+__all__ = ["LoadedState", "aborted_entry", "load_producer_state", "new_segment", "open_segments"]
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +106,23 @@ def new_segment(directory: Path, config: LogConfig, base_offset: int, now_ms: in
     )
 
 
+class LoadedState(NamedTuple):
+    producers: ProducerStateManager
+    replayed_from: int  # the snapshot's offset (or the log start)
+    # Transactions aborted by markers at or after ``replayed_from``, with the
+    # base offset of the segment holding the marker.
+    aborted: list[tuple[AbortedTxn, int]]
+
+
 def load_producer_state(
     directory: Path, segments: Sequence[Segment], bases: Sequence[int], end: int
-) -> ProducerStateManager:
-    """Latest usable snapshot at or below the log end ``end``, then the headers after it."""
+) -> LoadedState:
+    """Latest usable snapshot at or below the log end ``end``, then the batches
+    after it: data batches move the producers' sequences and open transactions,
+    markers close them."""
     delete_snapshots(directory, above=end)
     state = ProducerStateManager()
+    aborted: list[tuple[AbortedTxn, int]] = []
     start = segments[0].base_offset
     for offset, path in reversed(list_snapshots(directory)):
         try:
@@ -117,18 +132,41 @@ def load_producer_state(
             continue
         start = max(offset, start)
         break
+    replayed_from = start
     if start >= end:
-        return state
+        return LoadedState(state, replayed_from, aborted)
     i = max(0, bisect_right(bases, start) - 1)
     for segment in segments[i:]:
         found = segment.find(start)
         if found is None:
             continue
-        for _pos, header in segment.scan(found[0]):
-            if header.producer_id >= 0 and header.base_offset >= start:
+        for pos, header in segment.scan(found[0]):
+            if header.producer_id < 0 or header.base_offset < start:
+                continue
+            if not header.is_control:
                 state.update(header, header.base_offset, header.max_timestamp)
+                continue
+            marker = read_marker(segment.read(pos, pos + header.size))
+            if marker is None:
+                continue
+            done = state.complete_txn(
+                header.producer_id,
+                header.producer_epoch,
+                marker.coordinator_epoch,
+                marker.commit,
+                header.base_offset,
+            )
+            if done.aborted:
+                aborted.append((aborted_entry(state, done), segment.base_offset))
         start = segment.next_offset
-    return state
+    return LoadedState(state, replayed_from, aborted)
+
+
+def aborted_entry(state: ProducerStateManager, done: CompletedTxn) -> AbortedTxn:
+    """The index entry of an aborted transaction, with the LSO just after it."""
+    unstable = state.first_unstable_offset()
+    lso = done.last_offset + 1 if unstable is None else unstable
+    return AbortedTxn(done.producer_id, done.first_offset, done.last_offset, lso)
 
 
 def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
@@ -138,6 +176,7 @@ def _delete_segment_files(directory: Path, bases: Sequence[int]) -> None:
             log_path(directory, base),
             index_path(directory, base),
             time_index_path(directory, base),
+            txn_index_path(directory, base),
         ):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

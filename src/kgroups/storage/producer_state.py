@@ -15,11 +15,21 @@ with a producer id:
   Kafka 3.x, where the producer may have been expired or its data deleted)
 
 Producers idle for ``producer.id.expiration.ms`` are dropped (``expire``, run
-periodically by ``server/producer_expiry.py``), which bounds the state.
+periodically by ``server/producer_expiry.py``), which bounds the state; never a
+producer whose transaction is still open.
+
+Transactions: a producer's first transactional batch opens its transaction
+(its offset is remembered, and the oldest open transaction's first offset is the
+last stable offset); a control batch (commit or abort marker, ``complete_txn``)
+closes it. A marker from an older producer epoch is refused with
+INVALID_PRODUCER_EPOCH, one from an older transaction coordinator epoch with
+TRANSACTION_COORDINATOR_FENCED.
 
 The state is rebuilt at open from the last snapshot plus the batch headers after
 it. Snapshots (``<offset>.snapshot``) are this project's own format: a magic, a
-CRC32C of the rest, then each producer with its cached batches.
+CRC32C of the rest, then each producer with its cached batches. Version 2
+adds each producer's coordinator epoch and open transaction's first offset;
+version 1 snapshots (no transactions) are still read.
 """
 
 from __future__ import annotations
@@ -35,9 +45,16 @@ from crc32c import crc32c
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.durable import replace_file
-from kgroups.storage.records import BatchHeader
+from kgroups.storage.records import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
+from kgroups.storage.txn_index import sync_txn_indexes
 
-__all__ = ["BatchMetadata", "ProducerEntry", "ProducerStateManager", "write_snapshot_file"]
+__all__ = [
+    "BatchMetadata",
+    "CompletedTxn",
+    "ProducerEntry",
+    "ProducerStateManager",
+    "write_snapshot_file",
+]
 
 MAX_CACHED_BATCHES = 5
 INT32_MAX = 2**31 - 1
@@ -45,7 +62,12 @@ SNAPSHOT_SUFFIX = ".snapshot"
 
 _SNAPSHOT_MAGIC = b"KGPS"
 _SNAPSHOT_HEAD = struct.Struct(">4shIi")  # magic, version, crc, producer count
-_PRODUCER = struct.Struct(">qhb")  # producer id, epoch, batch count
+_PRODUCER_V1 = struct.Struct(">qhb")  # producer id, epoch, batch count
+# producer id, epoch, coordinator epoch, open transaction's first offset, batch count
+_PRODUCER = struct.Struct(">qhiqb")
+_SNAPSHOT_VERSION = 2
+# A transactional data batch has the first bit, not the second (a marker has both).
+_TXN_BITS = TRANSACTIONAL_MASK | CONTROL_MASK
 _BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, ts
 # NamedTuples built straight from tuples: the class call is a slow Python function.
 _new_tuple = tuple.__new__
@@ -61,13 +83,23 @@ class BatchMetadata(NamedTuple):
     timestamp: int
 
 
+class CompletedTxn(NamedTuple):
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's
+    aborted: bool
+
+
 class ProducerEntry:
-    __slots__ = ("batches", "epoch", "producer_id")
+    __slots__ = ("batches", "coordinator_epoch", "epoch", "producer_id", "txn_first_offset")
 
     def __init__(self, producer_id: int, epoch: int) -> None:
         self.producer_id = producer_id
         self.epoch = epoch
         self.batches: deque[BatchMetadata] = deque(maxlen=MAX_CACHED_BATCHES)
+        self.coordinator_epoch = -1
+        # First offset of the producer's open transaction, -1 when none is open.
+        self.txn_first_offset = -1
 
     @property
     def last_seq(self) -> int:
@@ -92,6 +124,8 @@ class ProducerEntry:
     def copy(self) -> ProducerEntry:
         entry = ProducerEntry(self.producer_id, self.epoch)
         entry.batches.extend(self.batches)
+        entry.coordinator_epoch = self.coordinator_epoch
+        entry.txn_first_offset = self.txn_first_offset
         return entry
 
 
@@ -102,6 +136,8 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
 class ProducerStateManager:
     def __init__(self) -> None:
         self.producers: dict[int, ProducerEntry] = {}
+        # Producer id -> first offset of its open transaction.
+        self.ongoing: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self.producers)
@@ -161,6 +197,8 @@ class ProducerStateManager:
                 return  # only reachable when replaying a log written out of order
             entry.epoch = header.producer_epoch
             entry.batches.clear()
+        if header.attributes & _TXN_BITS == TRANSACTIONAL_MASK and entry.txn_first_offset < 0:
+            entry.txn_first_offset = self.ongoing[producer_id] = first_offset
         if header.base_sequence < 0:
             return  # e.g. a transaction marker: it moves the epoch, not the sequence
         metadata: BatchMetadata = _new_tuple(
@@ -198,6 +236,58 @@ class ProducerStateManager:
 
     def commit(self, entries: dict[int, ProducerEntry]) -> None:
         self.producers.update(entries)
+        for pid, entry in entries.items():
+            if entry.txn_first_offset >= 0:
+                self.ongoing[pid] = entry.txn_first_offset
+
+    # -- transactions ---------------------------------------------------------------
+
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the oldest open transaction, None if none is open."""
+        return min(self.ongoing.values()) if self.ongoing else None
+
+    def in_transaction(self, producer_id: int) -> bool:
+        return producer_id in self.ongoing
+
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+        """Raise if a marker from this producer epoch and coordinator epoch is stale."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            return
+        if producer_epoch < entry.epoch:
+            raise KafkaError(
+                ErrorCode.invalid_producer_epoch,
+                f"transaction marker of producer {producer_id} has epoch {producer_epoch}, "
+                f"older than the current epoch {entry.epoch}",
+            )
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(
+                ErrorCode.transaction_coordinator_fenced,
+                f"transaction marker of producer {producer_id} comes from coordinator epoch "
+                f"{coordinator_epoch}, older than {entry.coordinator_epoch}",
+            )
+
+    def complete_txn(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        offset: int,
+    ) -> CompletedTxn:
+        """A marker at ``offset`` ends the producer's transaction (appended, or
+        found while loading)."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry(producer_id, producer_epoch)
+        elif producer_epoch > entry.epoch:
+            entry.epoch = producer_epoch
+            entry.batches.clear()
+        first = entry.txn_first_offset if entry.txn_first_offset >= 0 else offset
+        entry.txn_first_offset = -1
+        entry.coordinator_epoch = coordinator_epoch
+        self.ongoing.pop(producer_id, None)
+        return CompletedTxn(producer_id, first, offset, not commit)
 
     # -- maintenance --------------------------------------------------------------
 
@@ -207,10 +297,11 @@ class ProducerStateManager:
         As in Kafka, a producer's last write is the timestamp of its last batch
         (the broker's clock for LogAppendTime topics). Returns how many went.
         """
+        ongoing = self.ongoing
         expired = [
             pid
             for pid, entry in self.producers.items()
-            if now_ms - entry.last_timestamp >= expiration_ms
+            if now_ms - entry.last_timestamp >= expiration_ms and pid not in ongoing
         ]
         for pid in expired:
             del self.producers[pid]
@@ -218,16 +309,25 @@ class ProducerStateManager:
 
     def clear(self) -> None:
         self.producers.clear()
+        self.ongoing.clear()
 
     # -- snapshots ---------------------------------------------------------------------
 
     def to_snapshot(self) -> bytes:
         body = bytearray()
         for entry in self.producers.values():
-            body += _PRODUCER.pack(entry.producer_id, entry.epoch, len(entry.batches))
+            body += _PRODUCER.pack(
+                entry.producer_id,
+                entry.epoch,
+                entry.coordinator_epoch,
+                entry.txn_first_offset,
+                len(entry.batches),
+            )
             for batch in entry.batches:
                 body += _BATCH.pack(*batch)
-        head = _SNAPSHOT_HEAD.pack(_SNAPSHOT_MAGIC, 1, crc32c(body), len(self.producers))
+        head = _SNAPSHOT_HEAD.pack(
+            _SNAPSHOT_MAGIC, _SNAPSHOT_VERSION, crc32c(body), len(self.producers)
+        )
         return head + bytes(body)
 
     @classmethod
@@ -237,7 +337,7 @@ class ProducerStateManager:
             raise ValueError("snapshot too short")
         magic, version, crc, count = _SNAPSHOT_HEAD.unpack_from(data, 0)
         body = memoryview(data)[_SNAPSHOT_HEAD.size :]
-        if magic != _SNAPSHOT_MAGIC or version != 1:
+        if magic != _SNAPSHOT_MAGIC or version not in (1, 2):
             raise ValueError("not a producer state snapshot")
         if crc32c(body) != crc:
             raise ValueError("snapshot CRC mismatch")
@@ -245,9 +345,17 @@ class ProducerStateManager:
         pos = _SNAPSHOT_HEAD.size
         try:
             for _ in range(count):
-                pid, epoch, n = _PRODUCER.unpack_from(data, pos)
-                pos += _PRODUCER.size
-                entry = ProducerEntry(pid, epoch)
+                if version == 1:
+                    pid, epoch, n = _PRODUCER_V1.unpack_from(data, pos)
+                    pos += _PRODUCER_V1.size
+                    entry = ProducerEntry(pid, epoch)
+                else:
+                    pid, epoch, coordinator_epoch, txn_first, n = _PRODUCER.unpack_from(data, pos)
+                    pos += _PRODUCER.size
+                    entry = ProducerEntry(pid, epoch)
+                    entry.coordinator_epoch = coordinator_epoch
+                    if txn_first >= 0:
+                        entry.txn_first_offset = state.ongoing[pid] = txn_first
                 for _b in range(n):
                     entry.batches.append(BatchMetadata._make(_BATCH.unpack_from(data, pos)))
                     pos += _BATCH.size
@@ -273,7 +381,9 @@ class ProducerStateManager:
 
 def write_snapshot_file(directory: Path, offset: int, snapshot: bytes) -> Path:
     """Write ``to_snapshot()``'s bytes as ``<offset>.snapshot``, durably (file and
-    directory fsynced); safe on a worker thread."""
+    directory fsynced); safe on a worker thread. The aborted transaction index
+    is fsynced first: recovery does not replay the markers below a snapshot."""
+    sync_txn_indexes(directory)
     path = snapshot_path(directory, offset)
     replace_file(path, snapshot)
     return path

@@ -27,6 +27,7 @@ from kgroups.server.handlers import (
     list_offsets,
     metadata,
     produce,
+    write_txn_markers,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ ROUTES: dict[int, Route] = {
     apis.FETCH: Route(fetch.handle),
     apis.LIST_OFFSETS: Route(list_offsets.handle),
     apis.INIT_PRODUCER_ID: Route(init_producer_id.handle),
+    apis.WRITE_TXN_MARKERS: Route(write_txn_markers.handle),
     # v0-v3 name one key, v4 a list: the handler reads both shapes.
     apis.FIND_COORDINATOR: Route(find_coordinator.handle, upgrade=False),
 }

@@ -4,6 +4,10 @@ The broker answers at once when it has `min_bytes` or an error to report;
 otherwise it parks the request until an append to one of the fetched
 partitions or `max_wait` passes, then reads again. Batches go out exactly as
 they were stored: no decompression, no re-encoding.
+
+At isolation level read_committed (1) records are read only up to the last
+stable offset, and the aborted transactions overlapping what is returned are
+listed, for the consumer to drop their records. Both levels report the LSO.
 """
 
 from __future__ import annotations
@@ -14,21 +18,28 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.fetch.v12 import FetchRequest, FetchResponse
-from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
+from kio.schema.fetch.v12.response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    PartitionData,
+)
 from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.protocol.types import BrokerId, i32, i64
+from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
 from kgroups.server.cluster_member import StoreRead
 from kgroups.server.handlers.common import NO_THROTTLE
 from kgroups.server.store_log import StoreReadNeeded
+from kgroups.storage.records import iter_batches
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
+    from kgroups.server.broker_core import ServedLog
     from kgroups.server.context import RequestContext
 
 _EMPTY = cast(Records, b"")
 _NO_REPLICA = BrokerId(-1)
+READ_COMMITTED = 1
 
 
 async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
@@ -83,22 +94,30 @@ def _read(
     faults = broker.faults
     topics: list[FetchableTopicResponse] = []
     misses: list[_Miss] = []
+    committed = request.isolation_level == READ_COMMITTED
     for topic in request.topics:
         partitions: list[PartitionData] = []
         for p in topic.partitions:
             error = ErrorCode.none
             data = b""
-            hw = start = -1
+            hw = start = lso = -1
+            aborted = None
             try:
                 log = broker.log(topic.topic, p.partition)
                 hw, start = log.high_watermark, log.log_start_offset
+                lso = log.last_stable_offset
                 limit = min(p.partition_max_bytes, budget)
                 if (limit > 0 or total == 0) and not (
                     faults.active and faults.is_paused(topic.topic, p.partition)
                 ):
                     data = log.read(
-                        p.fetch_offset, max(limit, 0), max_offset=hw, min_one=total == 0
+                        p.fetch_offset,
+                        max(limit, 0),
+                        max_offset=lso if committed else hw,
+                        min_one=total == 0,
                     )
+                if committed:
+                    aborted = _aborted(log, p.fetch_offset, data)
             except StoreReadNeeded:
                 read = StoreRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
                 misses.append((len(topics), len(partitions), read))
@@ -111,15 +130,28 @@ def _read(
                     partition_index=p.partition,
                     error_code=error,
                     high_watermark=i64(hw),
-                    last_stable_offset=i64(hw),
+                    last_stable_offset=i64(lso),
                     log_start_offset=i64(start),
-                    aborted_transactions=None,
+                    aborted_transactions=aborted,
                     preferred_read_replica=_NO_REPLICA,
                     records=cast(Records, data) if data else _EMPTY,
                 )
             )
         topics.append(FetchableTopicResponse(topic=topic.topic, partitions=tuple(partitions)))
     return tuple(topics), total, failed, misses
+
+
+def _aborted(log: ServedLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
+    """The aborted transactions overlapping the batches read."""
+    if not data:
+        return ()
+    end = fetch_offset
+    for _pos, header in iter_batches(data):
+        end = header.next_offset
+    return tuple(
+        AbortedTransaction(producer_id=ProducerId(pid), first_offset=i64(first))
+        for pid, first in log.aborted_transactions(fetch_offset, end)
+    )
 
 
 async def _read_store(

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
+READ_COMMITTED = 1
 
 
 async def handle(
     broker: BrokerApi, ctx: RequestContext, request: ListOffsetsRequest
 ) -> ListOffsetsResponse:
     topics = []
+    committed = request.isolation_level == READ_COMMITTED
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
@@ -35,7 +37,9 @@ async def handle(
             offset = timestamp = -1
             try:
                 try:
-                    offset, timestamp = _lookup(broker, topic.name, p.partition_index, p.timestamp)
+                    offset, timestamp = _lookup(
+                        broker, topic.name, p.partition_index, p.timestamp, committed
+                    )
                 except StoreReadNeeded:
                     offset, timestamp = await _lookup_in_store(
                         broker, topic.name, p.partition_index, p.timestamp
@@ -55,10 +59,13 @@ async def handle(
     return ListOffsetsResponse(throttle_time=NO_THROTTLE, topics=tuple(topics))
 
 
-def _lookup(broker: BrokerApi, topic: str, partition: int, timestamp: int) -> tuple[int, int]:
+def _lookup(
+    broker: BrokerApi, topic: str, partition: int, timestamp: int, committed: bool
+) -> tuple[int, int]:
     log = broker.log(topic, partition)
     if timestamp == LATEST:
-        return log.high_watermark, -1
+        # read_committed consumers start no further than the last stable offset.
+        return (log.last_stable_offset if committed else log.high_watermark), -1
     if timestamp == EARLIEST:
         return log.log_start_offset, -1
     if timestamp == MAX_TIMESTAMP:

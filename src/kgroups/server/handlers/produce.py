@@ -5,6 +5,12 @@ the batch is written to the operating system, so it survives kill -9 of the
 broker; fsync follows the flush policy (`log.flush.interval.*`). When the policy
 asks for an fsync after an append, the partition is acknowledged only once that
 fsync succeeded; a failed one answers KAFKA_STORAGE_ERROR (the log is offline).
+
+Transactional batches (with a transactional id) are appended like idempotent
+ones and open the producer's transaction on the partition; the first batch of
+a transaction on a partition is first verified with the transaction
+coordinator (``broker.transactions``, ``transaction.partition.verification.enable``).
+Cluster mode does not take transactional batches yet.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from kgroups.cluster.placement import INTERNAL_TOPICS
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import i32, i64
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.storage.records import HEADER_SIZE, read_header
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -37,9 +44,17 @@ async def handle(
     message: str | None = None
     if request.acks not in (0, 1, -1):
         request_error = ErrorCode.invalid_required_acks
-    elif request.transactional_id is not None:
+    elif request.transactional_id is not None and broker.cluster is not None:
         request_error = ErrorCode.transactional_id_authorization_failed
-        message = "kgroups does not support transactions"
+        message = "transactions are not supported in cluster mode"
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    if (
+        request.transactional_id is not None
+        and request_error == ErrorCode.none
+        and broker.transactions is not None
+        and broker.config.get_bool("transaction.partition.verification.enable")
+    ):
+        refused = await _verify(broker, request.transactional_id, request)
     now = broker.clock.now_ms()
     responses: list[list[PartitionProduceResponse]] = []
     flushes: list[tuple[list[PartitionProduceResponse], int, asyncio.Future[None]]] = []
@@ -49,6 +64,9 @@ async def handle(
         for data in topic.partition_data:
             if request_error != ErrorCode.none:
                 partitions.append(_failed(data.index, request_error, message))
+                continue
+            if refused and (topic.name, data.index) in refused:
+                partitions.append(_failed(data.index, refused[(topic.name, data.index)], None))
                 continue
             response, flushed = _append(broker, topic.name, data.index, data.records, now)
             if flushed is not None:
@@ -71,6 +89,38 @@ async def handle(
         for topic, partitions in zip(request.topic_data, responses, strict=True)
     )
     return ProduceResponse(responses=topics, throttle_time=NO_THROTTLE)
+
+
+async def _verify(
+    broker: BrokerApi, transactional_id: str, request: ProduceRequest
+) -> dict[tuple[str, int], ErrorCode]:
+    """Ask the coordinator about the partitions where a transaction starts now."""
+    assert broker.transactions is not None
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            records = data.records
+            if not records or len(records) < HEADER_SIZE:
+                continue  # refused by the append
+            header = read_header(records)
+            if not header.is_transactional or header.producer_id < 0:
+                continue
+            try:
+                plog = broker.log(topic.name, data.index)
+            except KafkaError:
+                continue  # refused by the append
+            if plog.producers.in_transaction(header.producer_id):
+                continue
+            error = await broker.transactions.verify(
+                transactional_id,
+                header.producer_id,
+                header.producer_epoch,
+                topic.name,
+                data.index,
+            )
+            if error != ErrorCode.none:
+                refused[(topic.name, data.index)] = error
+    return refused
 
 
 def _append(

@@ -1,0 +1,28 @@
+"""Cluster mode does not take transactions yet: transactional produce and markers
+get a clear error, and read_committed reads everything (nothing is unstable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cluster_brokers import create_topic, leaders, running_cluster, wait_for
+from test_transactions_wire import COMMITTED, fetch, latest, produce, write_marker
+
+from kgroups.errors import ErrorCode
+
+
+def test_transactions_are_refused_in_cluster_mode(tmp_path: Path, store_url: str) -> None:
+    with running_cluster(tmp_path, store_url, 1) as (broker,):
+        port = broker.port
+        assert create_topic(port, "t", 1) == ErrorCode.none
+        wait_for(lambda: leaders(port, "t") == {0: 1})
+        wait_for(lambda: produce(port, [b"plain"]) == ErrorCode.none)
+        assert (
+            produce(port, [b"txn"], pid=10, seq=0, txn_id="tx")
+            == ErrorCode.transactional_id_authorization_failed
+        )
+        assert write_marker(port, 10, commit=True) == ErrorCode.kafka_storage_error
+        answer = fetch(port, COMMITTED)
+        assert answer.error_code == ErrorCode.none
+        assert answer.last_stable_offset == answer.high_watermark == 1
+        assert latest(port, COMMITTED) == 1
