@@ -66,8 +66,16 @@ class EndTxn:
 
 
 @dataclass(frozen=True, slots=True)
+class EndTxnAnswer:
+    error: ErrorCode
+    # The transaction's producer, once its end is written (v5+ carry them).
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorAnswer:
-    """AddOffsetsToTxn's and EndTxn's answer."""
+    """AddOffsetsToTxn's answer."""
 
     error: ErrorCode
 
@@ -111,6 +119,7 @@ class ListTransactionsAnswer:
 Answer = (
     InitProducerIdAnswer
     | AddPartitionsAnswer
+    | EndTxnAnswer
     | ErrorAnswer
     | tuple[DescribedTransaction, ...]
     | ListTransactionsAnswer

@@ -8,11 +8,12 @@ Value (TransactionLogValue): int16 version, then
     state int8, partitions nullable [topic string, partition_ids [int32]],
     last_update_timestamp_ms int64, start_timestamp_ms int64.
 v1 is flexible (compact lengths, tagged fields) and carries in tagged fields
-the previous producer id (tag 0), the next producer id (tag 1), the client's
-transaction version (tag 2) and the next producer epoch (tag 3).
+the previous producer id (tag 0), the next producer id (tag 1) and the
+client's transaction version (tag 2).
 
-Kafka writes v0 under transaction version 1, which is what this coordinator
-speaks; both versions are read. A ``None`` value is a tombstone: the
+Kafka writes v0 while the cluster's ``transaction.version`` is 0 (as on
+Kafka 3.x), which is the protocol this coordinator speaks; both versions are
+read. A ``None`` value is a tombstone: the
 transactional id expired.
 """
 
@@ -38,7 +39,6 @@ _INT16 = struct.Struct(">h")
 _TAG_PREVIOUS_PRODUCER_ID = 0
 _TAG_NEXT_PRODUCER_ID = 1
 _TAG_CLIENT_TRANSACTION_VERSION = 2
-_TAG_NEXT_PRODUCER_EPOCH = 3
 
 
 def partition_for_transactional_id(transactional_id: str, partitions: int) -> int:
@@ -58,7 +58,6 @@ class TransactionLogValue:
     start_timestamp_ms: int
     previous_producer_id: int = NO_PRODUCER_ID
     next_producer_id: int = NO_PRODUCER_ID
-    next_producer_epoch: int = NO_PRODUCER_EPOCH
     client_transaction_version: int = 0
 
 
@@ -129,7 +128,7 @@ def decode_value(data: bytes) -> TransactionLogValue:
     def read_tag(tag: int, tag_reader: Reader) -> None:
         if tag in (_TAG_PREVIOUS_PRODUCER_ID, _TAG_NEXT_PRODUCER_ID):
             tags[tag] = tag_reader.int64()
-        elif tag in (_TAG_CLIENT_TRANSACTION_VERSION, _TAG_NEXT_PRODUCER_EPOCH):
+        elif tag == _TAG_CLIENT_TRANSACTION_VERSION:
             tags[tag] = tag_reader.int16()
 
     reader.tagged_fields(read_tag)
@@ -143,7 +142,6 @@ def decode_value(data: bytes) -> TransactionLogValue:
         start_timestamp_ms=start,
         previous_producer_id=tags.get(_TAG_PREVIOUS_PRODUCER_ID, NO_PRODUCER_ID),
         next_producer_id=tags.get(_TAG_NEXT_PRODUCER_ID, NO_PRODUCER_ID),
-        next_producer_epoch=tags.get(_TAG_NEXT_PRODUCER_EPOCH, NO_PRODUCER_EPOCH),
         client_transaction_version=tags.get(_TAG_CLIENT_TRANSACTION_VERSION, 0),
     )
 
@@ -166,8 +164,6 @@ def _write_tags(writer: Writer, value: TransactionLogValue) -> None:
         tags.append(
             (_TAG_CLIENT_TRANSACTION_VERSION, _INT16.pack(value.client_transaction_version))
         )
-    if value.next_producer_epoch != NO_PRODUCER_EPOCH:
-        tags.append((_TAG_NEXT_PRODUCER_EPOCH, _INT16.pack(value.next_producer_epoch)))
     writer.uvarint(len(tags))
     for tag, body in tags:
         writer.uvarint(tag)

@@ -41,6 +41,7 @@ from kgroups.transactions.messages import (
     Answer,
     DescribedTransaction,
     EndTxn,
+    EndTxnAnswer,
     ErrorAnswer,
     InitProducerId,
     InitProducerIdAnswer,
@@ -74,6 +75,12 @@ _PREPARED = frozenset({TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT})
 _ABORT_CHECK = "abort-timed-out"
 _EXPIRY_CHECK = "expire-ids"
 _RETRY = "retry"
+
+# Partitions that cannot take a marker: the producer could not have written
+# to them either, so they are done without one.
+_MARKER_NOT_NEEDED = frozenset(
+    {ErrorCode.unsupported_for_message_format, ErrorCode.unsupported_version}
+)
 
 # Marker errors after which the partition is tried again; after
 # INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED a newer
@@ -222,6 +229,7 @@ class TransactionCoordinatorShard:
             transit = meta.transit(
                 TxnState.EMPTY,
                 now_ms,
+                last_producer_id=meta.producer_id,
                 producer_epoch=epoch,
                 last_producer_epoch=last_epoch,
                 timeout_ms=req.transaction_timeout_ms,
@@ -350,7 +358,7 @@ class TransactionCoordinatorShard:
         error = self._end_txn(req, ctx, now_ms, call)
         if error is not None:
             error = client_error("EndTxn", ctx.api_version, error)
-            call.replies.append((ctx.reply_to, ErrorAnswer(error)))
+            call.replies.append((ctx.reply_to, EndTxnAnswer(error)))
         return self._result(call, now_ms)
 
     def _end_txn(
@@ -366,9 +374,8 @@ class TransactionCoordinatorShard:
             return ErrorCode.concurrent_transactions
         state = meta.state
         if state is TxnState.ONGOING:
-            self._prepare(
-                meta, req.commit, now_ms, call, (ctx.reply_to, ErrorAnswer(ErrorCode.none))
-            )
+            done = EndTxnAnswer(ErrorCode.none, meta.producer_id, meta.producer_epoch)
+            self._prepare(meta, req.commit, now_ms, call, (ctx.reply_to, done))
             return None
         # A retry of an EndTxn whose answer was lost: the same decision is
         # answered as done (or as in progress); the other one is invalid.
@@ -468,8 +475,13 @@ class TransactionCoordinatorShard:
         ):
             return self._result(call, now_ms)
         for tp, error in errors.items():
-            if error is ErrorCode.none or (
-                error is ErrorCode.unknown_topic_or_partition and not self._partition_exists(*tp)
+            if (
+                error is ErrorCode.none
+                or error in _MARKER_NOT_NEEDED
+                or (
+                    error is ErrorCode.unknown_topic_or_partition
+                    and not self._partition_exists(*tp)
+                )
             ):
                 awaiting.discard(tp)
             elif error in _COORDINATOR_FENCED:
@@ -769,4 +781,6 @@ def _failed(answer: Answer, error: ErrorCode) -> Answer:
         return InitProducerIdAnswer(error)
     if isinstance(answer, AddPartitionsAnswer):
         return AddPartitionsAnswer(answer.transactional_id, dict.fromkeys(answer.errors, error))
+    if isinstance(answer, EndTxnAnswer):
+        return EndTxnAnswer(error)
     return ErrorAnswer(error)

@@ -16,6 +16,7 @@ from kgroups.transactions.messages import (
     Answer,
     DescribedTransaction,
     EndTxn,
+    EndTxnAnswer,
     ErrorAnswer,
     InitProducerId,
     InitProducerIdAnswer,
@@ -179,7 +180,7 @@ class Coordinator:
     ) -> ErrorCode | None:
         req = EndTxn(txn_id, producer.producer_id, producer.producer_epoch, commit)
         answer = self.answer(self.shard.end_txn(req, self.ctx(version), self.now), durable)
-        assert answer is None or isinstance(answer, ErrorAnswer)
+        assert answer is None or isinstance(answer, EndTxnAnswer)
         return None if answer is None else answer.error
 
     def describe(self, *txn_ids: str) -> tuple[DescribedTransaction, ...]:

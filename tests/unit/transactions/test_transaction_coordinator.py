@@ -7,7 +7,7 @@ import pytest
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.errors import ErrorCode
 from kgroups.transactions.config import TransactionConfig
-from kgroups.transactions.messages import InitProducerIdAnswer
+from kgroups.transactions.messages import EndTxn, EndTxnAnswer, InitProducerIdAnswer
 from kgroups.transactions.records import (
     TransactionLogValue,
     decode_key,
@@ -448,3 +448,27 @@ def test_list_transactions_filters() -> None:
     answer = coord.list(states=("Ongoing", "Sleeping"))
     assert answer.unknown_state_filters == ("Sleeping",)
     assert coord.list(transactional_id_pattern="(").error is ErrorCode.invalid_regular_expression
+
+
+def test_end_txn_answers_the_producer_id_and_epoch_it_ended() -> None:
+    coord = Coordinator()
+    producer = ongoing(coord)
+    req = EndTxn("tx", producer.producer_id, producer.producer_epoch, True)
+    answer = coord.answer(coord.shard.end_txn(req, coord.ctx(5), coord.now))
+    assert answer == EndTxnAnswer(NONE, 1000, 0)
+    coord.complete_markers()
+    # A retry of a completed EndTxn, as any error, names no producer.
+    retried = coord.answer(coord.shard.end_txn(req, coord.ctx(5), coord.now))
+    assert retried == EndTxnAnswer(NONE)
+
+
+@pytest.mark.parametrize(
+    "error", [ErrorCode.unsupported_for_message_format, ErrorCode.unsupported_version]
+)
+def test_a_partition_that_cannot_take_markers_is_given_up(error: ErrorCode) -> None:
+    coord = Coordinator()
+    producer = ongoing(coord)
+    coord.end("tx", producer, commit=True)
+    (markers,) = coord.take_markers()
+    coord.write_markers(markers, {T1: error})
+    assert coord.describe("tx")[0].state == "CompleteCommit"
