@@ -633,7 +633,7 @@ class TransactionCoordinatorShard:
         for txn_id, partitions in retries.items():
             meta = self._txns.get(txn_id)
             awaiting = self._awaiting_markers.get(txn_id)
-            if meta is not None and awaiting is not None and meta.pending is None:
+            if meta is not None and awaiting and meta.pending is None and partitions & awaiting:
                 call.markers.append(self._markers(txn_id, meta, frozenset(partitions & awaiting)))
         completes, self._complete_retries = self._complete_retries, set()
         for txn_id in completes:
