@@ -231,7 +231,6 @@ NO_EFFECT = frozenset(
         "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
-        "transactional.id.expiration.ms",
         "min.insync.replicas",
         "zookeeper.connect",
         "zookeeper.connection.timeout.ms",

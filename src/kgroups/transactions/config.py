@@ -1,7 +1,8 @@
-"""The transaction coordinator's settings, with Kafka's defaults."""
+"""The transaction coordinator's settings, with Kafka's names and defaults."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -19,3 +20,18 @@ class TransactionConfig:
     offsets_partitions: int = 50
     # Pause before markers or a Complete record that failed are written again.
     retry_backoff_ms: int = 100
+
+    @classmethod
+    def from_settings(cls, get_int: Callable[[str], int]) -> TransactionConfig:
+        """From the broker's settings (``BrokerConfig.get_int``)."""
+        return cls(
+            max_timeout_ms=get_int("transaction.max.timeout.ms"),
+            abort_check_interval_ms=get_int(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+            ),
+            id_expiration_ms=get_int("transactional.id.expiration.ms"),
+            expiry_check_interval_ms=get_int(
+                "transaction.remove.expired.transaction.cleanup.interval.ms"
+            ),
+            offsets_partitions=get_int("offsets.topic.num.partitions"),
+        )
