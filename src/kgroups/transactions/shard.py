@@ -247,11 +247,13 @@ class TransactionCoordinatorShard:
         the answers of a batched (v4+) request."""
         call = _Call()
         partitions = tuple(dict.fromkeys(req.partitions))
-        errors = (
-            self._verify(req, partitions)
-            if req.verify_only
-            else self._add(req, partitions, ctx, now_ms, call)
-        )
+        errors = self._unknown_partitions(partitions)
+        if errors is None:
+            errors = (
+                self._verify(req, partitions)
+                if req.verify_only
+                else self._add(req, partitions, ctx, now_ms, call)
+            )
         if errors is not None:
             answered = {
                 tp: client_error("AddPartitionsToTxn", ctx.api_version, e)
@@ -266,7 +268,7 @@ class TransactionCoordinatorShard:
         offsets = (OFFSETS_TOPIC, partition_for_group(req.group_id, self.config.offsets_partitions))
         add = AddPartitions(req.transactional_id, req.producer_id, req.producer_epoch, (offsets,))
         done = ErrorAnswer(ErrorCode.none)
-        errors = self._add(add, (offsets,), ctx, now_ms, call, done, check_partitions=False)
+        errors = self._add(add, (offsets,), ctx, now_ms, call, done)
         if errors is not None:
             error = client_error("AddOffsetsToTxn", ctx.api_version, errors[offsets])
             call.replies.append((ctx.reply_to, ErrorAnswer(error)))
@@ -280,22 +282,11 @@ class TransactionCoordinatorShard:
         now_ms: int,
         call: _Call,
         done: Answer | None = None,
-        *,
-        check_partitions: bool = True,
     ) -> dict[TopicPartition, ErrorCode] | None:
         """The errors for every partition, or None if a record will answer
         (with ``done``, by default AddPartitionsToTxn's answer)."""
         if not req.transactional_id:
             return dict.fromkeys(partitions, ErrorCode.invalid_request)
-        if check_partitions:
-            unknown = {tp for tp in partitions if not self._partition_exists(*tp)}
-            if unknown:
-                return {
-                    tp: ErrorCode.unknown_topic_or_partition
-                    if tp in unknown
-                    else ErrorCode.operation_not_attempted
-                    for tp in partitions
-                }
         error = self._producer_error(req.transactional_id, req.producer_id, req.producer_epoch)
         meta = self._txns.get(req.transactional_id)
         if error is None and meta is not None:
@@ -319,6 +310,20 @@ class TransactionCoordinatorShard:
             )
         self._write(meta, transit, call, (ctx.reply_to, done))
         return None
+
+    def _unknown_partitions(
+        self, partitions: tuple[TopicPartition, ...]
+    ) -> dict[TopicPartition, ErrorCode] | None:
+        """A request naming a partition that does not exist adds none of them."""
+        unknown = {tp for tp in partitions if not self._partition_exists(*tp)}
+        if not unknown:
+            return None
+        return {
+            tp: ErrorCode.unknown_topic_or_partition
+            if tp in unknown
+            else ErrorCode.operation_not_attempted
+            for tp in partitions
+        }
 
     def _verify(
         self, req: AddPartitions, partitions: tuple[TopicPartition, ...]
@@ -380,7 +385,9 @@ class TransactionCoordinatorShard:
         # A retry of an EndTxn whose answer was lost: the same decision is
         # answered as done (or as in progress); the other one is invalid.
         if state is (TxnState.COMPLETE_COMMIT if req.commit else TxnState.COMPLETE_ABORT):
-            return ErrorCode.none
+            done = EndTxnAnswer(ErrorCode.none, meta.producer_id, meta.producer_epoch)
+            call.replies.append((ctx.reply_to, done))
+            return None
         if state is (TxnState.PREPARE_COMMIT if req.commit else TxnState.PREPARE_ABORT):
             return ErrorCode.concurrent_transactions
         return ErrorCode.invalid_txn_state

@@ -457,9 +457,13 @@ def test_end_txn_answers_the_producer_id_and_epoch_it_ended() -> None:
     answer = coord.answer(coord.shard.end_txn(req, coord.ctx(5), coord.now))
     assert answer == EndTxnAnswer(NONE, 1000, 0)
     coord.complete_markers()
-    # A retry of a completed EndTxn, as any error, names no producer.
+    # A retry of a completed EndTxn names it too; an error names no producer.
     retried = coord.answer(coord.shard.end_txn(req, coord.ctx(5), coord.now))
-    assert retried == EndTxnAnswer(NONE)
+    assert retried == EndTxnAnswer(NONE, 1000, 0)
+    other = EndTxn("tx", producer.producer_id, producer.producer_epoch, False)
+    assert coord.answer(coord.shard.end_txn(other, coord.ctx(5), coord.now)) == EndTxnAnswer(
+        ErrorCode.invalid_txn_state
+    )
 
 
 @pytest.mark.parametrize(
@@ -472,3 +476,15 @@ def test_a_partition_that_cannot_take_markers_is_given_up(error: ErrorCode) -> N
     (markers,) = coord.take_markers()
     coord.write_markers(markers, {T1: error})
     assert coord.describe("tx")[0].state == "CompleteCommit"
+
+
+def test_unknown_partitions_are_refused_before_anything_else_also_in_verification() -> None:
+    coord = Coordinator(deleted=frozenset({"gone"}))
+    producer = ongoing(coord, "tx", T0)
+    assert coord.add("tx", producer, T0, ("gone", 1), verify_only=True) == {
+        T0: ErrorCode.operation_not_attempted,
+        ("gone", 1): ErrorCode.unknown_topic_or_partition,
+    }
+    assert coord.add("", producer, ("gone", 1)) == {
+        ("gone", 1): ErrorCode.unknown_topic_or_partition
+    }
