@@ -84,11 +84,12 @@ class ErrorAnswer:
 class DescribedTransaction:
     error: ErrorCode
     transactional_id: str
+    # As Kafka, an error leaves the other fields at zero.
     state: str = ""
     timeout_ms: int = 0
-    start_ms: int = -1
-    producer_id: int = NO_PRODUCER_ID
-    producer_epoch: int = NO_PRODUCER_EPOCH
+    start_ms: int = 0
+    producer_id: int = 0
+    producer_epoch: int = 0
     partitions: tuple[TopicPartition, ...] = ()
 
 

@@ -531,7 +531,9 @@ class TransactionCoordinatorShard:
         described = []
         for txn_id in transactional_ids:
             meta = self._txns.get(txn_id)
-            if self._loading:
+            if not txn_id:
+                described.append(DescribedTransaction(ErrorCode.invalid_request, txn_id))
+            elif self._loading:
                 described.append(
                     DescribedTransaction(ErrorCode.coordinator_load_in_progress, txn_id)
                 )

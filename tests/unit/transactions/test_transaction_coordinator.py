@@ -488,3 +488,12 @@ def test_unknown_partitions_are_refused_before_anything_else_also_in_verificatio
     assert coord.add("", producer, ("gone", 1)) == {
         ("gone", 1): ErrorCode.unknown_topic_or_partition
     }
+
+
+def test_describe_refuses_an_empty_id_and_answers_errors_with_kafkas_zero_fields() -> None:
+    coord = Coordinator()
+    empty, unknown = coord.describe("", "nobody")
+    assert empty.error is ErrorCode.invalid_request
+    assert unknown.error is ErrorCode.transactional_id_not_found
+    assert (unknown.producer_id, unknown.producer_epoch, unknown.start_ms) == (0, 0, 0)
+    assert (unknown.state, unknown.timeout_ms, unknown.partitions) == ("", 0, ())
