@@ -178,6 +178,8 @@ class TransactionCoordinatorShard:
     def _init_producer_id(
         self, req: InitProducerId, ctx: RequestContext, now_ms: int, call: _Call
     ) -> ErrorCode | None:
+        if (req.producer_id == NO_PRODUCER_ID) != (req.producer_epoch == NO_PRODUCER_EPOCH):
+            return ErrorCode.invalid_request  # KIP-360 names both or neither
         if not req.transactional_id:
             return ErrorCode.invalid_request
         if not 0 < req.transaction_timeout_ms <= self.config.max_timeout_ms:

@@ -497,3 +497,11 @@ def test_describe_refuses_an_empty_id_and_answers_errors_with_kafkas_zero_fields
     assert unknown.error is ErrorCode.transactional_id_not_found
     assert (unknown.producer_id, unknown.producer_epoch, unknown.start_ms) == (0, 0, 0)
     assert (unknown.state, unknown.timeout_ms, unknown.partitions) == ("", 0, ())
+
+
+@pytest.mark.parametrize(("producer_id", "producer_epoch"), [(-1, 0), (1000, -1)])
+def test_init_naming_half_a_producer_is_invalid(producer_id: int, producer_epoch: int) -> None:
+    coord = Coordinator()
+    coord.init("tx")
+    answer = coord.init("tx", producer_id=producer_id, producer_epoch=producer_epoch)
+    assert answer == InitProducerIdAnswer(ErrorCode.invalid_request)
