@@ -196,12 +196,10 @@ class TransactionCoordinatorShard:
             )
             self._txns[req.transactional_id] = meta
         expected = req.producer_id != NO_PRODUCER_ID
-        if meta.pending is not None:
+        if _busy(meta):
             return ErrorCode.concurrent_transactions
         if expected and not _may_recover(meta, req.producer_id, req.producer_epoch):
             return ErrorCode.producer_fenced
-        if meta.state in _PREPARED:
-            return ErrorCode.concurrent_transactions
         if meta.state is TxnState.ONGOING:
             # Fence the producer of the ongoing transaction and abort it; the
             # new one retries until the abort is written (and then gets an
@@ -292,7 +290,7 @@ class TransactionCoordinatorShard:
         error = self._producer_error(req.transactional_id, req.producer_id, req.producer_epoch)
         meta = self._txns.get(req.transactional_id)
         if error is None and meta is not None:
-            if meta.pending is not None or meta.state in _PREPARED:
+            if _busy(meta):
                 error = ErrorCode.concurrent_transactions
             elif meta.state is TxnState.ONGOING and meta.partitions.issuperset(partitions):
                 error = ErrorCode.none
@@ -377,7 +375,8 @@ class TransactionCoordinatorShard:
         if error is not None:
             return error
         meta = self._txns[req.transactional_id]
-        if meta.pending is not None:
+        if _busy(meta):
+            # A retry while the transaction ends: the client waits for it.
             return ErrorCode.concurrent_transactions
         state = meta.state
         if state is TxnState.ONGOING:
@@ -385,13 +384,11 @@ class TransactionCoordinatorShard:
             self._prepare(meta, req.commit, now_ms, call, (ctx.reply_to, done))
             return None
         # A retry of an EndTxn whose answer was lost: the same decision is
-        # answered as done (or as in progress); the other one is invalid.
+        # answered as done; the other one is invalid.
         if state is (TxnState.COMPLETE_COMMIT if req.commit else TxnState.COMPLETE_ABORT):
             done = EndTxnAnswer(ErrorCode.none, meta.producer_id, meta.producer_epoch)
             call.replies.append((ctx.reply_to, done))
             return None
-        if state is (TxnState.PREPARE_COMMIT if req.commit else TxnState.PREPARE_ABORT):
-            return ErrorCode.concurrent_transactions
         return ErrorCode.invalid_txn_state
 
     # -- transitions -----------------------------------------------------------
@@ -757,6 +754,13 @@ class TransactionCoordinatorShard:
             token = TxnAppendToken(next(self._batch_ids))
             self._in_flight[token.batch_id] = call.writes
         return TxnResult(records, replies, token, call.markers)
+
+
+def _busy(meta: TxnMetadata) -> bool:
+    """Whether a record of the id is being written, or will be: a prepared
+    transaction's Complete record is pending from the moment its Prepare
+    record is durable (as in Kafka), so requests wait for it."""
+    return meta.pending is not None or meta.state in _PREPARED
 
 
 def _may_recover(meta: TxnMetadata, producer_id: int, producer_epoch: int) -> bool:
