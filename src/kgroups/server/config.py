@@ -167,6 +167,23 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting(
         "offsets.commit.timeout.ms", _int, 5000, "Wait for a coordinator append to be durable.", 1
     ),
+    Setting("transaction.state.log.num.partitions", _int, 50, "__transaction_state partitions.", 1),
+    Setting("transaction.max.timeout.ms", _int, 900000, "Largest transaction timeout.", 1),
+    Setting(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        _int,
+        10000,
+        "Check period for timed-out transactions.",
+        1,
+    ),
+    Setting("transactional.id.expiration.ms", _int, 604800000, "Idle transactional id kept.", 1),
+    Setting(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        _int,
+        3600000,
+        "Check period for expired transactional ids.",
+        1,
+    ),
     Setting("group.min.session.timeout.ms", _int, 6000, "Smallest session timeout.", 0),
     Setting("group.max.session.timeout.ms", _int, 1800000, "Largest session timeout.", 0),
     Setting("group.initial.rebalance.delay.ms", _int, 3000, "Delay of a first join.", 0),
@@ -227,7 +244,6 @@ NO_EFFECT = frozenset(
         "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
-        "transactional.id.expiration.ms",
         "min.insync.replicas",
         "zookeeper.connect",
         "zookeeper.connection.timeout.ms",

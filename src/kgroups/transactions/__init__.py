@@ -1,0 +1,1 @@
+"""Kafka's transaction coordinator, as a sans-IO model (see docs/transactions.md)."""
