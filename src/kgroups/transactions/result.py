@@ -67,3 +67,6 @@ class TxnResult:
     replies: list[tuple[object, Answer]] = field(default_factory=list)
     append_token: TxnAppendToken | None = None
     markers: list[TxnMarkers] = field(default_factory=list)
+    producer: None = None
+    """What the group shard's Result sets for transactional batches: the
+    transaction log's own records are never written in one."""
