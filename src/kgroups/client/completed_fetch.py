@@ -15,10 +15,10 @@ producer's batches count as aborted from that offset until its abort marker.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any
 
+from kgroups.client.aborted_filter import AbortedFilter
 from kgroups.client.consumer_record import ConsumerRecord, TopicPartition
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.storage.records import BatchHeader, batch_crc, decode_records, iter_batches
@@ -26,18 +26,15 @@ from kgroups.storage.records import BatchHeader, batch_crc, decode_records, iter
 __all__ = ["CompletedFetch"]
 
 _new = tuple.__new__
-_CONTROL_KEY = struct.Struct(">hh")
-_ABORT_MARKER = 0
 
 
 class CompletedFetch:
     __slots__ = (
-        "_aborted",
-        "_aborting",
         "_batch_index",
         "_batches",
         "_check_crcs",
         "_data",
+        "_filter",
         "_pending",
         "_pending_end",
         "_pending_index",
@@ -73,10 +70,8 @@ class CompletedFetch:
         self._pending_end = fetch_offset
         self._check_crcs = check_crcs
         self.read_committed = read_committed
-        self._aborted = sorted(
-            ((t.first_offset, t.producer_id) for t in aborted_transactions or ()), reverse=True
-        )
-        self._aborting: set[int] = set()
+        self._filter = AbortedFilter(read_committed)
+        self._filter.add_response(aborted_transactions)
 
     @property
     def has_batches(self) -> bool:
@@ -128,19 +123,4 @@ class CompletedFetch:
 
     def _skip(self, pos: int, header: BatchHeader) -> bool:
         """Whether a batch is withheld from the user: markers, aborted data."""
-        if self.read_committed:
-            while self._aborted and self._aborted[-1][0] <= header.last_offset:
-                self._aborting.add(self._aborted.pop()[1])
-            if header.is_control:
-                if header.producer_id in self._aborting and self._is_abort_marker(pos, header):
-                    self._aborting.discard(header.producer_id)
-                return True
-            return header.is_transactional and header.producer_id in self._aborting
-        return header.is_control
-
-    def _is_abort_marker(self, pos: int, header: BatchHeader) -> bool:
-        records = decode_records(self._data[pos : pos + header.size])
-        if not records or records[0].key is None or len(records[0].key) < _CONTROL_KEY.size:
-            return False
-        _version, kind = _CONTROL_KEY.unpack_from(records[0].key)
-        return bool(kind == _ABORT_MARKER)
+        return self._filter.skip(self._data[pos : pos + header.size], header)

@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgroups.client.aborted_filter import AbortedFilter
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.consumer_record import TopicPartition
@@ -25,7 +26,6 @@ from kgroups.client.fetch_request import FetchRequests
 from kgroups.client.loop_thread import LoopThread
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
-from kgroups.spark.aborted_filter import AbortedFilter
 from kgroups.spark.offset_ranges import OffsetRange
 from kgroups.spark.record_columns import RecordColumns
 from kgroups.storage.records import iter_batches

@@ -1,5 +1,6 @@
-"""Which batches a read_committed reader withholds: transaction markers always, and
-the batches of transactions that were aborted.
+"""Which batches a reader withholds -- the consumer's and the Spark source's:
+transaction markers always, and at read_committed the batches of transactions
+that were aborted.
 
 A fetch response lists each aborted transaction as (producer id, first offset);
 that producer's transactional batches count as aborted from the first offset up
