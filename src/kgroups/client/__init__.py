@@ -11,25 +11,32 @@ from kgroups.client.consumer import Consumer
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kgroups.client.delivery import DeliveryFuture
 from kgroups.client.exceptions import (
+    AbortableTransactionError,
     CommitFailedError,
+    FatalTransactionError,
     FencedInstanceIdError,
     InvalidTopicError,
     NoOffsetForPartitionError,
     RebalanceInProgressError,
     StaleMemberEpochError,
+    TransactionStateError,
 )
+from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.producer import Producer
 from kgroups.client.rebalance_listener import RebalanceListener
 from kgroups.client.record_metadata import RecordMetadata
 
 __all__ = [
+    "AbortableTransactionError",
     "AsyncConsumer",
     "AsyncProducer",
     "CommitFailedError",
     "ConfigError",
     "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "DeliveryFuture",
+    "FatalTransactionError",
     "FencedInstanceIdError",
     "InvalidTopicError",
     "NoOffsetForPartitionError",
@@ -40,4 +47,5 @@ __all__ = [
     "RecordMetadata",
     "StaleMemberEpochError",
     "TopicPartition",
+    "TransactionStateError",
 ]

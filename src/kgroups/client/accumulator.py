@@ -74,11 +74,13 @@ class ProducerBatch:
         self.attempts = 0
         self.next_attempt = 0.0
         self.base_sequence = -1
-        self._encoded: tuple[tuple[int, int, int, int], bytes] | None = None
+        self._encoded: tuple[tuple[int, int, int, int, bool], bytes] | None = None
 
-    def encode(self, compression: int, producer_id: int, epoch: int) -> bytes:
+    def encode(
+        self, compression: int, producer_id: int, epoch: int, transactional: bool = False
+    ) -> bytes:
         """The wire bytes; the same on a retry unless the producer epoch changed."""
-        key = (compression, producer_id, epoch, self.base_sequence)
+        key = (compression, producer_id, epoch, self.base_sequence, transactional)
         if self._encoded is None or self._encoded[0] != key:
             data = encode_batch(
                 self.records,
@@ -86,6 +88,7 @@ class ProducerBatch:
                 producer_id=producer_id,
                 producer_epoch=epoch,
                 base_sequence=self.base_sequence,
+                is_transactional=transactional,
             )
             self._encoded = (key, data)
         return self._encoded[1]

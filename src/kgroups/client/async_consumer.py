@@ -29,6 +29,7 @@ from kgroups.client.coordinator import ConsumerCoordinator
 from kgroups.client.coordinator_link import CoordinatorLink, open_connection
 from kgroups.client.exceptions import InvalidTopicError, NoOffsetForPartitionError
 from kgroups.client.fetcher import Fetcher
+from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.offset_lookup import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, list_offsets
 from kgroups.client.subscription_state import (
     EARLIEST,
@@ -155,6 +156,14 @@ class AsyncConsumer:
     @property
     def generation_id(self) -> int:
         return self._coordinator.generation.generation_id if self._coordinator else -1
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """What a transactional producer's send_offsets_to_transaction() needs."""
+        if self.config.group_id is None:
+            raise ValueError("a consumer without group.id has no group metadata")
+        return ConsumerGroupMetadata(
+            self.config.group_id, self.generation_id, self.member_id, self.config.group_instance_id
+        )
 
     # -- polling -------------------------------------------------------------
 

@@ -8,6 +8,14 @@
 ``send`` returns as soon as the record is in a batch (it waits only for topic
 metadata or buffer room, up to max.block.ms); the batch goes out when full or
 after linger.ms. ``Producer`` is the blocking edition, with a loop of its own.
+
+With a ``transactional.id``, records are sent inside transactions:
+
+    await producer.init_transactions()
+    await producer.begin_transaction()
+    await producer.send("out", b"...")
+    await producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+    await producer.commit_transaction()      # or abort_transaction()
 """
 
 from __future__ import annotations
@@ -20,14 +28,17 @@ from typing import Any
 
 from kgroups.client.accumulator import PendingRecord, RecordAccumulator, record_size
 from kgroups.client.cluster import ClusterClient
-from kgroups.client.consumer_record import TopicPartition
+from kgroups.client.consumer_record import OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator_link import open_connection
 from kgroups.client.delivery import DeliveryFuture
+from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.partitioner import partition_for_key
 from kgroups.client.producer_config import ProducerConfig
 from kgroups.client.record_metadata import RecordMetadata
 from kgroups.client.sender import Sender
 from kgroups.client.sticky_partitioner import StickyPartitioner
+from kgroups.client.transaction_manager import TransactionManager
+from kgroups.client.transaction_requests import TransactionRequests
 from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = ["AsyncProducer", "Headers"]
@@ -48,6 +59,12 @@ class AsyncProducer:
         self._sender: Sender | None = None
         self._sender_task: asyncio.Task[None] | None = None
         self._closed = False
+        self.transaction_manager: TransactionManager | None = None
+        if self.config.transactional_id is not None:
+            self.transaction_manager = TransactionManager(
+                self.config.transactional_id, self.config.transaction_timeout_ms
+            )
+        self._transactions: TransactionRequests | None = None
 
     def _start(self) -> Sender:
         if self._closed:
@@ -59,6 +76,15 @@ class AsyncProducer:
                 return await open_connection(host, port, client_id)
 
             self._sender = Sender(self.config, self._accumulator, self._cluster, connect)
+            if self.transaction_manager is not None:
+                assert self._sender.idempotence is not None
+                self._transactions = self._sender.transactions = TransactionRequests(
+                    self.config,
+                    self.transaction_manager,
+                    self._sender.idempotence,
+                    self._cluster,
+                    connect,
+                )
             self._sender_task = asyncio.get_running_loop().create_task(self._sender.run())
         if self._sender.fatal_error is not None:
             raise self._sender.fatal_error
@@ -78,6 +104,8 @@ class AsyncProducer:
         """Queue a record; the returned future (await it, or ``.result()``) gives
         its RecordMetadata once stored."""
         sender = self._start()
+        if self.transaction_manager is not None:
+            self.transaction_manager.check_may_send()
         deadline = time.monotonic() + self.config.max_block_ms / 1000
         record = self.prepare(topic, value, key, headers, timestamp)
         tp = self.route(topic, key, partition)
@@ -178,6 +206,79 @@ class AsyncProducer:
         await self.wait_for_metadata(topic, time.monotonic() + self.config.max_block_ms / 1000)
         return sorted(self._cluster.metadata.topics[topic].partitions)
 
+    # -- transactions ----------------------------------------------------------
+
+    def _transactional(self) -> tuple[TransactionManager, TransactionRequests]:
+        self._start()
+        if self.transaction_manager is None or self._transactions is None:
+            raise RuntimeError("transactions need a transactional.id")
+        return self.transaction_manager, self._transactions
+
+    def _deadline(self, timeout: float | None) -> float:
+        return time.monotonic() + (self.config.max_block_ms / 1000 if timeout is None else timeout)
+
+    async def init_transactions(self, timeout: float | None = None) -> None:
+        """Get the transactional id's producer id and a new epoch: any older
+        producer with this transactional.id is fenced, and the transaction it
+        left open is aborted. Call once, before the first transaction."""
+        manager, requests = self._transactional()
+        manager.begin_init()
+        await requests.init_producer_id(self._deadline(timeout))
+        manager.initialized()
+
+    async def begin_transaction(self) -> None:
+        manager, _ = self._transactional()
+        manager.begin()
+
+    async def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        group_metadata: ConsumerGroupMetadata,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit a consumer group's offsets (the next offsets to read) as part
+        of the transaction: they count only if it commits. ``group_metadata`` is
+        the consumer's ``group_metadata()``."""
+        manager, requests = self._transactional()
+        manager.check_may_send()
+        positions = {
+            tp: o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o)
+            for tp, o in offsets.items()
+        }
+        await requests.add_offsets(positions, group_metadata, self._deadline(timeout))
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        """Deliver every record sent in the transaction, then commit it. On an
+        AbortableTransactionError, call abort_transaction(); on a TimeoutError,
+        call commit_transaction() again."""
+        manager, requests = self._transactional()
+        manager.begin_commit()
+        deadline = self._deadline(timeout)
+        await self.flush(max(0.0, deadline - time.monotonic()))
+        manager.begin_commit()  # raises if a record failed meanwhile
+        if manager.started:
+            await requests.end_txn(True, deadline)
+        manager.completed()
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        """Drop the records not sent yet, wait for those in flight, and abort:
+        read_committed consumers never see the transaction's records."""
+        manager, requests = self._transactional()
+        manager.begin_abort()
+        deadline = self._deadline(timeout)
+        idem = requests.idempotence
+        if any(b.base_sequence >= 0 for b in self._accumulator.queued()):
+            idem.bump_needed = True  # their sequences will never reach the broker
+        self._accumulator.abort_all(
+            KafkaError(ErrorCode.transaction_abortable, "the transaction was aborted")
+        )
+        await self.flush(max(0.0, deadline - time.monotonic()))
+        if manager.started:
+            await requests.end_txn(False, deadline)
+        if idem.bump_needed:
+            await requests.init_producer_id(deadline)
+        manager.completed()
+
     # -- flushing and closing -----------------------------------------------
 
     async def flush(self, timeout: float | None = None) -> None:
@@ -206,6 +307,8 @@ class AsyncProducer:
                     sender.abort(KafkaError(ErrorCode.request_timed_out, "the producer closed"))
                     await asyncio.gather(task, return_exceptions=True)
         finally:
+            if self._transactions is not None:
+                await self._transactions.close()
             await self._cluster.close()
 
     async def __aenter__(self) -> AsyncProducer:

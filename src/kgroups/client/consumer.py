@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from kgroups.client.async_consumer import AsyncConsumer, CommitCallback
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.loop_thread import LoopThread
 from kgroups.client.sync_client import SyncClient
 
@@ -105,6 +106,10 @@ class Consumer(SyncClient[AsyncConsumer]):
     @property
     def generation_id(self) -> int:
         return self._core.generation_id
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """What a transactional producer's send_offsets_to_transaction() needs."""
+        return self._call(self._core.group_metadata)
 
     # -- polling -------------------------------------------------------------
 

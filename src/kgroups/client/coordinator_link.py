@@ -2,7 +2,8 @@
 client's AbstractCoordinator).
 
 FindCoordinator goes to any broker; the answer names the broker that hosts the
-group's ``__consumer_offsets`` partition. The link then keeps a connection of
+group's ``__consumer_offsets`` partition (or, with key type 1, the
+transactional id's ``__transaction_state`` partition). The link then keeps a connection of
 its own to that broker -- separate from the fetch connections, because a broker
 answers one request per connection at a time and a JoinGroup may wait for
 minutes -- and everything group-related goes over it.
@@ -59,8 +60,11 @@ class CoordinatorLink:
         request_timeout_ms: int,
         retry_backoff_ms: int,
         clock: Callable[[], float] = time.monotonic,
+        key_type: int = 0,
     ) -> None:
         self.group_id = group_id
+        self.key_type = key_type
+        """0 finds a group's coordinator, 1 a transactional id's."""
         self.cluster = cluster
         self._connect = connect
         self.request_timeout = request_timeout_ms / 1000
@@ -113,7 +117,9 @@ class CoordinatorLink:
             version = conn.version_for(apis.FIND_COORDINATOR, 4, 4)
             response = await asyncio.wait_for(
                 conn.send(
-                    FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(self.group_id,)),
+                    FindCoordinatorRequest(
+                        key_type=i8(self.key_type), coordinator_keys=(self.group_id,)
+                    ),
                     version=version,
                 ),
                 self.request_timeout,

@@ -7,13 +7,16 @@ from collections.abc import Iterable
 from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = [
+    "AbortableTransactionError",
     "CommitFailedError",
+    "FatalTransactionError",
     "FencedInstanceIdError",
     "InvalidTopicError",
     "NoOffsetForPartitionError",
     "RebalanceInProgressError",
     "RetriableError",
     "StaleMemberEpochError",
+    "TransactionStateError",
     "retriable",
 ]
 
@@ -104,3 +107,19 @@ class InvalidTopicError(KafkaError):
             + ", ".join(repr(t) for t in self.topics)
             + " (a topic name is 1 to 249 of [a-zA-Z0-9._-], and not '.' or '..')",
         )
+
+
+class TransactionStateError(RuntimeError):
+    """A transactional call made in the wrong state: begin_transaction() twice,
+    send() outside a transaction, commit_transaction() after an abortable error."""
+
+
+class FatalTransactionError(KafkaError):
+    """The transactional producer can do nothing more: another producer with the
+    same transactional.id fenced it (PRODUCER_FENCED), or it may not use that id.
+    Close it; a new producer may take over the transactional.id."""
+
+
+class AbortableTransactionError(KafkaError):
+    """The current transaction failed and can only be aborted (abort_transaction());
+    the producer may then begin a new one."""

@@ -6,6 +6,11 @@
     print(future.result())             # RecordMetadata(topic, partition, offset, ...)
     producer.close()
 
+With a ``transactional.id`` the records go in transactions (exactly once with a
+read_committed consumer): init_transactions() once, then begin_transaction(),
+send()s, send_offsets_to_transaction() for a consume-transform-produce loop, and
+commit_transaction() or abort_transaction().
+
 send() appends to a batch in the calling thread -- no hop to another thread per
 record -- and returns at once with a DeliveryFuture; the AsyncProducer's sender
 runs on the client's own event loop thread and settles the futures. send() only
@@ -21,7 +26,9 @@ import time
 from collections.abc import Mapping
 
 from kgroups.client.async_producer import AsyncProducer, Headers
+from kgroups.client.consumer_record import OffsetAndMetadata, TopicPartition
 from kgroups.client.delivery import DeliveryFuture
+from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.sync_client import SyncClient
 
 __all__ = ["Producer"]
@@ -52,6 +59,8 @@ class Producer(SyncClient[AsyncProducer]):
         if self._closed:
             raise RuntimeError("the producer is closed")
         core = self._core
+        if core.transaction_manager is not None:
+            core.transaction_manager.check_may_send()
         deadline = time.monotonic() + core.config.max_block_ms / 1000
         record = core.prepare(topic, value, key, headers, timestamp)
         tp = core.route(topic, key, partition)
@@ -68,6 +77,29 @@ class Producer(SyncClient[AsyncProducer]):
         )
         core.appended(tp, record.size)
         return future
+
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Fence older producers of the transactional.id; call once, first."""
+        self._thread.call(self._core.init_transactions(timeout))
+
+    def begin_transaction(self) -> None:
+        self._thread.call(self._core.begin_transaction())
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        group_metadata: ConsumerGroupMetadata,
+        timeout: float | None = None,
+    ) -> None:
+        """Commit the consumer's offsets with the transaction (``group_metadata``
+        is ``consumer.group_metadata()``)."""
+        self._thread.call(self._core.send_offsets_to_transaction(offsets, group_metadata, timeout))
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        self._thread.call(self._core.commit_transaction(timeout))
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        self._thread.call(self._core.abort_transaction(timeout))
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait until the broker answered it."""

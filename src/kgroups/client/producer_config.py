@@ -7,6 +7,7 @@ batching costs little latency and buys much throughput.
 Idempotence needs acks=all, retries and at most 5 requests in flight. As in
 the Java client, asking for idempotence explicitly together with a conflicting
 setting is an error, while the default idempotence quietly steps aside.
+A transactional.id implies idempotence, and so makes such settings an error.
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ SETTINGS = (
     Setting("max.block.ms", as_int, 60000, minimum=0),
     Setting("metadata.max.age.ms", as_int, 300000, minimum=0),
     Setting("partitioner.ignore.keys", as_bool, False),
+    Setting("transactional.id", as_str, ""),
+    Setting("transaction.timeout.ms", as_int, 60000, minimum=1),
 )
 
 UNSUPPORTED = {
     "key.serializer": "send() takes bytes; encode them in your code",
     "value.serializer": "send() takes bytes; encode them in your code",
-    "transactional.id": "transactions are not supported",
     "partitioner.class": "partitioning is the Java default (murmur2 keys, sticky otherwise)",
     "interceptor.classes": "there are no interceptors",
     "security.protocol": "only PLAINTEXT connections are made",
@@ -84,6 +86,8 @@ class ProducerConfig:
     max_block_ms: int
     metadata_max_age_ms: int
     partitioner_ignore_keys: bool
+    transactional_id: str | None
+    transaction_timeout_ms: int
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> ProducerConfig:
@@ -98,8 +102,11 @@ class ProducerConfig:
             conflicts.append("retries must be above 0")
         if values["max.in.flight.requests.per.connection"] > _MAX_IDEMPOTENT_IN_FLIGHT:
             conflicts.append("max.in.flight.requests.per.connection must be at most 5")
+        transactional_id = values["transactional.id"] or None
+        if transactional_id is not None and not idempotence:
+            raise ConfigError("transactional.id needs enable.idempotence=true")
         if idempotence and conflicts:
-            if "enable.idempotence" in given:
+            if "enable.idempotence" in given or transactional_id is not None:
                 raise ConfigError("enable.idempotence=true but " + "; ".join(conflicts))
             idempotence = False
         if values["delivery.timeout.ms"] < values["linger.ms"] + values["request.timeout.ms"]:
@@ -122,4 +129,6 @@ class ProducerConfig:
             max_block_ms=values["max.block.ms"],
             metadata_max_age_ms=values["metadata.max.age.ms"],
             partitioner_ignore_keys=values["partitioner.ignore.keys"],
+            transactional_id=transactional_id,
+            transaction_timeout_ms=values["transaction.timeout.ms"],
         )

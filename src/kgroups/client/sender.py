@@ -11,6 +11,12 @@ An answer settles each batch: success completes its futures; a retriable error
 (leader moved, timeout, lost connection) sends it back to the accumulator to
 retry after ``retry.backoff.ms`` while ``delivery.timeout.ms`` allows; anything
 else fails it. With idempotence the ordering rules of ``idempotence`` apply.
+
+A transactional producer's batches carry the transactional id and the
+transactional bit; before a partition's first batch of a transaction goes out,
+the transaction coordinator adds the partition (one AddPartitionsToTxn for all
+the partitions that became ready), and a batch that fails for good fails the
+transaction, which can then only be aborted.
 """
 
 from __future__ import annotations
@@ -26,15 +32,18 @@ from typing import Any
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
-from kio.schema.types import ProducerId, TopicName
+from kio.schema.types import ProducerId, TopicName, TransactionalId
 from kio.static.primitive import Records, i16, i32, i32Timedelta
 
 from kgroups.client.accumulator import ProducerBatch, RecordAccumulator
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.coordinator_link import Connect
+from kgroups.client.exceptions import FatalTransactionError
 from kgroups.client.idempotence import IdempotenceState
 from kgroups.client.producer_config import ProducerConfig
+from kgroups.client.transaction_manager import TxnState
+from kgroups.client.transaction_requests import TransactionRequests
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 
@@ -48,6 +57,13 @@ _REFRESH_ON = (
     ErrorCode.leader_not_available,
     ErrorCode.kafka_storage_error,
     ErrorCode.network_exception,
+)
+
+
+_FENCED = (
+    ErrorCode.producer_fenced,
+    ErrorCode.invalid_producer_epoch,
+    ErrorCode.transactional_id_authorization_failed,
 )
 
 
@@ -71,6 +87,11 @@ class Sender:
         self._connect = connect
         self._clock = clock
         self.idempotence = IdempotenceState() if config.enable_idempotence else None
+        self.transactions: TransactionRequests | None = None
+        self._transactional_id = (
+            TransactionalId(config.transactional_id) if config.transactional_id else None
+        )
+        """Set by the producer when it has a transactional.id."""
         self._wakeup = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._conns: dict[int, Any] = {}
@@ -133,12 +154,18 @@ class Sender:
         if await self._maybe_refresh_metadata(now):
             return self._backoff
         idem = self.idempotence
-        if idem is not None and (not idem.has_producer_id or idem.bump_needed):
+        txn = self.transactions
+        if txn is not None:
+            if not idem or not idem.has_producer_id:
+                return self._backoff  # init_transactions() gets the producer id
+        elif idem is not None and (not idem.has_producer_id or idem.bump_needed):
             if self._any_in_flight():
                 return self._backoff  # an epoch bump waits for every answer
             if not await self._init_producer_id():
                 return self._backoff
         ready, delay = self.accumulator.ready(now)
+        if txn is not None and ready:
+            ready = await self._in_transaction(txn, ready)
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in ready:
             leader = self.cluster.leader_id(*tp)
@@ -160,6 +187,29 @@ class Sender:
         if sent:
             return 0.0
         return delay if ready == [] else min(delay, self._backoff)
+
+    async def _in_transaction(
+        self, txn: TransactionRequests, ready: list[TopicPartition]
+    ) -> list[TopicPartition]:
+        """The ready partitions the coordinator has in the transaction, after
+        asking it to add the new ones."""
+        manager = txn.manager
+        if manager.state not in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
+            if manager.state in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
+                assert manager.error is not None
+                self.accumulator.abort_all(manager.error)
+            return []
+        new = [tp for tp in ready if manager.needs_adding(tp)]
+        if new:
+            deadline = self._clock() + self.config.request_timeout_ms / 1000
+            try:
+                await txn.add_partitions(new, deadline)
+            except (KafkaError, TimeoutError) as e:
+                log.info("adding partitions to the transaction failed: %r", e)
+                if manager.state in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
+                    self.accumulator.abort_all(e)
+                return []
+        return [tp for tp in ready if not manager.needs_adding(tp)]
 
     def _expiry_message(self, batch: ProducerBatch, now: float) -> str:
         return (
@@ -235,14 +285,15 @@ class Sender:
         try:
             idem = self.idempotence
             pid, epoch = (idem.producer_id, idem.epoch) if idem is not None else (-1, -1)
+            transactional = self.transactions is not None
             by_topic: dict[str, list[PartitionProduceData]] = {}
             for batch in batches:
-                data = batch.encode(self.config.compression, pid, epoch)
+                data = batch.encode(self.config.compression, pid, epoch, transactional)
                 by_topic.setdefault(batch.tp.topic, []).append(
                     PartitionProduceData(index=i32(batch.tp.partition), records=Records(data))
                 )
             request = ProduceRequest(
-                transactional_id=None,
+                transactional_id=self._transactional_id,
                 acks=i16(self.config.acks),
                 timeout=_ms(self.config.request_timeout_ms),
                 topic_data=tuple(
@@ -310,6 +361,8 @@ class Sender:
             # Its sequence will never be acknowledged: later batches would wait
             # for it forever. A new epoch starts the sequences afresh.
             self.idempotence.bump_needed = True
+        if self.transactions is not None and isinstance(error, KafkaError):
+            self.transactions.manager.note_abortable(error)
         self.accumulator.complete(batch, -1, -1, error)
 
     def _on_error(self, batch: ProducerBatch, error: ErrorCode, message: str | None) -> None:
@@ -332,7 +385,16 @@ class Sender:
             # An earlier batch failed and will be retried first; follow it.
             self._retry_or_fail(batch, error, message)
             return
-        if error == ErrorCode.unknown_producer_id and idem is not None:
+        if self.transactions is not None and error in _FENCED:
+            fenced = FatalTransactionError(error, message or f"producing to {batch.tp}")
+            self.transactions.manager.note_fatal(fenced)
+            self._fail(batch, fenced)
+            return
+        if (
+            error == ErrorCode.unknown_producer_id
+            and idem is not None
+            and self.transactions is None
+        ):
             idem.bump_needed = True
             batch.base_sequence = -1
             self._retry_or_fail(batch, error, message)

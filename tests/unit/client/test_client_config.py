@@ -110,8 +110,16 @@ def test_producer_settings_are_checked() -> None:
         ProducerConfig.from_dict({**BOOTSTRAP, "compression.type": "brotli"})
     with pytest.raises(ConfigError, match="expected all, -1, 0 or 1"):
         ProducerConfig.from_dict({**BOOTSTRAP, "acks": "some"})
-    with pytest.raises(ConfigError, match="transactions are not supported"):
-        ProducerConfig.from_dict({**BOOTSTRAP, "transactional.id": "t"})
+    with pytest.raises(ConfigError, match="needs enable"):
+        ProducerConfig.from_dict(
+            {**BOOTSTRAP, "transactional.id": "t", "enable.idempotence": False}
+        )
+    with pytest.raises(ConfigError, match="acks must be all"):
+        ProducerConfig.from_dict({**BOOTSTRAP, "transactional.id": "t", "acks": 1})
+    transactional = ProducerConfig.from_dict({**BOOTSTRAP, "transactional.id": "t"})
+    assert transactional.transactional_id == "t"
+    assert transactional.enable_idempotence
+    assert transactional.transaction_timeout_ms == 60000
     with pytest.raises(ConfigError, match=re.escape("delivery.timeout.ms")):
         ProducerConfig.from_dict({**BOOTSTRAP, "delivery.timeout.ms": 1000})
     assert ProducerConfig.from_dict({**BOOTSTRAP, "compression.type": "zstd"}).compression == 4
