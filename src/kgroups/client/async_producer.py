@@ -279,6 +279,15 @@ class AsyncProducer:
             await requests.init_producer_id(deadline)
         manager.completed()
 
+    @property
+    def producer_identity(self) -> tuple[int, int]:
+        """(producer id, epoch) of an idempotent or transactional producer, (-1, -1)
+        before it has one: with the transactional.id, that is what another process
+        needs to end a transaction this producer leaves open (the Spark sink's
+        driver commits its tasks' transactions so)."""
+        idem = self._sender.idempotence if self._sender is not None else None
+        return (idem.producer_id, idem.epoch) if idem is not None else (-1, -1)
+
     # -- flushing and closing -----------------------------------------------
 
     async def flush(self, timeout: float | None = None) -> None:

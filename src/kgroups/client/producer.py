@@ -101,6 +101,17 @@ class Producer(SyncClient[AsyncProducer]):
     def abort_transaction(self, timeout: float | None = None) -> None:
         self._thread.call(self._core.abort_transaction(timeout))
 
+    @property
+    def producer_identity(self) -> tuple[int, int]:
+        """(producer id, epoch): see AsyncProducer.producer_identity."""
+        return self._core.producer_identity
+
+    @property
+    def transaction_started(self) -> bool:
+        """Whether the current transaction holds anything the coordinator knows of."""
+        manager = self._core.transaction_manager
+        return manager is not None and manager.started
+
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait until the broker answered it."""
         self._thread.call(self._core.flush(timeout))

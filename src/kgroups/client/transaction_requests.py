@@ -62,7 +62,6 @@ class TransactionRequests:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        assert config.transactional_id is not None
         self.config = config
         self.manager = manager
         self.idempotence = idempotence
@@ -71,7 +70,7 @@ class TransactionRequests:
         self._clock = clock
         self._backoff = config.retry_backoff_ms / 1000
         self._timeout = config.request_timeout_ms / 1000
-        self.coordinator = self._link(config.transactional_id, _FIND_TRANSACTION_COORDINATOR)
+        self.coordinator = self._link(manager.transactional_id, _FIND_TRANSACTION_COORDINATOR)
         self._group_coordinators: dict[str, CoordinatorLink] = {}
 
     def _link(self, key: str, key_type: int) -> CoordinatorLink:

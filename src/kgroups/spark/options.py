@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -52,7 +53,13 @@ _READ_OPTIONS = {
 }
 # Spark hands these to every source and sink; they mean nothing here.
 _SPARK_OPTIONS = {"path", "paths", "checkpointlocation", "queryname"}
-_WRITE_OPTIONS = {"kafka.bootstrap.servers", "bootstrap.servers", "topic"}
+_WRITE_OPTIONS = {
+    "kafka.bootstrap.servers",
+    "bootstrap.servers",
+    "topic",
+    "kgroups.transactional",
+    "kgroups.transactional.id.prefix",
+}
 # Kafka-source options of Spark's that this source does not offer, with why.
 _NOT_OFFERED = {
     "kafka.group.id": "the source reads without a consumer group; use 'group.id' to commit "
@@ -158,6 +165,9 @@ class WriteOptions:
     bootstrap: str
     topic: str | None
     producer: dict[str, str] = field(default_factory=dict)
+    transactional_id_prefix: str | None = None
+    """Set when each task writes in a transaction (kgroups.transactional): the
+    task's transactional.id is this prefix and its partition number."""
 
     def producer_config(self) -> dict[str, str]:
         return {"bootstrap.servers": self.bootstrap, **self.producer}
@@ -175,7 +185,22 @@ class WriteOptions:
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise OptionError("topic", "must not be empty")
-        return cls(bootstrap=bootstrap, topic=topic, producer=producer)
+        if "transactional.id" in producer:
+            raise OptionError(
+                "kafka.transactional.id",
+                "is made per task; set kgroups.transactional (and its id prefix) instead",
+            )
+        prefix = None
+        if _bool(opts, "kgroups.transactional", False):
+            # Made once, on the driver: every task and every retry of it shares it.
+            prefix = opts.get("kgroups.transactional.id.prefix") or (
+                f"kgroups-spark-{uuid.uuid4().hex[:12]}"
+            )
+        elif "kgroups.transactional.id.prefix" in opts:
+            raise OptionError("kgroups.transactional.id.prefix", "needs kgroups.transactional=true")
+        return cls(
+            bootstrap=bootstrap, topic=topic, producer=producer, transactional_id_prefix=prefix
+        )
 
 
 _SPELLINGS = {

@@ -10,10 +10,16 @@ Delivery is at least once. Idempotence holds within one producer session, and
 a task that Spark runs again -- a retried task, a micro-batch replayed after a
 failure -- starts a new one, so what the failed attempt had already written is
 written again.
+
+With ``kgroups.transactional=true`` each task writes in a transaction that the
+driver commits once every task succeeded (``prepared_transactions``): for
+read_committed consumers a write or a micro-batch appears whole or not at all,
+and a retried task's earlier attempt is aborted, not duplicated.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +40,7 @@ from pyspark.sql.types import (
 
 from kgroups.client.producer import Producer
 from kgroups.spark.options import OptionError, WriteOptions
+from kgroups.spark.prepared_transactions import PreparedTransaction, end_transactions
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -48,6 +55,8 @@ _TEXT_OR_BYTES = (StringType, BinaryType)
 @dataclass
 class Written(WriterCommitMessage):
     records: int
+    transaction: PreparedTransaction | None = None
+    """The task's open transaction, for the driver to commit (kgroups.transactional)."""
 
 
 def check_write_schema(schema: StructType, options: WriteOptions) -> None:
@@ -99,9 +108,19 @@ def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> W
         if error is not None and not failures:
             failures.append(error)
 
-    producer = Producer(options.producer_config())
+    config = options.producer_config()
+    transactional_id = None
+    if options.transactional_id_prefix is not None:
+        # The same id for every attempt of this partition: a retry fences the last one.
+        transactional_id = f"{options.transactional_id_prefix}-{_partition_id()}"
+        config["transactional.id"] = transactional_id
+    producer = Producer(config)
     count = 0
+    prepared = None
     try:
+        if transactional_id is not None:
+            producer.init_transactions()
+            producer.begin_transaction()
         for batch in batches:
             columns = batch.to_pydict()
             n = batch.num_rows
@@ -129,11 +148,32 @@ def write_batches(options: WriteOptions, batches: Iterator[pa.RecordBatch]) -> W
             if failures:
                 break
         producer.flush()
+        if transactional_id is not None and not failures and producer.transaction_started:
+            # Left open on purpose: the driver commits it with the others.
+            producer_id, epoch = producer.producer_identity
+            prepared = PreparedTransaction(transactional_id, producer_id, epoch)
     finally:
+        if transactional_id is not None and prepared is None:
+            # Best effort: a retry of this task would abort it anyway (fencing).
+            with contextlib.suppress(Exception):
+                producer.abort_transaction(5)
         producer.close()
     if failures:
         raise failures[0]
-    return Written(count)
+    return Written(count, prepared)
+
+
+def _partition_id() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        raise RuntimeError("a transactional write runs in a Spark task")
+    return context.partitionId()
+
+
+def _prepared(messages: list[WriterCommitMessage | None]) -> list[PreparedTransaction]:
+    return [m.transaction for m in messages if isinstance(m, Written) and m.transaction is not None]
 
 
 class KafkaBatchWriter(DataSourceArrowWriter):
@@ -142,6 +182,12 @@ class KafkaBatchWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return write_batches(self.options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        end_transactions(self.options, _prepared(messages), commit=True)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        end_transactions(self.options, _prepared(messages), commit=False)
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):
@@ -152,7 +198,11 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         return write_batches(self.options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Records are acknowledged by the time each task ends: nothing left to do."""
+        """Records are acknowledged by the time each task ends; with
+        kgroups.transactional the micro-batch's transactions commit now."""
+        end_transactions(self.options, _prepared(messages), commit=True)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Sent records cannot be taken back; a replay sends them again."""
+        """Sent records cannot be taken back (a replay sends them again), unless
+        they are in transactions: those are aborted."""
+        end_transactions(self.options, _prepared(messages), commit=False)

@@ -1,0 +1,66 @@
+"""The sink with kgroups.transactional: a write appears whole to read_committed
+readers once the driver commits, and a failed write not at all."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from spark_helpers import create_topic
+
+from broker_thread import BrokerThread
+
+pytestmark = pytest.mark.spark
+
+
+def _read(bootstrap: str, topic: str, isolation: str, expected: int) -> list[bytes]:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{isolation}",
+            "isolation.level": isolation,
+        }
+    )
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in (0, 1)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 20
+    while len(values) < expected and time.monotonic() < deadline:
+        values += [m.value() for m in consumer.consume(100, 0.3) if m.error() is None]
+    end = time.monotonic() + 1
+    while time.monotonic() < end:
+        values += [m.value() for m in consumer.consume(100, 0.3) if m.error() is None]
+    consumer.close()
+    return values
+
+
+def _write(spark: Any, bootstrap: str, rows: list[tuple[Any, ...]]) -> None:
+    (
+        spark.createDataFrame(rows, "value binary, topic string, partition int")
+        .repartition(2)
+        .write.format("kgroups")
+        .mode("append")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("kgroups.transactional", "true")
+        .save()
+    )
+
+
+def test_a_transactional_write_is_seen_whole_or_not_at_all(
+    spark: Any, spark_broker: BrokerThread
+) -> None:
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "txsink", 2)
+    _write(spark, bootstrap, [(f"v{i}".encode(), "txsink", i % 2) for i in range(50)])
+    assert sorted(_read(bootstrap, "txsink", "read_committed", 50)) == sorted(
+        f"v{i}".encode() for i in range(50)
+    )
+
+    create_topic(bootstrap, "txfail", 2)
+    rows: list[tuple[Any, ...]] = [(f"f{i}".encode(), "txfail", i % 2) for i in range(50)]
+    rows.append((b"no topic", None, 0))  # fails its task after others were sent
+    with pytest.raises(Exception, match="null topic"):
+        _write(spark, bootstrap, rows)
+    assert _read(bootstrap, "txfail", "read_committed", 0) == []
