@@ -88,6 +88,7 @@ class TransactionManager:
         self.state = TxnState.READY
 
     def begin(self) -> None:
+        self._raise_error()
         self._require(TxnState.READY, "begin_transaction() needs no transaction in progress")
         self.state = TxnState.IN_TRANSACTION
 

@@ -180,7 +180,7 @@ def test_fenced_or_unauthorized_is_fatal(error: ErrorCode) -> None:
     manager.begin()
     with pytest.raises(FatalTransactionError):
         manager.on_error(error, "AddPartitionsToTxn")
-    for call in (manager.begin_abort, manager.begin_commit, manager.check_may_send):
+    for call in (manager.begin_abort, manager.begin_commit, manager.check_may_send, manager.begin):
         with pytest.raises(FatalTransactionError):
             call()
     assert manager.state is TxnState.FATAL_ERROR
