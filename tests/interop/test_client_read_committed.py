@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,19 @@ pytestmark = pytest.mark.interop
 
 A, B, C = 7100, 7101, 7102
 TP = TopicPartition("t", 0)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerThread]:
+    """Transactions written as a coordinator elsewhere would: with producer ids this
+    broker's own coordinator did not hand out, so it must not verify them."""
+    b = BrokerThread(
+        tmp_path / "data", **{"transaction.partition.verification.enable": "false"}
+    ).start()
+    try:
+        yield b
+    finally:
+        b.stop()
 
 
 def _consume(bootstrap: str, isolation: str, expected: int) -> tuple[list[ConsumerRecord], int]:
