@@ -36,6 +36,16 @@ def _read(bootstrap: str, topic: str, isolation: str, expected: int) -> list[byt
     return values
 
 
+def _end_offsets(bootstrap: str, topic: str) -> list[int]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check-ends"})
+    try:
+        return [consumer.get_watermark_offsets(TopicPartition(topic, p), 10)[1] for p in (0, 1)]
+    finally:
+        consumer.close()
+
+
 def _write(spark: Any, bootstrap: str, rows: list[tuple[Any, ...]]) -> None:
     (
         spark.createDataFrame(rows, "value binary, topic string, partition int")
@@ -57,6 +67,8 @@ def test_a_transactional_write_is_seen_whole_or_not_at_all(
     assert sorted(_read(bootstrap, "txsink", "read_committed", 50)) == sorted(
         f"v{i}".encode() for i in range(50)
     )
+    # Each task's transaction ends with a commit marker in each partition it wrote.
+    assert _end_offsets(bootstrap, "txsink") == [25 + 2, 25 + 2]
 
     create_topic(bootstrap, "txfail", 2)
     rows: list[tuple[Any, ...]] = [(f"f{i}".encode(), "txfail", i % 2) for i in range(50)]
