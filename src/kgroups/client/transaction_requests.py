@@ -43,6 +43,7 @@ from kgroups.errors import ErrorCode
 __all__ = ["TransactionRequests"]
 
 _FIND_TRANSACTION_COORDINATOR = 1
+_CONCURRENT_TRANSACTIONS_BACKOFF = 0.02
 # A member that left its generation may not commit: as the consumer's commit, fail.
 _NOT_IN_GENERATION = (
     ErrorCode.unknown_member_id,
@@ -235,9 +236,13 @@ class TransactionRequests:
                 Retry.FIND_COORDINATOR
             ):
                 link.mark_unknown(error.name)
-            if self._clock() + self._backoff >= deadline:
+            backoff = self._backoff
+            if error == ErrorCode.concurrent_transactions:
+                # The previous transaction is writing its markers: done in moments.
+                backoff = min(backoff, _CONCURRENT_TRANSACTIONS_BACKOFF)
+            if self._clock() + backoff >= deadline:
                 raise TimeoutError(f"{what} still failing ({error.name}) at the deadline")
-            await asyncio.sleep(self._backoff)
+            await asyncio.sleep(backoff)
 
     async def close(self) -> None:
         await self.coordinator.close()

@@ -88,7 +88,7 @@ def run(scenario: Callable[[TxnBroker, TransactionRequests], Awaitable[None]]) -
     async def main() -> None:
         broker = TxnBroker()
         config = ProducerConfig.from_dict(
-            {"bootstrap.servers": "fake:9092", "transactional.id": "tx", "retry.backoff.ms": 10}
+            {"bootstrap.servers": "fake:9092", "transactional.id": "tx", "retry.backoff.ms": 100}
         )
         assert config.transactional_id is not None
         manager = TransactionManager(config.transactional_id, config.transaction_timeout_ms)
@@ -252,7 +252,10 @@ def test_add_partitions_is_one_request_and_its_failure_is_abortable() -> None:
 
         other = TopicPartition("t", 2)
         broker.queue("AddPartitionsToTxn", lambda r: added(r, ErrorCode.concurrent_transactions))
+        started = asyncio.get_running_loop().time()
         await requests.add_partitions([other], deadline())  # retried until added
+        # Soon: the previous transaction's markers take moments, not retry.backoff.ms.
+        assert asyncio.get_running_loop().time() - started == pytest.approx(0.02)
         assert other in manager.partitions
         assert len(broker.requests("AddPartitionsToTxn")) == 3
 
