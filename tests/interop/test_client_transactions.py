@@ -5,11 +5,14 @@ transactional.id fences the first."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
 from kgroups.client import (
+    AsyncConsumer,
+    AsyncProducer,
     Consumer,
     ConsumerGroupMetadata,
     ConsumerRecord,
@@ -149,3 +152,39 @@ def test_a_second_producer_with_the_same_id_fences_the_first(broker: BrokerThrea
         if second is not None:
             second.close()
     assert _read(bootstrap, "read_committed", 1) == [b"alive"]
+
+
+def test_the_asyncio_editions_run_transactions(broker: BrokerThread) -> None:
+    bootstrap = broker.bootstrap
+    create_topic(bootstrap, "out", 1)
+
+    async def scenario() -> list[bytes]:
+        producer = AsyncProducer({"bootstrap.servers": bootstrap, "transactional.id": "async-tx"})
+        try:
+            await producer.init_transactions(20)
+            await producer.begin_transaction()
+            await producer.send("out", b"dropped")
+            await producer.abort_transaction(20)
+            await producer.begin_transaction()
+            delivery = await producer.send("out", b"kept")
+            await producer.commit_transaction(20)
+            assert (await delivery).offset == 2  # after "dropped" and its abort marker
+        finally:
+            await producer.close()
+        consumer = AsyncConsumer(
+            {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        )
+        try:
+            consumer.assign([OUT])
+            consumer.seek_to_beginning([OUT])
+            records: list[ConsumerRecord] = []
+            for _ in range(50):
+                records += await consumer.poll(0.2)
+                if records:
+                    break
+            assert await consumer.end_offsets([OUT]) == {OUT: 4}
+            return [r.value for r in records if r.value is not None]
+        finally:
+            await consumer.close()
+
+    assert asyncio.run(scenario()) == [b"kept"]

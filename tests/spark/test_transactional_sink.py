@@ -4,6 +4,7 @@ readers once the driver commits, and a failed write not at all."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,3 +77,34 @@ def test_a_transactional_write_is_seen_whole_or_not_at_all(
     with pytest.raises(Exception, match="null topic"):
         _write(spark, bootstrap, rows)
     assert _read(bootstrap, "txfail", "read_committed", 0) == []
+
+
+def test_a_transactional_stream_commits_each_micro_batch(
+    spark: Any, spark_broker: BrokerThread, tmp_path: Path
+) -> None:
+    bootstrap = spark_broker.bootstrap
+    create_topic(bootstrap, "txsource", 2)
+    _write(spark, bootstrap, [(f"s{i}".encode(), "txsource", i % 2) for i in range(40)])
+    create_topic(bootstrap, "txcopy", 2)
+    query = (
+        spark.readStream.format("kgroups")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", "txsource")
+        .option("startingOffsets", "earliest")
+        .option("kafka.isolation.level", "read_committed")
+        .option("maxOffsetsPerTrigger", "20")
+        .load()
+        .selectExpr("value", "partition")
+        .writeStream.format("kgroups")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", "txcopy")
+        .option("kgroups.transactional", "true")
+        .option("checkpointLocation", str(tmp_path / "copy"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(60)
+    assert len([p for p in query.recentProgress if p["numInputRows"] > 0]) >= 2
+    assert sorted(_read(bootstrap, "txcopy", "read_committed", 40)) == sorted(
+        f"s{i}".encode() for i in range(40)
+    )
