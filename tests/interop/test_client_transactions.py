@@ -21,6 +21,7 @@ from kgroups.client import (
     Producer,
     TopicPartition,
 )
+from kgroups.errors import KafkaError
 
 from broker_thread import BrokerThread
 from interop.test_client_support import create_topic, produce
@@ -164,7 +165,11 @@ def test_the_asyncio_editions_run_transactions(broker: BrokerThread) -> None:
             await producer.init_transactions(20)
             await producer.begin_transaction()
             await producer.send("out", b"dropped")
+            await producer.flush(20)  # in the log, then aborted
+            unsent = await producer.send("out", b"never sent")
             await producer.abort_transaction(20)
+            with pytest.raises(KafkaError, match="aborted"):
+                await unsent
             await producer.begin_transaction()
             delivery = await producer.send("out", b"kept")
             await producer.commit_transaction(20)
