@@ -141,6 +141,9 @@ def test_a_second_producer_with_the_same_id_fences_the_first(broker: BrokerThrea
         first.send("out", b"zombie")
         first.flush(20)
         second = _transactional(bootstrap, "fence-tx")  # aborts the first one's transaction
+        late = first.send("out", b"late")  # the partition refuses the old epoch
+        first.flush(20)
+        assert isinstance(late.exception(0), FatalTransactionError)
         with pytest.raises(FatalTransactionError):
             first.commit_transaction(20)
         with pytest.raises(FatalTransactionError):
