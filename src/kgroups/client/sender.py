@@ -88,10 +88,10 @@ class Sender:
         self._clock = clock
         self.idempotence = IdempotenceState() if config.enable_idempotence else None
         self.transactions: TransactionRequests | None = None
+        """Set by the producer when it has a transactional.id."""
         self._transactional_id = (
             TransactionalId(config.transactional_id) if config.transactional_id else None
         )
-        """Set by the producer when it has a transactional.id."""
         self._wakeup = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._conns: dict[int, Any] = {}
