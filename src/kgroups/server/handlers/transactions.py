@@ -42,7 +42,7 @@ async def init_producer_id(
     """InitProducerId with a transactional id (the handler of init_producer_id.py asks)."""
     req = m.InitProducerId(
         request.transactional_id,
-        int(request.transaction_timeout),
+        int(request.transaction_timeout.total_seconds() * 1000),
         int(request.producer_id),
         int(request.producer_epoch),
     )
