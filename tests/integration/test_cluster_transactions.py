@@ -7,12 +7,13 @@ from pathlib import Path
 
 from cluster_brokers import create_topic, leaders, running_cluster, wait_for
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
-from raw_wire import call_once
 from test_transaction_coordinator_wire import TXN, describe
 from test_transactions_wire import COMMITTED, fetch, latest, produce, write_marker
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
+
+from raw_wire import call_once
 
 
 def test_transactions_are_refused_in_cluster_mode(tmp_path: Path, store_url: str) -> None:
