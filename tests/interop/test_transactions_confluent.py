@@ -169,3 +169,71 @@ def test_successor_of_a_killed_producer_aborts_its_open_transaction(
     successor.produce("out", b"kept")
     successor.commit_transaction(30)
     assert _read_committed(bootstrap, "out", 1) == [b"kept"]
+
+
+def _transform_round(bootstrap: str, rounds: int, *, commit_last: bool) -> None:
+    """``rounds`` transactions of two records each from "in" to "out", with
+    the group's offsets; the last one is committed or left open."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "ctp",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+        }
+    )
+    consumer.assign([TopicPartition("in", 0)])
+    producer = _producer(bootstrap, "ctp-crash")
+    for n in range(rounds):
+        producer.begin_transaction()
+        got = 0
+        while got < 2:
+            message = consumer.poll(1)
+            if message is not None and message.error() is None:
+                producer.produce("out", b"x" + message.value())
+                got += 1
+        producer.send_offsets_to_transaction(
+            consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30
+        )
+        if n < rounds - 1 or commit_last:
+            producer.commit_transaction(30)
+        else:
+            producer.flush(30)  # written, never committed
+
+
+def test_broker_killed_mid_stream_keeps_output_and_offsets_consistent(
+    tmp_path: Any,
+) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from process_broker import BrokerProcess
+
+    broker = BrokerProcess(tmp_path / "data", None, "transaction.state.log.num.partitions=3")
+    broker.start()
+    try:
+        bootstrap = f"127.0.0.1:{broker.port}"
+        _create(bootstrap, "in", "out")
+        plain = Producer({"bootstrap.servers": bootstrap})
+        for i in range(10):
+            plain.produce("in", b"%d" % i)
+        assert plain.flush(30) == 0
+        _transform_round(bootstrap, 3, commit_last=True)  # ends right after a commit
+        broker.kill()
+        broker.start()
+        _transform_round(bootstrap, 2, commit_last=False)  # ends mid-transaction
+        broker.kill()
+        broker.start()
+        _producer(bootstrap, "ctp-crash")  # the successor aborts what was left open
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ctp"})
+        try:
+            offset = consumer.committed([TopicPartition("in", 0)], 30)[0].offset
+        finally:
+            consumer.close()
+        assert offset == 8  # 3 + 1 committed transactions of two records
+        out = _read_committed(bootstrap, "out", offset)
+        assert out == [b"x%d" % i for i in range(offset)]
+    finally:
+        broker.stop()
