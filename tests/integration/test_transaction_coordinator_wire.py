@@ -255,3 +255,58 @@ def test_describe_and_list_transactions(broker: BrokerThread) -> None:
     assert listed.error_code == ErrorCode.none
     assert [(t.transactional_id, t.producer_id) for t in listed.transaction_states] == [(TXN, pid)]
     assert listed.unknown_state_filters == ("Nonsense",)
+
+
+def test_prepared_transaction_gets_its_markers_after_a_restart(broker: BrokerThread) -> None:
+    port = broker.port
+    _create(port)
+    pid, epoch = init(port)
+    assert add_partitions(port, pid, epoch) == ErrorCode.none
+    assert produce(port, [b"p"], pid=pid, epoch=epoch, seq=0, txn_id=TXN) == 0
+    # The broker stops after PrepareCommit is stored, before any marker is written.
+    assert broker.broker is not None
+    runtime: Any = broker.broker.txn_coordinator
+    runtime._markers_due = lambda _partition, driver: driver.markers.clear()
+    assert end_txn(port, pid, epoch, commit=True) == ErrorCode.none
+    assert describe(port).transaction_state == "PrepareCommit"
+    assert read_all(port, COMMITTED) == ([], [])
+    broker.restart()
+    eventually(lambda: committed_values(port) == [b"p"])
+    eventually(lambda: describe(port).transaction_state == "CompleteCommit")
+
+
+def test_a_partition_leader_verifies_with_add_partitions_v4(broker: BrokerThread) -> None:
+    from kio.schema.add_partitions_to_txn.v4 import AddPartitionsToTxnRequest as AddV4
+    from kio.schema.add_partitions_to_txn.v4 import request as add_v4
+
+    port = broker.port
+    _create(port)
+    _create(port, "u")
+    pid, epoch = init(port)
+    assert add_partitions(port, pid, epoch) == ErrorCode.none
+    answer = call_once(
+        port,
+        AddV4(
+            transactions=(
+                add_v4.AddPartitionsToTxnTransaction(
+                    transactional_id=TransactionalId(TXN),
+                    producer_id=ProducerId(pid),
+                    producer_epoch=i16(epoch),
+                    verify_only=True,
+                    topics=(
+                        add_v4.AddPartitionsToTxnTopic(name=TopicName("t"), partitions=(i32(0),)),
+                        add_v4.AddPartitionsToTxnTopic(name=TopicName("u"), partitions=(i32(0),)),
+                    ),
+                ),
+            )
+        ),
+    )
+    (txn,) = answer.results_by_transaction
+    errors = {
+        (t.name, p.partition_index): p.partition_error_code
+        for t in txn.topic_results
+        for p in t.results_by_partition
+    }
+    assert errors == {("t", 0): ErrorCode.none, ("u", 0): ErrorCode.transaction_abortable}
+    # Verifying added nothing.
+    assert [t.topic for t in describe(port).topics] == ["t"]
