@@ -1,6 +1,7 @@
 """What an IO shell owes one group coordinator shard, without the IO.
 
-One driver per `__consumer_offsets` partition. The shell gives it every Result
+One driver per coordinator partition (`__consumer_offsets`,
+`__transaction_state`). The shell gives it every Result
 of the shard and the events of storage and time; the driver says what to do:
 
 - ``appends``: batches of records to append to the partition, in this order
@@ -16,6 +17,9 @@ of the shard and the events of storage and time; the driver says what to do:
 - ``next_deadline_ms()``: when to call ``on_clock`` next (the shard's timers
   and the reply timeouts); ``nothing_due_before(ms)`` says cheaply whether a
   call already planned at ``ms`` is soon enough (early calls are harmless).
+
+- ``markers``: a transaction coordinator's markers whose records are durable,
+  for the shell to write (it reports them to the shard).
 
 A failed append, at once or later at its fsync, goes to
 ``shard.append_failed``, whose result is handled like any other.

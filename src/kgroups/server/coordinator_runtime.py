@@ -1,16 +1,20 @@
-"""The IO shell around the sans-IO group coordinator.
+"""The IO shell around the sans-IO coordinators.
 
-One `GroupCoordinatorShard` per `__consumer_offsets` partition, each with a
-`CoordinatorDriver` that holds the shell's contract (order of appends,
-durable-then-reply, failed appends, timers, the commit timeout). For each
-request the runtime picks the group's shard, calls the handler with the
+``ShardRuntime`` hosts one shard per partition of an internal topic, each with
+a `CoordinatorDriver` that holds the shell's contract (order of appends,
+durable-then-reply, failed appends, timers, the commit timeout). The broker
+runs two: ``CoordinatorRuntime`` (below: a GroupCoordinatorShard per
+`__consumer_offsets` partition) and ``TransactionRuntime``
+(transaction_runtime.py: a TransactionCoordinatorShard per
+`__transaction_state` partition). For each request the runtime picks the
+shard, calls the handler with the
 current time and a future to answer through, and hands the result to the
 driver; then it does what the driver asks: append batches to the partition,
 report their fsync, complete the reply futures, and keep one loop timer per
 partition at the driver's next deadline. A failed append (or fsync) goes back
 to the shard, which rolls it back by snapshot and answers with the error.
 
-Leadership: the runtime serves the `__consumer_offsets` partitions it holds.
+Leadership: the runtime serves the partitions it holds.
 ``partition_gained`` puts a fresh shard in place, loading, and replays the
 partition's log into it in the background (the shard answers its groups'
 requests as Kafka's loading coordinator does); ``partition_lost`` drops the

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroups.cluster.placement import TRANSACTION_STATE_TOPIC, partition_for_group
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
-from kgroups.errors import ErrorCode
+from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.coordinator_driver import TIMED_OUT, CoordinatorDriver
 from kgroups.server.coordinator_runtime import Reply, ShardRuntime
 from kgroups.server.pending_writes import EVERYTHING
@@ -126,8 +126,8 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         Produce, KIP-890): NONE, else the error Kafka 3.x answers Produce with."""
         try:
             shard = self.shard(self.partition_for(transactional_id))
-        except Exception:
-            return ErrorCode.not_coordinator
+        except KafkaError as e:
+            return e.error_code
         reply = Reply(EVERYTHING, self._running_loop())
         context = CoordinatorContext(_VERIFY_VERSION, "", "", reply)
         req = AddPartitions(
