@@ -4,6 +4,7 @@ the listening socket, and is what every request handler talks to."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 
@@ -26,6 +27,7 @@ from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.server.store_log import StoreLog
 from kgroups.server.transaction_runtime import TransactionRuntime
+from kgroups.server.txn_markers import write_coordinator_markers
 from kgroups.server.txn_verification import TransactionVerifier
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
@@ -62,7 +64,9 @@ class Broker:
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
         self.coordinator = CoordinatorRuntime(self)
-        self.txn_coordinator = TransactionRuntime(self)
+        self.txn_coordinator = TransactionRuntime(
+            self, functools.partial(write_coordinator_markers, self)
+        )
         # Transactional produce is verified with the coordinator (single broker only).
         self.transactions: TransactionVerifier | None = (
             self.txn_coordinator if self.cluster is None else None

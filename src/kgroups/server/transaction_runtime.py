@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroups.cluster.placement import TRANSACTION_STATE_TOPIC, partition_for_group
@@ -25,14 +25,13 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.coordinator_driver import TIMED_OUT, CoordinatorDriver
 from kgroups.server.coordinator_runtime import Reply, ShardRuntime
 from kgroups.server.pending_writes import EVERYTHING
-from kgroups.server.txn_markers import TxnMarker, write_txn_markers
 from kgroups.transactions.config import TransactionConfig
 from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
 from kgroups.transactions.result import TxnMarkers, TxnResult
 from kgroups.transactions.shard import TransactionCoordinatorShard
 
 if TYPE_CHECKING:
-    from kgroups.server.broker_api import BrokerApi
+    from kgroups.server.broker_core import BrokerCore
     from kgroups.server.context import RequestContext
 
 log = logging.getLogger(__name__)
@@ -43,11 +42,14 @@ _SEGMENT_BYTES = 104_857_600
 _VERIFY_VERSION = 4
 
 TxnHandler = Callable[[TransactionCoordinatorShard, CoordinatorContext, int], TxnResult]
+# Writes markers to their partitions; per TxnMarkers, each partition's error
+# (txn_markers.write_coordinator_markers).
+MarkerWriter = Callable[[list[TxnMarkers]], Awaitable[list[dict[tuple[str, int], ErrorCode]]]]
 
 
 class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
-    def __init__(self, broker: BrokerApi) -> None:
-        self._api = broker  # markers into __consumer_offsets go to its group coordinator
+    def __init__(self, broker: BrokerCore, write_markers: MarkerWriter) -> None:
+        self._write_markers_to = write_markers
         cfg = broker.config
         self.config = TransactionConfig.from_settings(cfg.get_int)
         super().__init__(
@@ -162,19 +164,7 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
     ) -> None:
         """Write the markers to their partitions, then tell the shard how it went."""
         await asyncio.sleep(0)  # after the turn that made them durable
-        results = await write_txn_markers(
-            self._api,
-            [
-                TxnMarker(
-                    m.producer_id,
-                    m.producer_epoch,
-                    m.coordinator_epoch,
-                    m.commit,
-                    tuple(sorted(m.partitions)),
-                )
-                for m in markers
-            ],
-        )
+        results = await self._write_markers_to(markers)
         if self._stopped or self._drivers.get(partition) is not driver:
             return  # the shard is gone: its successor sends them again
         shard = self._shards[partition]

@@ -9,8 +9,8 @@ from kio.schema.init_producer_id.v4 import InitProducerIdRequest, InitProducerId
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import ProducerId, i16
-from kgroups.server.handlers import transactions
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.handlers.transactions import init_producer_id as init_transactional
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -21,7 +21,7 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: InitProducerIdRequest
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
-        answer = await transactions.init_producer_id(broker, ctx, request)
+        answer = await init_transactional(broker, ctx, request)
         return _response(answer.error, answer.producer_id, answer.producer_epoch)
     # Without a transactional id Kafka hands out a fresh id whatever id and
     # epoch the request names: bumping a named id would let any client fence
