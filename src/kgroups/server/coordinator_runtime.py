@@ -506,6 +506,12 @@ class ShardRuntime(Generic[S]):
         handle = self._running_loop().call_later(delay, self._fire, partition)
         self._timers[partition] = (deadline, handle)
 
+    def on_clock_moved(self) -> None:
+        """The clock jumped (a test's virtual clock): check every timer now,
+        as its real-time delay was computed from the old time."""
+        for partition in list(self._timers):
+            self._fire(partition)
+
     def _fire(self, partition: int) -> None:
         timer = self._timers.pop(partition, None)
         if timer is not None:
