@@ -746,8 +746,12 @@ class GroupCoordinatorShard:
             elif isinstance(operation, SyncDeadline):
                 self._membership.on_sync_deadline(key.group_id, operation, turn)
             else:
-                in_use = {g for g, group in self._consumer.table.groups.items() if group.members}
-                self._offsets.expire_offsets(now_ms, fx, in_use)
+                subscribed = {
+                    g: group.subscribed_topic_names()
+                    for g, group in self._consumer.table.groups.items()
+                    if group.members
+                }
+                self._offsets.expire_offsets(now_ms, fx, subscribed)
                 self._timers.schedule(
                     key, now_ms + self.config.offsets_retention_check_interval_ms, operation
                 )
