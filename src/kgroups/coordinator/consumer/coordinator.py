@@ -196,6 +196,40 @@ class ConsumerGroupCoordinator:
             return [], HeartbeatAnswer(error_code=e.code, error_message=str(e))
         return self._take_records(), answer
 
+    def heartbeat_unchanged(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        client_id: str,
+        client_host: str,
+        topics: TopicsView,
+        now_ms: int,
+    ) -> int | None:
+        """A heartbeat that carries nothing but its member id and epoch (every
+        other field null or -1), taken without building a request: the
+        heartbeat interval to answer with, when ``heartbeat`` would write
+        nothing and answer the member its own epoch and no assignment; else
+        None (and nothing changed). Only the session deadline moves, as there."""
+        group = self.table.get(group_id)
+        if group is None or group.group_epoch != group.assignment_epoch:
+            return None
+        member = group.members.get(member_id)
+        if (
+            member is None
+            or member.member_epoch != member_epoch
+            or member_epoch <= 0
+            or not member.is_reconciled_to(group.assignment_epoch)
+            or member.classic is not None
+            or member.client_id != client_id
+            or member.client_host != client_host
+            or group.topics_version_seen != topics.version
+            or (group.subscribed_regexes() and self._regexes_due(group, topics, now_ms))
+        ):
+            return None
+        self.schedule_session(group_id, member, now_ms)
+        return self.config.heartbeat_interval_ms
+
     def _validate(self, request: HeartbeatRequest) -> None:
         def invalid(message: str) -> HeartbeatError:
             return HeartbeatError(ErrorCode.invalid_request, message)
@@ -493,16 +527,8 @@ class ConsumerGroupCoordinator:
         changed, or the last resolution is older than the refresh interval; at
         most once per Kafka's 10 s minimum interval. Whether a regex now
         resolves to other topics (the group epoch must move on)."""
-        last = group.regexes_refreshed_ms
-        if last is not None:
-            if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
-                return False
-            if (
-                group.regexes_version_seen == topics.version
-                and now_ms <= last + self.config.regex_refresh_interval_ms
-                and not group.has_unresolved_regex()
-            ):
-                return False
+        if not self._regexes_due(group, topics, now_ms):
+            return False
         group.regexes_version_seen = topics.version
         changed = False
         for regex, matched in resolve(group.subscribed_regexes(), topics.names()).items():
@@ -513,6 +539,18 @@ class ConsumerGroupCoordinator:
                 RegularExpressionValue(matched, topics.version, now_ms),
             )
         return changed
+
+    def _regexes_due(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
+        last = group.regexes_refreshed_ms
+        if last is None:
+            return True
+        if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
+            return False
+        return not (
+            group.regexes_version_seen == topics.version
+            and now_ms <= last + self.config.regex_refresh_interval_ms
+            and not group.has_unresolved_regex()
+        )
 
     # -- target assignment ---------------------------------------------------
 
