@@ -25,6 +25,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kio.schema.errors import ErrorCode
 
@@ -416,9 +417,7 @@ class ConsumerGroupCoordinator:
             if member.classic is None
             else member.classic.session_timeout_ms
         )
-        self.timers.schedule(
-            ConsumerTimerKey(SESSION, group_id, member.member_id), now_ms + timeout, 0
-        )
+        self.timers.schedule(_session_key(group_id, member.member_id), now_ms + timeout, 0)
 
     @staticmethod
     def _check_epoch(member: ConsumerGroupMember, request: HeartbeatRequest) -> None:
@@ -774,6 +773,13 @@ class ConsumerGroupCoordinator:
         self._emit(GroupKey(PARTITION_METADATA, group_id), None)
         self._emit(GroupKey(GROUP_METADATA, group_id), None)
         return self._take_records()
+
+
+@lru_cache(maxsize=65536)
+def _session_key(group_id: str, member_id: str) -> ConsumerTimerKey:
+    """One key object per member, so the timer queue finds it by identity
+    at each heartbeat instead of comparing fields."""
+    return ConsumerTimerKey(SESSION, group_id, member_id)
 
 
 def _is_subset(owned: OwnedPartitions | None, assigned: Assignment) -> bool:
