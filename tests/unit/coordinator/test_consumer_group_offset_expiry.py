@@ -94,3 +94,19 @@ def test_an_empty_groups_offsets_expire_a_retention_after_their_commit() -> None
     assert committed(h)[("t", 0)] == 1
     h.advance(2 * CHECK)  # a retention after the commit, not after the group emptied
     assert committed(h)[("t", 0)] == -1
+
+
+def test_a_group_with_members_stays_when_all_its_offsets_expire() -> None:
+    h = harness()
+    a = h.consumer_heartbeat("g", "a", 0, topics=("t",))
+    epoch = a.member_epoch
+    h.commit("g", {("u", 0): 2}, member_id="a", generation=epoch)
+    stay(h, "a", epoch, 2 * RETENTION)
+    assert committed(h)[("u", 0)] == -1
+    assert h.consumer_describe("g").group_state == "Stable"
+    assert h.commit("g", {("t", 0): 5}, member_id="a", generation=epoch) == {
+        ("t", 0): ErrorCode.none
+    }
+    h.restart()
+    assert h.consumer_describe("g").group_state == "Stable"
+    assert committed(h) == {("t", 0): 5, ("u", 0): -1}
