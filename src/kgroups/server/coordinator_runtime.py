@@ -45,6 +45,7 @@ from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.coordinator.txn_load import LoadedTransactions, OpenRecord, replay_loaded
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
+from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
 from kgroups.server.coordinator_driver import (
     TIMED_OUT,
     Append,
@@ -666,6 +667,22 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             return None
         return shard.heartbeat_now(
             group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
+        )
+
+    def consumer_heartbeat_now(self, hb: UnchangedHeartbeat, client_host: str) -> int | None:
+        """``heartbeat_now`` for a KIP-848 member's heartbeat that carries
+        only its member id and epoch: the heartbeat interval to answer with."""
+        partition = partition_for_group(hb.group_id, self.partitions)
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped or partition in self._failed:
+            return None
+        return shard.consumer_heartbeat_now(
+            hb.group_id,
+            hb.member_id,
+            hb.member_epoch,
+            hb.client_id,
+            client_host,
+            self._broker.clock.now_ms(),
         )
 
     async def complete_transaction(
