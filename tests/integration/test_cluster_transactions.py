@@ -6,9 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from cluster_brokers import create_topic, leaders, running_cluster, wait_for
+from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
+from test_transaction_coordinator_wire import TXN, describe
 from test_transactions_wire import COMMITTED, fetch, latest, produce, write_marker
 
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import i8
+
+from raw_wire import call_once
 
 
 def test_transactions_are_refused_in_cluster_mode(tmp_path: Path, store_url: str) -> None:
@@ -26,3 +31,13 @@ def test_transactions_are_refused_in_cluster_mode(tmp_path: Path, store_url: str
         assert answer.error_code == ErrorCode.none
         assert answer.last_stable_offset == answer.high_watermark == 1
         assert latest(port, COMMITTED) == 1
+
+
+def test_no_transaction_coordinator_in_cluster_mode(tmp_path: Path, store_url: str) -> None:
+    with running_cluster(tmp_path, store_url, 1) as (broker,):
+        port = broker.port
+        found = call_once(port, FindCoordinatorRequest(key_type=i8(1), coordinator_keys=(TXN,)))
+        (coordinator,) = found.coordinators
+        assert coordinator.error_code == ErrorCode.coordinator_not_available
+        assert "single broker" in (coordinator.error_message or "")
+        assert describe(port).error_code == ErrorCode.coordinator_not_available

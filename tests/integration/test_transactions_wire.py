@@ -4,6 +4,7 @@ produce verification hook (KIP-890)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +34,18 @@ NOW = 1_700_000_000_000
 TIMEOUT = i32Timedelta.parse(timedelta(seconds=10))
 A, B = 5000, 5001
 UNCOMMITTED, COMMITTED = 0, 1
+# These tests write transactions as a coordinator elsewhere would, with
+# producer ids it handed out: the broker does not verify them with its own.
+UNVERIFIED = {"transaction.partition.verification.enable": "false"}
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerThread]:
+    b = BrokerThread(tmp_path / "data", **UNVERIFIED).start()
+    try:
+        yield b
+    finally:
+        b.stop()
 
 
 def _create(port: int, name: str = "t") -> None:
@@ -294,7 +307,12 @@ def test_first_batch_of_a_transaction_is_verified(tmp_path: Any, enabled: bool) 
 
 def test_transactions_survive_kill_9(tmp_path: Path) -> None:
     # Small segments: rolls snapshot the producer state between the batches.
-    broker = BrokerProcess(tmp_path / "data", None, "log.segment.bytes=300")
+    broker = BrokerProcess(
+        tmp_path / "data",
+        None,
+        "log.segment.bytes=300",
+        "transaction.partition.verification.enable=false",
+    )
     broker.start()
     try:
         port = broker.port

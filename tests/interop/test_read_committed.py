@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,21 @@ import pytest
 from broker_thread import BrokerThread
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
-from test_transactions_wire import _create, produce, write_marker
+from test_transactions_wire import UNVERIFIED, _create, produce, write_marker
 
 pytestmark = pytest.mark.interop
 
 A, B, C = 7000, 7001, 7002
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerThread]:
+    """Transactions written as a coordinator elsewhere would: not verified here."""
+    b = BrokerThread(tmp_path / "data", **UNVERIFIED).start()
+    try:
+        yield b
+    finally:
+        b.stop()
 
 
 def _consume(bootstrap: str, isolation: str, expected: int) -> list[bytes]:

@@ -8,7 +8,7 @@ Every stored or removed offset is a record applied through the replay path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
 from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
@@ -73,6 +73,7 @@ from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
 _NOTHING_DECIDED: Mapping[str, ErrorCode] = {}
+_NO_TOPICS: Mapping[str, frozenset[str]] = {}
 NO_METADATA = ""
 # Building a NamedTuple straight from a tuple skips its generated __new__: the
 # commit path builds two per partition.
@@ -387,18 +388,20 @@ class OffsetHandlers:
 
     # -- retention ---------------------------------------------------------
 
-    def expire_offsets(self, now: int, fx: Effects, in_use: Collection[str] = frozenset()) -> None:
+    def expire_offsets(
+        self, now: int, fx: Effects, consumer_groups: Mapping[str, frozenset[str]] = _NO_TOPICS
+    ) -> None:
         """Drop expired offsets, and Empty groups left without any.
 
         Like Kafka, a lost batch of these tombstones is not retried: the
-        offsets come back on the next load and expire again. ``in_use``: the
-        consumer groups with members, whose offsets are kept.
+        offsets come back on the next load and expire again.
+        ``consumer_groups``: the topics each consumer group with members
+        subscribes to, whose offsets are kept.
         """
         retention = self._config.offsets_retention_ms
         for group in list(self._table):
-            if group.group_id in in_use:
-                continue
-            expired = expired_offsets(group, now, retention)
+            topics = consumer_groups.get(group.group_id)
+            expired = expired_offsets(group, now, retention, topics)
             if group.group_id in self._pending_groups:
                 # Not while a transaction may still commit the partition.
                 expired = [tp for tp in expired if not self._txn.has(group.group_id, tp)]

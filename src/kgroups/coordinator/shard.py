@@ -312,6 +312,35 @@ class GroupCoordinatorShard:
             group_id, member_id, group_instance_id, generation_id, now_ms
         )
 
+    def consumer_heartbeat_now(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        client_id: str,
+        client_host: str,
+        now_ms: int,
+    ) -> int | None:
+        """``consumer_group_heartbeat`` of a stable member that carries only its
+        member id and epoch, without a Result, for the shell's fast path: the
+        heartbeat interval to answer with, or None when the heartbeat must go
+        through ``consumer_group_heartbeat`` (for the reasons of
+        ``heartbeat_now``, or because it would change more than the member's
+        session deadline)."""
+        if (
+            not self._retention_armed
+            or self._loading
+            or not member_id
+            or self._in_flight.touches((group_id, MEMBERS))
+        ):
+            return None
+        classic = self._table.get(group_id)
+        if classic is not None and classic.members:
+            return None
+        return self._consumer.heartbeat_unchanged(
+            group_id, member_id, member_epoch, client_id, client_host, self._topics, now_ms
+        )
+
     def leave_group(self, req: LeaveGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin_membership(req.group_id)
@@ -746,8 +775,12 @@ class GroupCoordinatorShard:
             elif isinstance(operation, SyncDeadline):
                 self._membership.on_sync_deadline(key.group_id, operation, turn)
             else:
-                in_use = {g for g, group in self._consumer.table.groups.items() if group.members}
-                self._offsets.expire_offsets(now_ms, fx, in_use)
+                subscribed = {
+                    g: group.subscribed_topic_names()
+                    for g, group in self._consumer.table.groups.items()
+                    if group.members
+                }
+                self._offsets.expire_offsets(now_ms, fx, subscribed)
                 self._timers.schedule(
                     key, now_ms + self.config.offsets_retention_check_interval_ms, operation
                 )

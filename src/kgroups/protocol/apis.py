@@ -43,12 +43,17 @@ API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 INIT_PRODUCER_ID = 22
+ADD_PARTITIONS_TO_TXN = 24
+ADD_OFFSETS_TO_TXN = 25
+END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
 DESCRIBE_CONFIGS = 32
 DELETE_GROUPS = 42
 OFFSET_DELETE = 47
 DESCRIBE_CLUSTER = 60
+DESCRIBE_TRANSACTIONS = 65
+LIST_TRANSACTIONS = 66
 CONSUMER_GROUP_HEARTBEAT = 68
 CONSUMER_GROUP_DESCRIBE = 69
 
@@ -72,12 +77,19 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
         ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
         ApiRange(INIT_PRODUCER_ID, "InitProducerId", 0, 4),
+        # AddPartitionsToTxn v5 and EndTxn v5 are transaction.version 2
+        # (KIP-890 part 2), which is not served: clients keep to v4.
+        ApiRange(ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 4),
+        ApiRange(ADD_OFFSETS_TO_TXN, "AddOffsetsToTxn", 0, 4),
+        ApiRange(END_TXN, "EndTxn", 0, 4),
         ApiRange(WRITE_TXN_MARKERS, "WriteTxnMarkers", 1, 2),
         ApiRange(TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 5),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
         ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
+        ApiRange(DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0),
+        ApiRange(LIST_TRANSACTIONS, "ListTransactions", 0, 2),
         ApiRange(CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1),
         ApiRange(CONSUMER_GROUP_DESCRIBE, "ConsumerGroupDescribe", 0, 1),
     )

@@ -4,6 +4,7 @@ the listening socket, and is what every request handler talks to."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 
@@ -25,6 +26,8 @@ from kgroups.server.faults import Faults
 from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.server.store_log import StoreLog
+from kgroups.server.transaction_runtime import TransactionRuntime
+from kgroups.server.txn_markers import write_coordinator_markers
 from kgroups.server.txn_verification import TransactionVerifier
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.config import LogConfig
@@ -61,7 +64,13 @@ class Broker:
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
         self.coordinator = CoordinatorRuntime(self)
-        self.transactions: TransactionVerifier | None = None
+        self.txn_coordinator = TransactionRuntime(
+            self, functools.partial(write_coordinator_markers, self)
+        )
+        # Transactional produce is verified with the coordinator (single broker only).
+        self.transactions: TransactionVerifier | None = (
+            self.txn_coordinator if self.cluster is None else None
+        )
         self.closing = False
         self.advertised: tuple[str, int] = config.advertised(0)
         self._server: asyncio.Server | None = None
@@ -117,6 +126,7 @@ class Broker:
             if cleaner:
                 self._background.append(asyncio.create_task(maintenance.cleaner_loop(cleaner_s)))
         self.coordinator.start()
+        self.txn_coordinator.start()
         self.metrics = await start_metrics_server(self)
         log.info(
             "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
@@ -156,6 +166,7 @@ class Broker:
             await self.metrics.close()
         if self.fault_admin is not None:
             await self.fault_admin.close()
+        await self.txn_coordinator.stop()
         await self.coordinator.stop()
         # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
         # Closing the transport ends a connection's task (cancelling the task

@@ -10,10 +10,12 @@ from typing import Protocol
 
 from kgroups.server.broker_core import BrokerCore
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
+from kgroups.server.transaction_runtime import TransactionRuntime
 from kgroups.server.txn_verification import TransactionVerifier
 
 
 class BrokerApi(BrokerCore, Protocol):
     coordinator: CoordinatorRuntime
+    txn_coordinator: TransactionRuntime
     transactions: TransactionVerifier | None
     """Verifies transactional produce (KIP-890); None accepts every batch."""

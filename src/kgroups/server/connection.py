@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 
 from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.server.dispatch import BadRequest, dispatch
-from kgroups.server.fast_heartbeat import HEARTBEAT_PREFIX, answer_heartbeat
+from kgroups.server.fast_heartbeat import (
+    CONSUMER_HEARTBEAT_PREFIX,
+    HEARTBEAT_PREFIX,
+    answer_consumer_heartbeat,
+    answer_heartbeat,
+)
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -91,6 +96,8 @@ async def serve_connection(
             response = None
             if request.startswith(HEARTBEAT_PREFIX) and not faults.active:
                 response = answer_heartbeat(broker.coordinator, request)
+            elif request.startswith(CONSUMER_HEARTBEAT_PREFIX) and not faults.active:
+                response = answer_consumer_heartbeat(broker.coordinator, request, host)
             if response is None:
                 state.busy = True
                 started = clock()

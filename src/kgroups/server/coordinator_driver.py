@@ -1,6 +1,7 @@
 """What an IO shell owes one group coordinator shard, without the IO.
 
-One driver per `__consumer_offsets` partition. The shell gives it every Result
+One driver per coordinator partition (`__consumer_offsets`,
+`__transaction_state`). The shell gives it every Result
 of the shard and the events of storage and time; the driver says what to do:
 
 - ``appends``: batches of records to append to the partition, in this order
@@ -17,6 +18,9 @@ of the shard and the events of storage and time; the driver says what to do:
   and the reply timeouts); ``nothing_due_before(ms)`` says cheaply whether a
   call already planned at ``ms`` is soon enough (early calls are harmless).
 
+- ``markers``: a transaction coordinator's markers whose records are durable,
+  for the shell to write (it reports them to the shard).
+
 A failed append, at once or later at its fsync, goes to
 ``shard.append_failed``, whose result is handled like any other.
 """
@@ -24,13 +28,37 @@ A failed append, at once or later at its fsync, goes to
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol
 
-from kgroups.coordinator.result import AppendToken, ProducerBatch, Record, Response, Result
-from kgroups.coordinator.shard import GroupCoordinatorShard
+from kgroups.coordinator.result import ProducerBatch, Record
 from kgroups.errors import ErrorCode
 from kgroups.server.pending_writes import EVERYTHING, PendingWrites, Reach, StateKey, written
+
+
+class ShardResult(Protocol):
+    """What a shard's call returns (coordinator.result.Result, transactions.result.TxnResult)."""
+
+    @property
+    def records(self) -> list[Record]: ...
+    @property
+    def replies(self) -> Sequence[tuple[object, object]]: ...
+    @property
+    def append_token(self) -> Any: ...
+    @property
+    def producer(self) -> ProducerBatch | None: ...
+
+
+class HostedShard(Protocol):
+    """What the driver and the runtime call on a shard."""
+
+    def append_durable(self, append_token: Any, /) -> None: ...
+    def append_failed(self, append_token: Any, error: ErrorCode, now_ms: int, /) -> ShardResult: ...
+    def on_timer(self, now_ms: int, /) -> ShardResult: ...
+    def next_deadline_ms(self) -> int | None: ...
+    def nothing_due_before(self, ms: int, /) -> bool: ...
+    def begin_load(self) -> None: ...
+    def unload(self, now_ms: int, /) -> ShardResult: ...
 
 
 class TimedOut:
@@ -42,7 +70,7 @@ class TimedOut:
 
 TIMED_OUT: Final = TimedOut()
 # A reply to send: the request's reply_to token and its answer.
-Outgoing = tuple[object, Response | TimedOut]
+Outgoing = tuple[object, object]
 
 
 class _Waiter:
@@ -61,7 +89,7 @@ class _Waiter:
 
     def __init__(
         self,
-        replies: list[tuple[object, Response]],
+        replies: Sequence[tuple[object, object]],
         keys: set[StateKey],
         reach: Reach,
         durable: bool,
@@ -82,12 +110,14 @@ class Append:
     """One batch for the shell to append now. It reports back with ``durable``
     (at once, or after ``stored`` once fsynced) or ``failed``."""
 
-    __slots__ = ("_reach", "_waiter", "producer", "records", "token")
+    __slots__ = ("_reach", "_waiter", "markers", "producer", "records", "token")
 
-    def __init__(self, result: Result, reach: Reach, waiter: _Waiter) -> None:
+    def __init__(self, result: ShardResult, reach: Reach, waiter: _Waiter) -> None:
         self.records: list[Record] = result.records
-        self.token: AppendToken | None = result.append_token
+        self.token: Any = result.append_token
         self.producer: ProducerBatch | None = result.producer
+        # A transaction coordinator's markers, written once the records are durable.
+        self.markers: list[object] = getattr(result, "markers", None) or []
         self._reach = reach
         self._waiter = waiter
 
@@ -95,9 +125,9 @@ class Append:
 class CoordinatorDriver:
     def __init__(
         self,
-        shard: GroupCoordinatorShard,
+        shard: HostedShard,
         commit_timeout_ms: int,
-        on_result: Callable[[Result], None] | None = None,
+        on_result: Callable[[ShardResult], None] | None = None,
     ) -> None:
         self.shard = shard
         self._timeout_ms = commit_timeout_ms
@@ -105,13 +135,15 @@ class CoordinatorDriver:
         self._on_result = on_result
         self.appends: deque[Append] = deque()
         self._replies: list[Outgoing] = []
+        # Transaction markers whose records are durable: the shell writes them.
+        self.markers: list[object] = []
         self._pending: PendingWrites[_Waiter] = PendingWrites()
         # Waiters by deadline: every wait lasts as long, so submission order is deadline order.
         self._waiting: deque[_Waiter] = deque()
 
     # -- input --------------------------------------------------------------
 
-    def submit(self, result: Result, now_ms: int, reach: Reach = ()) -> None:
+    def submit(self, result: ShardResult, now_ms: int, reach: Reach = ()) -> None:
         """A result of the shard; ``reach`` is the state its request reveals."""
         if self._on_result is not None:
             self._on_result(result)
@@ -121,10 +153,15 @@ class CoordinatorDriver:
             self.appends.append(Append(result, reach, waiter))
         else:
             self._wait(result, reach, True, now_ms)
+            markers = getattr(result, "markers", None)
+            if markers:  # of records durable before
+                self.markers.extend(markers)
 
     def durable(self, append: Append, now_ms: int) -> None:
         """The batch is stored for good: the shard drops its snapshot."""
         self.shard.append_durable(append.token)
+        if append.markers:
+            self.markers.extend(append.markers)
         waiter = append._waiter
         waiter.durable = True
         if not waiter.waits:
@@ -192,7 +229,9 @@ class CoordinatorDriver:
 
     # -- settling -----------------------------------------------------------
 
-    def _wait(self, result: Result, reach: Reach, durable: bool, now_ms: int) -> _Waiter | None:
+    def _wait(
+        self, result: ShardResult, reach: Reach, durable: bool, now_ms: int
+    ) -> _Waiter | None:
         """Send the result's replies now if nothing holds them, else a waiter for them."""
         if durable and not self._pending:
             self._replies.extend(result.replies)
@@ -232,7 +271,7 @@ class CoordinatorDriver:
         waiter.replies = []
 
 
-def _result_reach(result: Result, reach: Reach, writes: set[StateKey]) -> Reach:
+def _result_reach(result: ShardResult, reach: Reach, writes: set[StateKey]) -> Reach:
     """All the state a result's replies reveal; a reply token may say its own
     (a ``reach`` attribute), one that does not reveals everything."""
     if reach is EVERYTHING:

@@ -1,16 +1,20 @@
-"""The IO shell around the sans-IO group coordinator.
+"""The IO shell around the sans-IO coordinators.
 
-One `GroupCoordinatorShard` per `__consumer_offsets` partition, each with a
-`CoordinatorDriver` that holds the shell's contract (order of appends,
-durable-then-reply, failed appends, timers, the commit timeout). For each
-request the runtime picks the group's shard, calls the handler with the
+``ShardRuntime`` hosts one shard per partition of an internal topic, each with
+a `CoordinatorDriver` that holds the shell's contract (order of appends,
+durable-then-reply, failed appends, timers, the commit timeout). The broker
+runs two: ``CoordinatorRuntime`` (below: a GroupCoordinatorShard per
+`__consumer_offsets` partition) and ``TransactionRuntime``
+(transaction_runtime.py: a TransactionCoordinatorShard per
+`__transaction_state` partition). For each request the runtime picks the
+shard, calls the handler with the
 current time and a future to answer through, and hands the result to the
 driver; then it does what the driver asks: append batches to the partition,
 report their fsync, complete the reply futures, and keep one loop timer per
 partition at the driver's next deadline. A failed append (or fsync) goes back
 to the shard, which rolls it back by snapshot and answers with the error.
 
-Leadership: the runtime serves the `__consumer_offsets` partitions it holds.
+Leadership: the runtime serves the partitions it holds.
 ``partition_gained`` puts a fresh shard in place, loading, and replays the
 partition's log into it in the background (the shard answers its groups'
 requests as Kafka's loading coordinator does); ``partition_lost`` drops the
@@ -28,7 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from kgroups.cluster.lease_state import LeadershipChange
 from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
@@ -41,7 +45,14 @@ from kgroups.coordinator.shard import GroupCoordinatorShard
 from kgroups.coordinator.txn_load import LoadedTransactions, OpenRecord, replay_loaded
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
-from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
+from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
+from kgroups.server.coordinator_driver import (
+    TIMED_OUT,
+    Append,
+    CoordinatorDriver,
+    HostedShard,
+    ShardResult,
+)
 from kgroups.server.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisBroker
 from kgroups.server.pending_writes import EVERYTHING, Reach, request_reach
 from kgroups.server.store_log import StoreReadNeeded
@@ -60,6 +71,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+S = TypeVar("S", bound=HostedShard)
 # Records read per step while loading, between which the loop serves requests.
 _LOAD_CHUNK_BYTES = 4 * 1024 * 1024
 _PROGRESS_EVERY_S = 2.0
@@ -76,33 +88,19 @@ _TIMEOUT_ERRORS = {
 }
 
 
-class CoordinatorRuntime:
-    def __init__(self, broker: BrokerCore) -> None:
+class ShardRuntime(Generic[S]):
+    """Hosts one sans-IO shard per partition of ``topic``: loading, appends
+    and their fsync, replies, timers. The group coordinator and the
+    transaction coordinator are its two kinds (``_new_shard``, ``_load``)."""
+
+    def __init__(
+        self, broker: BrokerCore, topic: str, partitions: int, commit_timeout_ms: int
+    ) -> None:
         self._broker = broker
-        cfg = broker.config
-        self.config = CoordinatorConfig(
-            min_session_timeout_ms=cfg.get_int("group.min.session.timeout.ms"),
-            max_session_timeout_ms=cfg.get_int("group.max.session.timeout.ms"),
-            initial_rebalance_delay_ms=cfg.get_int("group.initial.rebalance.delay.ms"),
-            max_size=cfg.get_int("group.max.size"),
-            offsets_topic_partitions=cfg.get_int("offsets.topic.num.partitions"),
-            offset_metadata_max_bytes=cfg.get_int("offset.metadata.max.bytes"),
-            offsets_retention_ms=cfg.get_int("offsets.retention.minutes") * 60_000,
-            offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
-        )
-        # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
-        self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
-        self.consumer_config = ConsumerGroupConfig(
-            session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
-            heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
-            max_size=cfg.get_int("group.consumer.max.size"),
-            assignors=cfg.get_str("group.consumer.assignors"),
-            regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
-            migration_policy=cfg.get_str("group.consumer.migration.policy"),
-        )
-        self.partitions = self.config.offsets_topic_partitions
-        self._commit_timeout_ms = cfg.get_int("offsets.commit.timeout.ms")
-        self._shards: dict[int, GroupCoordinatorShard] = {}
+        self.topic = topic
+        self.partitions = partitions
+        self._commit_timeout_ms = commit_timeout_ms
+        self._shards: dict[int, S] = {}
         self._drivers: dict[int, CoordinatorDriver] = {}
         # The leader epoch at which each partition held was gained.
         self._epochs: dict[int, int] = {}
@@ -114,14 +112,7 @@ class CoordinatorRuntime:
         self._retired: set[CoordinatorDriver] = set()
         # Alone, this broker leads every partition; in a cluster it follows
         # the leadership view (partition_gained, partition_lost).
-        cluster = broker.cluster
-        self._gain_all = cluster is None
-        # Where FindCoordinator sends each group.
-        self.leaders: OffsetsLeaders = (
-            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
-        )
-        if cluster is not None:
-            cluster.on_leadership_change(self.on_leadership_change)
+        self._gain_all = broker.cluster is None
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
@@ -139,12 +130,28 @@ class CoordinatorRuntime:
         # The loop, kept: asking for the running one costs a getpid per call.
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    # -- lifecycle ---------------------------------------------------------
+    def _new_shard(self, partition: int, leader_epoch: int) -> S:
+        """A fresh shard for the partition, registered with its driver."""
+        raise NotImplementedError
+
+    async def _load(self, partition: int, shard: S) -> None:
+        """Replay the partition's log into the shard, then ``finish_load``."""
+        raise NotImplementedError
+
+    def _markers_due(self, partition: int, driver: CoordinatorDriver) -> None:
+        """Transaction markers whose records are durable (transaction coordinator only)."""
+        driver.markers.clear()
+
+    def _host(self, partition: int, shard: S, leader_epoch: int) -> S:
+        self._shards[partition] = shard
+        self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)
+        self._epochs[partition] = leader_epoch
+        return shard
 
     def start(self) -> None:
         """Alone, gain every partition of `__consumer_offsets`; in a cluster,
         the leadership view says which."""
-        topic = self._broker.topics.get(OFFSETS_TOPIC)
+        topic = self._broker.topics.get(self.topic)
         if topic is None:
             return
         self.partitions = topic.partitions
@@ -179,42 +186,6 @@ class CoordinatorRuntime:
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         return loop
-
-    def ensure_offsets_topic(self) -> None:
-        """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
-        if self._broker.topics.get(OFFSETS_TOPIC) is not None:
-            return
-        cfg = self._broker.config
-        self._broker.create_topic(
-            OFFSETS_TOPIC,
-            self.partitions,
-            {
-                "cleanup.policy": "compact",
-                "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
-            },
-        )
-        if self._gain_all:
-            for p in range(self.partitions):
-                self._new_shard(p, 0)  # nothing to load
-
-    def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
-        topics = self._broker.topics
-        shard = GroupCoordinatorShard(
-            partition,
-            self.config,
-            partition_exists=topics.partition_exists,
-            consumer_config=self.consumer_config,
-            topics=topics,
-            topic_name=lambda topic_id: (
-                None if (topic := topics.by_id(topic_id)) is None else topic.name
-            ),
-        )
-        self._shards[partition] = shard
-        self._drivers[partition] = CoordinatorDriver(shard, self._commit_timeout_ms)
-        self._epochs[partition] = leader_epoch
-        return shard
-
-    # -- leadership --------------------------------------------------------
 
     def partition_gained(self, partition: int, leader_epoch: int) -> None:
         """This broker leads the partition at ``leader_epoch``: load its groups.
@@ -260,7 +231,7 @@ class CoordinatorRuntime:
         timer = self._timers.pop(partition, None)
         if timer is not None:
             timer[1].cancel()
-        log.info("%s-%d moved away: its groups are dropped", OFFSETS_TOPIC, partition)
+        log.info("%s-%d moved away: its groups are dropped", self.topic, partition)
         self._retired.add(driver)
         self._retire(driver)
 
@@ -282,10 +253,10 @@ class CoordinatorRuntime:
     def on_leadership_change(self, change: LeadershipChange) -> None:
         """The cluster's leadership view changed: follow it for `__consumer_offsets`."""
         for topic, partition in change.lost:
-            if topic == OFFSETS_TOPIC:
+            if topic == self.topic:
                 self.partition_lost(partition)
         for (topic, partition), epoch in change.gained.items():
-            if topic == OFFSETS_TOPIC:
+            if topic == self.topic:
                 self.partition_gained(partition, epoch)
 
     def leader_epoch(self, partition: int) -> int | None:
@@ -295,9 +266,7 @@ class CoordinatorRuntime:
     def held_partitions(self) -> list[int]:
         return sorted(self._epochs)
 
-    # -- loading -----------------------------------------------------------
-
-    async def _load_in_turn(self, partition: int, shard: GroupCoordinatorShard) -> None:
+    async def _load_in_turn(self, partition: int, shard: S) -> None:
         """Load the partition once the loads gained before it are done.
 
         Cancelled if the partition is lost meanwhile."""
@@ -309,45 +278,12 @@ class CoordinatorRuntime:
         except Exception:
             # Serving the partition's groups from a partial load would hand
             # out wrong offsets; its groups get COORDINATOR_NOT_AVAILABLE.
-            log.exception(
-                "loading %s-%d failed; its groups are unavailable", OFFSETS_TOPIC, partition
-            )
+            log.exception("loading %s-%d failed; its groups are unavailable", self.topic, partition)
             self._loading.discard(partition)
             self._failed.add(partition)
         finally:
             if self._load_tasks.get(partition) is asyncio.current_task():
                 del self._load_tasks[partition]
-
-    async def _load(self, partition: int, shard: GroupCoordinatorShard) -> None:
-        """Rebuild the partition's shard from its log.
-
-        Only the newest record of each key matters (that is what compaction
-        keeps), so the scan keeps the last value per key and replays just those,
-        in the order of their last appearance: the same records a fully
-        compacted log would hold. Loading costs a key scan per record and a
-        replay per live key.
-        """
-        started = time.monotonic()
-        latest, scanned, still_open = await self._scan(partition)
-        replay_loaded(shard.replay, latest, still_open)
-        self._loading.discard(partition)
-        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
-        now = self._broker.clock.now_ms()
-        self._submit(partition, shard.finish_load(now))
-        if self._deleted_while_loading:
-            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
-            if not self._loading:
-                self._deleted_while_loading.clear()
-        if scanned:
-            log.info(
-                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
-                OFFSETS_TOPIC,
-                partition,
-                scanned,
-                len(latest),
-                sum(1 for _ in shard.groups()),
-                time.monotonic() - started,
-            )
 
     async def _scan(
         self, partition: int
@@ -356,7 +292,7 @@ class CoordinatorRuntime:
         last appearance, how many keyed records were read, and the records of
         transactions without a marker yet (txn_load.py)."""
         started = time.monotonic()
-        plog = self._broker.log(OFFSETS_TOPIC, partition)
+        plog = self._broker.log(self.topic, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
         latest: dict[bytes, bytes | None] = {}
         transactions = LoadedTransactions(latest)
@@ -399,7 +335,7 @@ class CoordinatorRuntime:
                 done = (offset - plog.log_start_offset) / max(1, end - plog.log_start_offset)
                 log.info(
                     "loading %s-%d: %.0f%% (%d records, %d live keys)",
-                    OFFSETS_TOPIC,
+                    self.topic,
                     partition,
                     100 * done,
                     scanned,
@@ -414,28 +350,13 @@ class CoordinatorRuntime:
         cluster = self._broker.cluster
         assert cluster is not None
         (got,) = await cluster.read_many(
-            [StoreRead(OFFSETS_TOPIC, partition, offset, _LOAD_CHUNK_BYTES)]
+            [StoreRead(self.topic, partition, offset, _LOAD_CHUNK_BYTES)]
         )
         if isinstance(got, KafkaError):
             raise got
         return got
 
-    def on_topic_deleted(self, topic: str) -> None:
-        """Every group forgets the deleted topic's offsets, with tombstones."""
-        now = self._broker.clock.now_ms()
-        for partition, shard in self._shards.items():
-            if partition not in self._loading:
-                self._submit(partition, shard.on_topics_deleted((topic,), now))
-        if self._loading:
-            self._deleted_while_loading.add(topic)
-
-    # -- requests ----------------------------------------------------------
-
-    def partition_for(self, group_id: str) -> int:
-        self.ensure_offsets_topic()
-        return partition_for_group(group_id, self.partitions)
-
-    def shard(self, partition: int) -> GroupCoordinatorShard:
+    def shard(self, partition: int) -> S:
         if partition in self._failed:
             raise KafkaError(ErrorCode.coordinator_not_available)
         shard = self._shards.get(partition)
@@ -443,24 +364,11 @@ class CoordinatorRuntime:
             raise KafkaError(ErrorCode.not_coordinator)
         return shard
 
-    async def call(
-        self,
-        group_id: str,
-        ctx: RequestContext,
-        handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
-    ) -> Any:
-        """Run one handler on the group's shard; the response once it is due."""
-        faults = self._broker.faults
-        if faults.active and (error := faults.coordinator_error_for(group_id)) is not None:
-            raise KafkaError(error)
-        reach = request_reach(group_id, ctx.api_key)
-        return await self.call_partition(self.partition_for(group_id), ctx, handler, reach)
-
     async def call_partition(
         self,
         partition: int,
         ctx: RequestContext,
-        handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+        handler: Callable[[S, CoordinatorContext, int], ShardResult],
         reach: Reach = EVERYTHING,
     ) -> Any:
         """Run one handler on a shard; ``reach`` is the state its answer reveals."""
@@ -478,6 +386,271 @@ class CoordinatorRuntime:
             raise KafkaError(_TIMEOUT_ERRORS.get(ctx.api_key, ErrorCode.coordinator_not_available))
         return response
 
+    def loaded_partitions(self) -> list[int]:
+        return [p for p in sorted(self._shards) if p not in self._loading]
+
+    def served_partitions(self) -> list[int]:
+        """The partitions whose shards answer, loaded or loading."""
+        return [p for p in sorted(self._shards) if p not in self._failed]
+
+    def _submit(self, partition: int, result: ShardResult, reach: Reach = ()) -> None:
+        """Hand a result to the partition's driver and do what it asks now.
+
+        Replies go at once; records are appended at the end of the loop turn,
+        together with the other results of the turn (see ``_append_turn``).
+        """
+        driver = self._drivers[partition]
+        driver.submit(result, self._broker.clock.now_ms(), reach)
+        if driver.appends:
+            self._append_at_end_of_turn(partition)
+        _send(driver.take_replies())
+        if driver.markers:
+            self._markers_due(partition, driver)
+        self._schedule(partition, driver)
+
+    def _append_at_end_of_turn(self, partition: int) -> None:
+        if not self._to_append:
+            self._running_loop().call_soon(self._append_turn)
+        self._to_append.add(partition)
+
+    def _append_turn(self) -> None:
+        """Append what the turn's results asked for: per partition one write of
+        all their records, in the order the shard applied them, and one fsync.
+        Committers with requests in flight together share the write, the
+        fsync and the work around each."""
+        partitions, self._to_append = self._to_append, set()
+        for partition in sorted(partitions):
+            self._drive(partition)
+
+    def _drive(self, partition: int) -> None:
+        """Make the driver's appends, send its replies, set its timer."""
+        driver = self._drivers[partition]
+        while driver.appends:
+            appends = list(driver.appends)
+            driver.appends.clear()
+            self._write(partition, driver, appends)  # a failure may queue more
+        _send(driver.take_replies())
+        if driver.markers:
+            self._markers_due(partition, driver)
+        self._schedule(partition, driver)
+
+    def _write(self, partition: int, driver: CoordinatorDriver, appends: list[Append]) -> None:
+        """Append the batches' records, as few log batches as fit; report each
+        append durable now, or once fsynced, or failed."""
+        broker = self._broker
+        written: list[Append] = []
+        try:
+            plog = broker.log(self.topic, partition)
+            if broker.faults.active and (error := broker.faults.append_error_for(self.topic)):
+                raise KafkaError(error, "fault injected")
+            now = broker.clock.now_ms()
+            for chunk, batch in _encoded(appends, now):
+                plog.append_batch(batch, now)
+                written.extend(chunk)
+        except (KafkaError, OSError) as e:
+            # The log cut the failed write back: what came before it stays.
+            log.error("append to %s-%d failed: %s", self.topic, partition, e)
+            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
+            for append in appends[len(written) :]:
+                driver.failed(append, error, broker.clock.now_ms())
+        if not written:
+            return
+        fsynced = broker.appended(self.topic, partition, plog)
+        if fsynced is None:
+            for append in written:
+                driver.durable(append, broker.clock.now_ms())
+        else:
+            self._syncing.add(fsynced)
+            fsynced.add_done_callback(partial(self._fsynced, partition, driver, written))
+
+    def _fsynced(
+        self,
+        partition: int,
+        driver: CoordinatorDriver,
+        appends: list[Append],
+        fsynced: asyncio.Future[None],
+    ) -> None:
+        self._syncing.discard(fsynced)
+        if self._stopped:  # its replies were given up
+            return
+        error = "cancelled" if fsynced.cancelled() else fsynced.exception()
+        if error is not None:
+            log.error("fsync of %s-%d failed: %s", self.topic, partition, error)
+        for append in appends:
+            if error is not None:
+                driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
+            else:
+                driver.durable(append, self._broker.clock.now_ms())
+        if driver is self._drivers.get(partition):
+            self._drive(partition)
+        else:  # the partition was lost meanwhile
+            self._retire(driver)
+
+    def _schedule(self, partition: int, driver: CoordinatorDriver) -> None:
+        """One loop timer per partition, at the driver's next deadline."""
+        if self._stopped:
+            return
+        current = self._timers.get(partition)
+        if current is not None and driver.nothing_due_before(current[0]):
+            # Soon enough; a timer set before a deadline was postponed fires
+            # early, finds nothing due, and is set again.
+            return
+        deadline = driver.next_deadline_ms()
+        if current is not None:
+            if current[0] == deadline:
+                return
+            current[1].cancel()
+            del self._timers[partition]
+        if deadline is None:
+            return
+        delay = max(0.0, (deadline - self._broker.clock.now_ms()) / 1000)
+        handle = self._running_loop().call_later(delay, self._fire, partition)
+        self._timers[partition] = (deadline, handle)
+
+    def on_clock_moved(self) -> None:
+        """The clock jumped (a test's virtual clock): check every timer now,
+        as its real-time delay was computed from the old time."""
+        for partition in list(self._timers):
+            self._fire(partition)
+
+    def _fire(self, partition: int) -> None:
+        timer = self._timers.pop(partition, None)
+        if timer is not None:
+            timer[1].cancel()  # when called before its time
+        driver = self._drivers.get(partition)
+        if driver is None:
+            return
+        driver.on_clock(self._broker.clock.now_ms())
+        self._drive(partition)
+
+
+class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
+    """The group coordinator: a GroupCoordinatorShard per `__consumer_offsets` partition."""
+
+    def __init__(self, broker: BrokerCore) -> None:
+        cfg = broker.config
+        self.config = CoordinatorConfig(
+            min_session_timeout_ms=cfg.get_int("group.min.session.timeout.ms"),
+            max_session_timeout_ms=cfg.get_int("group.max.session.timeout.ms"),
+            initial_rebalance_delay_ms=cfg.get_int("group.initial.rebalance.delay.ms"),
+            max_size=cfg.get_int("group.max.size"),
+            offsets_topic_partitions=cfg.get_int("offsets.topic.num.partitions"),
+            offset_metadata_max_bytes=cfg.get_int("offset.metadata.max.bytes"),
+            offsets_retention_ms=cfg.get_int("offsets.retention.minutes") * 60_000,
+            offsets_retention_check_interval_ms=cfg.get_int("offsets.retention.check.interval.ms"),
+        )
+        super().__init__(
+            broker,
+            OFFSETS_TOPIC,
+            self.config.offsets_topic_partitions,
+            cfg.get_int("offsets.commit.timeout.ms"),
+        )
+        # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
+        self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
+        self.consumer_config = ConsumerGroupConfig(
+            session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
+            heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
+            max_size=cfg.get_int("group.consumer.max.size"),
+            assignors=cfg.get_str("group.consumer.assignors"),
+            regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
+            migration_policy=cfg.get_str("group.consumer.migration.policy"),
+        )
+        cluster = broker.cluster
+        # Where FindCoordinator sends each group.
+        self.leaders: OffsetsLeaders = (
+            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
+        )
+        if cluster is not None:
+            cluster.on_leadership_change(self.on_leadership_change)
+
+    def ensure_offsets_topic(self) -> None:
+        """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
+        if self._broker.topics.get(OFFSETS_TOPIC) is not None:
+            return
+        cfg = self._broker.config
+        self._broker.create_topic(
+            OFFSETS_TOPIC,
+            self.partitions,
+            {
+                "cleanup.policy": "compact",
+                "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
+            },
+        )
+        if self._gain_all:
+            for p in range(self.partitions):
+                self._new_shard(p, 0)  # nothing to load
+
+    def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
+        topics = self._broker.topics
+        shard = GroupCoordinatorShard(
+            partition,
+            self.config,
+            partition_exists=topics.partition_exists,
+            consumer_config=self.consumer_config,
+            topics=topics,
+            topic_name=lambda topic_id: (
+                None if (topic := topics.by_id(topic_id)) is None else topic.name
+            ),
+        )
+        return self._host(partition, shard, leader_epoch)
+
+    async def _load(self, partition: int, shard: GroupCoordinatorShard) -> None:
+        """Rebuild the partition's shard from its log.
+
+        Only the newest record of each key matters (that is what compaction
+        keeps), so the scan keeps the last value per key and replays just those,
+        in the order of their last appearance: the same records a fully
+        compacted log would hold. Loading costs a key scan per record and a
+        replay per live key.
+        """
+        started = time.monotonic()
+        latest, scanned, still_open = await self._scan(partition)
+        replay_loaded(shard.replay, latest, still_open)
+        self._loading.discard(partition)
+        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.finish_load(now))
+        if self._deleted_while_loading:
+            self._submit(partition, shard.on_topics_deleted(self._deleted_while_loading, now))
+            if not self._loading:
+                self._deleted_while_loading.clear()
+        if scanned:
+            log.info(
+                "loaded %s-%d: %d records, %d live keys, %d group(s) in %.3f s",
+                OFFSETS_TOPIC,
+                partition,
+                scanned,
+                len(latest),
+                sum(1 for _ in shard.groups()),
+                time.monotonic() - started,
+            )
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Every group forgets the deleted topic's offsets, with tombstones."""
+        now = self._broker.clock.now_ms()
+        for partition, shard in self._shards.items():
+            if partition not in self._loading:
+                self._submit(partition, shard.on_topics_deleted((topic,), now))
+        if self._loading:
+            self._deleted_while_loading.add(topic)
+
+    def partition_for(self, group_id: str) -> int:
+        self.ensure_offsets_topic()
+        return partition_for_group(group_id, self.partitions)
+
+    async def call(
+        self,
+        group_id: str,
+        ctx: RequestContext,
+        handler: Callable[[GroupCoordinatorShard, CoordinatorContext, int], Result],
+    ) -> Any:
+        """Run one handler on the group's shard; the response once it is due."""
+        faults = self._broker.faults
+        if faults.active and (error := faults.coordinator_error_for(group_id)) is not None:
+            raise KafkaError(error)
+        reach = request_reach(group_id, ctx.api_key)
+        return await self.call_partition(self.partition_for(group_id), ctx, handler, reach)
+
     def heartbeat_now(
         self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
     ) -> ErrorCode | None:
@@ -494,6 +667,22 @@ class CoordinatorRuntime:
             return None
         return shard.heartbeat_now(
             group_id, member_id, group_instance_id, generation_id, self._broker.clock.now_ms()
+        )
+
+    def consumer_heartbeat_now(self, hb: UnchangedHeartbeat, client_host: str) -> int | None:
+        """``heartbeat_now`` for a KIP-848 member's heartbeat that carries
+        only its member id and epoch: the heartbeat interval to answer with."""
+        partition = partition_for_group(hb.group_id, self.partitions)
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped or partition in self._failed:
+            return None
+        return shard.consumer_heartbeat_now(
+            hb.group_id,
+            hb.member_id,
+            hb.member_epoch,
+            hb.client_id,
+            client_host,
+            self._broker.clock.now_ms(),
         )
 
     async def complete_transaction(
@@ -526,8 +715,6 @@ class CoordinatorRuntime:
         assert isinstance(answer, ErrorCode)
         return answer
 
-    # -- faults a test injects (kgroups.testing) ---------------------------
-
     def force_rebalance(self, group_id: str) -> None:
         """The group rebalances now, as when a member's metadata changes."""
         partition = self.partition_for(group_id)
@@ -556,135 +743,6 @@ class CoordinatorRuntime:
         partition = self.partition_for(group_id)
         epoch = self._epochs.get(partition)
         self.partition_gained(partition, 0 if epoch is None else epoch + 1)
-
-    def loaded_partitions(self) -> list[int]:
-        return [p for p in sorted(self._shards) if p not in self._loading]
-
-    def served_partitions(self) -> list[int]:
-        """The partitions whose shards answer, loaded or loading."""
-        return [p for p in sorted(self._shards) if p not in self._failed]
-
-    def _submit(self, partition: int, result: Result, reach: Reach = ()) -> None:
-        """Hand a result to the partition's driver and do what it asks now.
-
-        Replies go at once; records are appended at the end of the loop turn,
-        together with the other results of the turn (see ``_append_turn``).
-        """
-        driver = self._drivers[partition]
-        driver.submit(result, self._broker.clock.now_ms(), reach)
-        if driver.appends:
-            self._append_at_end_of_turn(partition)
-        _send(driver.take_replies())
-        self._schedule(partition, driver)
-
-    def _append_at_end_of_turn(self, partition: int) -> None:
-        if not self._to_append:
-            self._running_loop().call_soon(self._append_turn)
-        self._to_append.add(partition)
-
-    def _append_turn(self) -> None:
-        """Append what the turn's results asked for: per partition one write of
-        all their records, in the order the shard applied them, and one fsync.
-        Committers with requests in flight together share the write, the
-        fsync and the work around each."""
-        partitions, self._to_append = self._to_append, set()
-        for partition in sorted(partitions):
-            self._drive(partition)
-
-    def _drive(self, partition: int) -> None:
-        """Make the driver's appends, send its replies, set its timer."""
-        driver = self._drivers[partition]
-        while driver.appends:
-            appends = list(driver.appends)
-            driver.appends.clear()
-            self._write(partition, driver, appends)  # a failure may queue more
-        _send(driver.take_replies())
-        self._schedule(partition, driver)
-
-    def _write(self, partition: int, driver: CoordinatorDriver, appends: list[Append]) -> None:
-        """Append the batches' records, as few log batches as fit; report each
-        append durable now, or once fsynced, or failed."""
-        broker = self._broker
-        written: list[Append] = []
-        try:
-            plog = broker.log(OFFSETS_TOPIC, partition)
-            if broker.faults.active and (error := broker.faults.append_error_for(OFFSETS_TOPIC)):
-                raise KafkaError(error, "fault injected")
-            now = broker.clock.now_ms()
-            for chunk, batch in _encoded(appends, now):
-                plog.append_batch(batch, now)
-                written.extend(chunk)
-        except (KafkaError, OSError) as e:
-            # The log cut the failed write back: what came before it stays.
-            log.error("append to %s-%d failed: %s", OFFSETS_TOPIC, partition, e)
-            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
-            for append in appends[len(written) :]:
-                driver.failed(append, error, broker.clock.now_ms())
-        if not written:
-            return
-        fsynced = broker.appended(OFFSETS_TOPIC, partition, plog)
-        if fsynced is None:
-            for append in written:
-                driver.durable(append, broker.clock.now_ms())
-        else:
-            self._syncing.add(fsynced)
-            fsynced.add_done_callback(partial(self._fsynced, partition, driver, written))
-
-    def _fsynced(
-        self,
-        partition: int,
-        driver: CoordinatorDriver,
-        appends: list[Append],
-        fsynced: asyncio.Future[None],
-    ) -> None:
-        self._syncing.discard(fsynced)
-        if self._stopped:  # its replies were given up
-            return
-        error = "cancelled" if fsynced.cancelled() else fsynced.exception()
-        if error is not None:
-            log.error("fsync of %s-%d failed: %s", OFFSETS_TOPIC, partition, error)
-        for append in appends:
-            if error is not None:
-                driver.failed(append, ErrorCode.kafka_storage_error, self._broker.clock.now_ms())
-            else:
-                driver.durable(append, self._broker.clock.now_ms())
-        if driver is self._drivers.get(partition):
-            self._drive(partition)
-        else:  # the partition was lost meanwhile
-            self._retire(driver)
-
-    # -- timers ------------------------------------------------------------
-
-    def _schedule(self, partition: int, driver: CoordinatorDriver) -> None:
-        """One loop timer per partition, at the driver's next deadline."""
-        if self._stopped:
-            return
-        current = self._timers.get(partition)
-        if current is not None and driver.nothing_due_before(current[0]):
-            # Soon enough; a timer set before a deadline was postponed fires
-            # early, finds nothing due, and is set again.
-            return
-        deadline = driver.next_deadline_ms()
-        if current is not None:
-            if current[0] == deadline:
-                return
-            current[1].cancel()
-            del self._timers[partition]
-        if deadline is None:
-            return
-        delay = max(0.0, (deadline - self._broker.clock.now_ms()) / 1000)
-        handle = self._running_loop().call_later(delay, self._fire, partition)
-        self._timers[partition] = (deadline, handle)
-
-    def _fire(self, partition: int) -> None:
-        timer = self._timers.pop(partition, None)
-        if timer is not None:
-            timer[1].cancel()  # when called before its time
-        driver = self._drivers.get(partition)
-        if driver is None:
-            return
-        driver.on_clock(self._broker.clock.now_ms())
-        self._drive(partition)
 
 
 def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:

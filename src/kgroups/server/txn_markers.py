@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.transactions.result import TxnMarkers
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
 
-__all__ = ["TxnMarker", "write_txn_markers"]
+__all__ = ["TxnMarker", "write_coordinator_markers", "write_txn_markers"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,25 @@ async def write_txn_markers(
                 errors[(topic, partition)] = await _append(broker, marker, topic, partition)
         results.append(errors)
     return results
+
+
+async def write_coordinator_markers(
+    broker: BrokerApi, markers: list[TxnMarkers]
+) -> list[dict[tuple[str, int], ErrorCode]]:
+    """The markers of this broker's transaction coordinator, written in process."""
+    return await write_txn_markers(
+        broker,
+        [
+            TxnMarker(
+                m.producer_id,
+                m.producer_epoch,
+                m.coordinator_epoch,
+                m.commit,
+                tuple(sorted(m.partitions)),
+            )
+            for m in markers
+        ],
+    )
 
 
 async def _append(broker: BrokerApi, marker: TxnMarker, topic: str, partition: int) -> ErrorCode:

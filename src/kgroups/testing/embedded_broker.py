@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 
 from kgroups.clock import Clock
+from kgroups.testing.broker_clock import BrokerClock
 from kgroups.testing.faults import BrokerFaults, http_runner
 from kgroups.testing.process_broker import ProcessBroker, free_port
 from kgroups.testing.thread_broker import ThreadBroker
@@ -54,6 +55,8 @@ class EmbeddedBroker:
             self._remove_own_dir()
             raise
         self._started = False
+        if isinstance(clock, BrokerClock):
+            clock.attach(self)
         self.faults = BrokerFaults(
             http_runner(f"http://127.0.0.1:{props['fault.admin.port']}")
             if isinstance(self._impl, ProcessBroker)
@@ -95,6 +98,14 @@ class EmbeddedBroker:
         if not isinstance(self._impl, ProcessBroker):
             raise RuntimeError("kill() needs EmbeddedBroker(process=True)")
         self._impl.kill()
+
+    def clock_moved(self) -> None:
+        """Act on deadlines a virtual clock's jump has passed (BrokerClock)."""
+        impl = self._impl
+        if isinstance(impl, ThreadBroker) and impl.broker is not None:
+            broker = impl.broker
+            impl.call(broker.coordinator.on_clock_moved)
+            impl.call(broker.txn_coordinator.on_clock_moved)
 
     def restart(self) -> EmbeddedBroker:
         """Stop (if running) and start again on the same port, with the same data."""

@@ -1,5 +1,5 @@
 """pytest plugin, loaded through the `pytest11` entry point: fixtures
-`kafka_broker`, `kafka_bootstrap` and `kafka_helpers`.
+`kafka_broker`, `kafka_bootstrap`, `kafka_helpers` and `kafka_clock`.
 
 `kafka_broker` is a fresh broker per test; `--kafka-broker-scope=session`
 (or the ini option `kafka_broker_scope = session`) shares one across the
@@ -17,6 +17,7 @@ import pytest
 # Imported where used: every pytest run in an environment with kgroups loads
 # this module, and most of those runs never start a broker.
 if TYPE_CHECKING:
+    from kgroups.testing.broker_clock import BrokerClock
     from kgroups.testing.embedded_broker import EmbeddedBroker
     from kgroups.testing.helpers import KafkaHelpers
 
@@ -38,11 +39,26 @@ def kafka_broker_overrides() -> dict[str, str]:
     return {}
 
 
+@pytest.fixture
+def kafka_clock() -> BrokerClock:
+    """Virtual time for `kafka_broker` in the tests that ask for it: the
+    broker's time moves only by `kafka_clock.advance(ms)`."""
+    from kgroups.testing.broker_clock import BrokerClock
+
+    return BrokerClock()
+
+
 @pytest.fixture(scope=_scope)  # type: ignore[arg-type]
-def kafka_broker(kafka_broker_overrides: dict[str, str]) -> Iterator[EmbeddedBroker]:
+def kafka_broker(
+    request: pytest.FixtureRequest, kafka_broker_overrides: dict[str, str]
+) -> Iterator[EmbeddedBroker]:
     from kgroups.testing.embedded_broker import EmbeddedBroker
 
-    with EmbeddedBroker(overrides=kafka_broker_overrides) as broker:
+    # Only a per-test broker can take the test's clock (pytest refuses a
+    # function-scoped fixture in a session-scoped one).
+    wants_clock = "kafka_clock" in request.fixturenames
+    clock = request.getfixturevalue("kafka_clock") if wants_clock else None
+    with EmbeddedBroker(overrides=kafka_broker_overrides, clock=clock) as broker:
         yield broker
 
 

@@ -189,7 +189,7 @@ def test_delete_groups_deletes_an_empty_consumer_group_and_its_offsets() -> None
     assert h.fetch("g", {"t": [0]}) == {("t", 0): (-1, -1, "")}
 
 
-def test_offsets_of_a_consumer_group_with_members_do_not_expire() -> None:
+def test_offsets_of_subscribed_topics_do_not_expire_while_the_group_has_members() -> None:
     config = CoordinatorConfig(
         offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000
     )

@@ -125,3 +125,36 @@ def test_a_batch_the_shell_has_not_taken_yet_holds_back_the_replies_that_reveal_
     assert list(answers) == [g, g_fetch]
     fetched = answers[g_fetch].groups[0].topics[0].partitions[0]
     assert fetched.committed_offset == 5
+
+
+def test_transaction_markers_leave_once_their_prepare_record_is_durable() -> None:
+    from kgroups.transactions import messages as m
+    from kgroups.transactions.config import TransactionConfig
+    from kgroups.transactions.shard import TransactionCoordinatorShard
+
+    shard = TransactionCoordinatorShard(
+        0, TransactionConfig(), coordinator_epoch=0, next_producer_id=lambda: 7
+    )
+    driver = CoordinatorDriver(shard, TIMEOUT_MS)
+
+    def run(result: Any) -> list[Any]:
+        driver.submit(result, NOW)
+        for append in _appended(driver):
+            driver.durable(append, NOW)
+        return [answer for _token, answer in driver.take_replies()]
+
+    ctx = RequestContext(api_version=4, client_id="c", client_host="/h", reply_to=object())
+    (init,) = run(shard.init_producer_id(m.InitProducerId("tx", 60_000), ctx, NOW))
+    pid, epoch = init.producer_id, init.producer_epoch
+    run(shard.add_partitions(m.AddPartitions("tx", pid, epoch, (("t", 0),)), ctx, NOW))
+    assert driver.markers == []
+    driver.submit(shard.end_txn(m.EndTxn("tx", pid, epoch, commit=True), ctx, NOW), NOW)
+    (prepare,) = _appended(driver)
+    assert driver.markers == []  # not before PrepareCommit is durable
+    driver.durable(prepare, NOW)
+    (marker,) = driver.markers
+    assert (marker.producer_id, marker.commit, marker.partitions) == (
+        pid,
+        True,
+        frozenset({("t", 0)}),
+    )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kio.schema.errors import ErrorCode
 
@@ -195,6 +196,40 @@ class ConsumerGroupCoordinator:
             assert not self._records
             return [], HeartbeatAnswer(error_code=e.code, error_message=str(e))
         return self._take_records(), answer
+
+    def heartbeat_unchanged(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        client_id: str,
+        client_host: str,
+        topics: TopicsView,
+        now_ms: int,
+    ) -> int | None:
+        """A heartbeat that carries nothing but its member id and epoch (every
+        other field null or -1), taken without building a request: the
+        heartbeat interval to answer with, when ``heartbeat`` would write
+        nothing and answer the member its own epoch and no assignment; else
+        None (and nothing changed). Only the session deadline moves, as there."""
+        group = self.table.get(group_id)
+        if group is None or group.group_epoch != group.assignment_epoch:
+            return None
+        member = group.members.get(member_id)
+        if (
+            member is None
+            or member.member_epoch != member_epoch
+            or member_epoch <= 0
+            or not member.is_reconciled_to(group.assignment_epoch)
+            or member.classic is not None
+            or member.client_id != client_id
+            or member.client_host != client_host
+            or group.topics_version_seen != topics.version
+            or (group.subscribed_regexes() and self._regexes_due(group, topics, now_ms))
+        ):
+            return None
+        self.schedule_session(group_id, member, now_ms)
+        return self.config.heartbeat_interval_ms
 
     def _validate(self, request: HeartbeatRequest) -> None:
         def invalid(message: str) -> HeartbeatError:
@@ -382,9 +417,7 @@ class ConsumerGroupCoordinator:
             if member.classic is None
             else member.classic.session_timeout_ms
         )
-        self.timers.schedule(
-            ConsumerTimerKey(SESSION, group_id, member.member_id), now_ms + timeout, 0
-        )
+        self.timers.schedule(_session_key(group_id, member.member_id), now_ms + timeout, 0)
 
     @staticmethod
     def _check_epoch(member: ConsumerGroupMember, request: HeartbeatRequest) -> None:
@@ -493,16 +526,8 @@ class ConsumerGroupCoordinator:
         changed, or the last resolution is older than the refresh interval; at
         most once per Kafka's 10 s minimum interval. Whether a regex now
         resolves to other topics (the group epoch must move on)."""
-        last = group.regexes_refreshed_ms
-        if last is not None:
-            if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
-                return False
-            if (
-                group.regexes_version_seen == topics.version
-                and now_ms <= last + self.config.regex_refresh_interval_ms
-                and not group.has_unresolved_regex()
-            ):
-                return False
+        if not self._regexes_due(group, topics, now_ms):
+            return False
         group.regexes_version_seen = topics.version
         changed = False
         for regex, matched in resolve(group.subscribed_regexes(), topics.names()).items():
@@ -513,6 +538,18 @@ class ConsumerGroupCoordinator:
                 RegularExpressionValue(matched, topics.version, now_ms),
             )
         return changed
+
+    def _regexes_due(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
+        last = group.regexes_refreshed_ms
+        if last is None:
+            return True
+        if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
+            return False
+        return not (
+            group.regexes_version_seen == topics.version
+            and now_ms <= last + self.config.regex_refresh_interval_ms
+            and not group.has_unresolved_regex()
+        )
 
     # -- target assignment ---------------------------------------------------
 
@@ -736,6 +773,13 @@ class ConsumerGroupCoordinator:
         self._emit(GroupKey(PARTITION_METADATA, group_id), None)
         self._emit(GroupKey(GROUP_METADATA, group_id), None)
         return self._take_records()
+
+
+@lru_cache(maxsize=65536)
+def _session_key(group_id: str, member_id: str) -> ConsumerTimerKey:
+    """One key object per member, so the timer queue finds it by identity
+    at each heartbeat instead of comparing fields."""
+    return ConsumerTimerKey(SESSION, group_id, member_id)
 
 
 def _is_subset(owned: OwnedPartitions | None, assigned: Assignment) -> bool:

@@ -27,6 +27,7 @@ from kgroups.server.handlers import (
     list_offsets,
     metadata,
     produce,
+    transactions,
     write_txn_markers,
 )
 
@@ -56,6 +57,12 @@ ROUTES: dict[int, Route] = {
     apis.LIST_OFFSETS: Route(list_offsets.handle),
     apis.INIT_PRODUCER_ID: Route(init_producer_id.handle),
     apis.WRITE_TXN_MARKERS: Route(write_txn_markers.handle),
+    # v0-v3 carry one transaction, v4 several: the handler reads both shapes.
+    apis.ADD_PARTITIONS_TO_TXN: Route(transactions.add_partitions_to_txn, upgrade=False),
+    apis.ADD_OFFSETS_TO_TXN: Route(transactions.add_offsets_to_txn),
+    apis.END_TXN: Route(transactions.end_txn),
+    apis.DESCRIBE_TRANSACTIONS: Route(transactions.describe_transactions),
+    apis.LIST_TRANSACTIONS: Route(transactions.list_transactions),
     # v0-v3 name one key, v4 a list: the handler reads both shapes.
     apis.FIND_COORDINATOR: Route(find_coordinator.handle, upgrade=False),
 }

@@ -2,8 +2,10 @@
 
 The coordinator runtime's ``leaders`` says who that is (this broker when it
 runs alone; none while the partition has no leader: COORDINATOR_NOT_AVAILABLE).
-Asking creates `__consumer_offsets` on first use. Transaction coordinators are
-not supported and answer COORDINATOR_NOT_AVAILABLE.
+Asking creates `__consumer_offsets` on first use. A transactional id's
+coordinator (key type 1) is this broker, which creates `__transaction_state`
+on first use; in a cluster transactions are not served and the answer is
+COORDINATOR_NOT_AVAILABLE.
 """
 
 from __future__ import annotations
@@ -64,9 +66,7 @@ async def handle(
 
 def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
     if key_type == TRANSACTION:
-        return _no_coordinator(
-            ErrorCode.coordinator_not_available, "Transactions are not supported"
-        )
+        return _find_transaction(broker, key)
     if key_type != GROUP:
         return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
     if not key:
@@ -86,6 +86,25 @@ def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
     if leader is None:
         return _no_coordinator(ErrorCode.coordinator_not_available, None)
     return ErrorCode.none, None, leader.broker_id, leader.host, leader.port
+
+
+def _find_transaction(broker: BrokerApi, transactional_id: str) -> Found:
+    runtime = broker.txn_coordinator
+    if not runtime.available:
+        return _no_coordinator(
+            ErrorCode.coordinator_not_available,
+            "Transactions are served by a single broker only, not in cluster mode",
+        )
+    if not transactional_id:
+        return _no_coordinator(ErrorCode.invalid_request, "Empty transactional id")
+    try:
+        partition = runtime.partition_for(transactional_id)  # creates the topic on first use
+    except KafkaError as e:
+        return _no_coordinator(e.error_code, e.message)
+    if runtime.leader_epoch(partition) is None:
+        return _no_coordinator(ErrorCode.coordinator_not_available, None)
+    host, port = broker.advertised
+    return ErrorCode.none, None, broker.broker_id, host, port
 
 
 def _no_coordinator(error: ErrorCode, message: str | None) -> Found:

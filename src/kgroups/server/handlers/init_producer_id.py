@@ -1,4 +1,5 @@
-"""InitProducerId for idempotent producers (transactions are not supported)."""
+"""InitProducerId: a fresh id for an idempotent producer; a transactional
+id's producer id and epoch come from its transaction coordinator."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from kio.schema.init_producer_id.v4 import InitProducerIdRequest, InitProducerId
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import ProducerId, i16
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.handlers.transactions import init_producer_id as init_transactional
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -19,7 +21,8 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: InitProducerIdRequest
 ) -> InitProducerIdResponse:
     if request.transactional_id is not None:
-        return _response(ErrorCode.coordinator_not_available, -1, -1)
+        answer = await init_transactional(broker, ctx, request)
+        return _response(answer.error, answer.producer_id, answer.producer_epoch)
     # Without a transactional id Kafka hands out a fresh id whatever id and
     # epoch the request names: bumping a named id would let any client fence
     # another's producer.
