@@ -122,6 +122,8 @@ def test_five_thousand_members_rebalance_well_under_five_seconds() -> None:
 
 
 def test_rebalancing_grows_linearly_with_the_group() -> None:
-    small = min(rebalance_cpu_seconds(500) for _ in range(2))
-    large = min(rebalance_cpu_seconds(4_000) for _ in range(2))
-    assert large < small * 8 * 2.5  # 8x the members, well short of 64x
+    small = min(rebalance_cpu_seconds(500) for _ in range(3))
+    large = min(rebalance_cpu_seconds(4_000) for _ in range(3))
+    # 8x the members: linear is 8x, quadratic 64x; the slack absorbs a busy
+    # machine's noise on the small group's few milliseconds.
+    assert large < small * 8 * 4
