@@ -55,9 +55,10 @@ def _run_app(bootstrap: str, target: int, crash: Callable[[], None], crash_after
     ``target``, calling ``crash`` ``crash_after`` seconds into its first life,
     which must still be running then. A life that fails (the broker went
     away under it) or stalls is ended with SIGKILL and the next one resumes
-    from the committed offsets: librdkafka may stall past its API timeout
-    after a broker restart, and a supervisor would restart such an
-    application."""
+    from the committed offsets, as a supervisor would restart it. (After a
+    broker restart librdkafka's send_offsets_to_transaction can wait on its
+    cached group coordinator past its timeout, without sending anything:
+    confluentinc/librdkafka#5456.)"""
     deadline = time.monotonic() + 25
     first = True
     while time.monotonic() < deadline:
