@@ -23,7 +23,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/
 
 test: lint typecheck browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile  # two workers, a test file stays on one
 
 # The analytics report's page test drives Debian's chromium, headless.
 browser:
