@@ -39,6 +39,7 @@ LEAVE_GROUP = 13
 SYNC_GROUP = 14
 DESCRIBE_GROUPS = 15
 LIST_GROUPS = 16
+SASL_HANDSHAKE = 17
 API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
@@ -49,8 +50,11 @@ END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
 DESCRIBE_CONFIGS = 32
+SASL_AUTHENTICATE = 36
 DELETE_GROUPS = 42
 OFFSET_DELETE = 47
+DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+ALTER_USER_SCRAM_CREDENTIALS = 51
 DESCRIBE_CLUSTER = 60
 DESCRIBE_TRANSACTIONS = 65
 LIST_TRANSACTIONS = 66
@@ -73,6 +77,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(SYNC_GROUP, "SyncGroup", 0, 5),
         ApiRange(DESCRIBE_GROUPS, "DescribeGroups", 0, 6),
         ApiRange(LIST_GROUPS, "ListGroups", 0, 5),
+        ApiRange(SASL_HANDSHAKE, "SaslHandshake", 0, 1),
         ApiRange(API_VERSIONS, "ApiVersions", 0, 3),
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
         ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
@@ -85,8 +90,11 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(WRITE_TXN_MARKERS, "WriteTxnMarkers", 1, 2),
         ApiRange(TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 5),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
+        ApiRange(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
+        ApiRange(DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0),
+        ApiRange(ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0),
         ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
         ApiRange(DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0),
         ApiRange(LIST_TRANSACTIONS, "ListTransactions", 0, 2),

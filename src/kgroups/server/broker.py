@@ -16,6 +16,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.metrics.broker_endpoint import start_metrics_server
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
+from kgroups.security.settings import SaslSettings
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, parse_ip_overrides
@@ -53,6 +54,8 @@ class Broker:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.default_log_config = _default_log_config(config)
         self.topics = TopicRegistry(self.log_dir)
+        self.listener_name, self.security_protocol = config.listener_security()
+        self.sasl = SaslSettings(config, self.log_dir)
         self.logs = LogManager(self.log_dir, self.default_log_config)
         self.append_waiters = AppendWaiters()
         self.stats = BrokerStats()

@@ -22,6 +22,7 @@ from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
 
 if TYPE_CHECKING:
+    from kgroups.security.settings import SaslSettings
     from kgroups.server.cluster_member import ClusterMember
     from kgroups.server.store_log import StoreLog
 
@@ -36,6 +37,11 @@ class BrokerCore(Protocol):
     advertised: tuple[str, int]
     """The host and port clients are told to connect to."""
     closing: bool
+    listener_name: str
+    security_protocol: str
+    """The listener's name and its security protocol (PLAINTEXT, SASL_PLAINTEXT, ...)."""
+    sasl: SaslSettings
+    """Enabled SASL mechanisms and the SCRAM credentials store."""
     topics: TopicRegistry
     logs: LogManager
     producer_ids: ProducerIdManager

@@ -72,6 +72,17 @@ def _ip_overrides(value: str) -> str:
     return value.strip()
 
 
+_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
+_SASL_MECHANISMS = frozenset({"GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"})
+
+
+def _mechanisms(value: str) -> str:
+    for name in filter(None, (v.strip() for v in value.split(","))):
+        if name not in _SASL_MECHANISMS:
+            raise ValueError(f"unknown SASL mechanism {name!r}")
+    return value.strip()
+
+
 def _listeners(value: str) -> str:
     for item in filter(None, (v.strip() for v in value.split(","))):
         parse_listener(item)
@@ -92,6 +103,26 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("node.id", _int, None, "Alias of broker.id (KRaft name)."),
     Setting("listeners", _listeners, "PLAINTEXT://:9092", "Where the broker listens."),
     Setting("advertised.listeners", _listeners, None, "Address given to clients."),
+    Setting(
+        "sasl.enabled.mechanisms",
+        _mechanisms,
+        "GSSAPI",
+        "SASL mechanisms of SASL_* listeners (GSSAPI is accepted, not served).",
+    ),
+    Setting(
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+        _str,
+        None,
+        'PLAIN users as PlainLoginModule user_<name>="<password>" options.',
+    ),
+    Setting(
+        "connection.failed.authentication.delay.ms",
+        _int,
+        100,
+        "Delay before answering a failed authentication.",
+        0,
+    ),
+    Setting("connections.max.reauth.ms", _int, 0, "SASL session lifetime; 0: no expiry.", 0),
     Setting("log.dirs", _str, "/tmp/kafka-logs", "Directory of the partition logs."),
     Setting("log.dir", _str, None, "Used when log.dirs is not set."),
     Setting("num.partitions", _int, 1, "Partitions of an auto-created topic.", 1),
@@ -400,6 +431,13 @@ class BrokerConfig:
         first = self.get_str("listeners").split(",")[0]
         _name, host, port = parse_listener(first)
         return host, port
+
+    def listener_security(self) -> tuple[str, str]:
+        """(listener name, security protocol) of the first listener; a name
+        that is not a security protocol is served as PLAINTEXT."""
+        name, _host, _port = parse_listener(self.get_str("listeners").split(",")[0])
+        name = name.upper()
+        return name, name if name in _SECURITY_PROTOCOLS else "PLAINTEXT"
 
     def advertised(self, bound_port: int) -> tuple[str, int]:
         """(host, port) given to clients in Metadata and FindCoordinator."""

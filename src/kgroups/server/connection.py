@@ -18,6 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.server.connection_security import ConnectionSecurity
 from kgroups.server.dispatch import BadRequest, dispatch
 from kgroups.server.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
@@ -25,6 +26,7 @@ from kgroups.server.fast_heartbeat import (
     answer_consumer_heartbeat,
     answer_heartbeat,
 )
+from kgroups.server.sasl_authenticator import SaslAuthenticator
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -70,6 +72,13 @@ async def serve_connection(
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
     stats.connections_created += 1
+    security = ConnectionSecurity.for_listener(broker.listener_name, broker.security_protocol)
+    # None on PLAINTEXT/SSL listeners: nothing to check per request.
+    sasl = (
+        SaslAuthenticator(broker, security, host)
+        if security.security_protocol.startswith("SASL_")
+        else None
+    )
 
     def send() -> None:
         """Write the collected answers, in order, with one call."""
@@ -94,6 +103,15 @@ async def serve_connection(
             if broker.closing:
                 break
             response = None
+            if sasl is not None and sasl.intercepts(request):
+                response, close = await sasl.answer(request)
+                state.last_active = clock()
+                if response is not None:
+                    unsent.append(response)
+                if close:
+                    break
+                send()
+                continue
             if request.startswith(HEARTBEAT_PREFIX) and not faults.active:
                 response = answer_heartbeat(broker.coordinator, request)
             elif request.startswith(CONSUMER_HEARTBEAT_PREFIX) and not faults.active:
@@ -101,7 +119,7 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host)
+                response = await dispatch(broker, request, host, security)
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.

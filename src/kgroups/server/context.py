@@ -12,3 +12,6 @@ class RequestContext:
     correlation_id: int
     client_id: str
     client_host: str
+    # Kafka's principal string and the listener the request arrived on.
+    principal: str = "User:ANONYMOUS"
+    listener: str = "PLAINTEXT"

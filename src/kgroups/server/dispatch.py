@@ -22,6 +22,7 @@ from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
+    from kgroups.server.connection_security import ConnectionSecurity
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -31,7 +32,12 @@ class BadRequest(ValueError):
     """A request the broker cannot answer; the connection is closed."""
 
 
-async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes | None:
+async def dispatch(
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    security: ConnectionSecurity | None = None,
+) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -45,12 +51,12 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route)
+            return await _dispatch_big(broker, request, client_host, codec, route, security)
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    ctx = _context(api_key, api_version, correlation_id, header.client_id, client_host, security)
     response = await route.handler(broker, ctx, body)
     if response is None:
         return None
@@ -59,7 +65,12 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
 
 
 async def _dispatch_big(
-    broker: BrokerApi, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    codec: apis.ApiCodec,
+    route: Route,
+    security: ConnectionSecurity | None,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -70,7 +81,7 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    ctx = _context(api_key, api_version, correlation_id, header.client_id, client_host, security)
     response = await route.handler(broker, ctx, body)
     del body
     if response is None:
@@ -78,6 +89,27 @@ async def _dispatch_big(
     payload = await asyncio.to_thread(_encode, codec, response)
     del response
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _context(
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    client_id: str | None,
+    client_host: str,
+    security: ConnectionSecurity | None,
+) -> RequestContext:
+    if security is None:
+        return RequestContext(api_key, api_version, correlation_id, client_id or "", client_host)
+    return RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
 
 
 def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:

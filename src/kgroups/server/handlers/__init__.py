@@ -27,6 +27,8 @@ from kgroups.server.handlers import (
     list_offsets,
     metadata,
     produce,
+    sasl,
+    scram_credentials,
     transactions,
     write_txn_markers,
 )
@@ -69,6 +71,10 @@ ROUTES: dict[int, Route] = {
 
 ROUTES.update(
     {
+        apis.SASL_HANDSHAKE: Route(sasl.handshake),
+        apis.SASL_AUTHENTICATE: Route(sasl.authenticate),
+        apis.DESCRIBE_USER_SCRAM_CREDENTIALS: Route(scram_credentials.describe),
+        apis.ALTER_USER_SCRAM_CREDENTIALS: Route(scram_credentials.alter),
         apis.JOIN_GROUP: Route(groups.join_group),
         apis.SYNC_GROUP: Route(groups.sync_group),
         apis.HEARTBEAT: Route(groups.heartbeat),

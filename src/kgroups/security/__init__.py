@@ -1,0 +1,1 @@
+"""Authentication: SASL mechanisms and the SCRAM credentials store."""

@@ -1,0 +1,145 @@
+"""SASL on one connection of a SASL_* listener (Kafka's SaslServerAuthenticator).
+
+Before authentication only ApiVersions, SaslHandshake and SaslAuthenticate
+are answered; any other request closes the connection. A refused
+authentication is answered with SASL_AUTHENTICATION_FAILED after
+connection.failed.authentication.delay.ms, then the connection is closed.
+With connections.max.reauth.ms (KIP-368) the session has a lifetime: the
+client re-authenticates on the same connection (SaslHandshake and
+SaslAuthenticate again, as the same principal), and a request that arrives
+after the session expired closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from kio.schema.sasl_authenticate.v2 import SaslAuthenticateResponse
+from kio.schema.sasl_handshake.v1 import SaslHandshakeResponse
+from kio.static.primitive import i64Timedelta
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.protocol.framing import frame
+from kgroups.protocol.header import peek_api, read_request_header, response_header
+from kgroups.security.mechanisms import AuthenticationFailed, Mechanism, start
+from kgroups.server.dispatch import BadRequest, dispatch
+
+if TYPE_CHECKING:
+    from kgroups.server.broker_api import BrokerApi
+    from kgroups.server.connection_security import ConnectionSecurity
+
+log = logging.getLogger(__name__)
+
+SASL_KEYS = frozenset((apis.SASL_HANDSHAKE, apis.SASL_AUTHENTICATE))
+
+
+class SaslAuthenticator:
+    def __init__(self, broker: BrokerApi, security: ConnectionSecurity, host: str) -> None:
+        self._broker = broker
+        self._security = security
+        self._host = host
+        self._mechanism: Mechanism | None = None
+        self._expires_at: float | None = None
+        self._loop = asyncio.get_running_loop()
+
+    def intercepts(self, request: bytes) -> bool:
+        """Whether ``request`` is this object's to answer rather than dispatch's."""
+        if not self._security.authenticated:
+            return True
+        if request[0] == 0 and request[1] in SASL_KEYS:
+            return True
+        return self._expires_at is not None and self._loop.time() >= self._expires_at
+
+    async def answer(self, request: bytes) -> tuple[bytes | None, bool]:
+        """(response, close the connection after it)."""
+        api_key, version, correlation_id = peek_api(request)
+        if api_key == apis.API_VERSIONS:
+            return await dispatch(self._broker, request, self._host, self._security), False
+        if api_key not in SASL_KEYS:
+            if self._security.authenticated:
+                raise BadRequest("the SASL session expired; re-authentication is required")
+            raise BadRequest(f"api key {api_key} before SASL authentication")
+        if not apis.is_supported(api_key, version):
+            raise BadRequest(f"unsupported SASL request version {version}")
+        codec = apis.codec(api_key, version)
+        try:
+            _header, offset = read_request_header(request, codec.request_header_flexible)
+            body, _size = codec.read_request(request, offset)
+        except Exception as e:
+            raise BadRequest(f"malformed SASL request: {e}") from None
+        response: object
+        if api_key == apis.SASL_HANDSHAKE:
+            response, close = self._handshake(body.mechanism)
+        else:
+            response, close = await self._authenticate(body.auth_bytes)
+        payload = codec.encode_response(response)
+        return frame(
+            response_header(correlation_id, codec.response_header_flexible) + payload
+        ), close
+
+    def _handshake(self, mechanism: str) -> tuple[SaslHandshakeResponse, bool]:
+        enabled = self._broker.sasl.enabled_mechanisms
+        if self._mechanism is not None:
+            return SaslHandshakeResponse(
+                error_code=ErrorCode.illegal_sasl_state, mechanisms=enabled
+            ), True
+        if mechanism not in enabled:
+            return SaslHandshakeResponse(
+                error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
+            ), True
+        self._mechanism = start(
+            mechanism, self._broker.sasl.credentials, self._broker.sasl.jaas_users
+        )
+        return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
+
+    async def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:
+        mechanism = self._mechanism
+        if mechanism is None:
+            return _authenticate_response(
+                ErrorCode.illegal_sasl_state, "SaslAuthenticate before SaslHandshake"
+            ), True
+        try:
+            out = mechanism.step(token)
+        except AuthenticationFailed as e:
+            log.info("SASL authentication from %s failed: %s", self._host, e)
+            delay_ms = self._broker.config.get_int("connection.failed.authentication.delay.ms")
+            await asyncio.sleep(delay_ms / 1000)
+            return _authenticate_response(ErrorCode.sasl_authentication_failed, str(e)), True
+        if not mechanism.complete:
+            return _authenticate_response(ErrorCode.none, None, out), False
+        self._mechanism = None
+        principal = f"User:{mechanism.user}"
+        security = self._security
+        if security.authenticated and principal != security.principal:
+            # KIP-368: a re-authentication may not change who the connection is.
+            return _authenticate_response(
+                ErrorCode.sasl_authentication_failed,
+                "Cannot change principals during re-authentication",
+            ), True
+        security.principal, security.authenticated = principal, True
+        lifetime_ms = self._lifetime_ms(mechanism.lifetime_ms)
+        self._expires_at = None if lifetime_ms == 0 else self._loop.time() + lifetime_ms / 1000
+        return _authenticate_response(ErrorCode.none, None, out, lifetime_ms), False
+
+    def _lifetime_ms(self, credential_ms: int | None) -> int:
+        """The session lifetime: connections.max.reauth.ms, shortened to the
+        credential's own expiry; 0 when sessions never expire."""
+        reauth_ms = self._broker.config.get_int("connections.max.reauth.ms")
+        if reauth_ms <= 0:
+            return 0
+        return reauth_ms if credential_ms is None else min(reauth_ms, credential_ms)
+
+
+def _authenticate_response(
+    error: ErrorCode, message: str | None, auth_bytes: bytes = b"", lifetime_ms: int = 0
+) -> SaslAuthenticateResponse:
+    return SaslAuthenticateResponse(
+        error_code=error,
+        error_message=message,
+        auth_bytes=auth_bytes,
+        session_lifetime=i64Timedelta.parse(timedelta(milliseconds=lifetime_ms)),
+    )
