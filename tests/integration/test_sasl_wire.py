@@ -1,0 +1,186 @@
+"""SASL_PLAINTEXT on the wire: nothing but ApiVersions and the SASL exchange
+before authentication, the failure delay, session expiry (KIP-368), hostile
+frames before authentication, and credentials that survive a restart."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kio.schema.api_versions.v3 import ApiVersionsRequest
+from kio.schema.errors import ErrorCode
+from kio.schema.metadata.v12 import MetadataRequest
+from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
+from sasl_fixtures import PASSWORDS, sasl_broker
+
+from kgroups.testing.thread_broker import ThreadBroker
+
+from raw_wire import call, encode_request
+from wire_fuzz import framed, mutant, seeds
+
+
+@pytest.fixture
+def sasl(tmp_path: Path) -> Iterator[ThreadBroker]:
+    b = sasl_broker(tmp_path / "data").start()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+def _connect(b: ThreadBroker) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", b.port), timeout=30)
+
+
+def _closed(s: socket.socket) -> bool:
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+METADATA = MetadataRequest(
+    topics=None,
+    allow_auto_topic_creation=False,
+    include_topic_authorized_operations=False,
+)
+API_VERSIONS = ApiVersionsRequest(client_software_name="t", client_software_version="1")
+
+
+def _plain(s: socket.socket, user: str, password: str) -> object:
+    handshake, _ = call(s, SaslHandshakeRequest(mechanism="PLAIN"))
+    assert handshake.error_code == ErrorCode.none
+    token = f"\0{user}\0{password}".encode()
+    response, _ = call(s, SaslAuthenticateRequest(auth_bytes=token))
+    return response
+
+
+def test_metadata_before_authentication_closes_the_connection(sasl: ThreadBroker) -> None:
+    with _connect(sasl) as s:
+        versions, _ = call(s, API_VERSIONS)
+        assert versions.error_code == ErrorCode.none
+        assert {17, 36} <= {k.api_key for k in versions.api_keys}
+        s.sendall(encode_request(METADATA))
+        assert _closed(s)
+
+
+def test_metadata_after_authentication_is_answered(sasl: ThreadBroker) -> None:
+    with _connect(sasl) as s:
+        response = _plain(s, "alice", PASSWORDS["alice"])
+        assert response.error_code == ErrorCode.none  # type: ignore[attr-defined]
+        metadata, _ = call(s, METADATA)
+        assert len(metadata.brokers) == 1
+
+
+def test_an_unknown_mechanism_gets_the_enabled_list_and_a_close(sasl: ThreadBroker) -> None:
+    with _connect(sasl) as s:
+        response, _ = call(s, SaslHandshakeRequest(mechanism="GSSAPI"))
+        assert response.error_code == ErrorCode.unsupported_sasl_mechanism
+        assert list(response.mechanisms) == [
+            "PLAIN",
+            "SCRAM-SHA-256",
+            "SCRAM-SHA-512",
+            "OAUTHBEARER",
+        ]
+        assert _closed(s)
+
+
+def test_a_failed_authentication_is_answered_late_then_closed(tmp_path: Path) -> None:
+    b = sasl_broker(tmp_path / "d", **{"connection.failed.authentication.delay.ms": "400"})
+    b.start()
+    try:
+        with _connect(b) as s:
+            started = time.monotonic()
+            response = _plain(s, "alice", "wrong")
+            assert time.monotonic() - started >= 0.4
+            assert response.error_code == ErrorCode.sasl_authentication_failed  # type: ignore[attr-defined]
+            assert "Invalid username or password" in response.error_message  # type: ignore[attr-defined]
+            assert _closed(s)
+    finally:
+        b.stop()
+
+
+def test_an_expired_session_is_closed_and_a_reauthenticated_one_is_not(tmp_path: Path) -> None:
+    b = sasl_broker(tmp_path / "d", **{"connections.max.reauth.ms": "500"})
+    b.start()
+    try:
+        with _connect(b) as s, _connect(b) as renewed:
+            for conn in (s, renewed):
+                response = _plain(conn, "alice", PASSWORDS["alice"])
+                assert response.session_lifetime.total_seconds() == 0.5  # type: ignore[attr-defined]
+            time.sleep(0.3)
+            assert _plain(renewed, "alice", PASSWORDS["alice"]).error_code == ErrorCode.none  # type: ignore[attr-defined]
+            time.sleep(0.3)
+            metadata, _ = call(renewed, METADATA)
+            assert len(metadata.brokers) == 1
+            s.sendall(encode_request(METADATA))
+            assert _closed(s)
+    finally:
+        b.stop()
+
+
+def test_reauthentication_cannot_change_the_principal(sasl: ThreadBroker) -> None:
+    with _connect(sasl) as s:
+        assert _plain(s, "alice", PASSWORDS["alice"]).error_code == ErrorCode.none  # type: ignore[attr-defined]
+        response = _plain(s, "bob", PASSWORDS["bob"])
+        assert response.error_code == ErrorCode.sasl_authentication_failed  # type: ignore[attr-defined]
+        assert _closed(s)
+
+
+def test_hostile_frames_before_authentication_leave_the_broker_serving(
+    sasl: ThreadBroker,
+) -> None:
+    import random
+
+    rng = random.Random(7)
+    all_seeds = seeds(with_nulls=False)
+    for _ in range(200):
+        seed = rng.choice(all_seeds)
+        with _connect(sasl) as s:
+            s.settimeout(5)
+            s.sendall(framed(mutant(rng, seed)))
+            s.shutdown(socket.SHUT_WR)
+            try:
+                while s.recv(65536):
+                    pass
+            except (TimeoutError, ConnectionResetError):
+                pass
+    with _connect(sasl) as s:
+        assert _plain(s, "alice", PASSWORDS["alice"]).error_code == ErrorCode.none  # type: ignore[attr-defined]
+    assert sasl.broker is not None
+    assert sasl.run(_topics(sasl)) == []
+
+
+async def _topics(b: ThreadBroker) -> list[str]:
+    assert b.broker is not None
+    return sorted(b.broker.topics.names())
+
+
+def test_scram_credentials_survive_a_restart(tmp_path: Path) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+    from sasl_fixtures import confluent_config
+
+    b = sasl_broker(tmp_path / "d").start()
+    try:
+        admin = AdminClient(confluent_config(b.bootstrap, "PLAIN"))
+        upsert = UserScramCredentialUpsertion(
+            "erin", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"erin-secret"
+        )
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(30)
+        b.restart()
+        erin = confluent_config(b.bootstrap, "SCRAM-SHA-512", "erin", "erin-secret")
+        assert AdminClient(erin).list_topics(timeout=30).brokers
+        stored = (tmp_path / "d" / "scram-credentials.json").read_text()
+        assert "erin-secret" not in stored
+    finally:
+        b.stop()
