@@ -126,6 +126,31 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (glist, gdescribe, greset, gdelete, gdel_offsets):
         _bootstrap(sub)
 
+    users = commands.add_parser(
+        "users",
+        help="SCRAM users of a stopped broker's data directory",
+        description="Add, list and delete SCRAM credentials in a broker's data directory "
+        "while the broker is stopped; a running broker takes AlterUserScramCredentials "
+        "from any Kafka AdminClient.",
+    )
+    user_commands = users.add_subparsers(dest="action", metavar="ACTION", required=True)
+    uadd = user_commands.add_parser("add", help="add or replace a user's credentials")
+    uadd.add_argument("name")
+    uadd.add_argument("--password", help="the password (asked for when absent)")
+    uadd.add_argument("--iterations", type=int, default=4096, help="PBKDF2 iterations (4096)")
+    ulist = user_commands.add_parser("list", help="users and their mechanisms")
+    udelete = user_commands.add_parser("delete", help="delete a user's credentials")
+    udelete.add_argument("name")
+    for sub in (uadd, udelete):
+        sub.add_argument(
+            "--mechanism",
+            action="append",
+            choices=("SCRAM-SHA-256", "SCRAM-SHA-512"),
+            help="repeatable; default both",
+        )
+    for sub in (uadd, ulist, udelete):
+        sub.add_argument("--data-dir", type=Path, required=True, help="the broker's log.dirs")
+
     cluster = commands.add_parser("cluster", help="brokers, partition leaders, coordinators")
     cluster_commands = cluster.add_subparsers(dest="action", metavar="ACTION", required=True)
     cdescribe = cluster_commands.add_parser(
@@ -245,6 +270,22 @@ def _run(args: argparse.Namespace) -> int:
             print(asyncio.run(topics.describe(bootstrap, args.names)))
         elif args.action == "delete":
             print(asyncio.run(topics.delete(bootstrap, args.name)))
+        return 0
+    if args.command == "users":
+        from kgroups.commands import users
+
+        mechanisms = getattr(args, "mechanism", None) or ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+        if args.action == "add":
+            password = args.password
+            if password is None:
+                import getpass
+
+                password = getpass.getpass(f"Password for {args.name}: ")
+            print(users.add(args.data_dir, args.name, password, mechanisms, args.iterations))
+        elif args.action == "list":
+            print(users.list_users(args.data_dir))
+        else:
+            print(users.delete(args.data_dir, args.name, mechanisms))
         return 0
     if args.command == "cluster":
         from kgroups.commands import cluster
