@@ -19,7 +19,7 @@ from sasl_fixtures import PASSWORDS, sasl_broker
 
 from kgroups.testing.thread_broker import ThreadBroker
 
-from raw_wire import call, encode_request
+from raw_wire import call, encode_request, read_frame
 from wire_fuzz import framed, mutant, seeds
 
 
@@ -74,6 +74,22 @@ def test_metadata_after_authentication_is_answered(sasl: ThreadBroker) -> None:
         assert response.error_code == ErrorCode.none  # type: ignore[attr-defined]
         metadata, _ = call(s, METADATA)
         assert len(metadata.brokers) == 1
+
+
+def test_legacy_raw_tokens_after_a_v0_handshake(sasl: ThreadBroker) -> None:
+    from kio.schema.sasl_handshake.v0 import SaslHandshakeRequest as HandshakeV0
+
+    with _connect(sasl) as s:
+        handshake, _ = call(s, HandshakeV0(mechanism="PLAIN"))
+        assert handshake.error_code == ErrorCode.none
+        s.sendall(framed(b"\0alice\0" + PASSWORDS["alice"].encode()))
+        assert read_frame(s) == b""  # PLAIN's empty server token
+        metadata, _ = call(s, METADATA)
+        assert len(metadata.brokers) == 1
+    with _connect(sasl) as s:
+        call(s, HandshakeV0(mechanism="PLAIN"))
+        s.sendall(framed(b"\0alice\0wrong"))
+        assert _closed(s)
 
 
 def test_an_unknown_mechanism_gets_the_enabled_list_and_a_close(sasl: ThreadBroker) -> None:

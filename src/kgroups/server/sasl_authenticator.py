@@ -24,7 +24,7 @@ from kio.static.primitive import i64Timedelta
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
-from kgroups.protocol.header import peek_api, read_request_header, response_header
+from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.security.mechanisms import AuthenticationFailed, Mechanism, start
 from kgroups.server.dispatch import BadRequest, dispatch
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SASL_KEYS = frozenset((apis.SASL_HANDSHAKE, apis.SASL_AUTHENTICATE))
+# The first two bytes of a request frame: its API key.
+_SASL_PREFIXES = frozenset(key.to_bytes(2, "big") for key in SASL_KEYS)
 
 
 class SaslAuthenticator:
@@ -44,19 +46,27 @@ class SaslAuthenticator:
         self._host = host
         self._mechanism: Mechanism | None = None
         self._expires_at: float | None = None
+        # After a v0 SaslHandshake, Kafka's legacy framing: raw SASL tokens in
+        # size-prefixed frames, without Kafka headers.
+        self._raw_tokens = False
         self._loop = asyncio.get_running_loop()
 
     def intercepts(self, request: bytes) -> bool:
         """Whether ``request`` is this object's to answer rather than dispatch's."""
         if not self._security.authenticated:
             return True
-        if request[0] == 0 and request[1] in SASL_KEYS:
+        if request[:2] in _SASL_PREFIXES:
             return True
         return self._expires_at is not None and self._loop.time() >= self._expires_at
 
     async def answer(self, request: bytes) -> tuple[bytes | None, bool]:
         """(response, close the connection after it)."""
-        api_key, version, correlation_id = peek_api(request)
+        if self._raw_tokens:
+            return await self._raw_token(request)
+        try:
+            api_key, version, correlation_id = peek_api(request)
+        except MalformedHeader as e:
+            raise BadRequest(str(e)) from None
         if api_key == apis.API_VERSIONS:
             return await dispatch(self._broker, request, self._host, self._security), False
         if api_key not in SASL_KEYS:
@@ -74,6 +84,7 @@ class SaslAuthenticator:
         response: object
         if api_key == apis.SASL_HANDSHAKE:
             response, close = self._handshake(body.mechanism)
+            self._raw_tokens = version == 0 and not close
         else:
             response, close = await self._authenticate(body.auth_bytes)
         payload = codec.encode_response(response)
@@ -124,6 +135,15 @@ class SaslAuthenticator:
         lifetime_ms = self._lifetime_ms(mechanism.lifetime_ms)
         self._expires_at = None if lifetime_ms == 0 else self._loop.time() + lifetime_ms / 1000
         return _authenticate_response(ErrorCode.none, None, out, lifetime_ms), False
+
+    async def _raw_token(self, token: bytes) -> tuple[bytes | None, bool]:
+        """A legacy token: a refusal has no way to be told, so it closes."""
+        response, close = await self._authenticate(token)
+        if close:
+            return None, True
+        if self._security.authenticated:
+            self._raw_tokens = False
+        return frame(response.auth_bytes), False
 
     def _lifetime_ms(self, credential_ms: int | None) -> int:
         """The session lifetime: connections.max.reauth.ms, shortened to the
