@@ -1,0 +1,63 @@
+"""PLAIN and unsecured OAUTHBEARER as the broker checks them."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from kgroups.security.credentials import CredentialStore
+from kgroups.security.mechanisms import AuthenticationFailed, Plain, UnsecuredOAuthBearer
+from kgroups.security.scram import new_credential
+from kgroups.security.settings import jaas_plain_users
+
+
+def _b64(obj: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def _token(claims: dict[str, object], header: dict[str, object] | None = None) -> bytes:
+    jws = f"{_b64(header or {'alg': 'none'})}.{_b64(claims)}."
+    return f"n,,\x01auth=Bearer {jws}\x01\x01".encode()
+
+
+def test_an_unsecured_token_names_its_subject_and_lifetime() -> None:
+    mechanism = UnsecuredOAuthBearer()
+    mechanism.step(_token({"sub": "carol", "exp": time.time() + 60}))
+    assert mechanism.complete and mechanism.user == "carol"
+    assert mechanism.lifetime_ms is not None and 50_000 < mechanism.lifetime_ms <= 60_000
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        (_token({"sub": "carol", "exp": time.time() - 1}), "expired"),
+        (_token({"exp": time.time() + 60}), "no sub"),
+        (_token({"sub": "carol"}), "no exp"),
+        (_token({"sub": "carol", "exp": time.time() + 60}, {"alg": "RS256"}), "alg: none"),
+        (b"n,,\x01auth=Bearer nonsense\x01\x01", "Invalid"),
+    ],
+)
+def test_bad_tokens_are_refused(token: bytes, reason: str) -> None:
+    with pytest.raises(AuthenticationFailed, match=reason):
+        UnsecuredOAuthBearer().step(token)
+
+
+def test_plain_checks_jaas_users_then_the_store(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path)
+    store.apply([("bob", "SCRAM-SHA-256", new_credential("SCRAM-SHA-256", "bob-pw"))], [])
+    users = jaas_plain_users(
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="admin" password="admin-pw" user_admin="admin-pw" user_alice="alice-pw";'
+    )
+    assert users == {"admin": "admin-pw", "alice": "alice-pw"}
+    for user, password in (("alice", "alice-pw"), ("bob", "bob-pw")):
+        mechanism = Plain(store, users)
+        mechanism.step(f"\0{user}\0{password}".encode())
+        assert mechanism.user == user
+    for token in (b"\0alice\0bob-pw", b"\0bob\0alice-pw", b"\0nobody\0x", b"bob\0alice\0alice-pw"):
+        with pytest.raises(AuthenticationFailed):
+            Plain(store, users).step(token)
