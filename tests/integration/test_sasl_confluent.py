@@ -3,6 +3,7 @@ group and administers; wrong passwords and mechanisms are refused."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +113,27 @@ def test_admin_client_adds_a_scram_user_who_then_logs_in(sasl: ThreadBroker) -> 
     with pytest.raises(KafkaException):
         other = confluent_config(sasl.bootstrap, "SCRAM-SHA-512", "dave", "dave-secret")
         AdminClient(other).list_topics(timeout=5)
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "PLAIN"])
+def test_a_client_reauthenticates_before_its_session_expires(
+    tmp_path: Path, mechanism: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kgroups")
+    b = sasl_broker(tmp_path / "data", **{"connections.max.reauth.ms": "1000"}).start()
+    try:
+        errors: list[KafkaError] = []
+        config = {**confluent_config(b.bootstrap, mechanism), "error_cb": errors.append}
+        producer = Producer(config)
+        delivered: list[object] = []
+        for i in range(12):
+            producer.produce(
+                "reauth", f"m{i}".encode(), on_delivery=lambda e, m: delivered.append(e)
+            )
+            producer.flush(10)
+            time.sleep(0.3)
+        assert delivered == [None] * 12
+        assert errors == []
+        assert "session expired" not in caplog.text
+    finally:
+        b.stop()
