@@ -11,7 +11,10 @@ Prints one JSON object: frames sent, crashes, internal errors (the broker's
 "internal error" and failed-task log lines), frames per second, and the
 broker's peak RSS. Usage:
 
-    .venv/bin/python bench/fuzz.py [--frames 1000000] [--workers 8] [--seed 1]
+    .venv/bin/python bench/fuzz.py [--frames 1000000] [--workers 8] [--seed 1] [--sasl]
+
+With --sasl the broker listens on SASL_PLAINTEXT, so every frame arrives
+before authentication (only ApiVersions and the SASL exchange may be answered).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from kgroups.testing.process_broker import free_port
+
 from process_broker import BrokerProcess
 from wire_fuzz import Seed, framed, mutant, seeds
 
@@ -112,7 +117,16 @@ def _close(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> No
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
-        broker = BrokerProcess(Path(tmp) / "data", None, log_level=args.log_level).start()
+        port = free_port()
+        sasl = (
+            (
+                f"listeners=SASL_PLAINTEXT://127.0.0.1:{port}",
+                "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256",
+            )
+            if args.sasl
+            else ()
+        )
+        broker = BrokerProcess(Path(tmp) / "data", port, *sasl, log_level=args.log_level).start()
         fuzzer = Fuzzer(broker, args.frames, args.seed)
         started = time.monotonic()
         workers = [asyncio.create_task(fuzzer.worker()) for _ in range(args.workers)]
@@ -164,6 +178,7 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sasl", action="store_true", help="fuzz a SASL_PLAINTEXT listener")
     ap.add_argument("--log-level", default="ERROR", help="the broker's; ERROR keeps the log small")
     print(json.dumps(asyncio.run(run(ap.parse_args()))))
 
