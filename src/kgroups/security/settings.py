@@ -12,7 +12,10 @@ from kgroups.server.config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
-PLAIN_JAAS_KEY = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+PLAIN_JAAS_KEYS = {
+    "SASL_PLAINTEXT": "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+    "SASL_SSL": "listener.name.sasl_ssl.plain.sasl.jaas.config",
+}
 _JAAS_USER = re.compile(r'user_([^\s=]+)\s*=\s*"([^"]*)"')
 
 
@@ -28,6 +31,8 @@ class SaslSettings:
         unserved = [m for m in named if m and m not in SUPPORTED_MECHANISMS]
         if unserved:
             log.warning("SASL mechanisms not served by kgroups: %s", ", ".join(unserved))
-        jaas = config.get(PLAIN_JAAS_KEY)
+        listener, _protocol = config.listener_security()
+        key = PLAIN_JAAS_KEYS.get(listener)
+        jaas = config.get(key) if key else None
         self.jaas_users = jaas_plain_users(jaas) if isinstance(jaas, str) else {}
         self.credentials = CredentialStore(data_dir)

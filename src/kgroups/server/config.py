@@ -116,6 +116,12 @@ _SETTINGS: tuple[Setting, ...] = (
         'PLAIN users as PlainLoginModule user_<name>="<password>" options.',
     ),
     Setting(
+        "listener.name.sasl_ssl.plain.sasl.jaas.config",
+        _str,
+        None,
+        "The same for a SASL_SSL listener.",
+    ),
+    Setting(
         "connection.failed.authentication.delay.ms",
         _int,
         100,
