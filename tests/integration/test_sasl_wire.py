@@ -200,3 +200,24 @@ def test_scram_credentials_survive_a_restart(tmp_path: Path) -> None:
         assert "erin-secret" not in stored
     finally:
         b.stop()
+
+
+def test_an_oauthbearer_session_ends_with_its_token(tmp_path: Path) -> None:
+    import base64
+    import json
+
+    def b64(obj: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+    b = sasl_broker(tmp_path / "d", **{"connections.max.reauth.ms": "60000"}).start()
+    try:
+        with _connect(b) as s:
+            handshake, _ = call(s, SaslHandshakeRequest(mechanism="OAUTHBEARER"))
+            assert handshake.error_code == ErrorCode.none
+            jws = f"{b64({'alg': 'none'})}.{b64({'sub': 'carol', 'exp': time.time() + 3})}."
+            token = f"n,,\x01auth=Bearer {jws}\x01\x01".encode()
+            response, _ = call(s, SaslAuthenticateRequest(auth_bytes=token))
+            assert response.error_code == ErrorCode.none
+            assert 1 < response.session_lifetime.total_seconds() <= 3
+    finally:
+        b.stop()
