@@ -12,3 +12,7 @@ class RequestContext:
     correlation_id: int
     client_id: str
     client_host: str
+    principal: str = "User:ANONYMOUS"
+    """The Kafka principal of the connection (``User:...``)."""
+    listener: str = "PLAINTEXT"
+    """The name of the listener the request came through."""

@@ -17,6 +17,7 @@ from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
 from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
+from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
 from kgroups.server.context import RequestContext
 from kgroups.server.handlers import ROUTES, Route
 
@@ -31,7 +32,12 @@ class BadRequest(ValueError):
     """A request the broker cannot answer; the connection is closed."""
 
 
-async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes | None:
+async def dispatch(
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
+) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -45,12 +51,20 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route)
+            return await _dispatch_big(broker, request, client_host, codec, route, security)
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    ctx = RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
     response = await route.handler(broker, ctx, body)
     if response is None:
         return None
@@ -59,7 +73,12 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
 
 
 async def _dispatch_big(
-    broker: BrokerApi, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    codec: apis.ApiCodec,
+    route: Route,
+    security: ConnectionSecurity,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -70,7 +89,15 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
+    ctx = RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
     response = await route.handler(broker, ctx, body)
     del body
     if response is None:
