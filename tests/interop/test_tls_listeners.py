@@ -258,3 +258,21 @@ def test_a_client_certificate_names_the_principal(pki: Pki) -> None:
         return seen
 
     assert asyncio.run(subjects()) == ["CN=alice,OU=eng,O=Example", None]
+
+
+def test_named_listeners_advertise_their_own_addresses(tmp_path: Path) -> None:
+    broker = BrokerThread(
+        tmp_path,
+        listeners="INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+        listener_security_protocol_map="INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+        advertised_listeners="EXTERNAL://localhost:0",
+        inter_broker_listener_name="INTERNAL",
+    ).start()
+    try:
+        for name, host in (("INTERNAL", "127.0.0.1"), ("EXTERNAL", "localhost")):
+            port = broker.broker.listener_port(name)
+            admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+            brokers = admin.list_topics(timeout=10).brokers
+            assert [(b.host, b.port) for b in brokers.values()] == [(host, port)]
+    finally:
+        broker.stop()
