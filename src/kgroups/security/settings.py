@@ -31,8 +31,9 @@ class SaslSettings:
         unserved = [m for m in named if m and m not in SUPPORTED_MECHANISMS]
         if unserved:
             log.warning("SASL mechanisms not served by kgroups: %s", ", ".join(unserved))
-        listener, _protocol = config.listener_security()
-        key = PLAIN_JAAS_KEYS.get(listener)
-        jaas = config.get(key) if key else None
-        self.jaas_users = jaas_plain_users(jaas) if isinstance(jaas, str) else {}
+        # Listener name -> PLAIN users of its JAAS line.
+        self.jaas_users: dict[str, dict[str, str]] = {}
+        for listener, key in PLAIN_JAAS_KEYS.items():
+            jaas = config.get(key)
+            self.jaas_users[listener] = jaas_plain_users(jaas) if isinstance(jaas, str) else {}
         self.credentials = CredentialStore(data_dir)

@@ -35,11 +35,10 @@ class BrokerCore(Protocol):
     clock: Clock
     broker_id: int
     advertised: tuple[str, int]
-    """The host and port clients are told to connect to."""
+    """The host and port registered in a cluster (the inter-broker listener's)."""
+    advertised_listeners: dict[str, tuple[str, int]]
+    """Per listener name, the host and port its clients are told to connect to."""
     closing: bool
-    listener_name: str
-    security_protocol: str
-    """The listener's name and its security protocol (PLAINTEXT, SASL_PLAINTEXT, ...)."""
     sasl: SaslSettings
     """Enabled SASL mechanisms and the SCRAM credentials store."""
     topics: TopicRegistry

@@ -18,7 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kgroups.protocol.framing import BadFrame, FrameReader
-from kgroups.server.connection_security import ConnectionSecurity
+from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
 from kgroups.server.dispatch import BadRequest, dispatch
 from kgroups.server.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
@@ -57,6 +57,7 @@ async def serve_connection(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     state: ConnectionState,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
 ) -> None:
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
@@ -72,7 +73,6 @@ async def serve_connection(
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
     stats.connections_created += 1
-    security = ConnectionSecurity.for_listener(broker.listener_name, broker.security_protocol)
     # None on PLAINTEXT/SSL listeners: nothing to check per request.
     sasl = (
         SaslAuthenticator(broker, security, host)

@@ -12,6 +12,7 @@ class RequestContext:
     correlation_id: int
     client_id: str
     client_host: str
-    # Kafka's principal string and the listener the request arrived on.
     principal: str = "User:ANONYMOUS"
+    """The Kafka principal of the connection (``User:...``)."""
     listener: str = "PLAINTEXT"
+    """The name of the listener the request came through."""

@@ -17,12 +17,12 @@ from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
 from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
+from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
 from kgroups.server.context import RequestContext
 from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
-    from kgroups.server.connection_security import ConnectionSecurity
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -36,7 +36,7 @@ async def dispatch(
     broker: BrokerApi,
     request: bytes,
     client_host: str,
-    security: ConnectionSecurity | None = None,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
 ) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
@@ -56,7 +56,15 @@ async def dispatch(
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header.client_id, client_host, security)
+    ctx = RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
     response = await route.handler(broker, ctx, body)
     if response is None:
         return None
@@ -70,7 +78,7 @@ async def _dispatch_big(
     client_host: str,
     codec: apis.ApiCodec,
     route: Route,
-    security: ConnectionSecurity | None,
+    security: ConnectionSecurity,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -81,7 +89,15 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header.client_id, client_host, security)
+    ctx = RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
     response = await route.handler(broker, ctx, body)
     del body
     if response is None:
@@ -89,27 +105,6 @@ async def _dispatch_big(
     payload = await asyncio.to_thread(_encode, codec, response)
     del response
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
-
-
-def _context(
-    api_key: int,
-    api_version: int,
-    correlation_id: int,
-    client_id: str | None,
-    client_host: str,
-    security: ConnectionSecurity | None,
-) -> RequestContext:
-    if security is None:
-        return RequestContext(api_key, api_version, correlation_id, client_id or "", client_host)
-    return RequestContext(
-        api_key,
-        api_version,
-        correlation_id,
-        client_id or "",
-        client_host,
-        security.principal,
-        security.listener,
-    )
 
 
 def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:

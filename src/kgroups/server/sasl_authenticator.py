@@ -102,9 +102,9 @@ class SaslAuthenticator:
             return SaslHandshakeResponse(
                 error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
             ), True
-        self._mechanism = start(
-            mechanism, self._broker.sasl.credentials, self._broker.sasl.jaas_users
-        )
+        sasl = self._broker.sasl
+        jaas_users = sasl.jaas_users.get(self._security.listener, {})
+        self._mechanism = start(mechanism, sasl.credentials, jaas_users)
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
     async def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:
