@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ANONYMOUS = "User:ANONYMOUS"
+
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
@@ -12,3 +14,5 @@ class RequestContext:
     correlation_id: int
     client_id: str
     client_host: str
+    principal: str = ANONYMOUS
+    listener: str = "PLAINTEXT"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Awaitable
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,8 +17,9 @@ from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
+from kgroups.server.access import GUARDS
 from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
-from kgroups.server.context import RequestContext
+from kgroups.server.context import ANONYMOUS, RequestContext
 from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
@@ -31,7 +33,9 @@ class BadRequest(ValueError):
     """A request the broker cannot answer; the connection is closed."""
 
 
-async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes | None:
+async def dispatch(
+    broker: BrokerApi, request: bytes, client_host: str, principal: str = ANONYMOUS
+) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -45,13 +49,15 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route)
+            return await _dispatch_big(broker, request, client_host, codec, route, principal)
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
-    response = await route.handler(broker, ctx, body)
+    ctx = RequestContext(
+        api_key, api_version, correlation_id, header.client_id or "", client_host, principal
+    )
+    response = await _handle(broker, ctx, body, route)
     if response is None:
         return None
     payload = codec.encode_response(response)
@@ -59,7 +65,12 @@ async def dispatch(broker: BrokerApi, request: bytes, client_host: str) -> bytes
 
 
 async def _dispatch_big(
-    broker: BrokerApi, request: bytes, client_host: str, codec: apis.ApiCodec, route: Route
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    codec: apis.ApiCodec,
+    route: Route,
+    principal: str,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -70,14 +81,25 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(api_key, api_version, correlation_id, header.client_id or "", client_host)
-    response = await route.handler(broker, ctx, body)
+    ctx = RequestContext(
+        api_key, api_version, correlation_id, header.client_id or "", client_host, principal
+    )
+    response = await _handle(broker, ctx, body, route)
     del body
     if response is None:
         return None
     payload = await asyncio.to_thread(_encode, codec, response)
     del response
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
+    authorizer = broker.authorizer
+    if authorizer is not None:
+        guard = GUARDS.get(ctx.api_key)
+        if guard is not None:
+            return guard(authorizer, broker, ctx, body, route.handler)
+    return route.handler(broker, ctx, body)
 
 
 def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:

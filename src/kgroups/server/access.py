@@ -1,0 +1,305 @@
+"""What each API requires of the caller's ACLs, in one table (Kafka's checks,
+Kafka's error codes).
+
+Dispatch consults GUARDS only when an authorizer is configured. A guard gets
+the request and the handler; it answers a denial itself, trims the request to
+what the caller may touch, or trims the handler's answer to what the caller may
+see (Metadata, ListGroups, DescribeGroups).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnResponse
+from kio.schema.create_acls.v3 import CreateAclsResponse
+from kio.schema.create_acls.v3.response import AclCreationResult
+from kio.schema.delete_acls.v3 import DeleteAclsResponse
+from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
+from kio.schema.describe_acls.v3 import DescribeAclsResponse
+from kio.schema.describe_cluster.v1 import DescribeClusterResponse
+from kio.schema.end_txn.v4 import EndTxnResponse
+from kio.schema.init_producer_id.v4 import InitProducerIdResponse
+from kio.schema.produce.v9 import ProduceResponse
+from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.protocol.types import BrokerId, ProducerId, i16, i32, i64
+from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
+from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.handlers.groups import _error_response as group_error
+
+if TYPE_CHECKING:
+    from kgroups.server.broker_api import BrokerApi
+    from kgroups.server.context import RequestContext
+
+Handler = Callable[["BrokerApi", "RequestContext", Any], Awaitable[object]]
+Guard = Callable[
+    [Authorizer, "BrokerApi", "RequestContext", Any, Handler], Awaitable[object | None]
+]
+
+TOPIC, GROUP, CLUSTER, TXN = (
+    ResourceType.TOPIC,
+    ResourceType.GROUP,
+    ResourceType.CLUSTER,
+    ResourceType.TRANSACTIONAL_ID,
+)
+
+
+def allowed(
+    az: Authorizer, ctx: RequestContext, op: Operation, rtype: ResourceType, name: str
+) -> bool:
+    return az.authorize(ctx.principal, ctx.client_host, op, rtype, name)
+
+
+def _group(op: Operation) -> Guard:
+    """One group, whole request denied (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)."""
+
+    async def guard(
+        az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+    ) -> object:
+        if not allowed(az, ctx, op, GROUP, body.group_id):
+            return group_error(ctx, ErrorCode.group_authorization_failed, body)
+        return await handler(broker, ctx, body)
+
+    return guard
+
+
+def _cluster(op: Operation, denial: Callable[[Any], object]) -> Guard:
+    async def guard(
+        az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+    ) -> object:
+        if not allowed(az, ctx, op, CLUSTER, CLUSTER_NAME):
+            return denial(body)
+        return await handler(broker, ctx, body)
+
+    return guard
+
+
+_DENIED = ErrorCode.cluster_authorization_failed
+
+
+async def _offset_commit(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
+        return group_error(ctx, ErrorCode.group_authorization_failed, body)
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = group_error(
+        ctx, ErrorCode.topic_authorization_failed, dataclasses.replace(body, topics=tuple(denied))
+    )
+    return dataclasses.replace(response, topics=response.topics + refused.topics)
+
+
+async def _produce(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    txn = body.transactional_id
+    if txn is not None and not allowed(az, ctx, Operation.WRITE, TXN, txn):
+        return _produce_errors(body.topic_data, ErrorCode.transactional_id_authorization_failed)
+    denied = [t for t in body.topic_data if not allowed(az, ctx, Operation.WRITE, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topic_data if t not in denied)
+    refused = _produce_errors(denied, ErrorCode.topic_authorization_failed)
+    if not kept:
+        return refused if body.acks != 0 else None
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topic_data=kept))
+    if response is None:
+        return None
+    return dataclasses.replace(response, responses=response.responses + refused.responses)
+
+
+def _produce_errors(topics: Any, error: ErrorCode) -> ProduceResponse:
+    return ProduceResponse(
+        throttle_time=NO_THROTTLE,
+        responses=tuple(
+            TopicProduceResponse(
+                name=t.name,
+                partition_responses=tuple(
+                    PartitionProduceResponse(
+                        index=p.index,
+                        error_code=error,
+                        base_offset=i64(-1),
+                        log_append_time=None,
+                        log_start_offset=i64(-1),
+                        record_errors=(),
+                    )
+                    for p in t.partition_data
+                ),
+            )
+            for t in topics
+        ),
+    )
+
+
+async def _init_producer_id(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    txn = body.transactional_id
+    if txn is not None:
+        ok, error = (
+            allowed(az, ctx, Operation.WRITE, TXN, txn),
+            ErrorCode.transactional_id_authorization_failed,
+        )
+    else:
+        # Idempotence: Cluster IDEMPOTENT_WRITE, or WRITE on some topic (Kafka 3.x).
+        ok = allowed(
+            az, ctx, Operation.IDEMPOTENT_WRITE, CLUSTER, CLUSTER_NAME
+        ) or az.authorize_any(ctx.principal, ctx.client_host, Operation.WRITE, TOPIC)
+        error = _DENIED
+    if not ok:
+        return InitProducerIdResponse(
+            throttle_time=NO_THROTTLE,
+            error_code=error,
+            producer_id=ProducerId(-1),
+            producer_epoch=i16(-1),
+        )
+    return await handler(broker, ctx, body)
+
+
+def _txn(extra_group: bool, denial: Callable[[ErrorCode], object]) -> Guard:
+    """EndTxn, AddOffsetsToTxn: TransactionalId WRITE (and Group READ)."""
+
+    async def guard(
+        az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+    ) -> object:
+        if not allowed(az, ctx, Operation.WRITE, TXN, body.transactional_id):
+            return denial(ErrorCode.transactional_id_authorization_failed)
+        if extra_group and not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
+            return denial(ErrorCode.group_authorization_failed)
+        return await handler(broker, ctx, body)
+
+    return guard
+
+
+async def _metadata(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if body.allow_auto_topic_creation and not allowed(
+        az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME
+    ):
+        names = [t.name for t in body.topics or () if t.name is not None]
+        if not all(allowed(az, ctx, Operation.CREATE, TOPIC, n) for n in names):
+            body = dataclasses.replace(body, allow_auto_topic_creation=False)
+    response: Any = await handler(broker, ctx, body)
+    listed_all = body.topics is None
+    topics = []
+    for t in response.topics:
+        if t.name is not None and not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name):
+            if listed_all:
+                continue
+            t = dataclasses.replace(
+                t, error_code=ErrorCode.topic_authorization_failed, partitions=(), topic_id=None
+            )
+        elif body.include_topic_authorized_operations and t.name is not None:
+            bits = az.authorized_operations(ctx.principal, ctx.client_host, TOPIC, t.name)
+            t = dataclasses.replace(t, topic_authorized_operations=i32(bits))
+        topics.append(t)
+    return dataclasses.replace(response, topics=tuple(topics))
+
+
+async def _list_groups(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    if allowed(az, ctx, Operation.DESCRIBE, CLUSTER, CLUSTER_NAME):
+        return response
+    groups = tuple(
+        g for g in response.groups if allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id)
+    )
+    return dataclasses.replace(response, groups=groups)
+
+
+async def _describe_groups(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    groups = []
+    for g in response.groups:
+        if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
+            g = dataclasses.replace(
+                g,
+                error_code=ErrorCode.group_authorization_failed,
+                group_state="",
+                protocol_type="",
+                protocol_data="",
+                members=(),
+                authorized_operations=OPERATIONS_OMITTED,
+            )
+        elif body.include_authorized_operations:
+            bits = az.authorized_operations(ctx.principal, ctx.client_host, GROUP, g.group_id)
+            g = dataclasses.replace(g, authorized_operations=i32(bits))
+        groups.append(g)
+    return dataclasses.replace(response, groups=tuple(groups))
+
+
+async def _describe_cluster(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if not allowed(az, ctx, Operation.DESCRIBE, CLUSTER, CLUSTER_NAME):
+        return DescribeClusterResponse(
+            throttle_time=NO_THROTTLE,
+            error_code=_DENIED,
+            error_message=None,
+            cluster_id="",
+            controller_id=BrokerId(-1),
+            brokers=(),
+            cluster_authorized_operations=OPERATIONS_OMITTED,
+        )
+    response: Any = await handler(broker, ctx, body)
+    if body.include_cluster_authorized_operations:
+        bits = az.authorized_operations(ctx.principal, ctx.client_host, CLUSTER, CLUSTER_NAME)
+        response = dataclasses.replace(response, cluster_authorized_operations=i32(bits))
+    return response
+
+
+GUARDS: dict[int, Guard] = {
+    apis.JOIN_GROUP: _group(Operation.READ),
+    apis.SYNC_GROUP: _group(Operation.READ),
+    apis.HEARTBEAT: _group(Operation.READ),
+    apis.LEAVE_GROUP: _group(Operation.READ),
+    apis.OFFSET_COMMIT: _offset_commit,
+    apis.DESCRIBE_GROUPS: _describe_groups,
+    apis.LIST_GROUPS: _list_groups,
+    apis.PRODUCE: _produce,
+    apis.METADATA: _metadata,
+    apis.INIT_PRODUCER_ID: _init_producer_id,
+    apis.END_TXN: _txn(False, lambda e: EndTxnResponse(throttle_time=NO_THROTTLE, error_code=e)),
+    apis.ADD_OFFSETS_TO_TXN: _txn(
+        True, lambda e: AddOffsetsToTxnResponse(throttle_time=NO_THROTTLE, error_code=e)
+    ),
+    apis.DESCRIBE_CLUSTER: _describe_cluster,
+    apis.CREATE_ACLS: _cluster(
+        Operation.ALTER,
+        lambda body: CreateAclsResponse(
+            throttle_time=NO_THROTTLE,
+            results=tuple(
+                AclCreationResult(error_code=_DENIED, error_message=None) for _ in body.creations
+            ),
+        ),
+    ),
+    apis.DELETE_ACLS: _cluster(
+        Operation.ALTER,
+        lambda body: DeleteAclsResponse(
+            throttle_time=NO_THROTTLE,
+            filter_results=tuple(
+                DeleteAclsFilterResult(error_code=_DENIED, error_message=None, matching_acls=())
+                for _ in body.filters
+            ),
+        ),
+    ),
+    apis.DESCRIBE_ACLS: _cluster(
+        Operation.DESCRIBE,
+        lambda body: DescribeAclsResponse(
+            throttle_time=NO_THROTTLE, error_code=_DENIED, error_message=None, resources=()
+        ),
+    ),
+}
