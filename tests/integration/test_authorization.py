@@ -1,0 +1,394 @@
+"""Every guarded API against the ACL it needs, on the wire, as chosen principals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acl_wire import STANDARD, add_acls, call_as
+from broker_thread import BrokerThread
+from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnRequest
+from kio.schema.create_acls.v3 import CreateAclsRequest
+from kio.schema.create_acls.v3.request import AclCreation
+from kio.schema.describe_acls.v3 import DescribeAclsRequest
+from kio.schema.describe_cluster.v1 import DescribeClusterRequest
+from kio.schema.describe_groups.v5 import DescribeGroupsRequest
+from kio.schema.end_txn.v4 import EndTxnRequest
+from kio.schema.heartbeat.v4 import HeartbeatRequest
+from kio.schema.init_producer_id.v4 import InitProducerIdRequest
+from kio.schema.join_group.v9 import JoinGroupRequest
+from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
+from kio.schema.leave_group.v5 import LeaveGroupRequest
+from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.metadata.v12 import MetadataRequest
+from kio.schema.metadata.v12.request import MetadataRequestTopic
+from kio.schema.offset_commit.v9 import OffsetCommitRequest
+from kio.schema.offset_commit.v9.request import (
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from kio.schema.produce.v9 import ProduceRequest
+from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
+from kio.schema.sync_group.v5 import SyncGroupRequest
+from kio.static.primitive import i32Timedelta
+
+from kgroups.errors import ErrorCode
+from kgroups.protocol.types import i8, i16, i32, i64
+from kgroups.server.authorizer import (
+    CLUSTER_NAME,
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
+
+ALICE = "User:alice"
+T = ResourceType.TOPIC
+G = ResourceType.GROUP
+C = ResourceType.CLUSTER
+X = ResourceType.TRANSACTIONAL_ID
+O = Operation  # noqa: E741
+TOPIC_DENIED = ErrorCode.topic_authorization_failed
+GROUP_DENIED = ErrorCode.group_authorization_failed
+CLUSTER_DENIED = ErrorCode.cluster_authorization_failed
+TXN_DENIED = ErrorCode.transactional_id_authorization_failed
+MS = i32Timedelta.parse(timedelta(seconds=30))
+
+
+@dataclass(frozen=True)
+class ApiCase:
+    name: str
+    request: Any
+    rtype: ResourceType
+    resource: str
+    operation: Operation
+    denied: ErrorCode
+    error: Callable[[Any], ErrorCode]
+
+
+def _top(r: Any) -> ErrorCode:
+    return ErrorCode(r.error_code)
+
+
+CASES = [
+    ApiCase(
+        "JoinGroup",
+        JoinGroupRequest(
+            group_id="orders-app",
+            session_timeout=i32Timedelta.parse(timedelta(seconds=10)),
+            rebalance_timeout=MS,
+            member_id="",
+            group_instance_id=None,
+            protocol_type="consumer",
+            protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),),
+            reason=None,
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "SyncGroup",
+        SyncGroupRequest(
+            group_id="orders-app",
+            generation_id=i32(1),
+            member_id="m",
+            group_instance_id=None,
+            protocol_type=None,
+            protocol_name=None,
+            assignments=(),
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "Heartbeat",
+        HeartbeatRequest(
+            group_id="orders-app", generation_id=i32(1), member_id="m", group_instance_id=None
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "LeaveGroup",
+        LeaveGroupRequest(
+            group_id="orders-app",
+            members=(MemberIdentity(member_id="m", group_instance_id=None, reason=None),),
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "OffsetCommit",
+        OffsetCommitRequest(
+            group_id="orders-app",
+            generation_id_or_member_epoch=i32(-1),
+            member_id="",
+            group_instance_id=None,
+            topics=(
+                OffsetCommitRequestTopic(
+                    name="orders",
+                    partitions=(
+                        OffsetCommitRequestPartition(
+                            partition_index=i32(0),
+                            committed_offset=i64(1),
+                            committed_leader_epoch=i32(-1),
+                            committed_metadata=None,
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.topics[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "DescribeGroups",
+        DescribeGroupsRequest(groups=("orders-app",), include_authorized_operations=True),
+        G,
+        "orders-app",
+        O.DESCRIBE,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.groups[0].error_code),
+    ),
+    ApiCase(
+        "Produce",
+        ProduceRequest(
+            transactional_id=None,
+            acks=i16(1),
+            timeout=MS,
+            topic_data=(
+                TopicProduceData(
+                    name="orders",
+                    partition_data=(PartitionProduceData(index=i32(0), records=None),),
+                ),
+            ),
+        ),
+        T,
+        "orders",
+        O.WRITE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.responses[0].partition_responses[0].error_code),
+    ),
+    ApiCase(
+        "Metadata",
+        MetadataRequest(
+            topics=(MetadataRequestTopic(topic_id=None, name="orders"),),
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=True,
+        ),
+        T,
+        "orders",
+        O.DESCRIBE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.topics[0].error_code),
+    ),
+    ApiCase(
+        "InitProducerId transactional",
+        InitProducerIdRequest(transactional_id="tx-1", transaction_timeout=MS),
+        X,
+        "tx-1",
+        O.WRITE,
+        TXN_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "InitProducerId idempotent",
+        InitProducerIdRequest(transactional_id=None, transaction_timeout=MS),
+        C,
+        CLUSTER_NAME,
+        O.IDEMPOTENT_WRITE,
+        CLUSTER_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "EndTxn",
+        EndTxnRequest(
+            transactional_id="tx-1", producer_id=i64(1), producer_epoch=i16(0), committed=True
+        ),
+        X,
+        "tx-1",
+        O.WRITE,
+        TXN_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "AddOffsetsToTxn",
+        AddOffsetsToTxnRequest(
+            transactional_id="tx-1",
+            producer_id=i64(1),
+            producer_epoch=i16(0),
+            group_id="orders-app",
+        ),
+        X,
+        "tx-1",
+        O.WRITE,
+        TXN_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "DescribeCluster",
+        DescribeClusterRequest(include_cluster_authorized_operations=True),
+        C,
+        CLUSTER_NAME,
+        O.DESCRIBE,
+        CLUSTER_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "CreateAcls",
+        CreateAclsRequest(
+            creations=(
+                AclCreation(
+                    resource_type=i8(2),
+                    resource_name="x",
+                    resource_pattern_type=i8(3),
+                    principal="User:x",
+                    host="*",
+                    operation=i8(3),
+                    permission_type=i8(3),
+                ),
+            )
+        ),
+        C,
+        CLUSTER_NAME,
+        O.ALTER,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.results[0].error_code),
+    ),
+    ApiCase(
+        "DescribeAcls",
+        DescribeAclsRequest(
+            resource_type_filter=i8(1),
+            resource_name_filter=None,
+            pattern_type_filter=i8(1),
+            principal_filter=None,
+            host_filter=None,
+            operation=i8(1),
+            permission_type=i8(1),
+        ),
+        C,
+        CLUSTER_NAME,
+        O.DESCRIBE,
+        CLUSTER_DENIED,
+        _top,
+    ),
+]
+IDS = [c.name for c in CASES]
+
+
+def binding(
+    case: ApiCase,
+    permission: Permission = Permission.ALLOW,
+    name: str | None = None,
+    pattern: PatternType = PatternType.LITERAL,
+    principal: str = ALICE,
+    operation: Operation | None = None,
+) -> AclBinding:
+    return AclBinding(
+        case.rtype,
+        case.resource if name is None else name,
+        pattern,
+        principal,
+        "*",
+        case.operation if operation is None else operation,
+        permission,
+    )
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[BrokerThread]:
+    bt = BrokerThread(tmp_path, authorizer_class_name=STANDARD, super_users="User:admin").start()
+    try:
+        yield bt
+    finally:
+        bt.stop()
+
+
+def _extra(case: ApiCase) -> list[AclBinding]:
+    """What the case needs besides its own ACL to pass the check."""
+    if case.name == "AddOffsetsToTxn":
+        return [
+            AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)
+        ]
+    if case.name == "OffsetCommit":
+        return [AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)]
+    return []
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_denied_without_an_acl(broker: BrokerThread, case: ApiCase) -> None:
+    assert case.error(call_as(broker, ALICE, case.request)) == case.denied
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_allowed_with_its_acl(broker: BrokerThread, case: ApiCase) -> None:
+    add_acls(broker, binding(case), *_extra(case))
+    assert case.error(call_as(broker, ALICE, case.request)) != case.denied
+    assert case.error(call_as(broker, "User:bob", case.request)) == case.denied
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_deny_overrides_allow(broker: BrokerThread, case: ApiCase) -> None:
+    add_acls(
+        broker,
+        binding(case, operation=O.ALL),
+        binding(case, Permission.DENY, name="*", principal="User:*"),
+        *_extra(case),
+    )
+    assert case.error(call_as(broker, ALICE, case.request)) == case.denied
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.rtype != C], ids=lambda c: c.name)
+def test_prefixed_and_wildcard_acls(broker: BrokerThread, case: ApiCase) -> None:
+    add_acls(
+        broker, binding(case, name=case.resource[:3], pattern=PatternType.PREFIXED), *_extra(case)
+    )
+    assert case.error(call_as(broker, ALICE, case.request)) != case.denied
+    add_acls(broker, binding(case, name="*", principal="User:*"))
+    assert case.error(call_as(broker, "User:bob", case.request)) != case.denied
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_super_user_needs_no_acl(broker: BrokerThread, case: ApiCase) -> None:
+    assert case.error(call_as(broker, "User:admin", case.request)) != case.denied
+
+
+def test_allow_everyone_if_no_acl_found(tmp_path: Path) -> None:
+    bt = BrokerThread(
+        tmp_path, authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found="true"
+    ).start()
+    try:
+        for case in CASES:
+            assert case.error(call_as(bt, ALICE, case.request)) != case.denied, case.name
+    finally:
+        bt.stop()
+
+
+def test_without_an_authorizer_everything_is_allowed(tmp_path: Path) -> None:
+    bt = BrokerThread(tmp_path).start()
+    try:
+        assert bt.broker is not None and bt.broker.authorizer is None
+        for case in CASES[:-2]:
+            assert case.error(call_as(bt, ALICE, case.request)) != case.denied, case.name
+    finally:
+        bt.stop()
