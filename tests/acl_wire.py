@@ -7,6 +7,7 @@ from typing import Any
 
 from kgroups.server.authorizer import AclBinding
 from kgroups.server.dispatch import dispatch
+
 from broker_thread import BrokerThread
 from raw_wire import decode_response, encode_request
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from acl_wire import STANDARD, add_acls, call_as
-from broker_thread import BrokerThread
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
 from kio.schema.create_acls.v3.request import AclCreation
@@ -46,6 +45,8 @@ from kgroups.server.authorizer import (
     Permission,
     ResourceType,
 )
+
+from broker_thread import BrokerThread
 
 ALICE = "User:alice"
 T = ResourceType.TOPIC
