@@ -129,8 +129,6 @@ class AclBinding:
             raise InvalidAcl("pattern type must be LITERAL or PREFIXED")
         if self.operation in (Operation.ANY, Operation.UNKNOWN):
             raise InvalidAcl("operation must be concrete")
-        if self.operation != Operation.ALL and self.operation not in OPERATIONS[self.resource_type]:
-            raise InvalidAcl(f"{self.operation.name} does not apply to {self.resource_type.name}")
         if self.permission not in (Permission.ALLOW, Permission.DENY):
             raise InvalidAcl("permission must be ALLOW or DENY")
         if not self.resource_name:

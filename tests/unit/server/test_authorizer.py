@@ -113,7 +113,7 @@ def test_filters_select_and_remove() -> None:
 @pytest.mark.parametrize(
     "binding",
     [
-        acl("g", O.WRITE, rtype=GROUP),
+        acl("", O.READ, rtype=GROUP),
         acl("c", O.READ, rtype=ResourceType.CLUSTER),
         acl("a", O.ANY),
         AclBinding(TOPIC, "a", PatternType.MATCH, ALICE, "*", O.READ, ALLOW),
