@@ -114,7 +114,7 @@ def test_without_authorizer_acl_changes_answer_security_disabled(tmp_path: Path)
     bt = BrokerThread(tmp_path).start()
     try:
         admin = _admin(bt)
-        with pytest.raises(Exception, match="SECURITY_DISABLED|[Ss]ecurity"):
+        with pytest.raises(Exception, match=r"SECURITY_DISABLED|[Ss]ecurity"):
             admin.create_acls([READ_ORDERS])[READ_ORDERS].result(30)
     finally:
         bt.stop()
