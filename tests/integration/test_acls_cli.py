@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from acl_wire import STANDARD, call_as
-from broker_thread import BrokerThread
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 
 from kgroups.cli import main
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i32
+
+from broker_thread import BrokerThread
 
 
 @pytest.fixture
