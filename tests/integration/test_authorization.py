@@ -13,16 +13,22 @@ from acl_wire import STANDARD, add_acls, call_as
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
 from kio.schema.create_acls.v3.request import AclCreation
+from kio.schema.delete_groups.v2 import DeleteGroupsRequest
 from kio.schema.describe_acls.v3 import DescribeAclsRequest
 from kio.schema.describe_cluster.v1 import DescribeClusterRequest
 from kio.schema.describe_groups.v5 import DescribeGroupsRequest
 from kio.schema.end_txn.v4 import EndTxnRequest
+from kio.schema.fetch.v12 import FetchRequest
+from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
+from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 from kio.schema.heartbeat.v4 import HeartbeatRequest
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.join_group.v9 import JoinGroupRequest
 from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
 from kio.schema.leave_group.v5 import LeaveGroupRequest
 from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.list_offsets.v7 import ListOffsetsRequest
+from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
 from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.schema.offset_commit.v9 import OffsetCommitRequest
@@ -30,13 +36,20 @@ from kio.schema.offset_commit.v9.request import (
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
+from kio.schema.offset_delete.v0 import OffsetDeleteRequest
+from kio.schema.offset_delete.v0.request import (
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+)
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
 from kio.schema.sync_group.v5 import SyncGroupRequest
+from kio.schema.write_txn_markers.v2 import WriteTxnMarkersRequest
+from kio.schema.write_txn_markers.v2.request import WritableTxnMarker, WritableTxnMarkerTopic
 from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
-from kgroups.protocol.types import i8, i16, i32, i64
+from kgroups.protocol.types import BrokerId, i8, i16, i32, i64
 from kgroups.server.authorizer import (
     CLUSTER_NAME,
     AclBinding,
@@ -256,6 +269,136 @@ CASES = [
         _top,
     ),
     ApiCase(
+        "Fetch",
+        FetchRequest(
+            max_wait=i32Timedelta.parse(timedelta(0)),
+            min_bytes=i32(0),
+            session_id=i32(0),
+            session_epoch=i32(-1),
+            topics=(
+                FetchTopic(
+                    topic="orders",
+                    partitions=(
+                        FetchPartition(
+                            partition=i32(0), fetch_offset=i64(0), partition_max_bytes=i32(1024)
+                        ),
+                    ),
+                ),
+            ),
+            forgotten_topics_data=(),
+        ),
+        T,
+        "orders",
+        O.READ,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.responses[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "Fetch follower",
+        FetchRequest(
+            replica_id=BrokerId(2),
+            max_wait=i32Timedelta.parse(timedelta(0)),
+            min_bytes=i32(0),
+            topics=(
+                FetchTopic(
+                    topic="orders",
+                    partitions=(
+                        FetchPartition(
+                            partition=i32(0), fetch_offset=i64(0), partition_max_bytes=i32(1024)
+                        ),
+                    ),
+                ),
+            ),
+            forgotten_topics_data=(),
+        ),
+        C,
+        CLUSTER_NAME,
+        O.CLUSTER_ACTION,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.responses[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "ListOffsets",
+        ListOffsetsRequest(
+            replica_id=BrokerId(-1),
+            isolation_level=i8(0),
+            topics=(
+                ListOffsetsTopic(
+                    name="orders",
+                    partitions=(ListOffsetsPartition(partition_index=i32(0), timestamp=i64(-1)),),
+                ),
+            ),
+        ),
+        T,
+        "orders",
+        O.DESCRIBE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.topics[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "DeleteGroups",
+        DeleteGroupsRequest(groups_names=("orders-app",)),
+        G,
+        "orders-app",
+        O.DELETE,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.results[0].error_code),
+    ),
+    ApiCase(
+        "OffsetDelete",
+        OffsetDeleteRequest(
+            group_id="orders-app",
+            topics=(
+                OffsetDeleteRequestTopic(
+                    name="orders",
+                    partitions=(OffsetDeleteRequestPartition(partition_index=i32(0)),),
+                ),
+            ),
+        ),
+        G,
+        "orders-app",
+        O.DELETE,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "FindCoordinator group",
+        FindCoordinatorRequest(key_type=i8(0), coordinator_keys=("orders-app",)),
+        G,
+        "orders-app",
+        O.DESCRIBE,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.coordinators[0].error_code),
+    ),
+    ApiCase(
+        "FindCoordinator transaction",
+        FindCoordinatorRequest(key_type=i8(1), coordinator_keys=("tx-1",)),
+        X,
+        "tx-1",
+        O.DESCRIBE,
+        TXN_DENIED,
+        lambda r: ErrorCode(r.coordinators[0].error_code),
+    ),
+    ApiCase(
+        "WriteTxnMarkers",
+        WriteTxnMarkersRequest(
+            markers=(
+                WritableTxnMarker(
+                    producer_id=i64(7),
+                    producer_epoch=i16(0),
+                    transaction_result=True,
+                    topics=(WritableTxnMarkerTopic(name="orders", partition_indexes=(i32(0),)),),
+                    coordinator_epoch=i32(0),
+                ),
+            )
+        ),
+        C,
+        CLUSTER_NAME,
+        O.CLUSTER_ACTION,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.markers[0].topics[0].partitions[0].error_code),
+    ),
+    ApiCase(
         "CreateAcls",
         CreateAclsRequest(
             creations=(
@@ -331,7 +474,7 @@ def _extra(case: ApiCase) -> list[AclBinding]:
         return [
             AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)
         ]
-    if case.name == "OffsetCommit":
+    if case.name in ("OffsetCommit", "OffsetDelete"):
         return [AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)]
     return []
 

@@ -18,12 +18,31 @@ from kio.schema.create_acls.v3 import CreateAclsResponse
 from kio.schema.create_acls.v3.response import AclCreationResult
 from kio.schema.delete_acls.v3 import DeleteAclsResponse
 from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
+from kio.schema.delete_groups.v2.response import DeletableGroupResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
 from kio.schema.describe_cluster.v1 import DescribeClusterResponse
 from kio.schema.end_txn.v4 import EndTxnResponse
+from kio.schema.fetch.v12 import FetchResponse
+from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
+from kio.schema.find_coordinator.v3 import FindCoordinatorResponse as FindCoordinatorResponseV3
+from kio.schema.find_coordinator.v4.response import Coordinator
 from kio.schema.init_producer_id.v4 import InitProducerIdResponse
+from kio.schema.list_offsets.v7.response import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsTopicResponse,
+)
+from kio.schema.offset_delete.v0.response import (
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
 from kio.schema.produce.v9 import ProduceResponse
 from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
+from kio.schema.write_txn_markers.v2 import WriteTxnMarkersResponse
+from kio.schema.write_txn_markers.v2.response import (
+    WritableTxnMarkerPartitionResult,
+    WritableTxnMarkerResult,
+    WritableTxnMarkerTopicResult,
+)
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
@@ -80,6 +99,7 @@ def _cluster(op: Operation, denial: Callable[[Any], object]) -> Guard:
 
 
 _DENIED = ErrorCode.cluster_authorization_failed
+TXN_DENIED = ErrorCode.transactional_id_authorization_failed
 
 
 async def _offset_commit(
@@ -261,7 +281,183 @@ async def _describe_cluster(
     return response
 
 
+async def _fetch(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if body.replica_id >= 0:  # a follower: Cluster CLUSTER_ACTION
+        if not allowed(az, ctx, Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+            return _fetch_errors(body.topics, _DENIED)
+        return await handler(broker, ctx, body)
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.topic)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = _fetch_errors(denied, ErrorCode.topic_authorization_failed)
+    return dataclasses.replace(response, responses=response.responses + refused.responses)
+
+
+def _fetch_errors(topics: Any, error: ErrorCode) -> FetchResponse:
+    return FetchResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=ErrorCode.none,
+        responses=tuple(
+            FetchableTopicResponse(
+                topic=t.topic,
+                partitions=tuple(
+                    PartitionData(
+                        partition_index=p.partition,
+                        error_code=error,
+                        high_watermark=i64(-1),
+                        aborted_transactions=None,
+                        records=None,
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in topics
+        ),
+    )
+
+
+async def _list_offsets(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = tuple(
+        ListOffsetsTopicResponse(
+            name=t.name,
+            partitions=tuple(
+                ListOffsetsPartitionResponse(
+                    partition_index=p.partition_index,
+                    error_code=ErrorCode.topic_authorization_failed,
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in denied
+    )
+    return dataclasses.replace(response, topics=response.topics + refused)
+
+
+async def _delete_groups(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    names = body.groups_names
+    denied = [g for g in names if not allowed(az, ctx, Operation.DELETE, GROUP, g)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(g for g in names if g not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, groups_names=kept))
+    refused = tuple(
+        DeletableGroupResult(group_id=g, error_code=ErrorCode.group_authorization_failed)
+        for g in denied
+    )
+    return dataclasses.replace(response, results=response.results + refused)
+
+
+async def _offset_delete(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if not allowed(az, ctx, Operation.DELETE, GROUP, body.group_id):
+        return group_error(ctx, ErrorCode.group_authorization_failed, body)
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = tuple(
+        OffsetDeleteResponseTopic(
+            name=t.name,
+            partitions=tuple(
+                OffsetDeleteResponsePartition(
+                    partition_index=p.partition_index,
+                    error_code=ErrorCode.topic_authorization_failed,
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in denied
+    )
+    return dataclasses.replace(response, topics=response.topics + refused)
+
+
+_KEY_TYPES = {0: (GROUP, ErrorCode.group_authorization_failed), 1: (TXN, TXN_DENIED)}
+
+
+async def _find_coordinator(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    """Group DESCRIBE or TransactionalId DESCRIBE, checked before the
+    coordinator's topic is created."""
+    key_type = getattr(body, "key_type", 0)
+    if key_type not in _KEY_TYPES:
+        return await handler(broker, ctx, body)
+    rtype, error = _KEY_TYPES[key_type]
+    if not hasattr(body, "coordinator_keys"):  # v0-v3: one key
+        if allowed(az, ctx, Operation.DESCRIBE, rtype, body.key):
+            return await handler(broker, ctx, body)
+        return FindCoordinatorResponseV3(
+            throttle_time=NO_THROTTLE,
+            error_code=error,
+            error_message=None,
+            node_id=BrokerId(-1),
+            host="",
+            port=i32(-1),
+        )
+    keys = body.coordinator_keys
+    denied = [k for k in keys if not allowed(az, ctx, Operation.DESCRIBE, rtype, k)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(k for k in keys if k not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, coordinator_keys=kept))
+    refused = tuple(
+        Coordinator(
+            key=k,
+            node_id=BrokerId(-1),
+            host="",
+            port=i32(-1),
+            error_code=error,
+            error_message=None,
+        )
+        for k in denied
+    )
+    return dataclasses.replace(response, coordinators=response.coordinators + refused)
+
+
 GUARDS: dict[int, Guard] = {
+    apis.FETCH: _fetch,
+    apis.LIST_OFFSETS: _list_offsets,
+    apis.DELETE_GROUPS: _delete_groups,
+    apis.OFFSET_DELETE: _offset_delete,
+    apis.FIND_COORDINATOR: _find_coordinator,
+    apis.WRITE_TXN_MARKERS: _cluster(
+        Operation.CLUSTER_ACTION,
+        lambda body: WriteTxnMarkersResponse(
+            markers=tuple(
+                WritableTxnMarkerResult(
+                    producer_id=m.producer_id,
+                    topics=tuple(
+                        WritableTxnMarkerTopicResult(
+                            name=t.name,
+                            partitions=tuple(
+                                WritableTxnMarkerPartitionResult(
+                                    partition_index=p, error_code=_DENIED
+                                )
+                                for p in t.partition_indexes
+                            ),
+                        )
+                        for t in m.topics
+                    ),
+                )
+                for m in body.markers
+            )
+        ),
+    ),
     apis.JOIN_GROUP: _group(Operation.READ),
     apis.SYNC_GROUP: _group(Operation.READ),
     apis.HEARTBEAT: _group(Operation.READ),
