@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -53,6 +54,7 @@ from kgroups.protocol.types import BrokerId, i8, i16, i32, i64
 from kgroups.server.authorizer import (
     CLUSTER_NAME,
     AclBinding,
+    AclFilter,
     Operation,
     PatternType,
     Permission,
@@ -534,5 +536,54 @@ def test_without_an_authorizer_everything_is_allowed(tmp_path: Path) -> None:
         assert bt.broker is not None and bt.broker.authorizer is None
         for case in CASES[:-2]:
             assert case.error(call_as(bt, ALICE, case.request)) != case.denied, case.name
+    finally:
+        bt.stop()
+
+
+def test_heartbeat_on_a_connection_is_checked_after_the_acl_is_removed(tmp_path: Path) -> None:
+    """The connection's heartbeat shortcut must not skip the check."""
+    import socket
+
+    from raw_wire import call
+
+    bt = BrokerThread(tmp_path, authorizer_class_name=STANDARD).start()
+    anonymous_read = AclBinding(
+        G, "orders-app", PatternType.LITERAL, "User:ANONYMOUS", "*", O.READ, Permission.ALLOW
+    )
+    try:
+        add_acls(bt, anonymous_read)
+        join = CASES[0].request
+        with socket.create_connection(("127.0.0.1", bt.port)) as s:
+            first, _ = call(s, join)
+            assert first.error_code == ErrorCode.member_id_required
+            joined, _ = call(s, dataclasses.replace(join, member_id=first.member_id))
+            assert joined.error_code == ErrorCode.none
+            hb = HeartbeatRequest(
+                group_id="orders-app",
+                generation_id=joined.generation_id,
+                member_id=joined.member_id,
+                group_instance_id=None,
+            )
+            sync = SyncGroupRequest(
+                group_id="orders-app",
+                generation_id=joined.generation_id,
+                member_id=joined.member_id,
+                group_instance_id=None,
+                protocol_type="consumer",
+                protocol_name="range",
+                assignments=(),
+            )
+            assert call(s, sync)[0].error_code == ErrorCode.none
+            assert call(s, hb)[0].error_code == ErrorCode.none
+            assert call(s, hb)[0].error_code == ErrorCode.none
+
+            def revoke() -> None:
+                assert bt.broker is not None and bt.broker.authorizer is not None
+                bt.broker.authorizer.delete(
+                    AclFilter(G, None, PatternType.ANY, None, None, O.ANY, Permission.ANY)
+                )
+
+            bt.call(revoke)
+            assert call(s, hb)[0].error_code == GROUP_DENIED
     finally:
         bt.stop()
