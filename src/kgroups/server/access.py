@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnResponse
 from kio.schema.create_acls.v3 import CreateAclsResponse
 from kio.schema.create_acls.v3.response import AclCreationResult
+from kio.schema.create_topics.v7.response import CreatableTopicResult
 from kio.schema.delete_acls.v3 import DeleteAclsResponse
 from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
+from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
 from kio.schema.describe_cluster.v1 import DescribeClusterResponse
+from kio.schema.describe_configs.v4.response import DescribeConfigsResult
 from kio.schema.end_txn.v4 import EndTxnResponse
 from kio.schema.fetch.v12 import FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
@@ -44,6 +47,8 @@ from kio.schema.write_txn_markers.v2.response import (
     WritableTxnMarkerTopicResult,
 )
 
+from kgroups.coordinator.consumer_messages import consumer_heartbeat_response, heartbeat_error
+from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, ProducerId, i16, i32, i64
@@ -429,7 +434,179 @@ async def _find_coordinator(
     return dataclasses.replace(response, coordinators=response.coordinators + refused)
 
 
+async def _create_topics(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if allowed(az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME):
+        return await handler(broker, ctx, body)
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.CREATE, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = tuple(
+        CreatableTopicResult(
+            name=t.name,
+            topic_id=None,
+            error_code=ErrorCode.topic_authorization_failed,
+            error_message=None,
+            configs=None,
+        )
+        for t in denied
+    )
+    return dataclasses.replace(response, topics=response.topics + refused)
+
+
+async def _delete_topics(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    # v1-v5 list names; v6 lists states with a name or an id (ids pass unchecked).
+    by_state = hasattr(body, "topics")
+    entries = body.topics if by_state else body.topic_names
+    names = [e.name if by_state else e for e in entries]
+    denied = [
+        e
+        for e, n in zip(entries, names, strict=True)
+        if n is not None and not allowed(az, ctx, Operation.DELETE, TOPIC, n)
+    ]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(e for e in entries if e not in denied)
+    trimmed = dataclasses.replace(body, **{"topics" if by_state else "topic_names": kept})
+    response: Any = await handler(broker, ctx, trimmed)
+    refused = tuple(
+        DeletableTopicResult(
+            name=e.name if by_state else e,
+            topic_id=None,
+            error_code=ErrorCode.topic_authorization_failed,
+        )
+        for e in denied
+    )
+    return dataclasses.replace(response, responses=response.responses + refused)
+
+
+_CONFIG_RESOURCES = {2: (TOPIC, ErrorCode.topic_authorization_failed), 4: (CLUSTER, _DENIED)}
+
+
+async def _describe_configs(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    def may(r: Any) -> bool:
+        rtype, _ = _CONFIG_RESOURCES.get(r.resource_type, (None, None))
+        if rtype is None:
+            return True  # unknown resource types are the handler's to refuse
+        name = CLUSTER_NAME if rtype == CLUSTER else r.resource_name
+        return allowed(az, ctx, Operation.DESCRIBE_CONFIGS, rtype, name)
+
+    denied = [r for r in body.resources if not may(r)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(r for r in body.resources if r not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, resources=kept))
+    refused = tuple(
+        DescribeConfigsResult(
+            error_code=_CONFIG_RESOURCES[r.resource_type][1],
+            error_message=None,
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+            configs=(),
+        )
+        for r in denied
+    )
+    return dataclasses.replace(response, results=response.results + refused)
+
+
+async def _consumer_heartbeat(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
+        return consumer_heartbeat_response(heartbeat_error(ErrorCode.group_authorization_failed))
+    hidden = sorted(
+        t
+        for t in body.subscribed_topic_names or ()
+        if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t)
+    )
+    if hidden:
+        message = f"The group is not authorized to describe topics {hidden}"
+        return consumer_heartbeat_response(
+            heartbeat_error(ErrorCode.topic_authorization_failed, message)
+        )
+    return await handler(broker, ctx, body)
+
+
+async def _consumer_group_describe(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    groups = []
+    for g in response.groups:
+        if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
+            g = dataclasses.replace(
+                g,
+                error_code=ErrorCode.group_authorization_failed,
+                group_state="",
+                members=(),
+                authorized_operations=OPERATIONS_OMITTED,
+            )
+        elif body.include_authorized_operations:
+            bits = az.authorized_operations(ctx.principal, ctx.client_host, GROUP, g.group_id)
+            g = dataclasses.replace(g, authorized_operations=i32(bits))
+        groups.append(g)
+    return dataclasses.replace(response, groups=tuple(groups))
+
+
+async def _txn_offset_commit(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if not allowed(az, ctx, Operation.WRITE, TXN, body.transactional_id):
+        return txn_commit_response(body, TXN_DENIED, {})
+    if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
+        return txn_commit_response(body, ErrorCode.group_authorization_failed, {})
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(t for t in body.topics if t not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
+    refused = txn_commit_response(
+        dataclasses.replace(body, topics=tuple(denied)), ErrorCode.topic_authorization_failed, {}
+    )
+    return dataclasses.replace(response, topics=response.topics + refused.topics)
+
+
+async def _describe_transactions(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    states = tuple(
+        s
+        if allowed(az, ctx, Operation.DESCRIBE, TXN, s.transactional_id)
+        else dataclasses.replace(s, error_code=TXN_DENIED, transaction_state="", topics=())
+        for s in response.transaction_states
+    )
+    return dataclasses.replace(response, transaction_states=states)
+
+
+async def _list_transactions(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    states = tuple(
+        s
+        for s in response.transaction_states
+        if allowed(az, ctx, Operation.DESCRIBE, TXN, s.transactional_id)
+    )
+    return dataclasses.replace(response, transaction_states=states)
+
+
 GUARDS: dict[int, Guard] = {
+    apis.CREATE_TOPICS: _create_topics,
+    apis.DELETE_TOPICS: _delete_topics,
+    apis.DESCRIBE_CONFIGS: _describe_configs,
+    apis.CONSUMER_GROUP_HEARTBEAT: _consumer_heartbeat,
+    apis.CONSUMER_GROUP_DESCRIBE: _consumer_group_describe,
+    apis.TXN_OFFSET_COMMIT: _txn_offset_commit,
+    apis.DESCRIBE_TRANSACTIONS: _describe_transactions,
+    apis.LIST_TRANSACTIONS: _list_transactions,
     apis.FETCH: _fetch,
     apis.LIST_OFFSETS: _list_offsets,
     apis.DELETE_GROUPS: _delete_groups,
