@@ -38,6 +38,7 @@ from kio.schema.join_group.v9 import JoinGroupRequest
 from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
 from kio.schema.leave_group.v5 import LeaveGroupRequest
 from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.list_groups.v5 import ListGroupsRequest
 from kio.schema.list_offsets.v7 import ListOffsetsRequest
 from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
 from kio.schema.metadata.v12 import MetadataRequest
@@ -52,6 +53,10 @@ from kio.schema.offset_delete.v0.request import (
     OffsetDeleteRequestPartition,
     OffsetDeleteRequestTopic,
 )
+from kio.schema.offset_fetch.v5 import OffsetFetchRequest as OffsetFetchRequestV5
+from kio.schema.offset_fetch.v5.request import OffsetFetchRequestTopic as OffsetFetchRequestTopicV5
+from kio.schema.offset_fetch.v9 import OffsetFetchRequest
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
 from kio.schema.sync_group.v5 import SyncGroupRequest
@@ -560,6 +565,54 @@ CASES = [
         lambda r: ErrorCode(r.transaction_states[0].error_code),
     ),
     ApiCase(
+        "OffsetFetch",
+        OffsetFetchRequest(
+            groups=(
+                OffsetFetchRequestGroup(
+                    group_id="orders-app",
+                    topics=(OffsetFetchRequestTopics(name="orders", partition_indexes=(i32(0),)),),
+                ),
+            ),
+            require_stable=False,
+        ),
+        G,
+        "orders-app",
+        O.DESCRIBE,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.groups[0].error_code),
+    ),
+    ApiCase(
+        "OffsetFetch topics",
+        OffsetFetchRequest(
+            groups=(
+                OffsetFetchRequestGroup(
+                    group_id="orders-app",
+                    topics=(OffsetFetchRequestTopics(name="orders", partition_indexes=(i32(0),)),),
+                ),
+            ),
+            require_stable=False,
+        ),
+        T,
+        "orders",
+        O.DESCRIBE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(
+            r.groups[0].error_code or r.groups[0].topics[0].partitions[0].error_code
+        ),
+    ),
+    ApiCase(
+        "OffsetFetch v5",
+        OffsetFetchRequestV5(
+            group_id="orders-app",
+            topics=(OffsetFetchRequestTopicV5(name="orders", partition_indexes=(i32(0),)),),
+        ),
+        G,
+        "orders-app",
+        O.DESCRIBE,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
         "CreateAcls",
         CreateAclsRequest(
             creations=(
@@ -631,6 +684,12 @@ def broker(tmp_path: Path) -> Iterator[BrokerThread]:
 
 def _extra(case: ApiCase) -> list[AclBinding]:
     """What the case needs besides its own ACL to pass the check."""
+    if case.name == "OffsetFetch topics":
+        return [
+            AclBinding(
+                G, "orders-app", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW
+            )
+        ]
     if case.name == "ConsumerGroupHeartbeat topics":
         return [
             AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)
@@ -757,3 +816,87 @@ def test_heartbeat_on_a_connection_is_checked_after_the_acl_is_removed(tmp_path:
             assert call(s, hb)[0].error_code == GROUP_DENIED
     finally:
         bt.stop()
+
+
+def test_listings_show_only_what_the_caller_may_describe(broker: BrokerThread) -> None:
+    admin = "User:admin"
+    for name in ("orders", "payments"):
+        create = CreateTopicsRequest(
+            topics=(
+                CreatableTopic(
+                    name=name,
+                    num_partitions=i32(1),
+                    replication_factor=i16(1),
+                    assignments=(),
+                    configs=(),
+                ),
+            ),
+            timeout=MS,
+        )
+        assert call_as(broker, admin, create).topics[0].error_code == ErrorCode.none
+    for group in ("orders-app", "payments-app"):
+        commit = dataclasses.replace(CASES[4].request, group_id=group)
+        assert call_as(broker, admin, commit).topics[0].partitions[0].error_code == ErrorCode.none
+    add_acls(
+        broker,
+        AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW),
+        AclBinding(G, "orders-", PatternType.PREFIXED, ALICE, "*", O.DESCRIBE, Permission.ALLOW),
+    )
+    everything = MetadataRequest(
+        topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=True
+    )
+    (topic,) = call_as(broker, ALICE, everything).topics
+    assert topic.name == "orders"
+    assert topic.topic_authorized_operations == (1 << O.READ) | (1 << O.DESCRIBE)
+    assert {"orders", "payments"} <= {t.name for t in call_as(broker, admin, everything).topics}
+
+    listing = ListGroupsRequest(states_filter=(), types_filter=())
+    assert [g.group_id for g in call_as(broker, ALICE, listing).groups] == ["orders-app"]
+    add_acls(
+        broker,
+        AclBinding(C, CLUSTER_NAME, PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW),
+    )
+    assert {g.group_id for g in call_as(broker, ALICE, listing).groups} == {
+        "orders-app",
+        "payments-app",
+    }
+
+    described = call_as(
+        broker,
+        ALICE,
+        DescribeGroupsRequest(groups=("orders-app",), include_authorized_operations=True),
+    )
+    assert described.groups[0].authorized_operations == 1 << O.DESCRIBE
+    cluster = call_as(
+        broker, ALICE, DescribeClusterRequest(include_cluster_authorized_operations=True)
+    )
+    assert cluster.cluster_authorized_operations == 1 << O.DESCRIBE
+
+    fetch_all = OffsetFetchRequest(
+        groups=(OffsetFetchRequestGroup(group_id="orders-app", topics=None),), require_stable=False
+    )
+    assert [t.name for t in call_as(broker, admin, fetch_all).groups[0].topics] == ["orders"]
+    add_acls(
+        broker,
+        AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.DENY),
+    )
+    assert call_as(broker, ALICE, fetch_all).groups[0].topics == ()
+
+
+def test_metadata_auto_creates_only_with_create(broker: BrokerThread) -> None:
+    ask = MetadataRequest(
+        topics=(MetadataRequestTopic(topic_id=None, name="fresh"),),
+        allow_auto_topic_creation=True,
+        include_topic_authorized_operations=False,
+    )
+    add_acls(
+        broker,
+        AclBinding(T, "fresh", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW),
+    )
+    assert call_as(broker, ALICE, ask).topics[0].error_code == ErrorCode.unknown_topic_or_partition
+    add_acls(
+        broker, AclBinding(T, "fre", PatternType.PREFIXED, ALICE, "*", O.CREATE, Permission.ALLOW)
+    )
+    created = call_as(broker, ALICE, ask).topics[0]
+    assert created.error_code in (ErrorCode.none, ErrorCode.leader_not_available)
+    assert call_as(broker, ALICE, ask).topics[0].partitions

@@ -38,6 +38,7 @@ from kio.schema.offset_delete.v0.response import (
     OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic,
 )
+from kio.schema.offset_fetch.v9.response import OffsetFetchResponseGroup
 from kio.schema.produce.v9 import ProduceResponse
 from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
 from kio.schema.write_txn_markers.v2 import WriteTxnMarkersResponse
@@ -52,9 +53,11 @@ from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, ProducerId, i16, i32, i64
+from kgroups.protocol.versions import offset_fetch_groups, offset_fetch_response
 from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 from kgroups.server.handlers.groups import _error_response as group_error
+from kgroups.server.handlers.groups import _fetch_group as fetch_group
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -598,7 +601,46 @@ async def _list_transactions(
     return dataclasses.replace(response, transaction_states=states)
 
 
+async def _offset_fetch(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    """Group DESCRIBE per group; a topic without DESCRIBE is left out of an
+    all-topics answer and refused where named."""
+    require_stable: bool = getattr(body, "require_stable", False)
+    results = []
+    for g in offset_fetch_groups(ctx.api_version, body):
+        if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
+            results.append(
+                OffsetFetchResponseGroup(
+                    group_id=g.group_id, topics=(), error_code=ErrorCode.group_authorization_failed
+                )
+            )
+            continue
+        fetched = await fetch_group(broker, ctx, g, require_stable)
+        topics = []
+        for t in fetched.topics:
+            if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name):
+                if g.topics is None:
+                    continue
+                t = dataclasses.replace(
+                    t,
+                    partitions=tuple(
+                        dataclasses.replace(
+                            p,
+                            committed_offset=i64(-1),
+                            metadata=None,
+                            error_code=ErrorCode.topic_authorization_failed,
+                        )
+                        for p in t.partitions
+                    ),
+                )
+            topics.append(t)
+        results.append(dataclasses.replace(fetched, topics=tuple(topics)))
+    return offset_fetch_response(ctx.api_version, tuple(results))
+
+
 GUARDS: dict[int, Guard] = {
+    apis.OFFSET_FETCH: _offset_fetch,
     apis.CREATE_TOPICS: _create_topics,
     apis.DELETE_TOPICS: _delete_topics,
     apis.DESCRIBE_CONFIGS: _describe_configs,
