@@ -12,6 +12,19 @@ from typing import Any
 import pytest
 from acl_wire import STANDARD, add_acls, call_as
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnRequest
+from kio.schema.add_partitions_to_txn.v3 import (
+    AddPartitionsToTxnRequest as AddPartitionsToTxnRequestV3,
+)
+from kio.schema.add_partitions_to_txn.v3.request import (
+    AddPartitionsToTxnTopic as AddPartitionsToTxnTopicV3,
+)
+from kio.schema.add_partitions_to_txn.v4 import (
+    AddPartitionsToTxnRequest as AddPartitionsToTxnRequestV4,
+)
+from kio.schema.add_partitions_to_txn.v4.request import (
+    AddPartitionsToTxnTopic as AddPartitionsToTxnTopicV4,
+)
+from kio.schema.add_partitions_to_txn.v4.request import AddPartitionsToTxnTransaction
 from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
@@ -613,6 +626,57 @@ CASES = [
         _top,
     ),
     ApiCase(
+        "AddPartitionsToTxn",
+        AddPartitionsToTxnRequestV3(
+            v3_and_below_transactional_id="tx-1",
+            v3_and_below_producer_id=i64(1),
+            v3_and_below_producer_epoch=i16(0),
+            v3_and_below_topics=(AddPartitionsToTxnTopicV3(name="orders", partitions=(i32(0),)),),
+        ),
+        X,
+        "tx-1",
+        O.WRITE,
+        TXN_DENIED,
+        lambda r: ErrorCode(
+            r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+        ),
+    ),
+    ApiCase(
+        "AddPartitionsToTxn topics",
+        AddPartitionsToTxnRequestV3(
+            v3_and_below_transactional_id="tx-1",
+            v3_and_below_producer_id=i64(1),
+            v3_and_below_producer_epoch=i16(0),
+            v3_and_below_topics=(AddPartitionsToTxnTopicV3(name="orders", partitions=(i32(0),)),),
+        ),
+        T,
+        "orders",
+        O.WRITE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(
+            r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+        ),
+    ),
+    ApiCase(
+        "AddPartitionsToTxn v4",
+        AddPartitionsToTxnRequestV4(
+            transactions=(
+                AddPartitionsToTxnTransaction(
+                    transactional_id="tx-1",
+                    producer_id=i64(1),
+                    producer_epoch=i16(0),
+                    verify_only=True,
+                    topics=(AddPartitionsToTxnTopicV4(name="orders", partitions=(i32(0),)),),
+                ),
+            )
+        ),
+        C,
+        CLUSTER_NAME,
+        O.CLUSTER_ACTION,
+        CLUSTER_DENIED,
+        _top,
+    ),
+    ApiCase(
         "CreateAcls",
         CreateAclsRequest(
             creations=(
@@ -690,6 +754,8 @@ def _extra(case: ApiCase) -> list[AclBinding]:
                 G, "orders-app", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW
             )
         ]
+    if case.name == "AddPartitionsToTxn topics":
+        return [AclBinding(X, "tx-1", PatternType.LITERAL, ALICE, "*", O.WRITE, Permission.ALLOW)]
     if case.name == "ConsumerGroupHeartbeat topics":
         return [
             AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)

@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import kio.schema.add_partitions_to_txn.v3.response as add_v3
+import kio.schema.add_partitions_to_txn.v4.response as add_v4
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnResponse
 from kio.schema.create_acls.v3 import CreateAclsResponse
 from kio.schema.create_acls.v3.response import AclCreationResult
@@ -639,7 +641,54 @@ async def _offset_fetch(
     return offset_fetch_response(ctx.api_version, tuple(results))
 
 
+async def _add_partitions_to_txn(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    if hasattr(body, "transactions"):  # v4+: a broker verifying, Cluster CLUSTER_ACTION
+        if allowed(az, ctx, Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+            return await handler(broker, ctx, body)
+        return add_v4.AddPartitionsToTxnResponse(
+            throttle_time=NO_THROTTLE, error_code=_DENIED, results_by_transaction=()
+        )
+    topics = body.v3_and_below_topics
+    if not allowed(az, ctx, Operation.WRITE, TXN, body.v3_and_below_transactional_id):
+        return _add_partitions_errors(topics, lambda _: TXN_DENIED)
+    denied = {t.name for t in topics if not allowed(az, ctx, Operation.WRITE, TOPIC, t.name)}
+    if not denied:
+        return await handler(broker, ctx, body)
+    # As Kafka: nothing is added; the rest are not attempted.
+    return _add_partitions_errors(
+        topics,
+        lambda name: (
+            ErrorCode.topic_authorization_failed
+            if name in denied
+            else ErrorCode.operation_not_attempted
+        ),
+    )
+
+
+def _add_partitions_errors(
+    topics: Any, error: Callable[[str], ErrorCode]
+) -> add_v3.AddPartitionsToTxnResponse:
+    return add_v3.AddPartitionsToTxnResponse(
+        throttle_time=NO_THROTTLE,
+        results_by_topic_v3_and_below=tuple(
+            add_v3.AddPartitionsToTxnTopicResult(
+                name=t.name,
+                results_by_partition=tuple(
+                    add_v3.AddPartitionsToTxnPartitionResult(
+                        partition_index=p, partition_error_code=error(t.name)
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in topics
+        ),
+    )
+
+
 GUARDS: dict[int, Guard] = {
+    apis.ADD_PARTITIONS_TO_TXN: _add_partitions_to_txn,
     apis.OFFSET_FETCH: _offset_fetch,
     apis.CREATE_TOPICS: _create_topics,
     apis.DELETE_TOPICS: _delete_topics,
