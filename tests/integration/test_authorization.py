@@ -966,3 +966,57 @@ def test_metadata_auto_creates_only_with_create(broker: BrokerThread) -> None:
     created = call_as(broker, ALICE, ask).topics[0]
     assert created.error_code in (ErrorCode.none, ErrorCode.leader_not_available)
     assert call_as(broker, ALICE, ask).topics[0].partitions
+
+
+def test_transactional_produce_needs_transactional_id_write(broker: BrokerThread) -> None:
+    produce = dataclasses.replace(CASES[6].request, transactional_id="tx-1")
+    assert isinstance(produce, ProduceRequest)
+    topic_write = AclBinding(
+        T, "orders", PatternType.LITERAL, ALICE, "*", O.WRITE, Permission.ALLOW
+    )
+    add_acls(broker, topic_write)
+    assert CASES[6].error(call_as(broker, ALICE, produce)) == TXN_DENIED
+    add_acls(
+        broker, AclBinding(X, "tx-", PatternType.PREFIXED, ALICE, "*", O.WRITE, Permission.ALLOW)
+    )
+    assert CASES[6].error(call_as(broker, ALICE, produce)) not in DENIALS
+
+
+def test_host_acls(broker: BrokerThread) -> None:
+    add_acls(
+        broker,
+        AclBinding(
+            G, "orders-app", PatternType.LITERAL, ALICE, "10.0.0.1", O.READ, Permission.ALLOW
+        ),
+    )
+    heartbeat = CASES[2].request
+    assert call_as(broker, ALICE, heartbeat, host="10.0.0.1").error_code != GROUP_DENIED
+    assert call_as(broker, ALICE, heartbeat, host="10.0.0.2").error_code == GROUP_DENIED
+
+
+def test_scram_credential_apis_need_cluster_describe_and_alter() -> None:
+    """Guarded ahead of the APIs themselves: their handler runs only when allowed."""
+    import asyncio
+
+    from kio.schema.alter_user_scram_credentials.v0 import AlterUserScramCredentialsRequest
+    from kio.schema.alter_user_scram_credentials.v0.request import ScramCredentialDeletion
+    from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsRequest
+
+    from kgroups.server.access import GUARDS
+    from kgroups.server.authorizer import Authorizer
+    from kgroups.server.context import RequestContext
+
+    async def handler(broker: object, ctx: object, body: object) -> object:
+        return "handled"
+
+    az = Authorizer(
+        [AclBinding(C, CLUSTER_NAME, PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW)]
+    )
+    ctx = RequestContext(50, 0, 1, "c", "10.0.0.1", ALICE)
+    describe = DescribeUserScramCredentialsRequest(users=None)
+    assert asyncio.run(GUARDS[50](az, None, ctx, describe, handler)) == "handled"  # type: ignore[arg-type]
+    alter = AlterUserScramCredentialsRequest(
+        deletions=(ScramCredentialDeletion(name="bob", mechanism=i8(1)),), upsertions=()
+    )
+    denied = asyncio.run(GUARDS[51](az, None, ctx, alter, handler))  # type: ignore[arg-type]
+    assert [(r.user, r.error_code) for r in denied.results] == [("bob", CLUSTER_DENIED)]

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import kio.schema.add_partitions_to_txn.v3.response as add_v3
 import kio.schema.add_partitions_to_txn.v4.response as add_v4
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnResponse
+from kio.schema.alter_user_scram_credentials.v0 import AlterUserScramCredentialsResponse
+from kio.schema.alter_user_scram_credentials.v0.response import AlterUserScramCredentialsResult
 from kio.schema.create_acls.v3 import CreateAclsResponse
 from kio.schema.create_acls.v3.response import AclCreationResult
 from kio.schema.create_topics.v7.response import CreatableTopicResult
@@ -26,6 +28,7 @@ from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
 from kio.schema.describe_cluster.v1 import DescribeClusterResponse
 from kio.schema.describe_configs.v4.response import DescribeConfigsResult
+from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsResponse
 from kio.schema.end_txn.v4 import EndTxnResponse
 from kio.schema.fetch.v12 import FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
@@ -687,7 +690,31 @@ def _add_partitions_errors(
     )
 
 
+# Served once SASL/SCRAM lands; their keys are Kafka's.
+DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+ALTER_USER_SCRAM_CREDENTIALS = 51
+
+
+def _describe_scram_denied(body: Any) -> DescribeUserScramCredentialsResponse:
+    return DescribeUserScramCredentialsResponse(
+        throttle_time=NO_THROTTLE, error_code=_DENIED, error_message=None, results=()
+    )
+
+
+def _alter_scram_denied(body: Any) -> AlterUserScramCredentialsResponse:
+    users = dict.fromkeys(c.name for c in body.deletions + body.upsertions)
+    return AlterUserScramCredentialsResponse(
+        throttle_time=NO_THROTTLE,
+        results=tuple(
+            AlterUserScramCredentialsResult(user=u, error_code=_DENIED, error_message=None)
+            for u in users
+        ),
+    )
+
+
 GUARDS: dict[int, Guard] = {
+    DESCRIBE_USER_SCRAM_CREDENTIALS: _cluster(Operation.DESCRIBE, _describe_scram_denied),
+    ALTER_USER_SCRAM_CREDENTIALS: _cluster(Operation.ALTER, _alter_scram_denied),
     apis.ADD_PARTITIONS_TO_TXN: _add_partitions_to_txn,
     apis.OFFSET_FETCH: _offset_fetch,
     apis.CREATE_TOPICS: _create_topics,
