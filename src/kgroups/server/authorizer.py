@@ -195,6 +195,10 @@ class Authorizer:
         self.super_users = super_users
         self.allow_if_no_acl = allow_if_no_acl
         self._bindings: dict[ResourceType, list[AclBinding]] = {}
+        # Found per check without scanning every binding: literal ones (and the
+        # ``*`` wildcard) by name, prefixed ones by type.
+        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        self._prefixed: dict[ResourceType, list[AclBinding]] = {}
         for b in bindings:
             self.add(b)
 
@@ -207,13 +211,20 @@ class Authorizer:
         if binding in bs:
             return False
         bs.append(binding)
+        self._index(binding).append(binding)
         return True
+
+    def _index(self, b: AclBinding) -> list[AclBinding]:
+        if b.pattern_type == PatternType.PREFIXED:
+            return self._prefixed.setdefault(b.resource_type, [])
+        return self._literal.setdefault((b.resource_type, b.resource_name), [])
 
     def remove(self, acl_filter: AclFilter) -> list[AclBinding]:
         """Remove and return the bindings ``acl_filter`` selects."""
         removed = [b for b in self.bindings() if acl_filter.matches(b)]
         for b in removed:
             self._bindings[b.resource_type].remove(b)
+            self._index(b).remove(b)
         return removed
 
     def authorize(
@@ -221,7 +232,12 @@ class Authorizer:
     ) -> bool:
         if principal in self.super_users:
             return True
-        acls = [b for b in self._bindings.get(rtype, ()) if b.matches_resource(name)]
+        literal = self._literal
+        acls = [
+            *literal.get((rtype, name), ()),
+            *(literal.get((rtype, WILDCARD), ()) if name != WILDCARD else ()),
+            *(b for b in self._prefixed.get(rtype, ()) if name.startswith(b.resource_name)),
+        ]
         if not acls:
             return self.allow_if_no_acl
         implied = _IMPLIED_BY.get(operation, frozenset())

@@ -108,6 +108,8 @@ def test_filters_select_and_remove() -> None:
         AclFilter(ResourceType.ANY, "a", PatternType.ANY, ALICE, None, O.ANY, Permission.ANY)
     )
     assert len(removed) == 2 and len(az.bindings()) == 1
+    assert not may(az, O.READ, "a")
+    assert may(az, O.READ, "pay-eu")
 
 
 @pytest.mark.parametrize(
