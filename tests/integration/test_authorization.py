@@ -959,7 +959,11 @@ def test_metadata_auto_creates_only_with_create(broker: BrokerThread) -> None:
         broker,
         AclBinding(T, "fresh", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW),
     )
-    assert call_as(broker, ALICE, ask).topics[0].error_code == ErrorCode.unknown_topic_or_partition
+    assert call_as(broker, ALICE, ask).topics[0].error_code == TOPIC_DENIED
+    everything = MetadataRequest(
+        topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+    )
+    assert "fresh" not in {t.name for t in call_as(broker, "User:admin", everything).topics}
     add_acls(
         broker, AclBinding(T, "fre", PatternType.PREFIXED, ALICE, "*", O.CREATE, Permission.ALLOW)
     )

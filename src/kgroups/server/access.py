@@ -39,6 +39,7 @@ from kio.schema.list_offsets.v7.response import (
     ListOffsetsPartitionResponse,
     ListOffsetsTopicResponse,
 )
+from kio.schema.metadata.v12.response import MetadataResponseTopic
 from kio.schema.offset_delete.v0.response import (
     OffsetDeleteResponsePartition,
     OffsetDeleteResponseTopic,
@@ -57,7 +58,7 @@ from kgroups.coordinator.consumer_messages import consumer_heartbeat_response, h
 from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
-from kgroups.protocol.types import BrokerId, ProducerId, i16, i32, i64
+from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i16, i32, i64
 from kgroups.protocol.versions import offset_fetch_groups, offset_fetch_response
 from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
@@ -216,18 +217,40 @@ def _txn(extra_group: bool, denial: Callable[[ErrorCode], object]) -> Guard:
 async def _metadata(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
-    if body.allow_auto_topic_creation and not allowed(
-        az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME
-    ):
-        names = [t.name for t in body.topics or () if t.name is not None]
-        if not all(allowed(az, ctx, Operation.CREATE, TOPIC, n) for n in names):
-            body = dataclasses.replace(body, allow_auto_topic_creation=False)
+    """Named topics without DESCRIBE, and missing ones the caller may not
+    create, are answered TOPIC_AUTHORIZATION_FAILED after the others (and never
+    created); an all-topics answer leaves out what the caller may not describe."""
+    refused: list[str] = []
+    if body.topics is not None:
+        auto_create = (ctx.api_version < 4 or body.allow_auto_topic_creation) and (
+            broker.config.get_bool("auto.create.topics.enable")
+        )
+        may_create_any = auto_create and allowed(az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME)
+
+        def refuse(name: str | None) -> bool:
+            if name is None:  # named by id: checked on the answer
+                return False
+            if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, name):
+                return True
+            return (
+                auto_create
+                and not may_create_any
+                and name not in broker.topics
+                and not allowed(az, ctx, Operation.CREATE, TOPIC, name)
+            )
+
+        refused = [t.name for t in body.topics if refuse(t.name)]
+        if refused:
+            body = dataclasses.replace(
+                body, topics=tuple(t for t in body.topics if t.name not in refused)
+            )
     response: Any = await handler(broker, ctx, body)
-    listed_all = body.topics is None
     topics = []
     for t in response.topics:
+        if t.name in refused:
+            continue  # v0 answers all topics to an empty list
         if t.name is not None and not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name):
-            if listed_all:
+            if body.topics is None:
                 continue
             t = dataclasses.replace(
                 t, error_code=ErrorCode.topic_authorization_failed, partitions=(), topic_id=None
@@ -236,6 +259,17 @@ async def _metadata(
             bits = az.authorized_operations(ctx.principal, ctx.client_host, TOPIC, t.name)
             t = dataclasses.replace(t, topic_authorized_operations=i32(bits))
         topics.append(t)
+    topics += [
+        MetadataResponseTopic(
+            error_code=ErrorCode.topic_authorization_failed,
+            name=TopicName(name),
+            topic_id=None,
+            is_internal=False,
+            partitions=(),
+            topic_authorized_operations=OPERATIONS_OMITTED,
+        )
+        for name in refused
+    ]
     return dataclasses.replace(response, topics=tuple(topics))
 
 
