@@ -1024,3 +1024,20 @@ def test_scram_credential_apis_need_cluster_describe_and_alter() -> None:
     )
     denied = asyncio.run(GUARDS[51](az, None, ctx, alter, handler))  # type: ignore[arg-type]
     assert [(r.user, r.error_code) for r in denied.results] == [("bob", CLUSTER_DENIED)]
+
+
+def test_list_transactions_shows_only_described_ids(broker: BrokerThread) -> None:
+    from kio.schema.list_transactions.v1 import ListTransactionsRequest
+
+    for txn in ("tx-1", "other-1"):
+        init = InitProducerIdRequest(transactional_id=txn, transaction_timeout=MS)
+        assert call_as(broker, "User:admin", init).error_code == ErrorCode.none
+    listing = ListTransactionsRequest(state_filters=(), producer_id_filters=())
+    add_acls(
+        broker, AclBinding(X, "tx-", PatternType.PREFIXED, ALICE, "*", O.DESCRIBE, Permission.ALLOW)
+    )
+    assert [s.transactional_id for s in call_as(broker, ALICE, listing).transaction_states] == [
+        "tx-1"
+    ]
+    everyone = call_as(broker, "User:admin", listing).transaction_states
+    assert {s.transactional_id for s in everyone} == {"tx-1", "other-1"}
