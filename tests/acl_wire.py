@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgroups.server.authorizer import AclBinding
+from kgroups.server.connection_security import ConnectionSecurity
 from kgroups.server.dispatch import dispatch
 
 from broker_thread import BrokerThread
@@ -18,7 +19,8 @@ def call_as(bt: BrokerThread, principal: str, request: Any, host: str = "10.0.0.
     """Answer ``request`` as if ``principal`` had sent it from ``host``."""
     broker = bt.broker
     assert broker is not None
-    frame = bt.run(dispatch(broker, encode_request(request)[4:], host, principal))
+    security = ConnectionSecurity("PLAINTEXT", "PLAINTEXT", principal)
+    frame = bt.run(dispatch(broker, encode_request(request)[4:], host, security))
     return None if frame is None else decode_response(type(request), frame[4:])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
 import uuid
 
@@ -20,14 +21,16 @@ from kgroups.server.acl_store import DurableAuthorizer
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.authorizer import parse_super_users
 from kgroups.server.cluster_member import ClusterMember
-from kgroups.server.config import BrokerConfig, parse_ip_overrides
+from kgroups.server.config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
+from kgroups.server.connection_security import ConnectionSecurity
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.faults import Faults
 from kgroups.server.flusher import Flusher
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.server.store_log import StoreLog
+from kgroups.server.tls import peer_subject, server_context
 from kgroups.server.transaction_runtime import TransactionRuntime
 from kgroups.server.txn_markers import write_coordinator_markers
 from kgroups.server.txn_verification import TransactionVerifier
@@ -41,6 +44,9 @@ log = logging.getLogger(__name__)
 # A bound Kafka does not have, because creating partitions here is synchronous:
 # one request must not be able to make the broker create millions of directories.
 MAX_PARTITIONS_PER_TOPIC = 10_000
+
+# Kafka has no such bound; a TLS peer that stalls its handshake must not hold a socket.
+SSL_HANDSHAKE_TIMEOUT_S = 10.0
 
 # How long a shutdown waits for in-flight requests before cutting connections.
 SHUTDOWN_GRACE_S = 5.0
@@ -83,8 +89,9 @@ class Broker:
             else None
         )
         self.closing = False
-        self.advertised: tuple[str, int] = config.advertised(0)
-        self._server: asyncio.Server | None = None
+        self.advertised_listeners = config.advertised_addresses({})
+        self.advertised: tuple[str, int] = self.advertised_listeners[config.inter_broker_listener()]
+        self._servers: dict[str, asyncio.Server] = {}
         self.metrics: HttpServer | None = None
         """The Prometheus endpoint, when ``metrics.port`` is set."""
         self.fault_admin: HttpServer | None = None
@@ -106,20 +113,33 @@ class Broker:
         """Recover the logs, start listening, then load the coordinator in the background."""
         if self.cluster is None:
             self._open_logs()
-        host, port = self.config.listener()
+        specs = self.config.listener_specs()
+        tls = (
+            server_context(self.config) if any(s.protocol.endswith("SSL") for s in specs) else None
+        )
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
-        self._server = await asyncio.start_server(
-            self._on_connection, host or None, port, start_serving=False
-        )
-        bound = self._server.sockets[0].getsockname()[1]
-        self.advertised = self.config.advertised(bound)
+        for spec in specs:
+            secure = spec.protocol.endswith("SSL")
+            self._servers[spec.name] = await asyncio.start_server(
+                functools.partial(self._on_connection, spec),
+                spec.host or None,
+                spec.port,
+                start_serving=False,
+                ssl=tls if secure else None,
+                ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if secure else None,
+            )
+        bound = {name: self.listener_port(name) for name in self._servers}
+        self.advertised_listeners = self.config.advertised_addresses(bound)
+        self.advertised = self.advertised_listeners[self.config.inter_broker_listener()]
+        warn_if_unguarded(self.config, specs)
         if self.cluster is not None:
             # Partition data lives in the store: no local log is opened.
             await self.cluster.start()
         # Before clients come: a test sets its faults up front.
         self.fault_admin = await start_fault_admin(self)
-        await self._server.start_serving()
+        for server in self._servers.values():
+            await server.start_serving()
         self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
         self._background.append(asyncio.create_task(self._checkpoint_loop()))
@@ -139,14 +159,16 @@ class Broker:
         self.coordinator.start()
         self.txn_coordinator.start()
         self.metrics = await start_metrics_server(self)
-        log.info(
-            "kgroups broker %d listening on %s:%d (advertised %s:%d), data in %s",
-            self.broker_id,
-            host or "0.0.0.0",
-            bound,
-            *self.advertised,
-            self.log_dir,
-        )
+        for spec in specs:
+            log.info(
+                "kgroups broker %d listening on %s://%s:%d (advertised %s:%d)",
+                self.broker_id,
+                spec.name,
+                spec.host or "0.0.0.0",
+                bound[spec.name],
+                *self.advertised_listeners[spec.name],
+            )
+        log.info("kgroups broker %d keeps its data in %s", self.broker_id, self.log_dir)
 
     def _open_logs(self) -> None:
         now = self.clock.now_ms()
@@ -162,16 +184,20 @@ class Broker:
 
     @property
     def port(self) -> int:
-        assert self._server is not None
-        port: int = self._server.sockets[0].getsockname()[1]
+        """The bound port of the first listener."""
+        return self.listener_port(next(iter(self._servers)))
+
+    def listener_port(self, name: str) -> int:
+        """The bound port of a listener, by name."""
+        port: int = self._servers[name].sockets[0].getsockname()[1]
         return port
 
     async def stop(self) -> None:
         """Stop accepting, answer what is in flight, flush and close every file."""
         self.closing = True
         self.faults.clear()  # delayed answers go now
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers.values():
+            server.close()
         self.append_waiters.wake_all()
         if self.metrics is not None:
             await self.metrics.close()
@@ -198,12 +224,12 @@ class Broker:
             await self.cluster.stop()
         await self.flusher.close()
         self.logs.close()
-        if self._server is not None:
-            await self._server.wait_closed()
+        for server in self._servers.values():
+            await server.wait_closed()
         log.info("kgroups broker %d stopped", self.broker_id)
 
     async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, listener: ListenerSpec, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         peer = writer.get_extra_info("peername")
         host = peer[0] if isinstance(peer, tuple) else str(peer)
@@ -220,7 +246,9 @@ class Broker:
         self._connections[task] = (writer, state)
         self._per_ip[host] = count + 1
         try:
-            await serve_connection(self, reader, writer, state)
+            subject = peer_subject(writer.get_extra_info("ssl_object"))
+            security = ConnectionSecurity.accepted(listener.name, listener.protocol, subject)
+            await serve_connection(self, reader, writer, state, security)
         finally:
             del self._connections[task]
             left = self._per_ip[host] - 1
@@ -386,6 +414,32 @@ class Broker:
                 log.error("cannot checkpoint recovery points: %s", e)
                 continue
             written = points
+
+
+def warn_if_unguarded(config: BrokerConfig, specs: list[ListenerSpec]) -> None:
+    """A PLAINTEXT listener open beyond this machine, with no authorizer, lets
+    anyone on the network read and write everything: say so at start."""
+    if config.get_str("authorizer.class.name"):
+        return
+    for spec in specs:
+        if spec.protocol == "PLAINTEXT" and not _is_loopback(spec.host):
+            log.warning(
+                "listener %s (%s:%d) accepts unauthenticated connections from the network "
+                "and no authorizer is set (authorizer.class.name): any client may read and "
+                "write every topic",
+                spec.name,
+                spec.host or "0.0.0.0",
+                spec.port,
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # empty (every interface) or a host name
 
 
 def _default_log_config(config: BrokerConfig) -> LogConfig:

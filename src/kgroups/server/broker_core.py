@@ -34,7 +34,9 @@ class BrokerCore(Protocol):
     clock: Clock
     broker_id: int
     advertised: tuple[str, int]
-    """The host and port clients are told to connect to."""
+    """The host and port registered in a cluster (the inter-broker listener's)."""
+    advertised_listeners: dict[str, tuple[str, int]]
+    """Per listener name, the host and port its clients are told to connect to."""
     closing: bool
     topics: TopicRegistry
     logs: LogManager

@@ -86,6 +86,34 @@ def _listeners(value: str) -> str:
     return value.strip()
 
 
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+DEFAULT_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+def parse_protocol_map(value: str) -> dict[str, str]:
+    """``listener.security.protocol.map``: ``NAME:PROTOCOL`` pairs, comma-separated."""
+    out: dict[str, str] = {}
+    for item in filter(None, (v.strip() for v in value.split(","))):
+        name, sep, protocol = item.partition(":")
+        if not sep or not name.strip() or protocol.strip() not in SECURITY_PROTOCOLS:
+            raise ValueError(f"{item!r} is not of the form NAME:{'|'.join(SECURITY_PROTOCOLS)}")
+        out[name.strip()] = protocol.strip()
+    return out
+
+
+def _protocol_map(value: str) -> str:
+    parse_protocol_map(value)
+    return value.strip()
+
+
+def _tls_versions(value: str) -> str:
+    versions = [v.strip() for v in value.split(",") if v.strip()]
+    if not versions or any(v not in TLS_VERSIONS for v in versions):
+        raise ValueError(f"expected a list of {', '.join(TLS_VERSIONS)} (older ones are refused)")
+    return ",".join(versions)
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     key: str
@@ -98,8 +126,54 @@ class Setting:
 _SETTINGS: tuple[Setting, ...] = (
     Setting("broker.id", _int, 0, "Id of this broker in metadata responses.", 0),
     Setting("node.id", _int, None, "Alias of broker.id (KRaft name)."),
-    Setting("listeners", _listeners, "PLAINTEXT://:9092", "Where the broker listens."),
+    # Kafka's default is PLAINTEXT://:9092 (every interface); an unconfigured
+    # broker here listens on loopback only, since nothing guards it.
+    Setting("listeners", _listeners, "PLAINTEXT://127.0.0.1:9092", "Where the broker listens."),
     Setting("advertised.listeners", _listeners, None, "Address given to clients."),
+    Setting(
+        "listener.security.protocol.map",
+        _protocol_map,
+        DEFAULT_PROTOCOL_MAP,
+        "Listener name to security protocol.",
+    ),
+    Setting("inter.broker.listener.name", _str, None, "Listener registered in the cluster store."),
+    Setting(
+        "security.inter.broker.protocol",
+        _choice(*SECURITY_PROTOCOLS),
+        "PLAINTEXT",
+        "Protocol naming the registered listener when inter.broker.listener.name is unset.",
+    ),
+    Setting("ssl.keystore.type", _str, "JKS", "Key store format (PEM only)."),
+    Setting("ssl.keystore.location", _str, None, "PEM file: private key and certificate chain."),
+    Setting("ssl.keystore.password", _str, None, "Not used with PEM key stores."),
+    Setting("ssl.key.password", _str, None, "Password of an encrypted private key."),
+    Setting("ssl.keystore.key", _str, None, "Inline PEM private key."),
+    Setting("ssl.keystore.certificate.chain", _str, None, "Inline PEM certificate chain."),
+    Setting("ssl.truststore.type", _str, "JKS", "Trust store format (PEM only)."),
+    Setting("ssl.truststore.location", _str, None, "PEM file of trusted CA certificates."),
+    Setting("ssl.truststore.password", _str, None, "Not used with PEM trust stores."),
+    Setting("ssl.truststore.certificates", _str, None, "Inline PEM trusted certificates."),
+    Setting(
+        "ssl.client.auth",
+        _lower_choice("none", "requested", "required"),
+        "none",
+        "Ask SSL clients for a certificate.",
+    ),
+    Setting("ssl.enabled.protocols", _tls_versions, "TLSv1.2,TLSv1.3", "TLS versions accepted."),
+    Setting("ssl.protocol", _choice("TLSv1.2", "TLSv1.3", "TLS"), "TLSv1.3", "TLS protocol."),
+    Setting("ssl.cipher.suites", _str, "", "OpenSSL cipher list for TLS 1.2 (empty: default)."),
+    Setting(
+        "ssl.principal.mapping.rules",
+        _choice("DEFAULT"),
+        "DEFAULT",
+        "Certificate subject to principal (DEFAULT only).",
+    ),
+    Setting(
+        "ssl.endpoint.identification.algorithm",
+        _str,
+        "https",
+        "Accepted; the broker makes no outgoing TLS connection.",
+    ),
     Setting("log.dirs", _str, "/tmp/kafka-logs", "Directory of the partition logs."),
     Setting("log.dir", _str, None, "Used when log.dirs is not set."),
     Setting("num.partitions", _int, 1, "Partitions of an auto-created topic.", 1),
@@ -271,8 +345,6 @@ NO_EFFECT = frozenset(
         "process.roles",
         "controller.quorum.voters",
         "controller.listener.names",
-        "inter.broker.listener.name",
-        "listener.security.protocol.map",
         "unclean.leader.election.enable",
     }
 )
@@ -287,6 +359,19 @@ def parse_listener(value: str) -> tuple[str, str, int]:
     if not 0 <= port <= 65535:
         raise ValueError(f"listener port {port} is out of range")
     return name, host, port
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerSpec:
+    name: str
+    protocol: str
+    """PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."""
+    host: str
+    port: int
+
+
+def _items(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
 
 
 def read_properties(path: Path) -> dict[str, str]:
@@ -377,7 +462,64 @@ class BrokerConfig:
             )
         if self.get_int("default.replication.factor") != 1:
             raise ConfigError("default.replication.factor must be 1 on a single broker")
-        self.listener()
+        self._check_listeners()
+
+    def _check_listeners(self) -> None:
+        specs = self.listener_specs()
+        names = [spec.name for spec in specs]
+        if not specs or len(set(names)) != len(names):
+            raise ConfigError("listeners must name at least one listener, each once")
+        if len({spec.port for spec in specs if spec.port}) != len([s for s in specs if s.port]):
+            raise ConfigError("listeners must each use a port of their own")
+        raw = self._values["advertised.listeners"]
+        for item in _items(raw if isinstance(raw, str) else ""):
+            name = parse_listener(item)[0]
+            if name not in names:
+                raise ConfigError(f"advertised.listeners names {name}, which is not a listener")
+        inter = self._values["inter.broker.listener.name"]
+        if isinstance(inter, str) and inter not in names:
+            raise ConfigError(f"inter.broker.listener.name {inter} is not a listener")
+        if any(spec.protocol.endswith("SSL") for spec in specs):
+            for key in ("ssl.keystore.type", "ssl.truststore.type"):
+                if self.get_str(key) != "PEM":
+                    raise ConfigError(f"{key} must be PEM: other key store formats are not read")
+
+    def listener_specs(self) -> list[ListenerSpec]:
+        """Every listener, with its security protocol from the protocol map."""
+        protocols = parse_protocol_map(self.get_str("listener.security.protocol.map"))
+        specs = []
+        for item in _items(self.get_str("listeners")):
+            name, host, port = parse_listener(item)
+            protocol = protocols.get(name)
+            if protocol is None:
+                raise ConfigError(
+                    f"listener {name} has no security protocol in listener.security.protocol.map"
+                )
+            specs.append(ListenerSpec(name, protocol, host, port))
+        return specs
+
+    def advertised_addresses(self, bound: Mapping[str, int]) -> dict[str, tuple[str, int]]:
+        """Per listener name, the (host, port) its clients are told: from
+        advertised.listeners, else the listener's own (port 0: the bound one)."""
+        raw = self._values["advertised.listeners"]
+        given = {
+            name: (host, port)
+            for name, host, port in map(parse_listener, _items(raw if isinstance(raw, str) else ""))
+        }
+        out = {}
+        for spec in self.listener_specs():
+            host, port = given.get(spec.name, (spec.host, spec.port))
+            out[spec.name] = (host or "localhost", port or bound.get(spec.name, 0))
+        return out
+
+    def inter_broker_listener(self) -> str:
+        """The listener whose address is registered in the cluster store."""
+        name = self._values["inter.broker.listener.name"]
+        if isinstance(name, str):
+            return name
+        protocol = self.get_str("security.inter.broker.protocol")
+        specs = self.listener_specs()
+        return next((s.name for s in specs if s.protocol == protocol), specs[0].name)
 
     def get(self, key: str) -> object:
         return self._values[key]

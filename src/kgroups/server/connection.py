@@ -18,6 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
 from kgroups.server.dispatch import BadRequest, dispatch
 from kgroups.server.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
@@ -55,6 +56,7 @@ async def serve_connection(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     state: ConnectionState,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
 ) -> None:
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
@@ -104,7 +106,7 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host)
+                response = await dispatch(broker, request, host, security)
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ANONYMOUS = "User:ANONYMOUS"
-
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
@@ -14,5 +12,7 @@ class RequestContext:
     correlation_id: int
     client_id: str
     client_host: str
-    principal: str = ANONYMOUS
+    principal: str = "User:ANONYMOUS"
+    """The Kafka principal of the connection (``User:...``)."""
     listener: str = "PLAINTEXT"
+    """The name of the listener the request came through."""

@@ -19,7 +19,8 @@ from kgroups.protocol.header import MalformedHeader, peek_api, read_request_head
 from kgroups.protocol.versions import upgrade
 from kgroups.server.access import GUARDS
 from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
-from kgroups.server.context import ANONYMOUS, RequestContext
+from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
+from kgroups.server.context import RequestContext
 from kgroups.server.handlers import ROUTES, Route
 
 if TYPE_CHECKING:
@@ -34,7 +35,10 @@ class BadRequest(ValueError):
 
 
 async def dispatch(
-    broker: BrokerApi, request: bytes, client_host: str, principal: str = ANONYMOUS
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
 ) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
@@ -49,13 +53,19 @@ async def dispatch(
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route, principal)
+            return await _dispatch_big(broker, request, client_host, codec, route, security)
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
     ctx = RequestContext(
-        api_key, api_version, correlation_id, header.client_id or "", client_host, principal
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
     )
     response = await _handle(broker, ctx, body, route)
     if response is None:
@@ -70,7 +80,7 @@ async def _dispatch_big(
     client_host: str,
     codec: apis.ApiCodec,
     route: Route,
-    principal: str,
+    security: ConnectionSecurity,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -82,7 +92,13 @@ async def _dispatch_big(
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
     ctx = RequestContext(
-        api_key, api_version, correlation_id, header.client_id or "", client_host, principal
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
     )
     response = await _handle(broker, ctx, body, route)
     del body

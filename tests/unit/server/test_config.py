@@ -12,7 +12,40 @@ def test_defaults_are_kafkas() -> None:
     assert c.get_int("group.initial.rebalance.delay.ms") == 3000
     assert c.get_int("offsets.topic.num.partitions") == 50
     assert c.log_retention_ms == 168 * 3_600_000
-    assert c.listener() == ("", 9092)
+    # Kafka's is every interface; unconfigured, kgroups stays on loopback.
+    assert c.listener() == ("127.0.0.1", 9092)
+
+
+def test_listeners_get_their_protocol_from_kafkas_default_map() -> None:
+    c = BrokerConfig(
+        {
+            "listeners": "PLAINTEXT://:9092,SSL://:9093,SASL_PLAINTEXT://:9094,SASL_SSL://:9095",
+            "ssl.keystore.type": "PEM",
+            "ssl.truststore.type": "PEM",
+        }
+    )
+    assert [(s.name, s.protocol) for s in c.listener_specs()] == [
+        ("PLAINTEXT", "PLAINTEXT"),
+        ("SSL", "SSL"),
+        ("SASL_PLAINTEXT", "SASL_PLAINTEXT"),
+        ("SASL_SSL", "SASL_SSL"),
+    ]
+
+
+def test_named_listeners_advertise_per_name() -> None:
+    c = BrokerConfig(
+        {
+            "listeners": "INTERNAL://127.0.0.1:9092,EXTERNAL://:0",
+            "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+            "advertised.listeners": "EXTERNAL://kafka.example.com:19092",
+            "inter.broker.listener.name": "INTERNAL",
+        }
+    )
+    assert c.advertised_addresses({"EXTERNAL": 40000}) == {
+        "INTERNAL": ("127.0.0.1", 9092),
+        "EXTERNAL": ("kafka.example.com", 19092),
+    }
+    assert c.inter_broker_listener() == "INTERNAL"
 
 
 def test_file_and_overrides(tmp_path: Path) -> None:
@@ -38,6 +71,14 @@ def test_retention_units() -> None:
         ({"num.partitions": "0"}, "must be at least 1"),
         ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
         ({"listeners": "localhost:9092"}, "not of the form"),
+        ({"listeners": "CLIENT://:9092"}, "no security protocol"),
+        ({"listeners": "PLAINTEXT://:9092,PLAINTEXT://:9093"}, "each once"),
+        ({"listener.security.protocol.map": "A:TLS"}, "not of the form"),
+        ({"advertised.listeners": "SSL://h:1"}, "not a listener"),
+        ({"inter.broker.listener.name": "SSL"}, "not a listener"),
+        ({"listeners": "SSL://:9093"}, "ssl.keystore.type must be PEM"),
+        ({"ssl.enabled.protocols": "TLSv1.1"}, "older ones are refused"),
+        ({"ssl.client.auth": "sometimes"}, "ssl.client.auth"),
         ({"log.cleanup.policy": "shred"}, "log.cleanup.policy"),
         ({"group.coordinator.rebalance.protocols": "consumer"}, "must list classic"),
         ({"group.coordinator.rebalance.protocols": "classic,other"}, "must list classic"),

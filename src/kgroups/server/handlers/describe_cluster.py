@@ -10,7 +10,12 @@ from kio.schema.describe_cluster.v1.response import DescribeClusterBroker
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, i8, i32
-from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.handlers.common import (
+    NO_THROTTLE,
+    OPERATIONS_OMITTED,
+    own_address,
+    with_own_address,
+)
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -22,13 +27,13 @@ BROKERS_ENDPOINT = 1
 async def handle(
     broker: BrokerApi, ctx: RequestContext, request: DescribeClusterRequest
 ) -> DescribeClusterResponse:
-    host, port = broker.advertised
+    host, port = own_address(broker, ctx.listener)
     node = BrokerId(broker.broker_id)
     brokers: tuple[DescribeClusterBroker, ...] = (
         DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),
     )
     if broker.cluster is not None:
-        live = broker.cluster.live
+        live = with_own_address(broker, ctx.listener, broker.cluster.live)
         brokers = tuple(
             DescribeClusterBroker(broker_id=BrokerId(b), host=h, port=i32(p), rack=None)
             for b, (h, p) in sorted(live.items())

@@ -18,7 +18,7 @@ from kio.schema.find_coordinator.v4.response import Coordinator
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import BrokerId, i32
-from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.handlers.common import NO_THROTTLE, own_address
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -35,7 +35,10 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: object
 ) -> FindCoordinatorResponse | FindCoordinatorResponseV3:
     if isinstance(request, FindCoordinatorRequest):
-        found = [(key, _find(broker, request.key_type, key)) for key in request.coordinator_keys]
+        found = [
+            (key, _find(broker, ctx.listener, request.key_type, key))
+            for key in request.coordinator_keys
+        ]
         return FindCoordinatorResponse(
             throttle_time=NO_THROTTLE,
             coordinators=tuple(
@@ -53,7 +56,7 @@ async def handle(
     # v0-v3 carry one key; v0 has no key type (groups only).
     key: str = getattr(request, "key")  # noqa: B009
     key_type: int = getattr(request, "key_type", GROUP)
-    error, message, node, host, port = _find(broker, key_type, key)
+    error, message, node, host, port = _find(broker, ctx.listener, key_type, key)
     return FindCoordinatorResponseV3(
         throttle_time=NO_THROTTLE,
         error_code=error,
@@ -64,9 +67,9 @@ async def handle(
     )
 
 
-def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
+def _find(broker: BrokerApi, listener: str, key_type: int, key: str) -> Found:
     if key_type == TRANSACTION:
-        return _find_transaction(broker, key)
+        return _find_transaction(broker, listener, key)
     if key_type != GROUP:
         return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
     if not key:
@@ -85,10 +88,12 @@ def _find(broker: BrokerApi, key_type: int, key: str) -> Found:
     leader = coordinator.leaders.leader_of(partition)
     if leader is None:
         return _no_coordinator(ErrorCode.coordinator_not_available, None)
+    if leader.broker_id == broker.broker_id:
+        return ErrorCode.none, None, leader.broker_id, *own_address(broker, listener)
     return ErrorCode.none, None, leader.broker_id, leader.host, leader.port
 
 
-def _find_transaction(broker: BrokerApi, transactional_id: str) -> Found:
+def _find_transaction(broker: BrokerApi, listener: str, transactional_id: str) -> Found:
     runtime = broker.txn_coordinator
     if not runtime.available:
         return _no_coordinator(
@@ -103,7 +108,7 @@ def _find_transaction(broker: BrokerApi, transactional_id: str) -> Found:
         return _no_coordinator(e.error_code, e.message)
     if runtime.leader_epoch(partition) is None:
         return _no_coordinator(ErrorCode.coordinator_not_available, None)
-    host, port = broker.advertised
+    host, port = own_address(broker, listener)
     return ErrorCode.none, None, broker.broker_id, host, port
 
 

@@ -25,7 +25,12 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build
-from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.handlers.common import (
+    NO_THROTTLE,
+    OPERATIONS_OMITTED,
+    own_address,
+    with_own_address,
+)
 from kgroups.server.topic_changes import NewTopic, create_topics
 
 if TYPE_CHECKING:
@@ -37,7 +42,7 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: MetadataRequest
 ) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
-    host, port = broker.advertised
+    host, port = own_address(broker, ctx.listener)
     brokers: tuple[MetadataResponseBroker, ...] = (
         MetadataResponseBroker(node_id=node, host=host, port=i32(port), rack=None),
     )
@@ -48,7 +53,9 @@ async def handle(
             await broker.cluster.refresh()  # created through another broker?
         brokers = tuple(
             MetadataResponseBroker(node_id=BrokerId(b), host=h, port=i32(p), rack=None)
-            for b, (h, p) in sorted(broker.cluster.live.items())
+            for b, (h, p) in sorted(
+                with_own_address(broker, ctx.listener, broker.cluster.live).items()
+            )
         )
         node = BrokerId(min(broker.cluster.live, default=broker.broker_id))
     if request.topics is None or (ctx.api_version == 0 and not request.topics):

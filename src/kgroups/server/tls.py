@@ -1,0 +1,119 @@
+"""TLS for SSL and SASL_SSL listeners, from Kafka's ssl.* keys (PEM stores).
+
+The key store is a PEM file (or inline PEM) holding the private key and the
+certificate chain; the trust store holds the CA certificates that client
+certificates are checked against. A client certificate's subject becomes the
+principal as Kafka's DEFAULT mapping gives it: the RFC 2253 form of the name.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+from typing import Any
+
+from kgroups.server.config import BrokerConfig, ConfigError
+
+_VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+_CLIENT_AUTH = {
+    "none": ssl.CERT_NONE,
+    "requested": ssl.CERT_OPTIONAL,
+    "required": ssl.CERT_REQUIRED,
+}
+# RFC 2253 keywords (as Java's X500Principal writes them); others keep their name.
+_KEYWORDS = {
+    "commonName": "CN",
+    "countryName": "C",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "organizationName": "O",
+    "organizationalUnitName": "OU",
+    "streetAddress": "STREET",
+    "domainComponent": "DC",
+    "userId": "UID",
+}
+
+
+def server_context(config: BrokerConfig) -> ssl.SSLContext:
+    """The context every TLS listener of the broker serves with."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    versions = sorted(_VERSIONS[v] for v in config.get_str("ssl.enabled.protocols").split(","))
+    context.minimum_version, context.maximum_version = versions[0], versions[-1]
+    ciphers = config.get_str("ssl.cipher.suites")
+    try:
+        if ciphers:
+            context.set_ciphers(ciphers)
+        _load_key_store(context, config)
+        _load_trust_store(context, config)
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"cannot set up TLS: {e}") from None
+    context.verify_mode = _CLIENT_AUTH[config.get_str("ssl.client.auth")]
+    return context
+
+
+def _optional(config: BrokerConfig, key: str) -> str | None:
+    value = config.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
+    password = _optional(config, "ssl.key.password")
+    location = _optional(config, "ssl.keystore.location")
+    key = _optional(config, "ssl.keystore.key")
+    chain = _optional(config, "ssl.keystore.certificate.chain")
+    if location is not None:
+        context.load_cert_chain(location, password=password)
+        return
+    if key is None or chain is None:
+        raise ConfigError(
+            "a TLS listener needs ssl.keystore.location, or ssl.keystore.key "
+            "and ssl.keystore.certificate.chain"
+        )
+    # The ssl module reads key stores from files only: a private temporary one.
+    fd, path = tempfile.mkstemp(suffix=".pem")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{_pem(key)}\n{_pem(chain)}\n")
+        context.load_cert_chain(path, password=password)
+    finally:
+        os.unlink(path)
+
+
+def _load_trust_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
+    location = _optional(config, "ssl.truststore.location")
+    inline = _optional(config, "ssl.truststore.certificates")
+    if location is not None:
+        context.load_verify_locations(cafile=location)
+    elif inline is not None:
+        context.load_verify_locations(cadata=_pem(inline))
+    elif config.get_str("ssl.client.auth") != "none":
+        raise ConfigError("ssl.client.auth needs ssl.truststore.location or .certificates")
+
+
+def _pem(value: str) -> str:
+    """Inline PEM from a properties file may have its line breaks written as \\n."""
+    return value.replace("\\n", "\n")
+
+
+def peer_subject(ssl_object: Any) -> str | None:
+    """The verified client certificate's subject in RFC 2253 form, or None."""
+    if ssl_object is None:
+        return None
+    cert = ssl_object.getpeercert()
+    if not cert:
+        return None
+    rdns = cert.get("subject", ())
+    # RFC 2253 writes the most specific name first: the reverse of the certificate's order.
+    return ",".join(
+        "+".join(f"{_KEYWORDS.get(attr, attr)}={_escape(value)}" for attr, value in rdn)
+        for rdn in reversed(rdns)
+    )
+
+
+def _escape(value: str) -> str:
+    out = []
+    for i, ch in enumerate(value):
+        special = ch in ',+"\\<>;' or (i == 0 and ch in "# ") or (i == len(value) - 1 and ch == " ")
+        out.append("\\" + ch if special else ch)
+    return "".join(out)
