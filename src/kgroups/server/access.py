@@ -62,8 +62,7 @@ from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i16, i32, i6
 from kgroups.protocol.versions import offset_fetch_groups, offset_fetch_response
 from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
-from kgroups.server.handlers.groups import _error_response as group_error
-from kgroups.server.handlers.groups import _fetch_group as fetch_group
+from kgroups.server.handlers.groups import fetch_group_of, group_error_response
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -95,7 +94,7 @@ def _group(op: Operation) -> Guard:
         az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
     ) -> object:
         if not allowed(az, ctx, op, GROUP, body.group_id):
-            return group_error(ctx, ErrorCode.group_authorization_failed, body)
+            return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
         return await handler(broker, ctx, body)
 
     return guard
@@ -120,13 +119,13 @@ async def _offset_commit(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
     if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
-        return group_error(ctx, ErrorCode.group_authorization_failed, body)
+        return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
     if not denied:
         return await handler(broker, ctx, body)
     kept = tuple(t for t in body.topics if t not in denied)
     response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = group_error(
+    refused = group_error_response(
         ctx, ErrorCode.topic_authorization_failed, dataclasses.replace(body, topics=tuple(denied))
     )
     return dataclasses.replace(response, topics=response.topics + refused.topics)
@@ -411,7 +410,7 @@ async def _offset_delete(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
     if not allowed(az, ctx, Operation.DELETE, GROUP, body.group_id):
-        return group_error(ctx, ErrorCode.group_authorization_failed, body)
+        return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
     if not denied:
         return await handler(broker, ctx, body)
@@ -655,7 +654,7 @@ async def _offset_fetch(
                 )
             )
             continue
-        fetched = await fetch_group(broker, ctx, g, require_stable)
+        fetched = await fetch_group_of(broker, ctx, g, require_stable)
         topics = []
         for t in fetched.topics:
             if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name):
