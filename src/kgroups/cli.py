@@ -126,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (glist, gdescribe, greset, gdelete, gdel_offsets):
         _bootstrap(sub)
 
+    from kgroups.commands import acls as acl_command
+
+    acls = commands.add_parser("acls", help="add, list, remove ACLs (as kafka-acls.sh)")
+    acl_commands = acls.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, text in (
+        ("add", "add ACLs for each principal, operation and resource named"),
+        ("list", "ACLs matching the resources, principals and operations named"),
+        ("remove", "remove the ACLs matching the resources, principals and operations named"),
+    ):
+        sub = acl_commands.add_parser(action, help=text)
+        acl_command.add_arguments(sub, action)
+        _bootstrap(sub)
+
     users = commands.add_parser(
         "users",
         help="SCRAM users of a stopped broker's data directory",
@@ -270,6 +283,11 @@ def _run(args: argparse.Namespace) -> int:
             print(asyncio.run(topics.describe(bootstrap, args.names)))
         elif args.action == "delete":
             print(asyncio.run(topics.delete(bootstrap, args.name)))
+        return 0
+    if args.command == "acls":
+        from kgroups.commands import acls as acl_command
+
+        print(asyncio.run(acl_command.run(args.bootstrap_server, args)))
         return 0
     if args.command == "users":
         from kgroups.commands import users

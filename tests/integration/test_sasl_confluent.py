@@ -137,3 +137,27 @@ def test_a_client_reauthenticates_before_its_session_expires(
         assert "session expired" not in caplog.text
     finally:
         b.stop()
+
+
+def test_managing_credentials_needs_cluster_alter_and_describe(tmp_path: Path) -> None:
+    b = sasl_broker(
+        tmp_path / "data",
+        **{
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:alice",
+        },
+    ).start()
+    try:
+        upsert = UserScramCredentialUpsertion(
+            "hank", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"hank-secret"
+        )
+        bob = AdminClient(confluent_config(b.bootstrap, "SCRAM-SHA-256"))
+        with pytest.raises(KafkaException) as denied:
+            bob.alter_user_scram_credentials([upsert])["hank"].result(30)
+        assert denied.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+        alice = AdminClient(confluent_config(b.bootstrap, "PLAIN"))
+        alice.alter_user_scram_credentials([upsert])["hank"].result(30)
+        hank = confluent_config(b.bootstrap, "SCRAM-SHA-256", "hank", "hank-secret")
+        assert AdminClient(hank).list_topics(timeout=30).brokers
+    finally:
+        b.stop()

@@ -49,6 +49,9 @@ ADD_OFFSETS_TO_TXN = 25
 END_TXN = 26
 WRITE_TXN_MARKERS = 27
 TXN_OFFSET_COMMIT = 28
+DESCRIBE_ACLS = 29
+CREATE_ACLS = 30
+DELETE_ACLS = 31
 DESCRIBE_CONFIGS = 32
 SASL_AUTHENTICATE = 36
 DELETE_GROUPS = 42
@@ -89,6 +92,9 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(END_TXN, "EndTxn", 0, 4),
         ApiRange(WRITE_TXN_MARKERS, "WriteTxnMarkers", 1, 2),
         ApiRange(TXN_OFFSET_COMMIT, "TxnOffsetCommit", 0, 5),
+        ApiRange(DESCRIBE_ACLS, "DescribeAcls", 1, 3),
+        ApiRange(CREATE_ACLS, "CreateAcls", 1, 3),
+        ApiRange(DELETE_ACLS, "DeleteAcls", 1, 3),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
         ApiRange(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),

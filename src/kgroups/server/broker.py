@@ -18,7 +18,9 @@ from kgroups.metrics.broker_endpoint import start_metrics_server
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
 from kgroups.security.settings import SaslSettings
+from kgroups.server.acl_store import DurableAuthorizer
 from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.authorizer import parse_super_users
 from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection
@@ -78,6 +80,15 @@ class Broker:
         # Transactional produce is verified with the coordinator (single broker only).
         self.transactions: TransactionVerifier | None = (
             self.txn_coordinator if self.cluster is None else None
+        )
+        self.authorizer: DurableAuthorizer | None = (
+            DurableAuthorizer(
+                self.log_dir,
+                parse_super_users(config.get_str("super.users")),
+                config.get_bool("allow.everyone.if.no.acl.found"),
+            )
+            if config.get_str("authorizer.class.name")
+            else None
         )
         self.closing = False
         self.advertised_listeners = config.advertised_addresses({})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from kgroups.server.acl_store import DurableAuthorizer
 from kgroups.server.broker_core import BrokerCore
 from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.transaction_runtime import TransactionRuntime
@@ -19,3 +20,5 @@ class BrokerApi(BrokerCore, Protocol):
     txn_coordinator: TransactionRuntime
     transactions: TransactionVerifier | None
     """Verifies transactional produce (KIP-890); None accepts every batch."""
+    authorizer: DurableAuthorizer | None
+    """The ACLs, when authorizer.class.name is set; None allows everything."""

@@ -82,6 +82,14 @@ def _mechanisms(value: str) -> str:
     return value.strip()
 
 
+def _authorizer(value: str) -> str:
+    from kgroups.server.authorizer import CLASS_NAMES
+
+    if value and value not in CLASS_NAMES:
+        raise ValueError(f"unknown authorizer {value!r}: use one of {sorted(CLASS_NAMES)}")
+    return value
+
+
 def _listeners(value: str) -> str:
     for item in filter(None, (v.strip() for v in value.split(","))):
         parse_listener(item)
@@ -202,18 +210,25 @@ _SETTINGS: tuple[Setting, ...] = (
         "https",
         "Accepted; the broker makes no outgoing TLS connection.",
     ),
-    Setting(
-        "authorizer.class.name",
-        _str,
-        "",
-        "Authorizer (empty: none; every request is allowed).",
-    ),
     Setting("log.dirs", _str, "/tmp/kafka-logs", "Directory of the partition logs."),
     Setting("log.dir", _str, None, "Used when log.dirs is not set."),
     Setting("num.partitions", _int, 1, "Partitions of an auto-created topic.", 1),
     Setting("default.replication.factor", _int, 1, "Replication factor (1 only).", 1),
     Setting("auto.create.topics.enable", _bool, True, "Create topics on first use."),
     Setting("delete.topic.enable", _bool, True, "Allow DeleteTopics."),
+    Setting(
+        "authorizer.class.name",
+        _authorizer,
+        "",
+        "ACL authorizer (Kafka's StandardAuthorizer or AclAuthorizer name); empty allows all.",
+    ),
+    Setting("super.users", _str, "", "Principals allowed everything, separated by ';'."),
+    Setting(
+        "allow.everyone.if.no.acl.found",
+        _bool,
+        False,
+        "Allow access to resources that no ACL names.",
+    ),
     Setting("socket.request.max.bytes", _int, 104857600, "Largest request accepted.", 1),
     Setting("message.max.bytes", _int, 1048588, "Largest record batch.", 0),
     Setting("fetch.max.bytes", _int, 57671680, "Largest fetch response.", 1024),

@@ -70,6 +70,8 @@ async def serve_connection(
     unsent_bytes = 0
     stats = broker.stats
     faults = broker.faults
+    # The shortcuts answer heartbeats without dispatch, so without ACL checks.
+    shortcuts = broker.authorizer is None
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
     stats.connections_created += 1
@@ -112,10 +114,11 @@ async def serve_connection(
                     break
                 send()
                 continue
-            if request.startswith(HEARTBEAT_PREFIX) and not faults.active:
-                response = answer_heartbeat(broker.coordinator, request)
-            elif request.startswith(CONSUMER_HEARTBEAT_PREFIX) and not faults.active:
-                response = answer_consumer_heartbeat(broker.coordinator, request, host)
+            if shortcuts and not faults.active:
+                if request.startswith(HEARTBEAT_PREFIX):
+                    response = answer_heartbeat(broker.coordinator, request)
+                elif request.startswith(CONSUMER_HEARTBEAT_PREFIX):
+                    response = answer_consumer_heartbeat(broker.coordinator, request, host)
             if response is None:
                 state.busy = True
                 started = clock()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Awaitable
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,6 +17,7 @@ from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
+from kgroups.server.access import GUARDS
 from kgroups.server.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
 from kgroups.server.connection_security import PLAINTEXT_SECURITY, ConnectionSecurity
 from kgroups.server.context import RequestContext
@@ -65,7 +67,7 @@ async def dispatch(
         security.principal,
         security.listener,
     )
-    response = await route.handler(broker, ctx, body)
+    response = await _handle(broker, ctx, body, route)
     if response is None:
         return None
     payload = codec.encode_response(response)
@@ -98,13 +100,22 @@ async def _dispatch_big(
         security.principal,
         security.listener,
     )
-    response = await route.handler(broker, ctx, body)
+    response = await _handle(broker, ctx, body, route)
     del body
     if response is None:
         return None
     payload = await asyncio.to_thread(_encode, codec, response)
     del response
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
+    authorizer = broker.authorizer
+    if authorizer is not None:
+        guard = GUARDS.get(ctx.api_key)
+        if guard is not None:
+            return guard(authorizer, broker, ctx, body, route.handler)
+    return route.handler(broker, ctx, body)
 
 
 def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:

@@ -33,5 +33,8 @@ def test_a_plaintext_listener_on_every_interface_without_authorizer_is_warned_ab
 
 
 def test_an_authorizer_silences_the_warning(caplog: pytest.LogCaptureFixture) -> None:
-    props = {"listeners": "PLAINTEXT://:9092", "authorizer.class.name": "StandardAuthorizer"}
+    props = {
+        "listeners": "PLAINTEXT://:9092",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    }
     assert warnings(caplog, props) == []

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroups.protocol import apis
 from kgroups.server.handlers import (
+    acls,
     api_versions,
     consumer_groups,
     create_topics,
@@ -53,6 +54,9 @@ ROUTES: dict[int, Route] = {
     # v1-v5 list names, v6 names or ids: the handler reads both shapes.
     apis.DELETE_TOPICS: Route(delete_topics.handle, upgrade=False),
     apis.DESCRIBE_CONFIGS: Route(describe_configs.handle),
+    apis.CREATE_ACLS: Route(acls.create_acls),
+    apis.DESCRIBE_ACLS: Route(acls.describe_acls),
+    apis.DELETE_ACLS: Route(acls.delete_acls),
     apis.DESCRIBE_CLUSTER: Route(describe_cluster.handle),
     apis.PRODUCE: Route(produce.handle),
     apis.FETCH: Route(fetch.handle),

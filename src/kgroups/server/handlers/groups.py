@@ -63,7 +63,7 @@ Request = TypeVar("Request")
 ShardMethod = Callable[[Shard, Request, CoordinatorContext, int], Result]
 
 
-def _error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
+def group_error_response(ctx: RequestContext, error: ErrorCode, request: Any) -> Any:
     """A whole-request error (coordinator loading, not coordinator, bad group id)."""
     api_key = ctx.api_key
     if api_key == apis.JOIN_GROUP:
@@ -106,11 +106,11 @@ async def _single(
 ) -> Any:
     group_id: str = getattr(request, "group_id")  # noqa: B009 (every grouped request has one)
     if not group_id and ctx.api_key != apis.OFFSET_COMMIT:
-        return _error_response(ctx, ErrorCode.invalid_group_id, request)
+        return group_error_response(ctx, ErrorCode.invalid_group_id, request)
     try:
         return await broker.coordinator.call(group_id, ctx, _bind(method, request))
     except KafkaError as e:
-        return _error_response(ctx, e.error_code, request)
+        return group_error_response(ctx, e.error_code, request)
 
 
 async def join_group(
@@ -155,7 +155,7 @@ async def offset_commit(
             lambda shard, c, now: shard.offset_commit(existing, c, now, retention_ms),
         )
     except KafkaError as e:
-        error_response: OffsetCommitResponse = _error_response(ctx, e.error_code, request)
+        error_response: OffsetCommitResponse = group_error_response(ctx, e.error_code, request)
         return error_response
     broker.stats.offset_commits += sum(
         1 for t in response.topics for p in t.partitions if p.error_code == ErrorCode.none
@@ -190,11 +190,11 @@ async def offset_delete(
 async def offset_fetch(broker: BrokerApi, ctx: RequestContext, request: Any) -> Any:
     groups = offset_fetch_groups(ctx.api_version, request)
     require_stable: bool = getattr(request, "require_stable", False)
-    results = [await _fetch_group(broker, ctx, g, require_stable) for g in groups]
+    results = [await fetch_group_of(broker, ctx, g, require_stable) for g in groups]
     return offset_fetch_response(ctx.api_version, tuple(results))
 
 
-async def _fetch_group(
+async def fetch_group_of(
     broker: BrokerApi, ctx: RequestContext, group: OffsetFetchRequestGroup, require_stable: bool
 ) -> OffsetFetchResponseGroup:
     try:

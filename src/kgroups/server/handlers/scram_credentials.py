@@ -1,4 +1,8 @@
-"""DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554)."""
+"""DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554).
+
+Who may call them (DESCRIBE, ALTER on the Cluster) is checked in
+server/access.py when an authorizer is configured.
+"""
 
 from __future__ import annotations
 
@@ -39,23 +43,9 @@ if TYPE_CHECKING:
     from kgroups.server.context import RequestContext
 
 
-def authorized(ctx: RequestContext, operation: str) -> bool:
-    """Kafka requires DESCRIBE (describe) or ALTER (alter) on the Cluster
-    resource for these APIs; the authorizer decides here once ACLs are served.
-    Until then every principal may."""
-    return True
-
-
 async def describe(
     broker: BrokerApi, ctx: RequestContext, request: DescribeUserScramCredentialsRequest
 ) -> DescribeUserScramCredentialsResponse:
-    if not authorized(ctx, "DESCRIBE"):
-        return DescribeUserScramCredentialsResponse(
-            throttle_time=NO_THROTTLE,
-            error_code=ErrorCode.cluster_authorization_failed,
-            error_message=None,
-            results=(),
-        )
     known = broker.sasl.credentials.users()
     asked = [u.name for u in request.users or ()]
     results = []
@@ -108,16 +98,13 @@ async def alter(
     for change in changes:
         key = (change.name, change.mechanism)
         seen[key] = seen.get(key, 0) + 1
-    allowed = authorized(ctx, "ALTER")
 
     def refuse(user: str, error: ErrorCode, message: str) -> None:
         errors.setdefault(user, (error, message))
 
     for change in changes:
         user, mechanism = change.name, MECHANISM_TYPES.get(change.mechanism)
-        if not allowed:
-            refuse(user, ErrorCode.cluster_authorization_failed, "Cluster authorization failed")
-        elif not user:
+        if not user:
             refuse(user, ErrorCode.unacceptable_credential, "Username must not be empty")
         elif mechanism is None:
             refuse(user, ErrorCode.unsupported_sasl_mechanism, "Unknown SCRAM mechanism")
