@@ -155,6 +155,9 @@ def test_managing_credentials_needs_cluster_alter_and_describe(tmp_path: Path) -
         with pytest.raises(KafkaException) as denied:
             bob.alter_user_scram_credentials([upsert])["hank"].result(30)
         assert denied.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+        with pytest.raises(KafkaException) as denied:
+            bob.describe_user_scram_credentials(["hank"])["hank"].result(30)
+        assert denied.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
         alice = AdminClient(confluent_config(b.bootstrap, "PLAIN"))
         alice.alter_user_scram_credentials([upsert])["hank"].result(30)
         hank = confluent_config(b.bootstrap, "SCRAM-SHA-256", "hank", "hank-secret")

@@ -29,6 +29,9 @@ from kio.schema.describe_acls.v3 import DescribeAclsResponse
 from kio.schema.describe_cluster.v1 import DescribeClusterResponse
 from kio.schema.describe_configs.v4.response import DescribeConfigsResult
 from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsResponse
+from kio.schema.describe_user_scram_credentials.v0.response import (
+    DescribeUserScramCredentialsResult,
+)
 from kio.schema.end_txn.v4 import EndTxnResponse
 from kio.schema.fetch.v12 import FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
@@ -724,8 +727,21 @@ def _add_partitions_errors(
 
 
 def _describe_scram_denied(body: Any) -> DescribeUserScramCredentialsResponse:
+    # Kafka sets the error on the response and on a result per requested user;
+    # librdkafka (2.16) crashes on a top-level error, so when users are named the
+    # error is given per user only: every client still sees it for each. Asked
+    # for every user, there is no other place for it than the response.
+    users = body.users or ()
     return DescribeUserScramCredentialsResponse(
-        throttle_time=NO_THROTTLE, error_code=_DENIED, error_message=None, results=()
+        throttle_time=NO_THROTTLE,
+        error_code=ErrorCode.none if users else _DENIED,
+        error_message=None if users else "Cluster DESCRIBE is needed to describe credentials",
+        results=tuple(
+            DescribeUserScramCredentialsResult(
+                user=u.name, error_code=_DENIED, error_message=None, credential_infos=()
+            )
+            for u in users
+        ),
     )
 
 
