@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -1041,3 +1042,22 @@ def test_list_transactions_shows_only_described_ids(broker: BrokerThread) -> Non
     ]
     everyone = call_as(broker, "User:admin", listing).transaction_states
     assert {s.transactional_id for s in everyone} == {"tx-1", "other-1"}
+
+
+def test_a_topic_deleted_by_id_needs_delete_on_its_name(broker: BrokerThread) -> None:
+    def create() -> uuid.UUID:
+        assert broker.broker is not None
+        return broker.broker.create_topic("orders", 1, {}).topic_id
+
+    topic_id = broker.call(create)
+    by_id = DeleteTopicsRequest(
+        topics=(DeleteTopicState(name=None, topic_id=topic_id),), timeout=MS
+    )
+    refused = call_as(broker, ALICE, by_id).responses[0]
+    assert (refused.error_code, refused.topic_id) == (TOPIC_DENIED, topic_id)
+    assert broker.call(lambda: "orders" in broker.broker.topics)  # type: ignore[union-attr]
+
+    add_acls(
+        broker, AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.DELETE, Permission.ALLOW)
+    )
+    assert call_as(broker, ALICE, by_id).responses[0].error_code == ErrorCode.none

@@ -504,10 +504,11 @@ async def _create_topics(
 async def _delete_topics(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
-    # v1-v5 list names; v6 lists states with a name or an id (ids pass unchecked).
+    # v1-v5 list names; v6 lists states with a name or an id: an id is checked
+    # under the name it stands for (an unknown id is the handler's to refuse).
     by_state = hasattr(body, "topics")
     entries = body.topics if by_state else body.topic_names
-    names = [e.name if by_state else e for e in entries]
+    names = [_deleted_name(broker, e) if by_state else e for e in entries]
     denied = [
         e
         for e, n in zip(entries, names, strict=True)
@@ -521,12 +522,19 @@ async def _delete_topics(
     refused = tuple(
         DeletableTopicResult(
             name=e.name if by_state else e,
-            topic_id=None,
+            topic_id=getattr(e, "topic_id", None),
             error_code=ErrorCode.topic_authorization_failed,
         )
         for e in denied
     )
     return dataclasses.replace(response, responses=response.responses + refused)
+
+
+def _deleted_name(broker: BrokerApi, state: Any) -> str | None:
+    if state.name is not None:
+        return str(state.name)
+    topic = broker.topics.by_id(state.topic_id) if state.topic_id is not None else None
+    return None if topic is None else topic.name
 
 
 _CONFIG_RESOURCES = {2: (TOPIC, ErrorCode.topic_authorization_failed), 4: (CLUSTER, _DENIED)}
