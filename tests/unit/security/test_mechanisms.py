@@ -40,6 +40,7 @@ def test_an_unsecured_token_names_its_subject_and_lifetime() -> None:
         (_token({"sub": "carol", "exp": time.time() + 60}, {"alg": "RS256"}), "alg: none"),
         (b"n,,\x01auth=Bearer nonsense\x01\x01", "Invalid"),
     ],
+    ids=["expired", "no-sub", "no-exp", "signed", "not-a-token"],
 )
 def test_bad_tokens_are_refused(token: bytes, reason: str) -> None:
     with pytest.raises(AuthenticationFailed, match=reason):
