@@ -287,10 +287,12 @@ async def _list_groups(
     return dataclasses.replace(response, groups=groups)
 
 
-async def _describe_groups(
-    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+def _described_groups(
+    az: Authorizer, ctx: RequestContext, body: Any, response: Any, **emptied: str
 ) -> object:
-    response: Any = await handler(broker, ctx, body)
+    """A describe answer with the groups the caller may not describe emptied
+    (their state and every field in ``emptied``) and refused, and the others'
+    authorized operations when asked for."""
     groups = []
     for g in response.groups:
         if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
@@ -298,16 +300,22 @@ async def _describe_groups(
                 g,
                 error_code=ErrorCode.group_authorization_failed,
                 group_state="",
-                protocol_type="",
-                protocol_data="",
                 members=(),
                 authorized_operations=OPERATIONS_OMITTED,
+                **emptied,
             )
         elif body.include_authorized_operations:
             bits = az.authorized_operations(ctx.principal, ctx.client_host, GROUP, g.group_id)
             g = dataclasses.replace(g, authorized_operations=i32(bits))
         groups.append(g)
     return dataclasses.replace(response, groups=tuple(groups))
+
+
+async def _describe_groups(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    response: Any = await handler(broker, ctx, body)
+    return _described_groups(az, ctx, body, response, protocol_type="", protocol_data="")
 
 
 async def _describe_cluster(
@@ -589,22 +597,7 @@ async def _consumer_heartbeat(
 async def _consumer_group_describe(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
-    response: Any = await handler(broker, ctx, body)
-    groups = []
-    for g in response.groups:
-        if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
-            g = dataclasses.replace(
-                g,
-                error_code=ErrorCode.group_authorization_failed,
-                group_state="",
-                members=(),
-                authorized_operations=OPERATIONS_OMITTED,
-            )
-        elif body.include_authorized_operations:
-            bits = az.authorized_operations(ctx.principal, ctx.client_host, GROUP, g.group_id)
-            g = dataclasses.replace(g, authorized_operations=i32(bits))
-        groups.append(g)
-    return dataclasses.replace(response, groups=tuple(groups))
+    return _described_groups(az, ctx, body, await handler(broker, ctx, body))
 
 
 async def _txn_offset_commit(
