@@ -23,8 +23,8 @@ from kgroups.cluster.placement import TRANSACTION_STATE_TOPIC, partition_for_gro
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.server.coordinator_driver import TIMED_OUT, CoordinatorDriver
-from kgroups.server.coordinator_runtime import Reply, ShardRuntime
 from kgroups.server.pending_writes import EVERYTHING
+from kgroups.server.shard_runtime import Reply, ShardRuntime
 from kgroups.transactions.config import TransactionConfig
 from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
 from kgroups.transactions.result import TxnMarkers, TxnResult
