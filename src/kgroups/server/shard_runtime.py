@@ -10,8 +10,9 @@ per `__transaction_state` partition). For each request the runtime picks the
 shard, calls the handler with the current time and a future to answer
 through, and hands the result to the driver; then it does what the driver
 asks: append batches to the partition, report their fsync, complete the reply
-futures, and keep one loop timer per partition at the driver's next deadline. A failed append (or fsync) goes back
-to the shard, which rolls it back by snapshot and answers with the error.
+futures, and keep one loop timer per partition at the driver's next deadline.
+A failed append (or fsync) goes back to the shard, which rolls it back by
+snapshot and answers with the error.
 
 Leadership: the runtime serves the partitions it holds.
 ``partition_gained`` puts a fresh shard in place, loading, and replays the
