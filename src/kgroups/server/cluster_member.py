@@ -305,6 +305,9 @@ class ClusterMember:
             self._broker.on_topic_gone(name)
 
     def _apply_security(self, security: Security) -> None:
+        known = self._security_version
+        if known is not None and security.version < known:
+            return  # read before a change this broker has applied already
         if self._broker.authorizer is not None:
             self._broker.authorizer.replace(security.acls)
         self._broker.sasl.credentials.replace(security.credentials)
