@@ -90,6 +90,32 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 REFERENCES kgroups_partitions (topic_id, partition) ON DELETE CASCADE
         )""",
     ),
+    (
+        # ACL bindings and SCRAM credentials, shared by every broker as Kafka
+        # keeps them in its metadata log. The 'security' counter grows at each
+        # change, so a broker reads the tables again only when it moved.
+        """CREATE TABLE kgroups_acls (
+            resource_type SMALLINT NOT NULL,
+            resource_name TEXT NOT NULL,
+            pattern_type SMALLINT NOT NULL,
+            principal TEXT NOT NULL,
+            host TEXT NOT NULL,
+            operation SMALLINT NOT NULL,
+            permission SMALLINT NOT NULL,
+            PRIMARY KEY (resource_type, resource_name, pattern_type, principal, host,
+                operation, permission)
+        )""",
+        """CREATE TABLE kgroups_scram_credentials (
+            user_name TEXT NOT NULL,
+            mechanism TEXT NOT NULL,
+            salt BYTEA NOT NULL,
+            stored_key BYTEA NOT NULL,
+            server_key BYTEA NOT NULL,
+            iterations INTEGER NOT NULL,
+            PRIMARY KEY (user_name, mechanism)
+        )""",
+        "INSERT INTO kgroups_counters (name, next_value) VALUES ('security', 0)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

@@ -51,6 +51,16 @@ class CredentialStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         replace_file(self.path, json.dumps(out, indent=1, sort_keys=True).encode())
 
+    def replace(self, credentials: list[tuple[str, str, ScramCredential]]) -> None:
+        """Hold exactly ``credentials`` (the cluster store's, read again), in memory."""
+        by_mechanism: dict[str, dict[str, ScramCredential]] = {m: {} for m in HASHES}
+        for user, mechanism, credential in credentials:
+            if mechanism in by_mechanism:
+                by_mechanism[mechanism][user] = credential
+        for mechanism, users in by_mechanism.items():
+            self._by_mechanism[mechanism].clear()
+            self._by_mechanism[mechanism].update(users)
+
     def of(self, mechanism: str) -> dict[str, ScramCredential]:
         return self._by_mechanism[mechanism]
 

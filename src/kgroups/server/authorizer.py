@@ -202,6 +202,12 @@ class Authorizer:
         for b in bindings:
             self.add(b)
 
+    def replace(self, bindings: Iterable[AclBinding]) -> None:
+        """Hold exactly ``bindings`` (the cluster store's set, read again)."""
+        self._bindings, self._literal, self._prefixed = {}, {}, {}
+        for b in bindings:
+            self.add(b)
+
     def bindings(self) -> list[AclBinding]:
         return [b for bs in self._bindings.values() for b in bs]
 

@@ -38,10 +38,20 @@ from kgroups.cluster.producer_states import read_producers
 from kgroups.cluster.store import Cur, Store, ending_stalled_transactions
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.cluster.store_schema import SCHEMA_VERSION, ensure_schema
+from kgroups.cluster.store_security import (
+    Security,
+    add_acls,
+    alter_credentials,
+    delete_acls,
+    read_security,
+)
 from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
 from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.security.scram import ScramCredential
+from kgroups.security.settings import SaslSettings
 from kgroups.server.append_waiters import AppendWaiters
+from kgroups.server.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.server.config import BrokerConfig
 from kgroups.server.store_log import StoreLog
 from kgroups.server.store_maintenance import StoreMaintenance
@@ -64,6 +74,10 @@ class ClusterHost(Protocol):
     advertised: tuple[str, int]
     topics: TopicRegistry
     append_waiters: AppendWaiters
+    sasl: SaslSettings
+
+    @property
+    def authorizer(self) -> Authorizer | None: ...
 
     def topic_config(self, topic: Topic) -> LogConfig: ...
 
@@ -84,6 +98,8 @@ class ClusterView:
     ends: dict[TopicPartition, tuple[int, int]]
     # The idempotent producers of the led partitions that have no StoreLog here yet.
     producers: dict[TopicPartition, ProducerStateManager]
+    # The ACLs and SCRAM credentials, when they changed since the last read.
+    security: Security | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +152,7 @@ class ClusterMember:
         self._task: asyncio.Task[None] | None = None
         self._last_error_log = 0.0
         self._move_live = True  # a broker that joins evens the spread
+        self._security_version: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -145,6 +162,7 @@ class ClusterMember:
         cluster_id = await self._control.run(_cluster_id)
         self._broker.topics.cluster_id = cluster_id
         self._broker.topics.mirror(())  # the store's topics, not the local registry's
+        await self._read_security()  # the store's ACLs and users, not the data dir's files
         log.info(
             "cluster store schema version %d (found %d), cluster id %s",
             SCHEMA_VERSION,
@@ -206,7 +224,8 @@ class ClusterMember:
                     return
                 move_live = self._move_live
                 held = {tp for tp, slog in self.logs.items() if slog.failed is None}
-                view = await self._control.run(lambda s: self._read(s, move_live, held))
+                known = self._security_version
+                view = await self._control.run(lambda s: self._read(s, move_live, held, known))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
                 return
@@ -250,7 +269,9 @@ class ClusterMember:
         lease.renewed(sent)
         return True
 
-    def _read(self, store: Store, move_live: bool, held: set[TopicPartition]) -> ClusterView:
+    def _read(
+        self, store: Store, move_live: bool, held: set[TopicPartition], known: int | None
+    ) -> ClusterView:
         elect_leaders(store, move_live=move_live)
         leaders = partition_leaders(store)
         epoch = self.lease.lease_epoch
@@ -258,7 +279,10 @@ class ClusterMember:
         producers: dict[TopicPartition, ProducerStateManager] = {}
         if epoch is not None:
             ends, producers = _led_partitions(store, self._broker.broker_id, epoch, held)
-        return ClusterView(leaders, live_brokers(store), list_topics(store), ends, producers)
+        security = read_security(store, known)
+        return ClusterView(
+            leaders, live_brokers(store), list_topics(store), ends, producers, security
+        )
 
     def _apply(self, view: ClusterView) -> None:
         live = {b.broker_id: _host_port(b.listener) for b in view.live}
@@ -275,8 +299,19 @@ class ClusterMember:
             for p in view.leaders
         )
         self._apply_leading(view.ends, view.producers)
+        if view.security is not None:
+            self._apply_security(view.security)
         for name in gone:
             self._broker.on_topic_gone(name)
+
+    def _apply_security(self, security: Security) -> None:
+        known = self._security_version
+        if known is not None and security.version < known:
+            return  # read before a change this broker has applied already
+        if self._broker.authorizer is not None:
+            self._broker.authorizer.replace(security.acls)
+        self._broker.sasl.credentials.replace(security.credentials)
+        self._security_version = security.version
 
     def _apply_leading(
         self,
@@ -416,6 +451,30 @@ class ClusterMember:
     def allocate_producer_ids(self, count: int) -> int:
         """A block of producer ids unique in the cluster (once per block, on the loop)."""
         return self._control.run_blocking(lambda s: allocate_producer_ids(s, count))
+
+    # -- ACLs and SCRAM credentials -------------------------------------------------
+
+    async def create_acls(self, bindings: list[AclBinding]) -> None:
+        await self._control.run(lambda s: add_acls(s, bindings))
+        await self._read_security()
+
+    async def delete_acls(self, acl_filter: AclFilter) -> list[AclBinding]:
+        removed = await self._control.run(lambda s: delete_acls(s, acl_filter.matches))
+        await self._read_security()
+        return removed
+
+    async def alter_credentials(
+        self, upserts: list[tuple[str, str, ScramCredential]], deletions: list[tuple[str, str]]
+    ) -> None:
+        await self._control.run(lambda s: alter_credentials(s, upserts, deletions))
+        await self._read_security()
+
+    async def _read_security(self) -> None:
+        """This broker answers with its own change applied; the others see it
+        at their next turn."""
+        security = await self._control.run(lambda s: read_security(s, None))
+        if security is not None:
+            self._apply_security(security)
 
     # -- topics --------------------------------------------------------------------
 

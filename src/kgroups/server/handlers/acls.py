@@ -76,7 +76,10 @@ async def create_acls(
         valid.append(binding)
         results.append(AclCreationResult(error_code=ErrorCode.none, error_message=None))
     if broker.authorizer is not None and valid:
-        broker.authorizer.create(valid)
+        if broker.cluster is not None:
+            await broker.cluster.create_acls(valid)  # every broker's, from the store
+        else:
+            broker.authorizer.create(valid)
     return CreateAclsResponse(throttle_time=NO_THROTTLE, results=tuple(results))
 
 
@@ -145,7 +148,10 @@ async def delete_acls(
                 )
             )
             continue
-        removed = broker.authorizer.delete(_filter(f))
+        if broker.cluster is not None:
+            removed = await broker.cluster.delete_acls(_filter(f))
+        else:
+            removed = broker.authorizer.delete(_filter(f))
         results.append(
             DeleteAclsFilterResult(
                 error_code=ErrorCode.none,

@@ -142,7 +142,9 @@ async def alter(
     # A user with any refused change keeps all of its credentials as they were.
     deletions = [d for d in deletions if d[0] not in errors]
     upserts = [u for u in upserts if u[0] not in errors]
-    if deletions or upserts:
+    if (deletions or upserts) and broker.cluster is not None:
+        await broker.cluster.alter_credentials(upserts, deletions)  # every broker's
+    elif deletions or upserts:
         store.apply(upserts, deletions)
     users = dict.fromkeys(c.name for c in changes)
     results = tuple(
