@@ -10,7 +10,7 @@ see (Metadata, ListGroups, DescribeGroups).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import kio.schema.add_partitions_to_txn.v3.response as add_v3
@@ -118,20 +118,49 @@ _DENIED = ErrorCode.cluster_authorization_failed
 TXN_DENIED = ErrorCode.transactional_id_authorization_failed
 
 
+async def _serve_allowed(
+    broker: BrokerApi,
+    ctx: RequestContext,
+    body: Any,
+    handler: Handler,
+    entries: str,
+    denied: Sequence[Any],
+    results: str,
+    refuse: Callable[[Sequence[Any]], tuple[Any, ...]],
+) -> object:
+    """Serve the entries of ``body.<entries>`` the caller may touch; the
+    ``denied`` ones are answered ``refuse(denied)``, added to the response's
+    ``<results>``, as Kafka answers a partly authorized request."""
+    if not denied:
+        return await handler(broker, ctx, body)
+    kept = tuple(e for e in getattr(body, entries) if e not in denied)
+    response: Any = await handler(broker, ctx, dataclasses.replace(body, **{entries: kept}))
+    answered = getattr(response, results) + refuse(denied)
+    return dataclasses.replace(response, **{results: answered})
+
+
 async def _offset_commit(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
     if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
         return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = group_error_response(
-        ctx, ErrorCode.topic_authorization_failed, dataclasses.replace(body, topics=tuple(denied))
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "topics",
+        lambda denied: (
+            group_error_response(
+                ctx,
+                ErrorCode.topic_authorization_failed,
+                dataclasses.replace(body, topics=tuple(denied)),
+            ).topics
+        ),
     )
-    return dataclasses.replace(response, topics=response.topics + refused.topics)
 
 
 async def _produce(
@@ -346,12 +375,16 @@ async def _fetch(
             return _fetch_errors(body.topics, _DENIED)
         return await handler(broker, ctx, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.topic)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = _fetch_errors(denied, ErrorCode.topic_authorization_failed)
-    return dataclasses.replace(response, responses=response.responses + refused.responses)
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "responses",
+        lambda denied: _fetch_errors(denied, ErrorCode.topic_authorization_failed).responses,
+    )
 
 
 def _fetch_errors(topics: Any, error: ErrorCode) -> FetchResponse:
@@ -381,24 +414,28 @@ async def _list_offsets(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = tuple(
-        ListOffsetsTopicResponse(
-            name=t.name,
-            partitions=tuple(
-                ListOffsetsPartitionResponse(
-                    partition_index=p.partition_index,
-                    error_code=ErrorCode.topic_authorization_failed,
-                )
-                for p in t.partitions
-            ),
-        )
-        for t in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "topics",
+        lambda denied: tuple(
+            ListOffsetsTopicResponse(
+                name=t.name,
+                partitions=tuple(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.topic_authorization_failed,
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in denied
+        ),
     )
-    return dataclasses.replace(response, topics=response.topics + refused)
 
 
 async def _delete_groups(
@@ -406,15 +443,19 @@ async def _delete_groups(
 ) -> object:
     names = body.groups_names
     denied = [g for g in names if not allowed(az, ctx, Operation.DELETE, GROUP, g)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(g for g in names if g not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, groups_names=kept))
-    refused = tuple(
-        DeletableGroupResult(group_id=g, error_code=ErrorCode.group_authorization_failed)
-        for g in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "groups_names",
+        denied,
+        "results",
+        lambda denied: tuple(
+            DeletableGroupResult(group_id=g, error_code=ErrorCode.group_authorization_failed)
+            for g in denied
+        ),
     )
-    return dataclasses.replace(response, results=response.results + refused)
 
 
 async def _offset_delete(
@@ -423,24 +464,28 @@ async def _offset_delete(
     if not allowed(az, ctx, Operation.DELETE, GROUP, body.group_id):
         return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = tuple(
-        OffsetDeleteResponseTopic(
-            name=t.name,
-            partitions=tuple(
-                OffsetDeleteResponsePartition(
-                    partition_index=p.partition_index,
-                    error_code=ErrorCode.topic_authorization_failed,
-                )
-                for p in t.partitions
-            ),
-        )
-        for t in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "topics",
+        lambda denied: tuple(
+            OffsetDeleteResponseTopic(
+                name=t.name,
+                partitions=tuple(
+                    OffsetDeleteResponsePartition(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.topic_authorization_failed,
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in denied
+        ),
     )
-    return dataclasses.replace(response, topics=response.topics + refused)
 
 
 _KEY_TYPES = {0: (GROUP, ErrorCode.group_authorization_failed), 1: (TXN, TXN_DENIED)}
@@ -468,22 +513,26 @@ async def _find_coordinator(
         )
     keys = body.coordinator_keys
     denied = [k for k in keys if not allowed(az, ctx, Operation.DESCRIBE, rtype, k)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(k for k in keys if k not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, coordinator_keys=kept))
-    refused = tuple(
-        Coordinator(
-            key=k,
-            node_id=BrokerId(-1),
-            host="",
-            port=i32(-1),
-            error_code=error,
-            error_message=None,
-        )
-        for k in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "coordinator_keys",
+        denied,
+        "coordinators",
+        lambda denied: tuple(
+            Coordinator(
+                key=k,
+                node_id=BrokerId(-1),
+                host="",
+                port=i32(-1),
+                error_code=error,
+                error_message=None,
+            )
+            for k in denied
+        ),
     )
-    return dataclasses.replace(response, coordinators=response.coordinators + refused)
 
 
 async def _create_topics(
@@ -492,21 +541,25 @@ async def _create_topics(
     if allowed(az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME):
         return await handler(broker, ctx, body)
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.CREATE, TOPIC, t.name)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = tuple(
-        CreatableTopicResult(
-            name=t.name,
-            topic_id=None,
-            error_code=ErrorCode.topic_authorization_failed,
-            error_message=None,
-            configs=None,
-        )
-        for t in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "topics",
+        lambda denied: tuple(
+            CreatableTopicResult(
+                name=t.name,
+                topic_id=None,
+                error_code=ErrorCode.topic_authorization_failed,
+                error_message=None,
+                configs=None,
+            )
+            for t in denied
+        ),
     )
-    return dataclasses.replace(response, topics=response.topics + refused)
 
 
 async def _delete_topics(
@@ -522,20 +575,24 @@ async def _delete_topics(
         for e, n in zip(entries, names, strict=True)
         if n is not None and not allowed(az, ctx, Operation.DELETE, TOPIC, n)
     ]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(e for e in entries if e not in denied)
-    trimmed = dataclasses.replace(body, **{"topics" if by_state else "topic_names": kept})
-    response: Any = await handler(broker, ctx, trimmed)
-    refused = tuple(
-        DeletableTopicResult(
-            name=e.name if by_state else e,
-            topic_id=getattr(e, "topic_id", None),
-            error_code=ErrorCode.topic_authorization_failed,
-        )
-        for e in denied
+    field = "topics" if by_state else "topic_names"
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        field,
+        denied,
+        "responses",
+        lambda denied: tuple(
+            DeletableTopicResult(
+                name=e.name if by_state else e,
+                topic_id=getattr(e, "topic_id", None),
+                error_code=ErrorCode.topic_authorization_failed,
+            )
+            for e in denied
+        ),
     )
-    return dataclasses.replace(response, responses=response.responses + refused)
 
 
 def _deleted_name(broker: BrokerApi, state: Any) -> str | None:
@@ -559,21 +616,25 @@ async def _describe_configs(
         return allowed(az, ctx, Operation.DESCRIBE_CONFIGS, rtype, name)
 
     denied = [r for r in body.resources if not may(r)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(r for r in body.resources if r not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, resources=kept))
-    refused = tuple(
-        DescribeConfigsResult(
-            error_code=_CONFIG_RESOURCES[r.resource_type][1],
-            error_message=None,
-            resource_type=r.resource_type,
-            resource_name=r.resource_name,
-            configs=(),
-        )
-        for r in denied
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "resources",
+        denied,
+        "results",
+        lambda denied: tuple(
+            DescribeConfigsResult(
+                error_code=_CONFIG_RESOURCES[r.resource_type][1],
+                error_message=None,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+                configs=(),
+            )
+            for r in denied
+        ),
     )
-    return dataclasses.replace(response, results=response.results + refused)
 
 
 async def _consumer_heartbeat(
@@ -608,14 +669,22 @@ async def _txn_offset_commit(
     if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
         return txn_commit_response(body, ErrorCode.group_authorization_failed, {})
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    if not denied:
-        return await handler(broker, ctx, body)
-    kept = tuple(t for t in body.topics if t not in denied)
-    response: Any = await handler(broker, ctx, dataclasses.replace(body, topics=kept))
-    refused = txn_commit_response(
-        dataclasses.replace(body, topics=tuple(denied)), ErrorCode.topic_authorization_failed, {}
+    return await _serve_allowed(
+        broker,
+        ctx,
+        body,
+        handler,
+        "topics",
+        denied,
+        "topics",
+        lambda denied: (
+            txn_commit_response(
+                dataclasses.replace(body, topics=tuple(denied)),
+                ErrorCode.topic_authorization_failed,
+                {},
+            ).topics
+        ),
     )
-    return dataclasses.replace(response, topics=response.topics + refused.topics)
 
 
 async def _describe_transactions(
