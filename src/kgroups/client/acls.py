@@ -3,6 +3,8 @@ the calls behind `kgroups acls ...`; works against any Kafka cluster."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kio.schema.create_acls.v3 import CreateAclsRequest
 from kio.schema.create_acls.v3.request import AclCreation
 from kio.schema.delete_acls.v3 import DeleteAclsRequest
@@ -26,6 +28,19 @@ from kgroups.server.authorizer import (
 def _check(error: int, message: str | None) -> None:
     if error != ErrorCode.none:
         raise KafkaError(ErrorCode(error), message)
+
+
+def _filter_fields(f: AclFilter) -> dict[str, Any]:
+    """An ACL filter as DescribeAcls and DeleteAcls spell it (the same fields)."""
+    return {
+        "resource_type_filter": i8(f.resource_type),
+        "resource_name_filter": f.resource_name,
+        "pattern_type_filter": i8(f.pattern_type),
+        "principal_filter": f.principal,
+        "host_filter": f.host,
+        "operation": i8(f.operation),
+        "permission_type": i8(f.permission),
+    }
 
 
 async def create_acls(admin: Admin, bindings: list[AclBinding]) -> None:
@@ -54,15 +69,7 @@ async def create_acls(admin: Admin, bindings: list[AclBinding]) -> None:
 async def describe_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
     conn = await admin.cluster.any_connection()
     response = await conn.send(
-        DescribeAclsRequest(
-            resource_type_filter=i8(f.resource_type),
-            resource_name_filter=f.resource_name,
-            pattern_type_filter=i8(f.pattern_type),
-            principal_filter=f.principal,
-            host_filter=f.host,
-            operation=i8(f.operation),
-            permission_type=i8(f.permission),
-        ),
+        DescribeAclsRequest(**_filter_fields(f)),
         version=conn.version_for(apis.DESCRIBE_ACLS, 1, 3),
     )
     _check(response.error_code, response.error_message)
@@ -84,19 +91,7 @@ async def describe_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
 async def delete_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
     conn = await admin.cluster.any_connection()
     response = await conn.send(
-        DeleteAclsRequest(
-            filters=(
-                DeleteAclsFilter(
-                    resource_type_filter=i8(f.resource_type),
-                    resource_name_filter=f.resource_name,
-                    pattern_type_filter=i8(f.pattern_type),
-                    principal_filter=f.principal,
-                    host_filter=f.host,
-                    operation=i8(f.operation),
-                    permission_type=i8(f.permission),
-                ),
-            )
-        ),
+        DeleteAclsRequest(filters=(DeleteAclsFilter(**_filter_fields(f)),)),
         version=conn.version_for(apis.DELETE_ACLS, 1, 3),
     )
     (result,) = response.filter_results
