@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from broker_thread import BrokerThread
+from interop.test_consumer_protocol import FAST_HEARTBEATS
+from interop.test_consumer_protocol import _produce as produce_values
 
 pytestmark = pytest.mark.interop
 
@@ -22,24 +24,10 @@ TOPIC = "migrating"
 GROUP = "migration"
 PARTITIONS = 6
 PER_PARTITION = 30
-FAST_HEARTBEATS = {
-    "group.consumer.heartbeat.interval.ms": "500",
-    "group.consumer.min.heartbeat.interval.ms": "100",
-}
 
 
 def _produce(bootstrap: str, batch: str) -> set[bytes]:
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap})
-    values = set()
-    for partition in range(PARTITIONS):
-        for i in range(PER_PARTITION):
-            value = f"{batch}-{partition}-{i}".encode()
-            producer.produce(TOPIC, value=value, partition=partition)
-            values.add(value)
-    assert producer.flush(20) == 0
-    return values
+    return produce_values(bootstrap, batch, TOPIC, PARTITIONS, PER_PARTITION)
 
 
 class Member:
