@@ -141,10 +141,10 @@ def _parser() -> argparse.ArgumentParser:
 
     users = commands.add_parser(
         "users",
-        help="SCRAM users of a stopped broker's data directory",
-        description="Add, list and delete SCRAM credentials in a broker's data directory "
-        "while the broker is stopped; a running broker takes AlterUserScramCredentials "
-        "from any Kafka AdminClient.",
+        help="SCRAM users of a broker or cluster, or of a stopped broker's data directory",
+        description="Add, list and delete SCRAM credentials: over the wire with "
+        "--bootstrap-server (AlterUserScramCredentials, as kafka-configs.sh), or in a "
+        "stopped broker's data directory with --data-dir (the first admin user).",
     )
     user_commands = users.add_subparsers(dest="action", metavar="ACTION", required=True)
     uadd = user_commands.add_parser("add", help="add or replace a user's credentials")
@@ -162,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
             help="repeatable; default both",
         )
     for sub in (uadd, ulist, udelete):
-        sub.add_argument("--data-dir", type=Path, required=True, help="the broker's log.dirs")
+        sub.add_argument("--data-dir", type=Path, help="a stopped broker's log.dirs")
+        _bootstrap(sub, default=None)
 
     cluster = commands.add_parser("cluster", help="brokers, partition leaders, coordinators")
     cluster_commands = cluster.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -230,12 +231,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _bootstrap(parser: argparse.ArgumentParser) -> None:
+def _bootstrap(parser: argparse.ArgumentParser, default: str | None = DEFAULT_BOOTSTRAP) -> None:
     parser.add_argument(
         "--bootstrap-server",
-        default=DEFAULT_BOOTSTRAP,
+        default=default,
         metavar="HOST:PORT",
-        help=f"broker to connect to (default {DEFAULT_BOOTSTRAP})",
+        help="broker to connect to"
+        + (f" (default {default})" if default else " (instead of --data-dir)"),
+    )
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        metavar="FILE",
+        help="client properties: security.protocol, ssl.*, sasl.* (Kafka's names)",
     )
 
 
@@ -259,6 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from kgroups.commands.command_config import security_from
+
+    # Every command that reaches brokers connects as --command-config says.
+    security = security_from(getattr(args, "command_config", None))
     if args.command == "serve":
         from kgroups.commands import serve
 
@@ -276,48 +288,79 @@ def _run(args: argparse.Namespace) -> int:
 
         bootstrap = args.bootstrap_server
         if args.action == "create":
-            print(asyncio.run(topics.create(bootstrap, args.name, args.partitions, args.config)))
+            print(
+                asyncio.run(
+                    topics.create(
+                        bootstrap, args.name, args.partitions, args.config, security=security
+                    )
+                )
+            )
         elif args.action == "list":
-            print(asyncio.run(topics.list_topics(bootstrap, args.include_internal)))
+            print(
+                asyncio.run(topics.list_topics(bootstrap, args.include_internal, security=security))
+            )
         elif args.action == "describe":
-            print(asyncio.run(topics.describe(bootstrap, args.names)))
+            print(asyncio.run(topics.describe(bootstrap, args.names, security=security)))
         elif args.action == "delete":
-            print(asyncio.run(topics.delete(bootstrap, args.name)))
+            print(asyncio.run(topics.delete(bootstrap, args.name, security=security)))
         return 0
     if args.command == "acls":
         from kgroups.commands import acls as acl_command
 
-        print(asyncio.run(acl_command.run(args.bootstrap_server, args)))
+        print(asyncio.run(acl_command.run(args.bootstrap_server, args, security=security)))
         return 0
     if args.command == "users":
         from kgroups.commands import users
 
         mechanisms = getattr(args, "mechanism", None) or ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+        remote = args.bootstrap_server
+        if (remote is None) == (args.data_dir is None):
+            raise ValueError("give either --bootstrap-server or --data-dir")
         if args.action == "add":
             password = args.password
             if password is None:
                 import getpass
 
                 password = getpass.getpass(f"Password for {args.name}: ")
-            print(users.add(args.data_dir, args.name, password, mechanisms, args.iterations))
+            if remote:
+                print(
+                    asyncio.run(
+                        users.add_remote(
+                            remote, args.name, password, mechanisms, args.iterations, security
+                        )
+                    )
+                )
+            else:
+                print(users.add(args.data_dir, args.name, password, mechanisms, args.iterations))
         elif args.action == "list":
-            print(users.list_users(args.data_dir))
+            if remote:
+                print(asyncio.run(users.list_remote(remote, security)))
+            else:
+                print(users.list_users(args.data_dir))
+        elif remote:
+            print(asyncio.run(users.delete_remote(remote, args.name, mechanisms, security)))
         else:
             print(users.delete(args.data_dir, args.name, mechanisms))
         return 0
     if args.command == "cluster":
         from kgroups.commands import cluster
 
-        print(asyncio.run(cluster.describe(args.bootstrap_server, args.output)))
+        print(asyncio.run(cluster.describe(args.bootstrap_server, args.output, security=security)))
         return 0
     if args.command == "groups":
         from kgroups.commands import groups
 
         bootstrap = args.bootstrap_server
         if args.action == "list":
-            print(asyncio.run(groups.list_groups(bootstrap, args.state, args.output)))
+            print(
+                asyncio.run(
+                    groups.list_groups(bootstrap, args.state, args.output, security=security)
+                )
+            )
         elif args.action == "describe":
-            print(asyncio.run(groups.describe(bootstrap, args.group, args.output)))
+            print(
+                asyncio.run(groups.describe(bootstrap, args.group, args.output, security=security))
+            )
         elif args.action == "reset-offsets":
             if args.to_datetime is not None:
                 _check_datetime(args.to_datetime)
@@ -334,20 +377,30 @@ def _run(args: argparse.Namespace) -> int:
                         to_datetime=args.to_datetime,
                         execute=args.execute,
                         output=args.output,
+                        security=security,
                     )
                 )
             )
         elif args.action == "delete":
-            print(asyncio.run(groups.delete(bootstrap, args.group)))
+            print(asyncio.run(groups.delete(bootstrap, args.group, security=security)))
         elif args.action == "delete-offsets":
-            print(asyncio.run(groups.delete_offsets(bootstrap, args.group, args.topic)))
+            print(
+                asyncio.run(
+                    groups.delete_offsets(bootstrap, args.group, args.topic, security=security)
+                )
+            )
         return 0
     if args.command == "produce":
         from kgroups.commands import produce
 
         count = asyncio.run(
             produce.run(
-                args.bootstrap_server, args.topic, args.key_separator, args.partition, args.acks
+                args.bootstrap_server,
+                args.topic,
+                args.key_separator,
+                args.partition,
+                args.acks,
+                security=security,
             )
         )
         print(f"Produced {count} record(s).", file=sys.stderr)
@@ -364,6 +417,7 @@ def _run(args: argparse.Namespace) -> int:
                 max_messages=args.max_messages,
                 timeout_ms=args.timeout_ms,
                 print_key=args.print_key,
+                security=security,
             )
         )
         return 0
@@ -373,7 +427,12 @@ def _run(args: argparse.Namespace) -> int:
         logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         asyncio.run(
             lag_exporter.run(
-                args.bootstrap_server, args.host, args.port, args.poll_interval, args.window
+                args.bootstrap_server,
+                args.host,
+                args.port,
+                args.poll_interval,
+                args.window,
+                security=security,
             )
         )
         return 0

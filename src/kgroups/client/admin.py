@@ -33,6 +33,7 @@ from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.connection import BrokerConnection
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, GroupId, TopicName, i8, i32, i64
@@ -54,8 +55,13 @@ _COORDINATOR_MOVED = frozenset({ErrorCode.not_coordinator, ErrorCode.coordinator
 class Admin:
     """Topic offsets and group administration against a cluster."""
 
-    def __init__(self, bootstrap: str, cluster: ClusterClient | None = None) -> None:
-        self.cluster = cluster or ClusterClient(bootstrap, client_id="kgroups-admin")
+    def __init__(
+        self,
+        bootstrap: str,
+        cluster: ClusterClient | None = None,
+        security: ClientSecurity = PLAINTEXT,
+    ) -> None:
+        self.cluster = cluster or ClusterClient(bootstrap, "kgroups-admin", security)
         self._coordinators: dict[str, int] = {}
 
     async def close(self) -> None:

@@ -56,11 +56,13 @@ class AsyncConsumer:
         self.config = ConsumerConfig.from_dict(config)
         self._clock = time.monotonic
         self._subscriptions = SubscriptionState(self.config.auto_offset_reset)
-        self._cluster = ClusterClient(self.config.bootstrap_servers, self.config.client_id)
-        client_id = self.config.client_id
+        self._cluster = ClusterClient(
+            self.config.bootstrap_servers, self.config.client_id, self.config.security
+        )
+        client_id, security = self.config.client_id, self.config.security
 
         async def connect(host: str, port: int) -> Any:
-            return await open_connection(host, port, client_id)
+            return await open_connection(host, port, client_id, security)
 
         self._fetcher = Fetcher(self.config, self._subscriptions, self._cluster, connect)
         self._coordinator: ConsumerCoordinator | ConsumerProtocolCoordinator | None = None

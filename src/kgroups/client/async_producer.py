@@ -49,7 +49,9 @@ Headers = Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None]
 class AsyncProducer:
     def __init__(self, config: Mapping[str, object]) -> None:
         self.config = ProducerConfig.from_dict(config)
-        self._cluster = ClusterClient(self.config.bootstrap_servers, self.config.client_id)
+        self._cluster = ClusterClient(
+            self.config.bootstrap_servers, self.config.client_id, self.config.security
+        )
         self._accumulator = RecordAccumulator(
             batch_size=self.config.batch_size,
             linger_ms=self.config.linger_ms,
@@ -70,10 +72,10 @@ class AsyncProducer:
         if self._closed:
             raise RuntimeError("the producer is closed")
         if self._sender is None:
-            client_id = self.config.client_id
+            client_id, security = self.config.client_id, self.config.security
 
             async def connect(host: str, port: int) -> Any:
-                return await open_connection(host, port, client_id)
+                return await open_connection(host, port, client_id, security)
 
             self._sender = Sender(self.config, self._accumulator, self._cluster, connect)
             if self.transaction_manager is not None:

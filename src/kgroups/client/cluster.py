@@ -11,6 +11,7 @@ from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.schema.types import TopicName
 
 from kgroups.client.connection import BrokerConnection
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 
 
@@ -42,9 +43,12 @@ class ClusterMetadata:
 
 
 class ClusterClient:
-    def __init__(self, bootstrap: str, client_id: str = "kgroups") -> None:
+    def __init__(
+        self, bootstrap: str, client_id: str = "kgroups", security: ClientSecurity = PLAINTEXT
+    ) -> None:
         self._bootstrap = parse_bootstrap(bootstrap)
         self.client_id = client_id
+        self.security = security
         self._connections: dict[int, BrokerConnection] = {}
         self._bootstrap_conn: BrokerConnection | None = None
         self._lock = asyncio.Lock()
@@ -62,7 +66,7 @@ class ClusterClient:
             for host, port in self._bootstrap:
                 try:
                     self._bootstrap_conn = await BrokerConnection.open(
-                        host, port, client_id=self.client_id
+                        host, port, client_id=self.client_id, security=self.security
                     )
                     return self._bootstrap_conn
                 except (OSError, TimeoutError) as e:
@@ -78,7 +82,7 @@ class ClusterClient:
                     await self._refresh_unlocked(None)
                 host, port = self.metadata.brokers[node_id]
                 conn = self._connections[node_id] = await BrokerConnection.open(
-                    host, port, client_id=self.client_id
+                    host, port, client_id=self.client_id, security=self.security
                 )
             return conn
 

@@ -1,5 +1,6 @@
 """One client connection to a broker: pipelined requests matched to responses
-by correlation id, with API versions negotiated on connect."""
+by correlation id, with API versions negotiated on connect (then TLS and SASL
+as the client's ClientSecurity asks, once, before any request)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from kio.schema.api_versions.v3 import ApiVersionsRequest
 from kio.serial import entity_writer
 
 from kgroups import __version__
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.bounds import bounded_reader
 
@@ -42,12 +44,22 @@ class BrokerConnection:
 
     @classmethod
     async def open(
-        cls, host: str, port: int, *, client_id: str = "kgroups", timeout: float = 10.0
+        cls,
+        host: str,
+        port: int,
+        *,
+        client_id: str = "kgroups",
+        timeout: float = 10.0,
+        security: ClientSecurity = PLAINTEXT,
     ) -> BrokerConnection:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=security.ssl_context), timeout
+        )
         conn = cls(reader, writer, client_id)
         try:
             await conn._negotiate()
+            if security.mechanism is not None:
+                await asyncio.wait_for(security.authenticate(conn), timeout)
         except BaseException:
             await conn.close()
             raise

@@ -21,6 +21,9 @@ from kgroups.client.config_schema import (
     as_str,
     resolve,
 )
+from kgroups.client.security import SETTINGS as SECURITY_SETTINGS
+from kgroups.client.security import UNSUPPORTED as SECURITY_UNSUPPORTED
+from kgroups.client.security import ClientSecurity
 
 __all__ = ["ConsumerConfig"]
 
@@ -75,15 +78,14 @@ SETTINGS = (
     Setting("metadata.max.age.ms", as_int, 300000, minimum=0),
     Setting("allow.auto.create.topics", as_bool, True),
     Setting("exclude.internal.topics", as_bool, True),
+    *SECURITY_SETTINGS,
 )
 
 UNSUPPORTED = {
+    **SECURITY_UNSUPPORTED,
     "key.deserializer": "records carry bytes; decode them in your code",
     "value.deserializer": "records carry bytes; decode them in your code",
     "interceptor.classes": "there are no interceptors",
-    "security.protocol": "only PLAINTEXT connections are made",
-    "sasl.mechanism": "only PLAINTEXT connections are made",
-    "ssl.truststore.location": "only PLAINTEXT connections are made",
 }
 
 CLASSIC_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy")
@@ -96,6 +98,7 @@ _client_numbers = itertools.count(1)
 class ConsumerConfig:
     bootstrap_servers: str
     client_id: str
+    security: ClientSecurity
     client_rack: str | None
     group_id: str | None
     group_instance_id: str | None
@@ -153,6 +156,7 @@ class ConsumerConfig:
         client_id = values["client.id"] or f"kgroups-consumer-{next(_client_numbers)}"
         return cls(
             bootstrap_servers=values["bootstrap.servers"],
+            security=ClientSecurity.from_values(values, given),
             client_id=client_id,
             client_rack=values["client.rack"] or None,
             group_id=group_id,

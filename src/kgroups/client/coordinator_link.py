@@ -28,6 +28,7 @@ from kio.static.primitive import i8
 
 from kgroups.client.connection import BrokerConnection
 from kgroups.client.exceptions import RetriableError
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 
@@ -183,5 +184,7 @@ class CoordinatorLink:
                 await task
 
 
-async def open_connection(host: str, port: int, client_id: str) -> BrokerConnection:
-    return await BrokerConnection.open(host, port, client_id=client_id)
+async def open_connection(
+    host: str, port: int, client_id: str, security: ClientSecurity = PLAINTEXT
+) -> BrokerConnection:
+    return await BrokerConnection.open(host, port, client_id=client_id, security=security)

@@ -8,6 +8,7 @@ from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = [
     "AbortableTransactionError",
+    "AuthenticationFailedError",
     "CommitFailedError",
     "FatalTransactionError",
     "FencedInstanceIdError",
@@ -29,6 +30,12 @@ def retriable(error: ErrorCode) -> bool:
 class RetriableError(KafkaError):
     """A failure that a later attempt may not meet (coordinator moving, loading,
     a connection lost); the client retries these itself until its deadline."""
+
+
+class AuthenticationFailedError(KafkaError):
+    """The broker refused this client's credentials (SASL_AUTHENTICATION_FAILED,
+    with the broker's message) or its SASL mechanism (UNSUPPORTED_SASL_MECHANISM).
+    Not retried: trying again with the same credentials fails the same way."""
 
 
 class CommitFailedError(KafkaError):

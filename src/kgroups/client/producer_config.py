@@ -17,6 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kgroups.client.config_schema import ConfigError, Setting, as_bool, as_int, as_str, resolve
+from kgroups.client.security import SETTINGS as SECURITY_SETTINGS
+from kgroups.client.security import UNSUPPORTED as SECURITY_UNSUPPORTED
+from kgroups.client.security import ClientSecurity
 from kgroups.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 
 __all__ = ["ProducerConfig"]
@@ -54,14 +57,15 @@ SETTINGS = (
     Setting("partitioner.ignore.keys", as_bool, False),
     Setting("transactional.id", as_str, ""),
     Setting("transaction.timeout.ms", as_int, 60000, minimum=1),
+    *SECURITY_SETTINGS,
 )
 
 UNSUPPORTED = {
+    **SECURITY_UNSUPPORTED,
     "key.serializer": "send() takes bytes; encode them in your code",
     "value.serializer": "send() takes bytes; encode them in your code",
     "partitioner.class": "partitioning is the Java default (murmur2 keys, sticky otherwise)",
     "interceptor.classes": "there are no interceptors",
-    "security.protocol": "only PLAINTEXT connections are made",
 }
 
 _client_numbers = itertools.count(1)
@@ -71,6 +75,7 @@ _client_numbers = itertools.count(1)
 class ProducerConfig:
     bootstrap_servers: str
     client_id: str
+    security: ClientSecurity
     acks: int
     linger_ms: int
     batch_size: int
@@ -113,6 +118,7 @@ class ProducerConfig:
             raise ConfigError("delivery.timeout.ms must be at least linger.ms + request.timeout.ms")
         return cls(
             bootstrap_servers=values["bootstrap.servers"],
+            security=ClientSecurity.from_values(values, given),
             client_id=values["client.id"] or f"kgroups-producer-{next(_client_numbers)}",
             acks=values["acks"],
             linger_ms=values["linger.ms"],

@@ -6,6 +6,7 @@ import argparse
 
 from kgroups.client import acls
 from kgroups.client.admin import Admin
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.server.authorizer import (
     CLUSTER_NAME,
     AclBinding,
@@ -107,8 +108,10 @@ def describe(b: AclBinding) -> str:
     )
 
 
-async def run(bootstrap: str, args: argparse.Namespace) -> str:
-    admin = Admin(bootstrap)
+async def run(
+    bootstrap: str, args: argparse.Namespace, security: ClientSecurity = PLAINTEXT
+) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         if args.action == "add":
             bindings = _bindings(args)

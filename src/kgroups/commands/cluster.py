@@ -12,13 +12,14 @@ from kio.schema.describe_cluster.v0 import DescribeClusterRequest
 from kio.schema.metadata.v12 import MetadataRequest
 
 from kgroups.client.admin import Admin
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.commands.groups import table
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 
 
-async def describe(bootstrap: str, output: str) -> str:
-    admin = Admin(bootstrap)
+async def describe(bootstrap: str, output: str, security: ClientSecurity = PLAINTEXT) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         conn = await admin.cluster.any_connection()
         described = await conn.send(

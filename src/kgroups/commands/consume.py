@@ -14,6 +14,7 @@ from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.fetch_request import fetch_request
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
 from kgroups.storage.records import decode_records, iter_batches
@@ -31,8 +32,9 @@ async def run(
     timeout_ms: int | None,
     print_key: bool,
     out: TextIO = sys.stdout,
+    security: ClientSecurity = PLAINTEXT,
 ) -> int:
-    client = ClusterClient(bootstrap, client_id="kgroups-consumer")
+    client = ClusterClient(bootstrap, "kgroups-consumer", security)
     seen = 0
     try:
         info = await client.topic(topic)

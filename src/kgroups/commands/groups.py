@@ -14,6 +14,7 @@ from kio.schema.consumer_group_describe.v1.response import DescribedGroup as Des
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin, TopicPartition
 from kgroups.client.consumer_protocol import decode_assignment
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 
 
@@ -25,8 +26,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     )
 
 
-async def list_groups(bootstrap: str, states: list[str], output: str) -> str:
-    admin = Admin(bootstrap)
+async def list_groups(
+    bootstrap: str, states: list[str], output: str, security: ClientSecurity = PLAINTEXT
+) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         groups = await admin.list_groups(states)
     finally:
@@ -109,8 +112,10 @@ def _coordinator_text(coordinator: dict[str, Any] | None) -> str:
     )
 
 
-async def describe(bootstrap: str, group: str, output: str) -> str:
-    admin = Admin(bootstrap)
+async def describe(
+    bootstrap: str, group: str, output: str, security: ClientSecurity = PLAINTEXT
+) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         consumer_group = await admin.describe_consumer_group(group)
         if consumer_group is not None:
@@ -315,8 +320,9 @@ async def reset_offsets(
     to_datetime: str | None = None,
     execute: bool = False,
     output: str = "table",
+    security: ClientSecurity = PLAINTEXT,
 ) -> str:
-    admin = Admin(bootstrap)
+    admin = Admin(bootstrap, security=security)
     try:
         consumer_group = await admin.describe_consumer_group(group)
         members = (
@@ -378,8 +384,8 @@ async def reset_offsets(
     return table(("TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET"), rows) + note
 
 
-async def delete(bootstrap: str, group: str) -> str:
-    admin = Admin(bootstrap)
+async def delete(bootstrap: str, group: str, security: ClientSecurity = PLAINTEXT) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         await admin.delete_group(group)
     finally:
@@ -387,8 +393,10 @@ async def delete(bootstrap: str, group: str) -> str:
     return f"Deleted consumer group '{group}'."
 
 
-async def delete_offsets(bootstrap: str, group: str, topic_spec: str) -> str:
-    admin = Admin(bootstrap)
+async def delete_offsets(
+    bootstrap: str, group: str, topic_spec: str, security: ClientSecurity = PLAINTEXT
+) -> str:
+    admin = Admin(bootstrap, security=security)
     try:
         topic, partitions = parse_topic_partitions(topic_spec)
         if partitions is None:

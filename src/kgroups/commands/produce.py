@@ -14,6 +14,7 @@ from kio.static.primitive import Records, i32Timedelta
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.partitioner import partition_for_key
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import PRODUCE
 from kgroups.protocol.types import TopicName, i16, i32
@@ -32,8 +33,9 @@ async def run(
     partition: int | None,
     acks: int,
     source: TextIO = sys.stdin,
+    security: ClientSecurity = PLAINTEXT,
 ) -> int:
-    client = ClusterClient(bootstrap, client_id="kgroups-producer")
+    client = ClusterClient(bootstrap, "kgroups-producer", security)
     sent = 0
     try:
         info = await client.topic(topic)

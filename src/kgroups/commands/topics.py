@@ -13,6 +13,7 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.cluster import ClusterClient
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import TopicName, i16, i32
@@ -20,7 +21,13 @@ from kgroups.protocol.types import TopicName, i16, i32
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
 
 
-async def create(bootstrap: str, name: str, partitions: int | None, configs: list[str]) -> str:
+async def create(
+    bootstrap: str,
+    name: str,
+    partitions: int | None,
+    configs: list[str],
+    security: ClientSecurity = PLAINTEXT,
+) -> str:
     overrides = []
     for item in configs:
         key, sep, value = item.partition("=")
@@ -40,25 +47,30 @@ async def create(bootstrap: str, name: str, partitions: int | None, configs: lis
         timeout=_TIMEOUT,
         validate_only=False,
     )
-    response = await _ask_controller(bootstrap, request, apis.CREATE_TOPICS, 2, 7)
+    response = await _ask_controller(bootstrap, security, request, apis.CREATE_TOPICS, 2, 7)
     result = _succeeded(response.topics[0])
     return f"Created topic {name} with {result.num_partitions} partition(s)."
 
 
-async def delete(bootstrap: str, name: str) -> str:
+async def delete(bootstrap: str, name: str, security: ClientSecurity = PLAINTEXT) -> str:
     request = DeleteTopicsRequest(
         topics=(DeleteTopicState(name=TopicName(name), topic_id=None),), timeout=_TIMEOUT
     )
-    response = await _ask_controller(bootstrap, request, apis.DELETE_TOPICS, 6, 6)
+    response = await _ask_controller(bootstrap, security, request, apis.DELETE_TOPICS, 6, 6)
     _succeeded(response.responses[0])
     return f"Deleted topic {name}."
 
 
 async def _ask_controller(
-    bootstrap: str, request: Any, api_key: int, lowest: int, highest: int
+    bootstrap: str,
+    security: ClientSecurity,
+    request: Any,
+    api_key: int,
+    lowest: int,
+    highest: int,
 ) -> Any:
     """Send ``request`` to the controller, as the newest version both sides know."""
-    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+    client = ClusterClient(bootstrap, "kgroups-cli", security)
     try:
         conn = await client.controller()
         return await conn.send(request, version=conn.version_for(api_key, lowest, highest))
@@ -73,8 +85,10 @@ def _succeeded(result: Any) -> Any:
     return result
 
 
-async def list_topics(bootstrap: str, include_internal: bool) -> str:
-    client = ClusterClient(bootstrap, client_id="kgroups-cli")
+async def list_topics(
+    bootstrap: str, include_internal: bool, security: ClientSecurity = PLAINTEXT
+) -> str:
+    client = ClusterClient(bootstrap, "kgroups-cli", security)
     try:
         await client.refresh(None)
         names = sorted(
@@ -85,8 +99,8 @@ async def list_topics(bootstrap: str, include_internal: bool) -> str:
         await client.close()
 
 
-async def describe(bootstrap: str, names: list[str]) -> str:
-    admin = Admin(bootstrap)
+async def describe(bootstrap: str, names: list[str], security: ClientSecurity = PLAINTEXT) -> str:
+    admin = Admin(bootstrap, security=security)
     client = admin.cluster
     try:
         await client.refresh(names or None)

@@ -31,6 +31,7 @@ from kio.static.primitive import i32Timedelta
 from kgroups.client import consumer_record
 from kgroups.client.admin import EARLIEST, LATEST, Admin
 from kgroups.client.fetch_request import fetch_request
+from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.clock import Clock, SystemClock
 from kgroups.errors import KafkaError
 from kgroups.metrics.burrow import Commit, group_status, partition_status
@@ -230,9 +231,10 @@ class LagExporter:
         interval_s: float = 30.0,
         window: int = 10,
         clock: Clock | None = None,
+        security: ClientSecurity = PLAINTEXT,
     ) -> None:
         self._clock = clock or SystemClock()
-        self._admin = Admin(bootstrap)
+        self._admin = Admin(bootstrap, security=security)
         self._collector = LagCollector(self._admin, self._clock)
         self._interval_s = interval_s
         self._windows = BurrowWindows(window)
@@ -300,9 +302,16 @@ class LagExporter:
         return 200, "application/json", json.dumps(body).encode()
 
 
-async def run(bootstrap: str, host: str, port: int, interval_s: float, window: int) -> None:
+async def run(
+    bootstrap: str,
+    host: str,
+    port: int,
+    interval_s: float,
+    window: int,
+    security: ClientSecurity = PLAINTEXT,
+) -> None:
     """``kgroups lag-exporter``: serve until interrupted."""
-    exporter = LagExporter(bootstrap, interval_s, window)
+    exporter = LagExporter(bootstrap, interval_s, window, security=security)
     bound = await exporter.start(host, port)
     print(f"serving lag metrics on http://{host or '0.0.0.0'}:{bound}/metrics", flush=True)
     try:

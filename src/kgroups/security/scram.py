@@ -1,4 +1,5 @@
-"""SCRAM-SHA-256/512 (RFC 5802, RFC 7677): credentials and the server side.
+"""SCRAM-SHA-256/512 (RFC 5802, RFC 7677): credentials, the server side and
+the client side (one set of maths for the broker and kgroups' client).
 
 The broker keeps a salted credential per user and mechanism, never the
 password: salt, iterations, StoredKey = H(ClientKey) and ServerKey. A proof
@@ -41,11 +42,15 @@ def salted_password(mechanism: str, password: str, salt: bytes, iterations: int)
     return hashlib.pbkdf2_hmac(HASHES[mechanism], password.encode(), salt, iterations)
 
 
+def _client_key(mechanism: str, salted: bytes) -> bytes:
+    return hmac.digest(salted, b"Client Key", HASHES[mechanism])
+
+
 def credential_from_salted(
     mechanism: str, salted: bytes, salt: bytes, iterations: int
 ) -> ScramCredential:
     digest = HASHES[mechanism]
-    client_key = hmac.digest(salted, b"Client Key", digest)
+    client_key = _client_key(mechanism, salted)
     return ScramCredential(
         salt=salt,
         stored_key=hashlib.new(digest, client_key).digest(),
@@ -143,3 +148,60 @@ class ScramServer:
         self.complete = True
         server_signature = hmac.digest(credential.server_key, auth_message, digest)
         return b"v=" + base64.b64encode(server_signature)
+
+
+def _sasl_name(user: str) -> str:
+    return user.replace("=", "=3D").replace(",", "=2C")
+
+
+class ScramClient:
+    """The client's side of one exchange: first() -> client-first,
+    final(server-first) -> client-final, verify(server-final)."""
+
+    def __init__(self, mechanism: str, user: str, password: str, nonce: str | None = None) -> None:
+        self.mechanism = mechanism
+        self._password = password
+        self._nonce = nonce or secrets.token_urlsafe(24)
+        self._first_bare = f"n={_sasl_name(user)},r={self._nonce}"
+        self._server_signature = b""
+
+    def first(self) -> bytes:
+        return f"n,,{self._first_bare}".encode()
+
+    def final(self, server_first: bytes) -> bytes:
+        text = server_first.decode("utf-8", "strict")
+        attrs = _attributes(text)
+        if "e" in attrs:
+            raise ScramFailure(f"SCRAM server error: {attrs['e']}")
+        nonce, salt_b64, count = attrs.get("r", ""), attrs.get("s"), attrs.get("i", "")
+        if not nonce.startswith(self._nonce) or len(nonce) == len(self._nonce):
+            raise ScramFailure("SCRAM server nonce does not extend the client's")
+        if salt_b64 is None or not count.isdigit():
+            raise ScramFailure("SCRAM server-first message lacks a salt or iteration count")
+        iterations = int(count)
+        if iterations < MIN_ITERATIONS:
+            raise ScramFailure(f"SCRAM iteration count {iterations} is below {MIN_ITERATIONS}")
+        salt = base64.b64decode(salt_b64)
+        salted = salted_password(self.mechanism, self._password, salt, iterations)
+        digest = HASHES[self.mechanism]
+        client_key = _client_key(self.mechanism, salted)
+        stored_key = hashlib.new(digest, client_key).digest()
+        without_proof = f"c=biws,r={nonce}"
+        auth_message = f"{self._first_bare},{text},{without_proof}".encode()
+        signature = hmac.digest(stored_key, auth_message, digest)
+        proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+        server_key = hmac.digest(salted, b"Server Key", digest)
+        self._server_signature = hmac.digest(server_key, auth_message, digest)
+        return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+
+    def verify(self, server_final: bytes) -> None:
+        """Checks the server's signature: it proves the broker knows the credential."""
+        attrs = _attributes(server_final.decode("utf-8", "strict"))
+        if "e" in attrs:
+            raise ScramFailure(f"SCRAM server error: {attrs['e']}")
+        try:
+            signature = base64.b64decode(attrs.get("v", ""), validate=True)
+        except ValueError:
+            raise ScramFailure("SCRAM server signature is not base64") from None
+        if not self._server_signature or not hmac.compare_digest(signature, self._server_signature):
+            raise ScramFailure("SCRAM server signature does not match")

@@ -1,0 +1,195 @@
+"""How the client reaches a secured broker: the Java client's
+``security.protocol``, ``ssl.*`` and ``sasl.*`` keys, the TLS context they
+make, and the SASL exchange (SaslHandshake v1 then SaslAuthenticate, after
+ApiVersions, as the Java client does).
+
+Everything here happens once per connection, when it opens; requests on an
+open connection cost the same whatever the protocol.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
+
+from kgroups.client.config_schema import ConfigError, Setting, as_str, resolve
+from kgroups.client.exceptions import AuthenticationFailedError
+from kgroups.errors import ErrorCode
+from kgroups.protocol import apis
+from kgroups.security.scram import HASHES, ScramClient
+
+if TYPE_CHECKING:
+    from kgroups.client.connection import BrokerConnection
+
+__all__ = ["PLAINTEXT", "SETTINGS", "UNSUPPORTED", "ClientSecurity", "parse_jaas"]
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", *HASHES)
+LOGIN_MODULES = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "org.apache.kafka.common.security.scram.ScramLoginModule",
+)
+
+
+def _upper(value: object) -> str:
+    return as_str(value).strip().upper()
+
+
+def _optional(value: object) -> str | None:
+    text = as_str(value).strip() if value is not None else ""
+    return text or None
+
+
+SETTINGS = (
+    Setting("security.protocol", _upper, "PLAINTEXT", choices=PROTOCOLS),
+    Setting("sasl.mechanism", lambda v: as_str(v).strip(), "GSSAPI"),
+    Setting("sasl.jaas.config", _optional, None),
+    Setting("ssl.truststore.type", _upper, "JKS"),
+    Setting("ssl.truststore.location", _optional, None),
+    Setting("ssl.keystore.type", _upper, "JKS"),
+    Setting("ssl.keystore.location", _optional, None),
+    Setting("ssl.key.password", _optional, None),
+    Setting("ssl.endpoint.identification.algorithm", lambda v: as_str(v).strip(), "https"),
+)
+"""The security keys every client configuration takes (consumer, producer, tools)."""
+
+_PEM_ONLY = "only PEM stores are read (ssl.*.type=PEM); convert the store with keytool/openssl"
+UNSUPPORTED = {
+    "ssl.truststore.password": "a PEM trust store has no password",
+    "ssl.keystore.password": "a PEM key store has no store password; ssl.key.password "
+    "decrypts the private key",
+    "sasl.login.callback.handler.class": "there are no callback handlers",
+    "sasl.client.callback.handler.class": "there are no callback handlers",
+}
+
+_JAAS_ENTRY = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\s*(.*?);?\s*$")
+_JAAS_OPTION = re.compile(r'\s*([^\s=]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))')
+
+
+def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
+    """``Module flag key="value" ...;`` -> (module, options), as Java reads a
+    single-entry ``sasl.jaas.config``."""
+    entry = _JAAS_ENTRY.fullmatch(text.strip())
+    if entry is None:
+        raise ConfigError("sasl.jaas.config is not of the form 'LoginModule required key=\"v\";'")
+    module, _flag, rest = entry.groups()
+    options: dict[str, str] = {}
+    position = 0
+    while rest[position:].strip():
+        option = _JAAS_OPTION.match(rest, position)
+        if option is None:
+            raise ConfigError(f"sasl.jaas.config: cannot read the options at {rest[position:]!r}")
+        quoted, bare = option.group(2), option.group(3)
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
+        options[option.group(1)] = value
+        position = option.end()
+    return module, options
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSecurity:
+    protocol: str = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = None
+    mechanism: str | None = None
+    """The SASL mechanism on SASL_* protocols; None on the others."""
+    username: str = ""
+    password: str = ""
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, object], kind: str = "client") -> ClientSecurity:
+        """From the security keys alone (a tool's --command-config)."""
+        values, given = resolve(kind, SETTINGS, raw, UNSUPPORTED)
+        return cls.from_values(values, given)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], given: set[str]) -> ClientSecurity:
+        """From the resolved SETTINGS of a consumer's or producer's configuration."""
+        protocol = values["security.protocol"]
+        if protocol == "PLAINTEXT":
+            return PLAINTEXT
+        context = _ssl_context(values, given) if protocol.endswith("SSL") else None
+        if not protocol.startswith("SASL_"):
+            return cls(protocol, context)
+        mechanism = values["sasl.mechanism"]
+        if mechanism == "GSSAPI":
+            raise ConfigError(
+                "sasl.mechanism GSSAPI (Kerberos, the Java default) is not supported; "
+                f"set sasl.mechanism to one of {', '.join(MECHANISMS)}"
+            )
+        if mechanism not in MECHANISMS:
+            raise ConfigError(f"sasl.mechanism={mechanism!r} is not one of {', '.join(MECHANISMS)}")
+        jaas = values["sasl.jaas.config"]
+        if jaas is None:
+            raise ConfigError(f"{protocol} with {mechanism} needs sasl.jaas.config")
+        module, options = parse_jaas(jaas)
+        if module not in LOGIN_MODULES:
+            raise ConfigError(f"sasl.jaas.config: login module {module} is not supported")
+        if not options.get("username") or "password" not in options:
+            raise ConfigError("sasl.jaas.config needs username and password")
+        return cls(protocol, context, mechanism, options["username"], options["password"])
+
+    async def authenticate(self, conn: BrokerConnection) -> None:
+        """The SASL exchange on a freshly negotiated connection."""
+        mechanism = self.mechanism
+        if mechanism is None:
+            return
+        handshake = await conn.send(
+            SaslHandshakeRequest(mechanism=mechanism),
+            version=conn.version_for(apis.SASL_HANDSHAKE, 1, 1),
+        )
+        if handshake.error_code != ErrorCode.none:
+            raise AuthenticationFailedError(
+                handshake.error_code,
+                f"Client SASL mechanism '{mechanism}' not enabled in the server, "
+                f"enabled mechanisms are {list(handshake.mechanisms)}",
+            )
+        version = conn.version_for(apis.SASL_AUTHENTICATE, 0, 2)
+        if mechanism == "PLAIN":
+            await _step(conn, version, f"\x00{self.username}\x00{self.password}".encode())
+            return
+        scram = ScramClient(mechanism, self.username, self.password)
+        try:
+            server_first = await _step(conn, version, scram.first())
+            server_final = await _step(conn, version, scram.final(server_first))
+            scram.verify(server_final)
+        except ValueError as e:  # ScramFailure, or a server message we cannot read
+            raise AuthenticationFailedError(ErrorCode.sasl_authentication_failed, str(e)) from None
+
+
+PLAINTEXT = ClientSecurity()
+
+
+async def _step(conn: BrokerConnection, version: int, token: bytes) -> bytes:
+    response = await conn.send(SaslAuthenticateRequest(auth_bytes=token), version=version)
+    if response.error_code != ErrorCode.none:
+        raise AuthenticationFailedError(response.error_code, response.error_message)
+    return bytes(response.auth_bytes)
+
+
+def _ssl_context(values: Mapping[str, Any], given: set[str]) -> ssl.SSLContext:
+    for kind in ("truststore", "keystore"):
+        # Java's default type is JKS; an unstated type is read as the PEM it must be here.
+        if f"ssl.{kind}.type" in given and values[f"ssl.{kind}.type"] != "PEM":
+            raise ConfigError(f"ssl.{kind}.type={values[f'ssl.{kind}.type']}: {_PEM_ONLY}")
+    algorithm = values["ssl.endpoint.identification.algorithm"]
+    if algorithm.lower() not in ("https", ""):
+        raise ConfigError(
+            f"ssl.endpoint.identification.algorithm={algorithm!r}: expected https or empty"
+        )
+    trust, keys = values["ssl.truststore.location"], values["ssl.keystore.location"]
+    try:
+        # A trust store replaces the system's CAs, as it replaces the JVM's in Java.
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=trust)
+        context.check_hostname = algorithm.lower() == "https"
+        if keys is not None:
+            context.load_cert_chain(Path(keys), password=values["ssl.key.password"])
+    except (OSError, ssl.SSLError) as e:
+        raise ConfigError(f"cannot set up TLS: {e}") from None
+    return context
