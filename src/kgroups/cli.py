@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kgroups import __version__
+from kgroups.client.exceptions import AuthenticationFailedError
 from kgroups.errors import KafkaError
 from kgroups.server.config import ConfigError
 
@@ -254,6 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"kgroups: configuration error: {e}", file=sys.stderr)
         return 2
+    except AuthenticationFailedError as e:
+        print(f"kgroups: authentication failed: {e.message or e}", file=sys.stderr)
+        return 1
     except KafkaError as e:
         print(
             f"kgroups: {e.error_code.name.upper()}: {e.message or ''}".rstrip(": "), file=sys.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import ssl
 import struct
 from io import BytesIO
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ from kio.schema.api_versions.v3 import ApiVersionsRequest
 from kio.serial import entity_writer
 
 from kgroups import __version__
+from kgroups.client.exceptions import SslAuthenticationError
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.bounds import bounded_reader
@@ -52,9 +54,13 @@ class BrokerConnection:
         timeout: float = 10.0,
         security: ClientSecurity = PLAINTEXT,
     ) -> BrokerConnection:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=security.ssl_context), timeout
-        )
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=security.ssl_context), timeout
+            )
+        except ssl.SSLCertVerificationError as e:
+            # As Java's SslAuthenticationException: fatal, not a network error to retry.
+            raise SslAuthenticationError(e.verify_message or str(e)) from None
         conn = cls(reader, writer, client_id)
         try:
             await conn._negotiate()

@@ -16,6 +16,7 @@ __all__ = [
     "NoOffsetForPartitionError",
     "RebalanceInProgressError",
     "RetriableError",
+    "SslAuthenticationError",
     "StaleMemberEpochError",
     "TransactionStateError",
     "retriable",
@@ -36,6 +37,15 @@ class AuthenticationFailedError(KafkaError):
     """The broker refused this client's credentials (SASL_AUTHENTICATION_FAILED,
     with the broker's message) or its SASL mechanism (UNSUPPORTED_SASL_MECHANISM).
     Not retried: trying again with the same credentials fails the same way."""
+
+
+class SslAuthenticationError(AuthenticationFailedError):
+    """The TLS handshake failed: the broker's certificate is not signed by a CA
+    of the trust store, or does not name the host connected to. No broker
+    answered, so the code is UNKNOWN_SERVER_ERROR; the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(ErrorCode.unknown_server_error, f"SSL handshake failed: {reason}")
 
 
 class CommitFailedError(KafkaError):

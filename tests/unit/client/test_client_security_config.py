@@ -1,0 +1,97 @@
+"""The client's security keys as the Java client reads them: JAAS lines,
+.properties files, and the settings that cannot work refused up front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgroups.client.config_schema import ConfigError
+from kgroups.client.consumer_config import ConsumerConfig
+from kgroups.client.producer_config import ProducerConfig
+from kgroups.client.security import PLAINTEXT, ClientSecurity, parse_jaas
+from kgroups.commands.command_config import read_properties, security_from
+
+SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+
+def test_jaas_lines_are_read_as_java_reads_them() -> None:
+    module, options = parse_jaas(
+        f'{SCRAM} required username="alice" password="p\\"w;d" tokenauth=false;'
+    )
+    assert module == SCRAM
+    assert options == {"username": "alice", "password": 'p"w;d', "tokenauth": "false"}
+    with pytest.raises(ConfigError):
+        parse_jaas('username="alice" password="x";')
+
+
+def test_sasl_settings_give_the_mechanism_and_credentials() -> None:
+    security = ClientSecurity.from_config(
+        {
+            "security.protocol": "sasl_plaintext",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.jaas.config": f'{SCRAM} required username="bob" password="pw";',
+        }
+    )
+    assert (security.protocol, security.mechanism, security.username, security.password) == (
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-256",
+        "bob",
+        "pw",
+    )
+    assert security.ssl_context is None
+    assert ConsumerConfig.from_dict({"bootstrap.servers": "h:1"}).security is PLAINTEXT
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"security.protocol": "SASL_SSL"}, "GSSAPI"),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config"),
+        ({"security.protocol": "SSL", "ssl.truststore.type": "JKS"}, "PEM"),
+        ({"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent"}, "TLS"),
+        ({"security.protocol": "KERBEROS"}, "security.protocol"),
+        ({"ssl.truststore.password": "x"}, "not supported"),
+        (
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required;",
+            },
+            "Krb5LoginModule",
+        ),
+    ],
+)
+def test_settings_that_cannot_work_are_refused(settings: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ProducerConfig.from_dict({"bootstrap.servers": "h:1", **settings})
+
+
+def test_ssl_settings_make_a_verifying_context(tmp_path: Path) -> None:
+    on = ClientSecurity.from_config({"security.protocol": "SSL"})
+    off = ClientSecurity.from_config(
+        {"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": ""}
+    )
+    assert on.ssl_context is not None and on.ssl_context.check_hostname
+    assert off.ssl_context is not None and not off.ssl_context.check_hostname
+    assert off.ssl_context.verify_mode.name == "CERT_REQUIRED"
+
+
+def test_command_config_files_are_java_properties(tmp_path: Path) -> None:
+    path = tmp_path / "client.properties"
+    path.write_text(
+        "# comment\n! another\n"
+        "security.protocol = SASL_PLAINTEXT\n"
+        "sasl.mechanism:PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        '        username="alice" \\\n'
+        '        password="a\\\\\\\\b";\n'
+    )
+    assert read_properties(path)["sasl.jaas.config"] == (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="alice" password="a\\\\b";'
+    )
+    security = security_from(path)
+    assert (security.mechanism, security.username, security.password) == ("PLAIN", "alice", "a\\b")
+    assert security_from(None) is PLAINTEXT
