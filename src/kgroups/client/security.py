@@ -14,7 +14,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
@@ -25,9 +25,6 @@ from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.security.scram import HASHES, ScramClient
 
-if TYPE_CHECKING:
-    from kgroups.client.connection import BrokerConnection
-
 __all__ = ["PLAINTEXT", "SETTINGS", "UNSUPPORTED", "ClientSecurity", "parse_jaas"]
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -36,6 +33,14 @@ LOGIN_MODULES = (
     "org.apache.kafka.common.security.plain.PlainLoginModule",
     "org.apache.kafka.common.security.scram.ScramLoginModule",
 )
+
+
+class Connection(Protocol):
+    """The part of BrokerConnection the SASL exchange uses."""
+
+    def version_for(self, api_key: int, lowest: int, highest: int) -> int: ...
+
+    async def send(self, request: Any, *, version: int | None = None) -> Any: ...
 
 
 def _upper(value: object) -> str:
@@ -135,7 +140,7 @@ class ClientSecurity:
             raise ConfigError("sasl.jaas.config needs username and password")
         return cls(protocol, context, mechanism, options["username"], options["password"])
 
-    async def authenticate(self, conn: BrokerConnection) -> None:
+    async def authenticate(self, conn: Connection) -> None:
         """The SASL exchange on a freshly negotiated connection."""
         mechanism = self.mechanism
         if mechanism is None:
@@ -166,7 +171,7 @@ class ClientSecurity:
 PLAINTEXT = ClientSecurity()
 
 
-async def _step(conn: BrokerConnection, version: int, token: bytes) -> bytes:
+async def _step(conn: Connection, version: int, token: bytes) -> bytes:
     response = await conn.send(SaslAuthenticateRequest(auth_bytes=token), version=version)
     if response.error_code != ErrorCode.none:
         raise AuthenticationFailedError(response.error_code, response.error_message)
