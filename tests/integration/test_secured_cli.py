@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,7 +56,7 @@ def _logs_in(bootstrap: str, user: str, password: str, mechanism: str) -> bool:
 
 
 def test_a_super_user_manages_acls_and_users_over_sasl(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     b = sasl_broker(
         tmp_path / "data",
@@ -68,6 +70,12 @@ def test_a_super_user_manages_acls_and_users_over_sasl(
     wire = ["--bootstrap-server", b.bootstrap, "--command-config", str(admin)]
     try:
         assert main(["topics", "create", "orders", "--partitions", "1", *wire]) == 0
+        monkeypatch.setattr(sys, "stdin", io.StringIO("k:v\n"))
+        assert main(["produce", "orders", "--key-separator", ":", *wire]) == 0
+        consume = ["consume", "orders", "--from-beginning", "--print-key", "--max-messages", "1"]
+        assert main([*consume, *wire]) == 0
+        assert main(["groups", "list", *wire]) == 0
+        assert "k\tv" in capsys.readouterr().out
         add = ["users", "add", "carol", "--password", "carol-pw", "--iterations", "8192"]
         assert main([*add, *wire]) == 0
         assert main(["users", "list", *wire]) == 0
