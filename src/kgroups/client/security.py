@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -105,7 +105,7 @@ class ClientSecurity:
     mechanism: str | None = None
     """The SASL mechanism on SASL_* protocols; None on the others."""
     username: str = ""
-    password: str = ""
+    password: str = field(default="", repr=False)  # kept out of logged configurations
 
     @classmethod
     def from_config(cls, raw: Mapping[str, object], kind: str = "client") -> ClientSecurity:

@@ -27,13 +27,12 @@ def test_jaas_lines_are_read_as_java_reads_them() -> None:
 
 
 def test_sasl_settings_give_the_mechanism_and_credentials() -> None:
-    security = ClientSecurity.from_config(
-        {
-            "security.protocol": "sasl_plaintext",
-            "sasl.mechanism": "SCRAM-SHA-256",
-            "sasl.jaas.config": f'{SCRAM} required username="bob" password="pw";',
-        }
-    )
+    settings = {
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.jaas.config": f'{SCRAM} required username="bob" password="pw";',
+    }
+    security = ClientSecurity.from_config(settings)
     assert (security.protocol, security.mechanism, security.username, security.password) == (
         "SASL_PLAINTEXT",
         "SCRAM-SHA-256",
@@ -41,6 +40,7 @@ def test_sasl_settings_give_the_mechanism_and_credentials() -> None:
         "pw",
     )
     assert security.ssl_context is None
+    assert "pw" not in repr(ProducerConfig.from_dict({"bootstrap.servers": "h:1", **settings}))
     assert ConsumerConfig.from_dict({"bootstrap.servers": "h:1"}).security is PLAINTEXT
 
 
