@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from kio.static import primitive
 from kio.static.primitive import i32Timedelta
 
 from kgroups.protocol.types import i32
+from kgroups.server.authorizer import OPERATIONS, ResourceType
 
 if TYPE_CHECKING:
     from kgroups.server.broker_core import BrokerCore
@@ -15,6 +17,11 @@ if TYPE_CHECKING:
 NO_THROTTLE = i32Timedelta.parse(timedelta(0))
 # Kafka's "authorized operations not requested" marker.
 OPERATIONS_OMITTED = i32(-2147483648)
+
+
+def every_operation(rtype: ResourceType) -> primitive.i32:
+    """The authorized operations Kafka answers with no authorizer: all a resource knows."""
+    return i32(sum(1 << op for op in OPERATIONS[rtype]))
 
 
 def own_address(broker: BrokerCore, listener: str) -> tuple[str, int]:

@@ -9,6 +9,7 @@ such. An illegal topic name is answered INVALID_TOPIC_EXCEPTION either way.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -24,10 +25,12 @@ from kgroups.cluster.topics import Topic, is_legal_topic_name
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
-from kgroups.protocol.versions import build
+from kgroups.protocol.versions import build, metadata_request
+from kgroups.server.authorizer import ResourceType
 from kgroups.server.handlers.common import (
     NO_THROTTLE,
     OPERATIONS_OMITTED,
+    every_operation,
     own_address,
     with_own_address,
 )
@@ -38,8 +41,12 @@ if TYPE_CHECKING:
     from kgroups.server.context import RequestContext
 
 
-async def handle(
-    broker: BrokerApi, ctx: RequestContext, request: MetadataRequest
+async def handle(broker: BrokerApi, ctx: RequestContext, request: object) -> MetadataResponse:
+    return await _handle(broker, ctx, *metadata_request(request))
+
+
+async def _handle(
+    broker: BrokerApi, ctx: RequestContext, request: MetadataRequest, asked: bool
 ) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
     host, port = own_address(broker, ctx.listener)
@@ -66,7 +73,11 @@ async def handle(
         topics = []
         for wanted in request.topics:
             topics.append(_lookup(broker, wanted.name, wanted.topic_id, created))
-    # v8-v10 carry cluster_authorized_operations, which later versions dropped.
+    if request.include_topic_authorized_operations:
+        every = every_operation(ResourceType.TOPIC)
+        topics = [dataclasses.replace(t, topic_authorized_operations=every) for t in topics]
+    # v8-v10 carry cluster_authorized_operations, which later versions dropped;
+    # the authorizer's guard narrows both to what the caller may do.
     response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
         throttle_time=NO_THROTTLE,
@@ -74,7 +85,9 @@ async def handle(
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         topics=tuple(topics),
-        cluster_authorized_operations=OPERATIONS_OMITTED,
+        cluster_authorized_operations=(
+            every_operation(ResourceType.CLUSTER) if asked else OPERATIONS_OMITTED
+        ),
     )
     return response
 
