@@ -172,7 +172,12 @@ _SETTINGS: tuple[Setting, ...] = (
         DEFAULT_PROTOCOL_MAP,
         "Listener name to security protocol.",
     ),
-    Setting("inter.broker.listener.name", _str, None, "Listener registered in the cluster store."),
+    Setting(
+        "inter.broker.listener.name",
+        _str,
+        None,
+        "Listener whose address is the main one registered in the cluster store.",
+    ),
     Setting(
         "security.inter.broker.protocol",
         _choice(*SECURITY_PROTOCOLS),

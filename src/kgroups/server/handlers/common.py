@@ -32,7 +32,7 @@ def own_address(broker: BrokerCore, listener: str) -> tuple[str, int]:
 def with_own_address(
     broker: BrokerCore, listener: str, addresses: dict[int, tuple[str, int]]
 ) -> dict[int, tuple[str, int]]:
-    """Cluster addresses (as registered), this broker's replaced by the listener's."""
+    """Cluster addresses on a listener, this broker's as it advertises it now."""
     if broker.broker_id not in addresses:
         return addresses
     return {**addresses, broker.broker_id: own_address(broker, listener)}

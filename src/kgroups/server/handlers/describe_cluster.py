@@ -35,7 +35,8 @@ async def handle(
         DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),
     )
     if broker.cluster is not None:
-        live = with_own_address(broker, ctx.listener, broker.cluster.live)
+        # The brokers the client's listener reaches, each at its address there.
+        live = with_own_address(broker, ctx.listener, broker.cluster.addresses(ctx.listener))
         brokers = tuple(
             DescribeClusterBroker(broker_id=BrokerId(b), host=h, port=i32(p), rack=None)
             for b, (h, p) in sorted(live.items())
