@@ -1,7 +1,8 @@
-"""Metadata v8-v10's cluster_authorized_operations (and DescribeCluster's), as
-Kafka answers them: the Cluster operations the caller may perform when asked,
-0 without DESCRIBE on the Cluster, every operation without an authorizer, and
-the omitted marker when not asked."""
+"""Authorized operations as Kafka answers them: Metadata v8-v10's
+cluster_authorized_operations gives the Cluster operations the caller may
+perform when asked, 0 without DESCRIBE on the Cluster, and the omitted marker
+when not asked; without an authorizer Metadata, DescribeCluster and the group
+describes answer every operation of the resource."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from pathlib import Path
 
 import pytest
 from acl_wire import STANDARD, add_acls, call_as
+from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.describe_cluster.v1 import DescribeClusterRequest
+from kio.schema.describe_groups.v5 import DescribeGroupsRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
 
+from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
+from kgroups.protocol.types import GroupId
 from kgroups.protocol.versions import build
 from kgroups.server.authorizer import (
     CLUSTER_NAME,
@@ -34,6 +39,7 @@ Op = Operation
 # CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS for a topic.
 EVERY_CLUSTER_OPERATION = 8096
 EVERY_TOPIC_OPERATION = 3576
+EVERY_GROUP_OPERATION = (1 << Op.READ) | (1 << Op.DELETE) | (1 << Op.DESCRIBE)
 
 
 def cluster_acl(operation: Operation) -> AclBinding:
@@ -139,3 +145,28 @@ def test_without_an_authorizer_topics_and_cluster_answer_every_operation(
         open_broker, ALICE, DescribeClusterRequest(include_cluster_authorized_operations=False)
     )
     assert described.cluster_authorized_operations == OMITTED
+
+
+@pytest.mark.parametrize(("asked", "expected"), [(True, EVERY_GROUP_OPERATION), (False, OMITTED)])
+def test_without_an_authorizer_a_described_group_answers_every_group_operation(
+    open_broker: BrokerThread, asked: bool, expected: int
+) -> None:
+    described = call_as(
+        open_broker,
+        ALICE,
+        DescribeGroupsRequest(groups=(GroupId("nobody"),), include_authorized_operations=asked),
+    )
+    assert [(g.error_code, g.authorized_operations) for g in described.groups] == [
+        (ErrorCode.none, expected)
+    ]
+    # A group not found has no operations to answer.
+    described = call_as(
+        open_broker,
+        ALICE,
+        ConsumerGroupDescribeRequest(
+            group_ids=(GroupId("nobody"),), include_authorized_operations=asked
+        ),
+    )
+    assert [(g.error_code, g.authorized_operations) for g in described.groups] == [
+        (ErrorCode.group_id_not_found, OMITTED)
+    ]

@@ -369,11 +369,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 # Kafka's per-listener TLS keys: listener.name.<lower-case listener>.ssl.*,
 # read before the broker-wide ssl.* key of the same name.
 _LISTENER_SSL_KEY = re.compile(r"listener\.name\.([^.]+)\.(ssl\..+)")
-LISTENER_SSL_KEYS = frozenset(
-    key
-    for key in SETTINGS
-    if key.startswith("ssl.") and key != "ssl.endpoint.identification.algorithm"
-)
+LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
 
 _REBALANCE_PROTOCOLS = frozenset({"classic", "consumer", "share", "streams"})
 

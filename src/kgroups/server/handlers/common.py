@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kio.static import primitive
 from kio.static.primitive import i32Timedelta
 
+from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i32
 from kgroups.server.authorizer import OPERATIONS, ResourceType
 
@@ -22,6 +24,19 @@ OPERATIONS_OMITTED = i32(-2147483648)
 def every_operation(rtype: ResourceType) -> primitive.i32:
     """The authorized operations Kafka answers with no authorizer: all a resource knows."""
     return i32(sum(1 << op for op in OPERATIONS[rtype]))
+
+
+def with_every_group_operation(groups: tuple[Any, ...], asked: bool) -> tuple[Any, ...]:
+    """Described groups as Kafka answers them with no authorizer when asked for
+    their authorized operations: every group operation on each group found
+    (the authorizer's guard narrows them)."""
+    if not asked:
+        return groups
+    every = every_operation(ResourceType.GROUP)
+    return tuple(
+        dataclasses.replace(g, authorized_operations=every) if g.error_code == ErrorCode.none else g
+        for g in groups
+    )
 
 
 def own_address(broker: BrokerCore, listener: str) -> tuple[str, int]:
