@@ -53,17 +53,25 @@ def broker(tmp_path: Path, cas: TwoAuthorities) -> Iterator[ThreadBroker]:
     broker.stop()
 
 
-def topics(port: int, ca: Path, **extra: str) -> list[str]:
+def topics(port: int, ca: Path, timeout: float = 20, **extra: str) -> list[str]:
     admin = AdminClient(
         {
             "bootstrap.servers": f"127.0.0.1:{port}",
             "security.protocol": "SSL",
             "ssl.ca.location": str(ca),
-            "socket.timeout.ms": "5000",
             **extra,
         }
     )
-    return sorted(admin.list_topics(timeout=5).topics)
+    return sorted(admin.list_topics(timeout=timeout).topics)
+
+
+def refused(port: int, ca: Path, **extra: str) -> bool:
+    """Whether the TLS handshake fails (librdkafka retries it until the timeout)."""
+    try:
+        topics(port, ca, timeout=2, **extra)
+    except KafkaException:
+        return True
+    return False
 
 
 def test_each_listener_serves_its_own_certificate_and_client_auth(
@@ -77,14 +85,11 @@ def test_each_listener_serves_its_own_certificate_and_client_auth(
     }
     # SSL: the broker-wide certificate, no client certificate asked for.
     assert topics(public, cas.public.cert) == []
-    with pytest.raises(KafkaException):
-        topics(public, cas.internal.cert)
+    assert refused(public, cas.internal.cert)
     # INTERNAL: its own certificate, and a client certificate is required.
     assert topics(internal, cas.internal.cert, **client) == []
-    with pytest.raises(KafkaException):
-        topics(internal, cas.public.cert, **client)
-    with pytest.raises(KafkaException):
-        topics(internal, cas.internal.cert)
+    assert refused(internal, cas.public.cert, **client)
+    assert refused(internal, cas.internal.cert)
 
 
 def test_a_key_naming_no_listener_is_refused(cas: TwoAuthorities) -> None:
