@@ -20,7 +20,12 @@ from kgroups.cluster.leadership import (
 )
 from kgroups.cluster.store import Cur, Store, ending_stalled_transactions
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
-from kgroups.cluster.store_schema import SCHEMA_VERSION, SchemaTooNew, ensure_schema
+from kgroups.cluster.store_schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SchemaTooNew,
+    ensure_schema,
+)
 from kgroups.cluster.store_topics import (
     add_partitions,
     create_topic,
@@ -64,6 +69,49 @@ def test_schema_is_created_on_first_use_and_not_again(store_url: str) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_a_database_of_the_one_address_schema_is_migrated_and_its_brokers_still_reached(
+    store_url: str,
+) -> None:
+    """A store written before brokers registered every listener: its schema is
+    brought forward, a broker registered then is reached at its one address on
+    every listener, and a new registration stores each listener's address."""
+    s = Store.connect(store_url)
+    try:
+
+        def at_version_4(cur: Cur) -> None:
+            cur.execute("CREATE TABLE kgroups_schema (id INTEGER PRIMARY KEY, version INTEGER)")
+            cur.execute("INSERT INTO kgroups_schema (id, version) VALUES (1, 4)")
+            for statement in (st for migration in MIGRATIONS[:4] for st in migration):
+                cur.execute(statement.encode())
+            cur.execute(
+                """INSERT INTO kgroups_brokers (broker_id, lease_epoch, incarnation, listener,
+                        rack, lease_expires_at, registered_at)
+                    VALUES (1, 1, %s, '10.0.0.1:9092', NULL,
+                        now() + INTERVAL '1 hour', now())""",
+                (uuid.uuid4(),),
+            )
+
+        s.transaction(at_version_4)
+        assert ensure_schema(s) == 4
+        (old,) = live_brokers(s)
+        assert [old.address_on(name) for name in ("PLAINTEXT", "INTERNAL")] == [
+            "10.0.0.1:9092",
+            "10.0.0.1:9092",
+        ]
+        register(
+            s,
+            2,
+            "10.0.0.2:9092",
+            SESSION_MS,
+            incarnation=uuid.uuid4(),
+            listeners={"PLAINTEXT": "10.0.0.2:9092", "INTERNAL": "internal-2:9093"},
+        )
+        new = live_brokers(s)[1]
+        assert (new.address_on("INTERNAL"), new.address_on("SSL")) == ("internal-2:9093", None)
+    finally:
+        s.close()
 
 
 def test_a_newer_schema_is_refused(store: Store) -> None:

@@ -6,6 +6,10 @@ the lease runs out ``broker.session.timeout.ms`` after the last renewal, on the
 store's clock. A lease that ran out stays dead: renewing it fails, and the
 broker registers again (new lease epoch, no partitions).
 
+A broker registers the address of every listener it advertises (Kafka's
+endpoints), so each client is told the brokers' addresses on the listener it
+came through; ``listener`` is the inter-broker listener's address.
+
 Only one live lease per broker.id: as Kafka refuses a second registration of an
 id whose session is still live, ``register`` raises ``DuplicateBroker`` until
 the other holder's lease has run out. The same process retrying a registration
@@ -14,8 +18,10 @@ whose answer it lost is recognised by its incarnation id and let through.
 
 from __future__ import annotations
 
+import json
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kgroups.cluster.store import NOW, Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
@@ -26,7 +32,16 @@ class LiveBroker:
     broker_id: int
     lease_epoch: int
     listener: str
+    """host:port of the inter-broker listener."""
     rack: str | None
+    listeners: Mapping[str, str] = field(default_factory=dict)
+    """Listener name -> advertised host:port; empty for a broker registered by
+    a release that stored one address only."""
+
+    def address_on(self, listener: str) -> str | None:
+        """host:port for a client of ``listener``; None when the broker lacks it.
+        A broker that registered one address only is reached there by all."""
+        return self.listeners.get(listener) if self.listeners else self.listener
 
 
 def register(
@@ -37,20 +52,23 @@ def register(
     *,
     incarnation: uuid.UUID,
     rack: str | None = None,
+    listeners: Mapping[str, str] | None = None,
 ) -> int:
-    """Take the lease of ``broker_id``; returns the new lease epoch."""
+    """Take the lease of ``broker_id``; returns the new lease epoch.
+    ``listeners``: every advertised listener's host:port, by name."""
 
     def work(cur: Cur) -> int:
         cur.execute(
             f"""INSERT INTO kgroups_brokers AS b
-                    (broker_id, lease_epoch, incarnation, listener, rack,
+                    (broker_id, lease_epoch, incarnation, listener, listeners, rack,
                      lease_expires_at, registered_at)
-                VALUES (%(id)s, 1, %(inc)s, %(listener)s, %(rack)s,
+                VALUES (%(id)s, 1, %(inc)s, %(listener)s, %(listeners)s, %(rack)s,
                         {NOW} + %(timeout)s * INTERVAL '1 millisecond', {NOW})
                 ON CONFLICT (broker_id) DO UPDATE SET
                     lease_epoch = b.lease_epoch + 1,
                     incarnation = excluded.incarnation,
                     listener = excluded.listener,
+                    listeners = excluded.listeners,
                     rack = excluded.rack,
                     lease_expires_at = excluded.lease_expires_at,
                     registered_at = excluded.registered_at
@@ -60,6 +78,7 @@ def register(
                 id=broker_id,
                 inc=incarnation,
                 listener=listener,
+                listeners=json.dumps(dict(listeners or {}), sort_keys=True),
                 rack=rack,
                 timeout=session_timeout_ms,
             ),
@@ -101,11 +120,14 @@ def end_lease(cur: Cur, store: Store, broker_id: int, lease_epoch: int) -> bool:
 
 def live_brokers_in(cur: Cur, store: Store) -> list[LiveBroker]:
     cur.execute(
-        f"""SELECT broker_id, lease_epoch, listener, rack FROM kgroups_brokers
+        f"""SELECT broker_id, lease_epoch, listener, rack, listeners FROM kgroups_brokers
             WHERE lease_expires_at > {NOW} ORDER BY broker_id""",
         store.params(),
     )
-    return [LiveBroker(int(r[0]), int(r[1]), str(r[2]), r[3]) for r in cur.fetchall()]
+    return [
+        LiveBroker(int(r[0]), int(r[1]), str(r[2]), r[3], json.loads(r[4]) if r[4] else {})
+        for r in cur.fetchall()
+    ]
 
 
 def live_brokers(store: Store) -> list[LiveBroker]:

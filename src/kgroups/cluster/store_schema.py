@@ -116,6 +116,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "INSERT INTO kgroups_counters (name, next_value) VALUES ('security', 0)",
     ),
+    (
+        # Every advertised listener of a broker, as a JSON object of name to
+        # host:port (Kafka registers all endpoints); NULL for a broker registered
+        # before, which is reached at its one address on every listener.
+        "ALTER TABLE kgroups_brokers ADD COLUMN listeners TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

@@ -8,7 +8,8 @@ response version reads fields by name, so a newest-version response object
 serialises as any older version.
 
 Where an older version has another shape or another meaning, the rule is
-below, once: JoinGroup's protocol name before v7, LeaveGroup v0-v2 (one
+below, once: Metadata v8-v10's cluster operations flag, JoinGroup's protocol
+name before v7, LeaveGroup v0-v2 (one
 member, one error), OffsetCommit v2-v4 (a retention time), OffsetFetch v1-v7
 (one group, flat).
 """
@@ -26,6 +27,7 @@ from uuid import UUID
 from kio.schema.errors import ErrorCode
 from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
 from kio.schema.leave_group.v5.response import MemberResponse
+from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.offset_fetch.v9.request import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
@@ -146,6 +148,16 @@ def join_protocol_name(api_version: int, name: str | None) -> str | None:
 
 
 # -- LeaveGroup ---------------------------------------------------------------
+
+# -- Metadata -----------------------------------------------------------------
+
+
+def metadata_request(request: Any) -> tuple[MetadataRequest, bool]:
+    """Any version's request as the newest, and whether it asks for the
+    cluster's authorized operations: a v8-v10 field the newest lacks."""
+    asked = bool(getattr(request, "include_cluster_authorized_operations", False))
+    return upgrade(request, MetadataRequest), asked
+
 
 # LeaveGroup v3 introduced batch leaves with per-member errors.
 _BATCH_LEAVE_VERSION = 3

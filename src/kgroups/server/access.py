@@ -62,7 +62,7 @@ from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i16, i32, i64
-from kgroups.protocol.versions import offset_fetch_groups, offset_fetch_response
+from kgroups.protocol.versions import metadata_request, offset_fetch_groups, offset_fetch_response
 from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 from kgroups.server.handlers.groups import fetch_group_of, group_error_response
@@ -251,9 +251,11 @@ async def _metadata(
     """Named topics without DESCRIBE, and missing ones the caller may not
     create, are answered TOPIC_AUTHORIZATION_FAILED after the others (and never
     created); an all-topics answer leaves out what the caller may not describe."""
+    # The handler gets the request as sent (trimmed): it reads the version's flags.
+    request, asked = metadata_request(body)
     refused: list[str] = []
-    if body.topics is not None:
-        auto_create = (ctx.api_version < 4 or body.allow_auto_topic_creation) and (
+    if request.topics is not None:
+        auto_create = (ctx.api_version < 4 or request.allow_auto_topic_creation) and (
             broker.config.get_bool("auto.create.topics.enable")
         )
         may_create_any = auto_create and allowed(az, ctx, Operation.CREATE, CLUSTER, CLUSTER_NAME)
@@ -270,7 +272,7 @@ async def _metadata(
                 and not allowed(az, ctx, Operation.CREATE, TOPIC, name)
             )
 
-        refused = [t.name for t in body.topics if refuse(t.name)]
+        refused = [t.name for t in request.topics if t.name is not None and refuse(t.name)]
         if refused:
             body = dataclasses.replace(
                 body, topics=tuple(t for t in body.topics if t.name not in refused)
@@ -281,12 +283,16 @@ async def _metadata(
         if t.name in refused:
             continue  # v0 answers all topics to an empty list
         if t.name is not None and not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name):
-            if body.topics is None:
+            if request.topics is None:
                 continue
             t = dataclasses.replace(
-                t, error_code=ErrorCode.topic_authorization_failed, partitions=(), topic_id=None
+                t,
+                error_code=ErrorCode.topic_authorization_failed,
+                partitions=(),
+                topic_id=None,
+                topic_authorized_operations=OPERATIONS_OMITTED,
             )
-        elif body.include_topic_authorized_operations and t.name is not None:
+        elif request.include_topic_authorized_operations and t.name is not None:
             bits = az.authorized_operations(ctx.principal, ctx.client_host, TOPIC, t.name)
             t = dataclasses.replace(t, topic_authorized_operations=i32(bits))
         topics.append(t)
@@ -301,7 +307,13 @@ async def _metadata(
         )
         for name in refused
     ]
-    return dataclasses.replace(response, topics=tuple(topics))
+    response = dataclasses.replace(response, topics=tuple(topics))
+    if asked:
+        bits = 0  # Kafka's answer without DESCRIBE on the Cluster
+        if allowed(az, ctx, Operation.DESCRIBE, CLUSTER, CLUSTER_NAME):
+            bits = az.authorized_operations(ctx.principal, ctx.client_host, CLUSTER, CLUSTER_NAME)
+        response = dataclasses.replace(response, cluster_authorized_operations=i32(bits))
+    return response
 
 
 async def _list_groups(

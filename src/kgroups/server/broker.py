@@ -116,9 +116,6 @@ class Broker:
         if self.cluster is None:
             self._open_logs()
         specs = self.config.listener_specs()
-        tls = (
-            server_context(self.config) if any(s.protocol.endswith("SSL") for s in specs) else None
-        )
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
         for spec in specs:
@@ -128,7 +125,7 @@ class Broker:
                 spec.host or None,
                 spec.port,
                 start_serving=False,
-                ssl=tls if secure else None,
+                ssl=server_context(self.config, spec.name) if secure else None,
                 ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if secure else None,
             )
         bound = {name: self.listener_port(name) for name in self._servers}

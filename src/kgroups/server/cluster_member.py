@@ -72,6 +72,7 @@ class ClusterHost(Protocol):
     clock: Clock
     broker_id: int
     advertised: tuple[str, int]
+    advertised_listeners: dict[str, tuple[str, int]]
     topics: TopicRegistry
     append_waiters: AppendWaiters
     sasl: SaslSettings
@@ -146,6 +147,8 @@ class ClusterMember:
         )
         self.leaders: dict[TopicPartition, PartitionLeader] = {}
         self.live: dict[int, tuple[str, int]] = {}
+        """Live brokers at their inter-broker listener's address."""
+        self._live_brokers: list[LiveBroker] = []
         self._listeners: list[Callable[[LeadershipChange], None]] = []
         self._turn_lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -236,6 +239,9 @@ class ClusterMember:
         broker_id = self._broker.broker_id
         if lease.lease_epoch is None:
             host, port = self._broker.advertised
+            listeners = {
+                name: f"{h}:{p}" for name, (h, p) in self._broker.advertised_listeners.items()
+            }
             sent = lease.renew_sent()
             try:
                 epoch = await self._control.run(
@@ -245,6 +251,7 @@ class ClusterMember:
                         f"{host}:{port}",
                         self.session_timeout_ms,
                         incarnation=self._incarnation,
+                        listeners=listeners,
                     )
                 )
             except DuplicateBroker as e:
@@ -292,6 +299,7 @@ class ClusterMember:
         else:
             self._move_live = False
         self.live = live
+        self._live_brokers = view.live
         self.leaders = {(p.topic, p.partition): p for p in view.leaders}
         gone = self._broker.topics.mirror(view.topics)
         self.lease.observe(
@@ -386,8 +394,19 @@ class ClusterMember:
             return -1, (-1 if p is None else p.leader_epoch)
         return p.leader_id, p.leader_epoch
 
-    def address(self, broker_id: int) -> tuple[str, int] | None:
-        return self.live.get(broker_id)
+    def address(self, broker_id: int, listener: str) -> tuple[str, int] | None:
+        """A live broker's address for the clients of ``listener``."""
+        return self.addresses(listener).get(broker_id)
+
+    def addresses(self, listener: str) -> dict[int, tuple[str, int]]:
+        """Live brokers at their address on ``listener``; a broker without that
+        listener is left out, as Kafka leaves it out of that listener's Metadata."""
+        out = {}
+        for b in self._live_brokers:
+            address = b.address_on(listener)
+            if address is not None:
+                out[b.broker_id] = _host_port(address)
+        return out
 
     def _writer(self) -> Writer | None:
         epoch = self.lease.lease_epoch

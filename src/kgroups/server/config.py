@@ -172,7 +172,12 @@ _SETTINGS: tuple[Setting, ...] = (
         DEFAULT_PROTOCOL_MAP,
         "Listener name to security protocol.",
     ),
-    Setting("inter.broker.listener.name", _str, None, "Listener registered in the cluster store."),
+    Setting(
+        "inter.broker.listener.name",
+        _str,
+        None,
+        "Listener whose address is the main one registered in the cluster store.",
+    ),
     Setting(
         "security.inter.broker.protocol",
         _choice(*SECURITY_PROTOCOLS),
@@ -361,6 +366,11 @@ _SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 
+# Kafka's per-listener TLS keys: listener.name.<lower-case listener>.ssl.*,
+# read before the broker-wide ssl.* key of the same name.
+_LISTENER_SSL_KEY = re.compile(r"listener\.name\.([^.]+)\.(ssl\..+)")
+LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
+
 _REBALANCE_PROTOCOLS = frozenset({"classic", "consumer", "share", "streams"})
 
 # Kafka keys a single-node kgroups broker accepts but has no use for.
@@ -438,27 +448,38 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     return props
 
 
+def _parse(setting: Setting, key: str, raw: str) -> object:
+    try:
+        value = setting.parse(raw)
+    except ValueError as e:
+        raise ConfigError(f"invalid value {raw!r} for {key}: {e}") from None
+    minimum = setting.minimum
+    if minimum is not None and isinstance(value, int) and value < minimum:
+        raise ConfigError(f"invalid value {raw!r} for {key}: must be at least {minimum}")
+    return value
+
+
 class BrokerConfig:
     """Validated broker settings; read them with Kafka's key names."""
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self._values: dict[str, object] = {s.key: s.default for s in _SETTINGS}
         self.ignored: list[str] = []
+        self._listener_ssl: dict[str, dict[str, object]] = {}
+        """Per lower-case listener name, its own ssl.* values."""
         for key, raw in (props or {}).items():
             if key in NO_EFFECT:
                 self.ignored.append(key)
                 continue
+            scoped = _LISTENER_SSL_KEY.fullmatch(key) if key not in SETTINGS else None
+            if scoped is not None and scoped.group(2) in LISTENER_SSL_KEYS:
+                listener, name = scoped.groups()
+                self._listener_ssl.setdefault(listener, {})[name] = _parse(SETTINGS[name], key, raw)
+                continue
             setting = SETTINGS.get(key)
             if setting is None:
                 raise ConfigError(f"unknown configuration key {key!r}")
-            try:
-                value = setting.parse(raw)
-            except ValueError as e:
-                raise ConfigError(f"invalid value {raw!r} for {key}: {e}") from None
-            minimum = setting.minimum
-            if minimum is not None and isinstance(value, int) and value < minimum:
-                raise ConfigError(f"invalid value {raw!r} for {key}: must be at least {minimum}")
-            self._values[key] = value
+            self._values[key] = _parse(setting, key, raw)
         self._check()
 
     @classmethod
@@ -515,10 +536,54 @@ class BrokerConfig:
         inter = self._values["inter.broker.listener.name"]
         if isinstance(inter, str) and inter not in names:
             raise ConfigError(f"inter.broker.listener.name {inter} is not a listener")
-        if any(spec.protocol.endswith("SSL") for spec in specs):
-            for key in ("ssl.keystore.type", "ssl.truststore.type"):
-                if self.get_str(key) != "PEM":
-                    raise ConfigError(f"{key} must be PEM: other key store formats are not read")
+        lowered = {name.lower() for name in names}
+        for listener in self._listener_ssl:
+            if listener not in lowered:
+                raise ConfigError(
+                    f"listener.name.{listener}.ssl.* names no listener: the listener names "
+                    f"are {', '.join(sorted(lowered))} (written in lower case)"
+                )
+        for spec in specs:
+            if spec.protocol.endswith("SSL"):
+                self._check_tls_listener(spec.name)
+
+    def _check_tls_listener(self, listener: str) -> None:
+        def key_of(name: str) -> str:
+            scoped = f"listener.name.{listener.lower()}.{name}"
+            return scoped if name in self._listener_ssl.get(listener.lower(), {}) else name
+
+        for name in ("ssl.keystore.type", "ssl.truststore.type"):
+            if self.listener_ssl(listener, name) != "PEM":
+                raise ConfigError(
+                    f"{key_of(name)} must be PEM for listener {listener}: "
+                    "other key store formats are not read"
+                )
+
+        def present(name: str) -> bool:
+            return bool(self.listener_ssl(listener, name))
+
+        inline = ("ssl.keystore.key", "ssl.keystore.certificate.chain")
+        if not present("ssl.keystore.location") and not all(map(present, inline)):
+            scoped = f"listener.name.{listener.lower()}"
+            raise ConfigError(
+                f"TLS listener {listener} has no key store: set ssl.keystore.location "
+                f"(or {scoped}.ssl.keystore.location), or ssl.keystore.key and "
+                "ssl.keystore.certificate.chain"
+            )
+        trusted = ("ssl.truststore.location", "ssl.truststore.certificates")
+        if self.listener_ssl(listener, "ssl.client.auth") != "none" and not any(
+            map(present, trusted)
+        ):
+            raise ConfigError(
+                f"{key_of('ssl.client.auth')} of listener {listener} needs "
+                "ssl.truststore.location or ssl.truststore.certificates"
+            )
+
+    def listener_ssl(self, listener: str, key: str) -> object:
+        """An ssl.* value for one listener: its listener.name.<name>.ssl.* override,
+        else the broker-wide key."""
+        own = self._listener_ssl.get(listener.lower(), {})
+        return own[key] if key in own else self._values[key]
 
     def listener_specs(self) -> list[ListenerSpec]:
         """Every listener, with its security protocol from the protocol map."""

@@ -23,9 +23,10 @@ class Leader(NamedTuple):
 
 
 class OffsetsLeaders(Protocol):
-    def leader_of(self, partition: int) -> Leader | None:
-        """The leader of `__consumer_offsets` partition ``partition``, or None
-        while it has none (clients are told COORDINATOR_NOT_AVAILABLE)."""
+    def leader_of(self, partition: int, listener: str) -> Leader | None:
+        """The leader of `__consumer_offsets` partition ``partition`` at its
+        address for the clients of ``listener``, or None while it has none or
+        lacks that listener (clients are told COORDINATOR_NOT_AVAILABLE)."""
         ...
 
 
@@ -42,11 +43,12 @@ class ThisBroker:
         self._broker = broker
         self._runtime = runtime
 
-    def leader_of(self, partition: int) -> Leader | None:
+    def leader_of(self, partition: int, listener: str) -> Leader | None:
         if self._runtime.leader_epoch(partition) is None:
             return None
-        host, port = self._broker.advertised
-        return Leader(self._broker.broker_id, host, port)
+        broker = self._broker
+        host, port = broker.advertised_listeners.get(listener, broker.advertised)
+        return Leader(broker.broker_id, host, port)
 
 
 class LeadershipView(Protocol):
@@ -54,7 +56,7 @@ class LeadershipView(Protocol):
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]: ...
 
-    def address(self, broker_id: int) -> tuple[str, int] | None: ...
+    def address(self, broker_id: int, listener: str) -> tuple[str, int] | None: ...
 
 
 class ClusterLeaders:
@@ -63,9 +65,9 @@ class ClusterLeaders:
     def __init__(self, view: LeadershipView) -> None:
         self._view = view
 
-    def leader_of(self, partition: int) -> Leader | None:
+    def leader_of(self, partition: int, listener: str) -> Leader | None:
         node, _epoch = self._view.leader(OFFSETS_TOPIC, partition)
-        address = None if node < 0 else self._view.address(node)
+        address = None if node < 0 else self._view.address(node, listener)
         if address is None:
             return None
         return Leader(node, *address)

@@ -1,5 +1,8 @@
 """TLS for SSL and SASL_SSL listeners, from Kafka's ssl.* keys (PEM stores).
 
+Each listener reads its own listener.name.<name>.ssl.* keys first, then the
+broker-wide ssl.* ones, as Kafka does.
+
 The key store is a PEM file (or inline PEM) holding the private key and the
 certificate chain; the trust store holds the CA certificates that client
 certificates are checked against. A client certificate's subject becomes the
@@ -11,6 +14,7 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from kgroups.server.config import BrokerConfig, ConfigError
@@ -35,41 +39,38 @@ _KEYWORDS = {
 }
 
 
-def server_context(config: BrokerConfig) -> ssl.SSLContext:
-    """The context every TLS listener of the broker serves with."""
+def server_context(config: BrokerConfig, listener: str = "SSL") -> ssl.SSLContext:
+    """The context the TLS listener named `listener` serves with."""
+
+    def get(key: str) -> str | None:
+        value = config.listener_ssl(listener, key)
+        return value if isinstance(value, str) and value else None
+
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    versions = sorted(_VERSIONS[v] for v in config.get_str("ssl.enabled.protocols").split(","))
+    versions = sorted(_VERSIONS[v] for v in (get("ssl.enabled.protocols") or "").split(","))
     context.minimum_version, context.maximum_version = versions[0], versions[-1]
-    ciphers = config.get_str("ssl.cipher.suites")
+    ciphers = get("ssl.cipher.suites")
     try:
         if ciphers:
             context.set_ciphers(ciphers)
-        _load_key_store(context, config)
-        _load_trust_store(context, config)
+        _load_key_store(context, get)
+        _load_trust_store(context, get)
     except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"cannot set up TLS: {e}") from None
-    context.verify_mode = _CLIENT_AUTH[config.get_str("ssl.client.auth")]
+        raise ConfigError(f"cannot set up TLS for listener {listener}: {e}") from None
+    context.verify_mode = _CLIENT_AUTH[get("ssl.client.auth") or "none"]
     return context
 
 
-def _optional(config: BrokerConfig, key: str) -> str | None:
-    value = config.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
-    password = _optional(config, "ssl.key.password")
-    location = _optional(config, "ssl.keystore.location")
-    key = _optional(config, "ssl.keystore.key")
-    chain = _optional(config, "ssl.keystore.certificate.chain")
+def _load_key_store(context: ssl.SSLContext, get: Callable[[str], str | None]) -> None:
+    password = get("ssl.key.password")
+    location = get("ssl.keystore.location")
+    key = get("ssl.keystore.key")
+    chain = get("ssl.keystore.certificate.chain")
     if location is not None:
         context.load_cert_chain(location, password=password)
         return
-    if key is None or chain is None:
-        raise ConfigError(
-            "a TLS listener needs ssl.keystore.location, or ssl.keystore.key "
-            "and ssl.keystore.certificate.chain"
-        )
+    # Config validation has made sure the inline pair is there.
+    assert key is not None and chain is not None
     # The ssl module reads key stores from files only: a private temporary one.
     fd, path = tempfile.mkstemp(suffix=".pem")
     try:
@@ -80,15 +81,13 @@ def _load_key_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
         os.unlink(path)
 
 
-def _load_trust_store(context: ssl.SSLContext, config: BrokerConfig) -> None:
-    location = _optional(config, "ssl.truststore.location")
-    inline = _optional(config, "ssl.truststore.certificates")
+def _load_trust_store(context: ssl.SSLContext, get: Callable[[str], str | None]) -> None:
+    location = get("ssl.truststore.location")
+    inline = get("ssl.truststore.certificates")
     if location is not None:
         context.load_verify_locations(cafile=location)
     elif inline is not None:
         context.load_verify_locations(cadata=_pem(inline))
-    elif config.get_str("ssl.client.auth") != "none":
-        raise ConfigError("ssl.client.auth needs ssl.truststore.location or .certificates")
 
 
 def _pem(value: str) -> str:

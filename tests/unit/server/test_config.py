@@ -21,6 +21,7 @@ def test_listeners_get_their_protocol_from_kafkas_default_map() -> None:
         {
             "listeners": "PLAINTEXT://:9092,SSL://:9093,SASL_PLAINTEXT://:9094,SASL_SSL://:9095",
             "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": "/etc/kafka/server.pem",
             "ssl.truststore.type": "PEM",
         }
     )

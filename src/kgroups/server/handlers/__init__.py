@@ -49,7 +49,8 @@ class Route:
 
 ROUTES: dict[int, Route] = {
     apis.API_VERSIONS: Route(api_versions.handle),
-    apis.METADATA: Route(metadata.handle),
+    # v8-v10 ask for cluster operations, a field the newest lacks: the handler upgrades.
+    apis.METADATA: Route(metadata.handle, upgrade=False),
     apis.CREATE_TOPICS: Route(create_topics.handle),
     # v1-v5 list names, v6 names or ids: the handler reads both shapes.
     apis.DELETE_TOPICS: Route(delete_topics.handle, upgrade=False),

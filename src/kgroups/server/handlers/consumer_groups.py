@@ -26,7 +26,7 @@ from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard as Shard
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import GroupId
-from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.handlers.common import NO_THROTTLE, with_every_group_operation
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -83,8 +83,10 @@ async def describe(
                 described[group_id] = described_group(
                     group_id, None, "", lambda _: None, e.error_code
                 )
+    groups = tuple(described[g] for g in request.group_ids)
     return ConsumerGroupDescribeResponse(
-        throttle_time=NO_THROTTLE, groups=tuple(described[g] for g in request.group_ids)
+        throttle_time=NO_THROTTLE,
+        groups=with_every_group_operation(groups, request.include_authorized_operations),
     )
 
 

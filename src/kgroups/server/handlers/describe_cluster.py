@@ -10,9 +10,11 @@ from kio.schema.describe_cluster.v1.response import DescribeClusterBroker
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, i8, i32
+from kgroups.server.authorizer import ResourceType
 from kgroups.server.handlers.common import (
     NO_THROTTLE,
     OPERATIONS_OMITTED,
+    every_operation,
     own_address,
     with_own_address,
 )
@@ -33,7 +35,8 @@ async def handle(
         DescribeClusterBroker(broker_id=node, host=host, port=i32(port), rack=None),
     )
     if broker.cluster is not None:
-        live = with_own_address(broker, ctx.listener, broker.cluster.live)
+        # The brokers the client's listener reaches, each at its address there.
+        live = with_own_address(broker, ctx.listener, broker.cluster.addresses(ctx.listener))
         brokers = tuple(
             DescribeClusterBroker(broker_id=BrokerId(b), host=h, port=i32(p), rack=None)
             for b, (h, p) in sorted(live.items())
@@ -47,5 +50,10 @@ async def handle(
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         brokers=brokers,
-        cluster_authorized_operations=OPERATIONS_OMITTED,
+        # Every operation, as Kafka without an authorizer; the guard narrows it.
+        cluster_authorized_operations=(
+            every_operation(ResourceType.CLUSTER)
+            if request.include_cluster_authorized_operations
+            else OPERATIONS_OMITTED
+        ),
     )

@@ -85,7 +85,7 @@ def _find(broker: BrokerApi, listener: str, key_type: int, key: str) -> Found:
         partition = coordinator.partition_for(key)  # creates the topic on first use
     except KafkaError as e:
         return _no_coordinator(e.error_code, e.message)
-    leader = coordinator.leaders.leader_of(partition)
+    leader = coordinator.leaders.leader_of(partition, listener)
     if leader is None:
         return _no_coordinator(ErrorCode.coordinator_not_available, None)
     if leader.broker_id == broker.broker_id:

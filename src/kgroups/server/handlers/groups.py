@@ -52,7 +52,11 @@ from kgroups.protocol.versions import (
     upgrade,
 )
 from kgroups.server.handlers.commit_partitions import merge_unknown, split_unknown
-from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.server.handlers.common import (
+    NO_THROTTLE,
+    OPERATIONS_OMITTED,
+    with_every_group_operation,
+)
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -252,8 +256,10 @@ async def describe_groups(
                     members=(),
                     authorized_operations=OPERATIONS_OMITTED,
                 )
+    groups = tuple(described[g] for g in request.groups)
     return DescribeGroupsResponse(
-        throttle_time=NO_THROTTLE, groups=tuple(described[g] for g in request.groups)
+        throttle_time=NO_THROTTLE,
+        groups=with_every_group_operation(groups, request.include_authorized_operations),
     )
 
 

@@ -9,6 +9,8 @@ such. An illegal topic name is answered INVALID_TOPIC_EXCEPTION either way.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -24,10 +26,12 @@ from kgroups.cluster.topics import Topic, is_legal_topic_name
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
-from kgroups.protocol.versions import build
+from kgroups.protocol.versions import build, metadata_request
+from kgroups.server.authorizer import ResourceType
 from kgroups.server.handlers.common import (
     NO_THROTTLE,
     OPERATIONS_OMITTED,
+    every_operation,
     own_address,
     with_own_address,
 )
@@ -38,8 +42,12 @@ if TYPE_CHECKING:
     from kgroups.server.context import RequestContext
 
 
-async def handle(
-    broker: BrokerApi, ctx: RequestContext, request: MetadataRequest
+async def handle(broker: BrokerApi, ctx: RequestContext, request: object) -> MetadataResponse:
+    return await _handle(broker, ctx, *metadata_request(request))
+
+
+async def _handle(
+    broker: BrokerApi, ctx: RequestContext, request: MetadataRequest, asked: bool
 ) -> MetadataResponse:
     node = BrokerId(broker.broker_id)
     host, port = own_address(broker, ctx.listener)
@@ -48,25 +56,32 @@ async def handle(
     )
     if ctx.api_version < 12 and _names_a_topic_by_id(request):
         return _invalid_request(ctx, request)
+    listed: Collection[int] = (broker.broker_id,)
     if broker.cluster is not None:
         if request.topics and any(t.name not in broker.topics for t in request.topics):
             await broker.cluster.refresh()  # created through another broker?
+        # The brokers the client's listener reaches, each at its address there.
+        addresses = with_own_address(broker, ctx.listener, broker.cluster.addresses(ctx.listener))
         brokers = tuple(
             MetadataResponseBroker(node_id=BrokerId(b), host=h, port=i32(p), rack=None)
-            for b, (h, p) in sorted(
-                with_own_address(broker, ctx.listener, broker.cluster.live).items()
-            )
+            for b, (h, p) in sorted(addresses.items())
         )
-        node = BrokerId(min(broker.cluster.live, default=broker.broker_id))
+        listed = addresses.keys()
+        node = BrokerId(min(listed, default=broker.broker_id))
+    partitions = _Partitions(broker, listed, ctx.api_version)
     if request.topics is None or (ctx.api_version == 0 and not request.topics):
-        topics = [_describe(broker, t) for t in broker.topics]
+        topics = [partitions.describe(t) for t in broker.topics]
     else:
         auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
         created = await _auto_create(broker, request, auto_create)
         topics = []
         for wanted in request.topics:
-            topics.append(_lookup(broker, wanted.name, wanted.topic_id, created))
-    # v8-v10 carry cluster_authorized_operations, which later versions dropped.
+            topics.append(_lookup(broker, partitions, wanted.name, wanted.topic_id, created))
+    if request.include_topic_authorized_operations:
+        every = every_operation(ResourceType.TOPIC)
+        topics = [dataclasses.replace(t, topic_authorized_operations=every) for t in topics]
+    # v8-v10 carry cluster_authorized_operations, which later versions dropped;
+    # the authorizer's guard narrows both to what the caller may do.
     response: MetadataResponse = build(
         apis.codec(apis.METADATA, ctx.api_version).response_type,
         throttle_time=NO_THROTTLE,
@@ -74,7 +89,9 @@ async def handle(
         cluster_id=broker.topics.cluster_id,
         controller_id=node,
         topics=tuple(topics),
-        cluster_authorized_operations=OPERATIONS_OMITTED,
+        cluster_authorized_operations=(
+            every_operation(ResourceType.CLUSTER) if asked else OPERATIONS_OMITTED
+        ),
     )
     return response
 
@@ -141,6 +158,7 @@ async def _auto_create(
 
 def _lookup(
     broker: BrokerApi,
+    partitions: _Partitions,
     name: str | None,
     topic_id: UUID | None,
     created: dict[str, Topic | KafkaError],
@@ -149,13 +167,13 @@ def _lookup(
     if topic is None and name is None and topic_id is not None:
         topic = broker.topics.by_id(topic_id)
     if topic is not None:
-        return _describe(broker, topic)
+        return partitions.describe(topic)
     error = ErrorCode.unknown_topic_or_partition
     if name is not None and not is_legal_topic_name(name):
         error = ErrorCode.invalid_topic_exception
     outcome = created.get(name) if name is not None else None
     if isinstance(outcome, Topic):
-        return _describe(broker, outcome)
+        return partitions.describe(outcome)
     if isinstance(outcome, KafkaError):
         error = outcome.error_code
     return MetadataResponseTopic(
@@ -168,29 +186,49 @@ def _lookup(
     )
 
 
-def _describe(broker: BrokerApi, topic: Topic) -> MetadataResponseTopic:
-    return MetadataResponseTopic(
-        error_code=ErrorCode.none,
-        name=TopicName(topic.name),
-        topic_id=topic.topic_id,
-        is_internal=topic.internal,
-        partitions=tuple(_partition(broker, topic.name, p) for p in range(topic.partitions)),
-        topic_authorized_operations=OPERATIONS_OMITTED,
-    )
+# Metadata v6 brought LISTENER_NOT_FOUND for a leader without the client's listener.
+_LISTENER_NOT_FOUND_VERSION = 6
 
 
-def _partition(broker: BrokerApi, topic: str, partition: int) -> MetadataResponsePartition:
-    leader, epoch = broker.broker_id, 0
-    if broker.cluster is not None:
-        # The store's view: the leader holds the only copy that takes writes.
-        leader, epoch = broker.cluster.leader(topic, partition)
-    replicas = (BrokerId(leader),) if leader >= 0 else ()
-    return MetadataResponsePartition(
-        error_code=ErrorCode.none if leader >= 0 else ErrorCode.leader_not_available,
-        partition_index=i32(partition),
-        leader_id=BrokerId(leader),
-        leader_epoch=i32(epoch),
-        replica_nodes=replicas,
-        isr_nodes=replicas,
-        offline_replicas=(),
-    )
+class _Partitions:
+    """Topics' partitions as a client of one listener sees them: a leader that
+    listener does not reach is answered as no leader, as Kafka does."""
+
+    def __init__(self, broker: BrokerApi, listed: Collection[int], api_version: int) -> None:
+        self._broker = broker
+        self._listed = listed
+        self._unreached = (
+            ErrorCode.listener_not_found
+            if api_version >= _LISTENER_NOT_FOUND_VERSION
+            else ErrorCode.leader_not_available
+        )
+
+    def describe(self, topic: Topic) -> MetadataResponseTopic:
+        return MetadataResponseTopic(
+            error_code=ErrorCode.none,
+            name=TopicName(topic.name),
+            topic_id=topic.topic_id,
+            is_internal=topic.internal,
+            partitions=tuple(self._partition(topic.name, p) for p in range(topic.partitions)),
+            topic_authorized_operations=OPERATIONS_OMITTED,
+        )
+
+    def _partition(self, topic: str, partition: int) -> MetadataResponsePartition:
+        broker = self._broker
+        leader, epoch = broker.broker_id, 0
+        if broker.cluster is not None:
+            # The store's view: the leader holds the only copy that takes writes.
+            leader, epoch = broker.cluster.leader(topic, partition)
+        replicas = (BrokerId(leader),) if leader >= 0 else ()
+        error = ErrorCode.none if leader >= 0 else ErrorCode.leader_not_available
+        if leader >= 0 and leader not in self._listed:
+            error, leader = self._unreached, -1
+        return MetadataResponsePartition(
+            error_code=error,
+            partition_index=i32(partition),
+            leader_id=BrokerId(leader),
+            leader_epoch=i32(epoch),
+            replica_nodes=replicas,
+            isr_nodes=replicas,
+            offline_replicas=(),
+        )
