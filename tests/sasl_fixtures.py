@@ -1,8 +1,11 @@
 """A broker with a SASL_PLAINTEXT listener and known users, and client
-settings for each mechanism."""
+settings for each mechanism and each of the three Kafka clients."""
 
 from __future__ import annotations
 
+import base64
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +63,74 @@ def confluent_config(
         config["sasl.username"] = user
         config["sasl.password"] = password or PASSWORDS[user]
     return config
+
+
+def unsecured_jwt(user: str, lifetime_s: int = 3600) -> str:
+    """A token for Kafka's unsecured OAUTHBEARER validator: an unsigned JWS."""
+
+    def part(claims: dict[str, object]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+
+    now = int(time.time())
+    return f"{part({'alg': 'none'})}.{part({'sub': user, 'iat': now, 'exp': now + lifetime_s})}."
+
+
+CLIENTS = ("confluent-kafka", "kafka-python", "aiokafka")
+
+
+def client_settings(
+    client: str,
+    bootstrap: str,
+    protocol: str,
+    mechanism: str | None = None,
+    *,
+    ca: Path | None = None,
+    password: str | None = None,
+) -> dict[str, Any]:
+    """Settings for ``client`` (one of CLIENTS) on a listener of security
+    ``protocol``: the known user of ``mechanism`` (or ``password`` instead of
+    theirs), and ``ca`` as the trusted CA on a TLS listener."""
+    if client == "confluent-kafka":
+        if mechanism is None:
+            config: dict[str, Any] = {"bootstrap.servers": bootstrap}
+        else:
+            config = confluent_config(bootstrap, mechanism, password=password)
+        config["security.protocol"] = protocol
+        if ca is not None:
+            config["ssl.ca.location"] = str(ca)
+        return config
+    settings: dict[str, Any] = {"bootstrap_servers": bootstrap, "security_protocol": protocol}
+    if mechanism == "OAUTHBEARER":
+        settings["sasl_mechanism"] = mechanism
+        settings["sasl_oauth_token_provider"] = _token_provider(client, "carol")
+    elif mechanism is not None:
+        user = user_for(mechanism)
+        settings["sasl_mechanism"] = mechanism
+        settings["sasl_plain_username"] = user
+        settings["sasl_plain_password"] = password or PASSWORDS[user]
+    if ca is not None:
+        if client == "aiokafka":
+            from aiokafka.helpers import create_ssl_context
+
+            settings["ssl_context"] = create_ssl_context(cafile=str(ca))
+        else:
+            settings["ssl_cafile"] = str(ca)
+    return settings
+
+
+def _token_provider(client: str, user: str) -> object:
+    if client == "aiokafka":
+        from aiokafka.abc import AbstractTokenProvider as AioTokenProvider
+
+        class AioUnsecured(AioTokenProvider):
+            async def token(self) -> str:
+                return unsecured_jwt(user)
+
+        return AioUnsecured()
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    class Unsecured(AbstractTokenProvider):
+        def token(self) -> str:
+            return unsecured_jwt(user)
+
+    return Unsecured()
