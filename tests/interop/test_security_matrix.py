@@ -208,7 +208,7 @@ def test_the_python_admin_clients_create_and_list_topics(
 # Refusals. confluent-kafka reports the first error through error_cb;
 # kafka-python and aiokafka fail to bootstrap. kafka-python often misses the
 # broker's answer, which arrives together with the close of the connection (as
-# from Kafka), so its refusals are checked in the broker's log.
+# from Kafka), so its SASL refusals are checked in the broker's log.
 
 
 def _confluent_first_error(config: dict[str, Any]) -> KafkaError:
@@ -276,6 +276,7 @@ def test_a_mechanism_not_enabled_is_refused(
         return
     if client == "kafka-python":
         _kafka_python_bootstrap_fails(settings)
+        assert "failed: mechanism OAUTHBEARER is not enabled" in caplog.text
     else:
         _aiokafka_bootstrap_fails(settings)
         assert "UnsupportedSaslMechanism" in caplog.text

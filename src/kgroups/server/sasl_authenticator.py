@@ -102,6 +102,11 @@ class SaslAuthenticator:
                 error_code=ErrorCode.illegal_sasl_state, mechanisms=enabled
             ), True
         if mechanism not in enabled:
+            log.info(
+                "SASL authentication from %s failed: mechanism %s is not enabled",
+                self._host,
+                mechanism,
+            )
             return SaslHandshakeResponse(
                 error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
             ), True
