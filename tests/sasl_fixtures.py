@@ -13,6 +13,8 @@ from kgroups.security.credentials import CredentialStore
 from kgroups.security.scram import new_credential
 from kgroups.testing.thread_broker import ThreadBroker
 
+from certificates import Issued
+
 MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"
 # alice is a JAAS (PlainLoginModule) user; bob has SCRAM credentials in the store.
 JAAS = (
@@ -86,10 +88,12 @@ def client_settings(
     *,
     ca: Path | None = None,
     password: str | None = None,
+    certificate: Issued | None = None,
 ) -> dict[str, Any]:
     """Settings for ``client`` (one of CLIENTS) on a listener of security
     ``protocol``: the known user of ``mechanism`` (or ``password`` instead of
-    theirs), and ``ca`` as the trusted CA on a TLS listener."""
+    theirs), and on a TLS listener ``ca`` as the trusted CA and ``certificate``
+    as the client's own."""
     if client == "confluent-kafka":
         if mechanism is None:
             config: dict[str, Any] = {"bootstrap.servers": bootstrap}
@@ -98,6 +102,9 @@ def client_settings(
         config["security.protocol"] = protocol
         if ca is not None:
             config["ssl.ca.location"] = str(ca)
+        if certificate is not None:
+            config["ssl.certificate.location"] = str(certificate.cert)
+            config["ssl.key.location"] = str(certificate.key)
         return config
     settings: dict[str, Any] = {"bootstrap_servers": bootstrap, "security_protocol": protocol}
     if mechanism == "OAUTHBEARER":
@@ -108,13 +115,14 @@ def client_settings(
         settings["sasl_mechanism"] = mechanism
         settings["sasl_plain_username"] = user
         settings["sasl_plain_password"] = password or PASSWORDS[user]
-    if ca is not None:
-        if client == "aiokafka":
-            from aiokafka.helpers import create_ssl_context
+    cert = None if certificate is None else str(certificate.cert)
+    key = None if certificate is None else str(certificate.key)
+    if ca is not None and client == "aiokafka":
+        from aiokafka.helpers import create_ssl_context
 
-            settings["ssl_context"] = create_ssl_context(cafile=str(ca))
-        else:
-            settings["ssl_cafile"] = str(ca)
+        settings["ssl_context"] = create_ssl_context(cafile=str(ca), certfile=cert, keyfile=key)
+    elif ca is not None:
+        settings.update(ssl_cafile=str(ca), ssl_certfile=cert, ssl_keyfile=key)
     return settings
 
 

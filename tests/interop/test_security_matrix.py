@@ -26,7 +26,7 @@ from sasl_fixtures import CLIENTS, JAAS, client_settings, sasl_broker
 
 from kgroups.testing.thread_broker import ThreadBroker
 
-from certificates import Authority, broker_tls_settings
+from certificates import Authority, Issued, broker_tls_settings
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # Served by kgroups and by every client, but not enabled on this broker.
@@ -39,6 +39,8 @@ class Secured:
     ca: Path
     stranger_ca: Path
     """A CA that did not sign the broker's certificate."""
+    stranger: Issued
+    """A client certificate from that CA."""
 
     def bootstrap(self, listener: str) -> str:
         assert self.broker.broker is not None
@@ -65,10 +67,12 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
             "sasl.enabled.mechanisms": ",".join(MECHANISMS),
             "listener.name.sasl_ssl.plain.sasl.jaas.config": JAAS,
             **broker_tls_settings(ca.server(), ca.cert),
+            # A client may present a certificate; an untrusted one is refused.
+            "ssl.client.auth": "requested",
         },
     ).start()
     try:
-        yield Secured(broker, ca.cert, stranger.cert)
+        yield Secured(broker, ca.cert, stranger.cert, stranger.client(cn="mallory"))
     finally:
         broker.stop()
 
@@ -292,7 +296,8 @@ def test_a_server_certificate_the_client_does_not_trust_is_refused(
     settings = secured.settings(client, listener, mechanism, ca=secured.stranger_ca)
     if client == "confluent-kafka":
         error = _confluent_first_error(settings)
-        assert error.code() == KafkaError._SSL
+        # librdkafka names _SSL or _TRANSPORT, depending on the step it was at.
+        assert error.code() in (KafkaError._SSL, KafkaError._TRANSPORT)
         assert "certificate verify failed" in error.str()
         return
     if client == "kafka-python":
@@ -300,3 +305,29 @@ def test_a_server_certificate_the_client_does_not_trust_is_refused(
     else:
         _aiokafka_bootstrap_fails(settings)
     assert "CERTIFICATE_VERIFY_FAILED" in caplog.text
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_client_certificate_the_broker_does_not_trust_is_refused(
+    secured: Secured, client: str
+) -> None:
+    settings = secured.settings(client, "SSL", certificate=secured.stranger)
+    if client == "confluent-kafka":
+        # Without the TLS alert (see below) librdkafka sees a bare close after
+        # its handshake and may report only that no broker is up.
+        error = _confluent_first_error(settings)
+        assert error.code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+    elif client == "kafka-python":
+        _kafka_python_bootstrap_fails(settings)
+    else:
+        _aiokafka_bootstrap_fails(settings)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="asyncio's SSL protocol closes a failed server-side handshake without "
+    "sending the TLS alert OpenSSL wrote (Kafka sends it)",
+)
+def test_the_refusal_of_a_client_certificate_names_the_tls_alert(secured: Secured) -> None:
+    settings = secured.settings("confluent-kafka", "SSL", certificate=secured.stranger)
+    assert "alert unknown ca" in _confluent_first_error(settings).str()
