@@ -1,12 +1,14 @@
 """SASL_PLAINTEXT with kafka-python and aiokafka: PLAIN, SCRAM-SHA-256/512 and
 OAUTHBEARER (unsecured tokens) produce, consume in a group and administer; a
-wrong password is refused."""
+wrong password is refused; kafka-python re-authenticates (KIP-368)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -129,3 +131,21 @@ def test_aiokafka_wrong_password_is_refused(
         asyncio.run(run())
     # aiokafka logs the broker's error before giving up the bootstrap.
     assert "[Error 58] SaslAuthenticationFailed" in caplog.text
+
+
+def test_kafka_python_reauthenticates_before_its_session_expires(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kgroups")
+    b = sasl_broker(tmp_path / "data", **{"connections.max.reauth.ms": "1000"}).start()
+    try:
+        producer = KafkaProducer(**_settings(b, "kafka-python", "SCRAM-SHA-256"))
+        try:
+            for _ in range(8):  # 2.4 s: two sessions end on the producer's connections
+                producer.send("reauth", b"x").get(10)
+                time.sleep(0.3)
+        finally:
+            producer.close()
+        assert "session expired" not in caplog.text
+    finally:
+        b.stop()
