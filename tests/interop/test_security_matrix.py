@@ -3,10 +3,11 @@ one broker with SSL, SASL_PLAINTEXT and SASL_SSL listeners.
 
 Each client creates a topic with its admin client, produces and consumes in a
 group over SASL_SSL with PLAIN and SCRAM-SHA-256/512, and administers over SSL
-and SASL_PLAINTEXT; a wrong password, a mechanism the broker has not enabled
-and a server certificate the client does not trust are each refused with the
-client's own error. The same round trip over SSL and SASL_PLAINTEXT is in
-test_tls_listeners.py and tests/integration/test_sasl_*.py.
+and SASL_PLAINTEXT; a wrong password, a mechanism the broker has not enabled,
+a server certificate the client does not trust and a client certificate the
+broker does not trust are each refused with the client's own error. The same
+round trip over SSL and SASL_PLAINTEXT is in test_tls_listeners.py and
+tests/integration/test_sasl_*.py.
 """
 
 from __future__ import annotations
