@@ -86,6 +86,16 @@ class Authority:
         return issued
 
 
+def broker_tls_settings(server: Issued, ca_cert: Path) -> dict[str, str]:
+    """The broker's ssl.* keys for ``server``'s key and chain, trusting ``ca_cert``."""
+    return {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(server.both),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(ca_cert),
+    }
+
+
 def _builder(
     subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePublicKey
 ) -> x509.CertificateBuilder:

@@ -1,11 +1,14 @@
-"""SASL_PLAINTEXT with kafka-python and aiokafka: PLAIN and SCRAM-SHA-256/512
-produce, consume in a group and administer; a wrong password is refused."""
+"""SASL_PLAINTEXT with kafka-python and aiokafka: PLAIN, SCRAM-SHA-256/512 and
+OAUTHBEARER (unsecured tokens) produce, consume in a group and administer; a
+wrong password is refused; kafka-python re-authenticates (KIP-368)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -13,11 +16,12 @@ from aiokafka.errors import KafkaConnectionError as AioConnectionError
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaTimeoutError
-from sasl_fixtures import PASSWORDS, sasl_broker, user_for
+from sasl_fixtures import client_settings, sasl_broker
 
 from kgroups.testing.thread_broker import ThreadBroker
 
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+WITH_OAUTHBEARER = [*MECHANISMS, "OAUTHBEARER"]
 
 
 @pytest.fixture(scope="module")
@@ -29,34 +33,29 @@ def sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadBroker]:
         b.stop()
 
 
-def _settings(mechanism: str, password: str | None = None) -> dict[str, object]:
-    user = user_for(mechanism)
-    return {
-        "security_protocol": "SASL_PLAINTEXT",
-        "sasl_mechanism": mechanism,
-        "sasl_plain_username": user,
-        "sasl_plain_password": password or PASSWORDS[user],
-    }
+def _settings(
+    sasl: ThreadBroker, client: str, mechanism: str, password: str | None = None
+) -> dict[str, object]:
+    return client_settings(client, sasl.bootstrap, "SASL_PLAINTEXT", mechanism, password=password)
 
 
-@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("mechanism", WITH_OAUTHBEARER)
 def test_kafka_python_produces_consumes_and_administers(sasl: ThreadBroker, mechanism: str) -> None:
-    settings = _settings(mechanism)
+    settings = _settings(sasl, "kafka-python", mechanism)
     topic = "kp-" + mechanism.lower()
-    admin = KafkaAdminClient(bootstrap_servers=sasl.bootstrap, **settings)
+    admin = KafkaAdminClient(**settings)
     try:
         admin.create_topics([NewTopic(topic, 1, 1)])
         assert topic in admin.list_topics()
     finally:
         admin.close()
-    producer = KafkaProducer(bootstrap_servers=sasl.bootstrap, **settings)
+    producer = KafkaProducer(**settings)
     for i in range(3):
         producer.send(topic, f"m{i}".encode())
     producer.flush(30)
     producer.close()
     consumer = KafkaConsumer(
         topic,
-        bootstrap_servers=sasl.bootstrap,
         group_id="g-" + topic,
         auto_offset_reset="earliest",
         consumer_timeout_ms=20000,
@@ -79,19 +78,18 @@ def test_kafka_python_wrong_password_is_refused(
     caplog.set_level(logging.INFO, logger="kgroups.server.sasl_authenticator")
     with pytest.raises(KafkaTimeoutError, match="Unable to bootstrap"):
         KafkaProducer(
-            bootstrap_servers=sasl.bootstrap,
             bootstrap_timeout_ms=2000,
-            **_settings(mechanism, "wrong"),
+            **_settings(sasl, "kafka-python", mechanism, "wrong"),
         )
     assert "SASL authentication from 127.0.0.1 failed" in caplog.text
 
 
-@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("mechanism", WITH_OAUTHBEARER)
 def test_aiokafka_produces_and_consumes_in_a_group(sasl: ThreadBroker, mechanism: str) -> None:
     topic = "aio-" + mechanism.lower()
 
     async def run() -> list[bytes]:
-        producer = AIOKafkaProducer(bootstrap_servers=sasl.bootstrap, **_settings(mechanism))
+        producer = AIOKafkaProducer(**_settings(sasl, "aiokafka", mechanism))
         await producer.start()
         try:
             for i in range(3):
@@ -100,10 +98,9 @@ def test_aiokafka_produces_and_consumes_in_a_group(sasl: ThreadBroker, mechanism
             await producer.stop()
         consumer = AIOKafkaConsumer(
             topic,
-            bootstrap_servers=sasl.bootstrap,
             group_id="g-" + topic,
             auto_offset_reset="earliest",
-            **_settings(mechanism),
+            **_settings(sasl, "aiokafka", mechanism),
         )
         await consumer.start()
         try:
@@ -124,9 +121,7 @@ def test_aiokafka_wrong_password_is_refused(
     sasl: ThreadBroker, mechanism: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def run() -> None:
-        producer = AIOKafkaProducer(
-            bootstrap_servers=sasl.bootstrap, **_settings(mechanism, "wrong")
-        )
+        producer = AIOKafkaProducer(**_settings(sasl, "aiokafka", mechanism, "wrong"))
         try:
             await producer.start()
         finally:
@@ -136,3 +131,21 @@ def test_aiokafka_wrong_password_is_refused(
         asyncio.run(run())
     # aiokafka logs the broker's error before giving up the bootstrap.
     assert "[Error 58] SaslAuthenticationFailed" in caplog.text
+
+
+def test_kafka_python_reauthenticates_before_its_session_expires(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kgroups")
+    b = sasl_broker(tmp_path / "data", **{"connections.max.reauth.ms": "1000"}).start()
+    try:
+        producer = KafkaProducer(**_settings(b, "kafka-python", "SCRAM-SHA-256"))
+        try:
+            for _ in range(8):  # 2.4 s: two sessions end on the producer's connections
+                producer.send("reauth", b"x").get(10)
+                time.sleep(0.3)
+        finally:
+            producer.close()
+        assert "session expired" not in caplog.text
+    finally:
+        b.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -105,16 +105,48 @@ def test_an_unknown_mechanism_gets_the_enabled_list_and_a_close(sasl: ThreadBrok
         assert _closed(s)
 
 
-def test_a_failed_authentication_is_answered_late_then_closed(tmp_path: Path) -> None:
+def _wrong_password(s: socket.socket) -> tuple[int, str | None]:
+    response = _plain(s, "alice", "wrong")
+    return response.error_code, response.error_message  # type: ignore[attr-defined]
+
+
+def _mechanism_not_enabled(s: socket.socket) -> tuple[int, str | None]:
+    response, _ = call(s, SaslHandshakeRequest(mechanism="GSSAPI"))
+    return response.error_code, None
+
+
+def _second_handshake(s: socket.socket) -> tuple[int, str | None]:
+    call(s, SaslHandshakeRequest(mechanism="PLAIN"))
+    response, _ = call(s, SaslHandshakeRequest(mechanism="PLAIN"))
+    return response.error_code, None
+
+
+@pytest.mark.parametrize(
+    ("refusal", "error"),
+    [
+        (_wrong_password, ErrorCode.sasl_authentication_failed),
+        (_mechanism_not_enabled, ErrorCode.unsupported_sasl_mechanism),
+        (_second_handshake, ErrorCode.illegal_sasl_state),
+    ],
+    ids=["wrong-password", "mechanism-not-enabled", "second-handshake"],
+)
+def test_a_refused_authentication_is_answered_late_then_closed(
+    tmp_path: Path,
+    refusal: Callable[[socket.socket], tuple[int, str | None]],
+    error: ErrorCode,
+) -> None:
+    # As in Kafka, every refusal during authentication waits
+    # connection.failed.authentication.delay.ms, not only a wrong password.
     b = sasl_broker(tmp_path / "d", **{"connection.failed.authentication.delay.ms": "400"})
     b.start()
     try:
         with _connect(b) as s:
             started = time.monotonic()
-            response = _plain(s, "alice", "wrong")
+            code, message = refusal(s)
             assert time.monotonic() - started >= 0.4
-            assert response.error_code == ErrorCode.sasl_authentication_failed  # type: ignore[attr-defined]
-            assert "Invalid username or password" in response.error_message  # type: ignore[attr-defined]
+            assert code == error
+            if error == ErrorCode.sasl_authentication_failed:
+                assert message is not None and "Invalid username or password" in message
             assert _closed(s)
     finally:
         b.stop()

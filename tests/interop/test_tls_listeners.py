@@ -26,7 +26,6 @@ class Pki:
         self.ca = Authority(directory / "ca")
         self.server = self.ca.server()
         self.client = self.ca.client(cn="alice", ou="eng")
-        self.stranger = Authority(directory / "other", "Other CA")
 
 
 @pytest.fixture
@@ -168,32 +167,6 @@ def test_required_client_auth_refuses_a_client_without_a_certificate(
         assert known.list_topics(timeout=10).brokers
     finally:
         broker.stop()
-
-
-def test_a_client_refuses_a_server_certificate_it_does_not_trust(
-    tls_broker: BrokerThread, pki: Pki
-) -> None:
-    from aiokafka import AIOKafkaProducer
-    from aiokafka.errors import KafkaConnectionError
-    from aiokafka.helpers import create_ssl_context
-
-    doubtful = AdminClient(confluent_ssl(tls_broker, pki.stranger.cert))
-    with pytest.raises(KafkaException):
-        doubtful.list_topics(timeout=5)
-
-    async def aiokafka_start() -> None:
-        producer = AIOKafkaProducer(
-            bootstrap_servers=f"127.0.0.1:{ssl_port(tls_broker)}",
-            security_protocol="SSL",
-            ssl_context=create_ssl_context(cafile=str(pki.stranger.cert)),
-        )
-        try:
-            await producer.start()
-        finally:
-            await producer.stop()
-
-    with pytest.raises(KafkaConnectionError):
-        asyncio.run(aiokafka_start())
 
 
 def test_garbage_plaintext_and_silence_on_the_ssl_port_leave_the_broker_serving(

@@ -2,8 +2,9 @@
 
 Before authentication only ApiVersions, SaslHandshake and SaslAuthenticate
 are answered; any other request closes the connection. A refused
-authentication is answered with SASL_AUTHENTICATION_FAILED after
-connection.failed.authentication.delay.ms, then the connection is closed.
+authentication (a wrong credential, a mechanism not enabled, a request out of
+order) is answered after connection.failed.authentication.delay.ms, as Kafka
+does to slow down clients that retry at once, then the connection is closed.
 With connections.max.reauth.ms (KIP-368) the session has a lifetime: the
 client re-authenticates on the same connection (SaslHandshake and
 SaslAuthenticate again, as the same principal), and a request that arrives
@@ -86,7 +87,9 @@ class SaslAuthenticator:
             response, close = self._handshake(body.mechanism)
             self._raw_tokens = version == 0 and not close
         else:
-            response, close = await self._authenticate(body.auth_bytes)
+            response, close = self._authenticate(body.auth_bytes)
+        if close:
+            await self._refusal_delay()
         payload = codec.encode_response(response)
         return frame(
             response_header(correlation_id, codec.response_header_flexible) + payload
@@ -99,6 +102,11 @@ class SaslAuthenticator:
                 error_code=ErrorCode.illegal_sasl_state, mechanisms=enabled
             ), True
         if mechanism not in enabled:
+            log.info(
+                "SASL authentication from %s failed: mechanism %s is not enabled",
+                self._host,
+                mechanism,
+            )
             return SaslHandshakeResponse(
                 error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
             ), True
@@ -107,7 +115,7 @@ class SaslAuthenticator:
         self._mechanism = start(mechanism, sasl.credentials, jaas_users)
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
-    async def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:
+    def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:
         mechanism = self._mechanism
         if mechanism is None:
             return _authenticate_response(
@@ -117,8 +125,6 @@ class SaslAuthenticator:
             out = mechanism.step(token)
         except AuthenticationFailed as e:
             log.info("SASL authentication from %s failed: %s", self._host, e)
-            delay_ms = self._broker.config.get_int("connection.failed.authentication.delay.ms")
-            await asyncio.sleep(delay_ms / 1000)
             return _authenticate_response(ErrorCode.sasl_authentication_failed, str(e)), True
         if not mechanism.complete:
             return _authenticate_response(ErrorCode.none, None, out), False
@@ -138,12 +144,17 @@ class SaslAuthenticator:
 
     async def _raw_token(self, token: bytes) -> tuple[bytes | None, bool]:
         """A legacy token: a refusal has no way to be told, so it closes."""
-        response, close = await self._authenticate(token)
+        response, close = self._authenticate(token)
         if close:
+            await self._refusal_delay()
             return None, True
         if self._security.authenticated:
             self._raw_tokens = False
         return frame(response.auth_bytes), False
+
+    async def _refusal_delay(self) -> None:
+        delay_ms = self._broker.config.get_int("connection.failed.authentication.delay.ms")
+        await asyncio.sleep(delay_ms / 1000)
 
     def _lifetime_ms(self, credential_ms: int | None) -> int:
         """The session lifetime: connections.max.reauth.ms, shortened to the
