@@ -50,7 +50,7 @@ from kgroups.coordinator.consumer import (
     TopicsView,
 )
 from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
-from kgroups.coordinator.consumer.coordinator import HeartbeatError
+from kgroups.coordinator.consumer.heartbeat_messages import HeartbeatError
 from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
 from kgroups.coordinator.consumer.records import is_consumer_group_key
 from kgroups.coordinator.consumer_messages import (
