@@ -22,8 +22,6 @@ offsets' markers in txn_batches.py.
 
 from __future__ import annotations
 
-import datetime
-import uuid
 from collections.abc import Callable, Collection, Iterator
 
 from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
@@ -57,28 +55,23 @@ from kgroups.coordinator.consumer_messages import (
     TopicNames,
     consumer_group_describe_response,
     consumer_heartbeat_response,
-    heartbeat_error,
-    heartbeat_request,
 )
+from kgroups.coordinator.consumer_side import ConsumerSide
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.delayed_operations import (
-    RETENTION_KEY,
-    JoinDeadline,
-    MemberDeadline,
-    RetentionCheck,
-    SyncDeadline,
     Timers,
 )
+from kgroups.coordinator.due_operations import DueOperations
 from kgroups.coordinator.effects import Effects
-from kgroups.coordinator.group_conversion import GroupConversion
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response, txn_commit_response
-from kgroups.coordinator.responses import commit_response, heartbeat_response, join_error
+from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
+from kgroups.coordinator.responses import commit_response, heartbeat_response
 from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
-from kgroups.coordinator.timers import TimerKey, TimerQueue
+from kgroups.coordinator.timers import TimerQueue
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.txn_batches import TxnBatches
 from kgroups.coordinator.txn_offsets import TransactionalOffsets
@@ -88,17 +81,6 @@ from kgroups.coordinator.views import (
     group_view,
     list_groups_response,
 )
-from kgroups.protocol.strings import MAX_STRING_BYTES, fit
-
-
-def kafka_member_id(prefix: str) -> str:
-    """Kafka's member id: client id (or group instance id), a dash, a UUID; the
-    prefix cut so that the whole fits a string of any version."""
-    return f"{fit(prefix, MAX_STRING_BYTES - _DASH_AND_UUID)}-{uuid.uuid4()}"
-
-
-_DASH_AND_UUID = 37
-_MILLISECOND = datetime.timedelta(milliseconds=1)
 
 
 class GroupCoordinatorShard:
@@ -152,12 +134,22 @@ class GroupCoordinatorShard:
         self._guard_if_in_flight = self._calls.guard_if_in_flight
         self._result = self._calls.result
         self._in_flight = self._calls.in_flight
-        self._conversion = GroupConversion(
+        self._consumer_side = ConsumerSide(
             self._table,
             self._membership,
+            self._offsets,
             self._consumer,
             self._classic_members,
             self._topics,
+            config,
+            self._guard_if_in_flight,
+        )
+        self._due = DueOperations(
+            self._timers,
+            self._membership,
+            self._offsets,
+            self._consumer,
+            self._consumer_side,
             config,
             self._guard_if_in_flight,
         )
@@ -169,11 +161,7 @@ class GroupCoordinatorShard:
     def _arm_retention(self, now_ms: int) -> None:
         """The first call that tells the time starts the periodic sweep."""
         self._retention_armed = True
-        self._timers.schedule(
-            RETENTION_KEY,
-            now_ms + self.config.offsets_retention_check_interval_ms,
-            RetentionCheck(),
-        )
+        self._due.arm_retention(now_ms)
 
     # -- membership --------------------------------------------------------
 
@@ -185,18 +173,7 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, loading.join_group(ctx.api_version, req.member_id))
         elif consumer is not None and consumer.members:
             # A classic-protocol member inside a consumer group.
-            session_ms = req.session_timeout // _MILLISECOND
-            if not (
-                self.config.min_session_timeout_ms
-                <= session_ms
-                <= self.config.max_session_timeout_ms
-            ):
-                error = ErrorCode.invalid_session_timeout
-                fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
-                return self._result(fx, now_ms)
-            records, response = self._classic_members.join(consumer, req, ctx, self._topics, now_ms)
-            fx.records.extend(records)  # already applied
-            fx.reply(ctx.reply_to, response)
+            self._consumer_side.join(consumer, req, ctx, fx, now_ms)
         else:
             if consumer is not None:
                 # An empty consumer group becomes a classic one, as in Kafka.
@@ -292,13 +269,7 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.leave_group(ctx.api_version))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            records, response = self._classic_members.leave(
-                consumer, req, ctx.api_version, self._topics
-            )
-            fx.records.extend(records)  # already applied
-            if self._consumer.removed_from:
-                self._conversion.downgrade(Turn(now_ms, fx))
-            fx.reply(ctx.reply_to, response)
+            self._consumer_side.leave(consumer, req, ctx, Turn(now_ms, fx))
         else:
             self._membership.leave_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -314,20 +285,8 @@ class GroupCoordinatorShard:
         classic = self._table.get(group_id)
         if self._loading:
             answer = loading.consumer_group_heartbeat()
-        elif ctx.api_version >= 1 and not req.member_id:
-            # From v1 on, the member names itself.
-            answer = heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
-        elif classic is not None and classic.members:
-            answer = self._conversion.upgrade_and_heartbeat(
-                classic, heartbeat_request(req, ctx), fx, now_ms
-            )
         else:
-            records, answer = self._consumer.heartbeat(
-                heartbeat_request(req, ctx), self._topics, now_ms
-            )
-            fx.records.extend(records)  # already applied
-            if self._consumer.removed_from:
-                self._conversion.downgrade(Turn(now_ms, fx))
+            answer = self._consumer_side.heartbeat(classic, req, ctx, Turn(now_ms, fx))
         fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
         return self._result(fx, now_ms)
 
@@ -381,16 +340,7 @@ class GroupCoordinatorShard:
         if self._loading:
             fx.reply(ctx.reply_to, loading.txn_offset_commit(req))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            error = offset_commit_error(
-                consumer, req.member_id, req.generation_id, True, ctx.api_version
-            )
-            if error is ErrorCode.none:
-                self._offsets.txn_offset_commit(req, ctx, now_ms, fx, fenced=False)
-            else:
-                # Kafka answers a stale member epoch here as a stale generation.
-                if error is ErrorCode.stale_member_epoch:
-                    error = ErrorCode.illegal_generation
-                fx.reply(ctx.reply_to, txn_commit_response(req, error, {}))
+            self._consumer_side.txn_offset_commit(consumer, req, ctx, fx, now_ms)
         else:
             self._offsets.txn_offset_commit(req, ctx, now_ms, fx)
         result = self._result(fx, now_ms)
@@ -470,16 +420,7 @@ class GroupCoordinatorShard:
         if self._loading:
             fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
-            decided: dict[str, ErrorCode] = {}
-            for group_id in dict.fromkeys(req.groups_names):
-                consumer = self._consumer.table.get(group_id)
-                if consumer is None:
-                    continue
-                if consumer.members:
-                    decided[group_id] = ErrorCode.non_empty_group
-                else:
-                    fx.records.extend(self._consumer.delete_group(group_id))
-                    decided[group_id] = ErrorCode.none
+            decided = self._consumer_side.delete_groups(req.groups_names, fx)
             self._offsets.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
@@ -563,10 +504,7 @@ class GroupCoordinatorShard:
         if classic is not None and member is not None:
             self._membership.expire_member(classic, member, turn)
         else:
-            # As an expired session: fenced, and the group may become classic.
-            fx.records.extend(self._consumer.fence_now(group_id, member_id, self._topics))
-            if self._consumer.removed_from:
-                self._conversion.downgrade(turn)
+            self._consumer_side.fence_now(group_id, member_id, turn)
         return self._result(fx, now_ms)
 
     # -- timers ------------------------------------------------------------
@@ -583,43 +521,10 @@ class GroupCoordinatorShard:
         return self._timers.nothing_due_before(ms) and self._consumer.timers.nothing_due_before(ms)
 
     def on_timer(self, now_ms: int) -> Result:
-        """Fire every delayed operation due at ``now_ms``."""
+        """Fire every delayed operation due at ``now_ms`` (due_operations.py)."""
         fx = Effects()
-        turn = Turn(now_ms, fx)
         self._begin()
-        fired: set[TimerKey] = set()
-        while True:
-            due = self._timers.pop_due(now_ms)
-            if due is None:
-                break
-            key, operation = due
-            if key in fired:
-                # Re-armed for no later than now by its own firing: leave it for
-                # the next call rather than spin here.
-                self._timers.schedule(key, now_ms, operation)
-                break
-            fired.add(key)
-            if not isinstance(operation, RetentionCheck):
-                self._guard_if_in_flight(key.group_id)
-            if isinstance(operation, MemberDeadline):
-                self._membership.on_member_deadline(key.group_id, key.member_id, operation, turn)
-            elif isinstance(operation, JoinDeadline):
-                self._membership.on_join_deadline(key.group_id, operation, turn)
-            elif isinstance(operation, SyncDeadline):
-                self._membership.on_sync_deadline(key.group_id, operation, turn)
-            else:
-                subscribed = {
-                    g: group.subscribed_topic_names()
-                    for g, group in self._consumer.table.groups.items()
-                    if group.members
-                }
-                self._offsets.expire_offsets(now_ms, fx, subscribed)
-                self._timers.schedule(
-                    key, now_ms + self.config.offsets_retention_check_interval_ms, operation
-                )
-        fx.records.extend(self._consumer.expire(now_ms, self._topics))  # already applied
-        if self._consumer.removed_from:
-            self._conversion.downgrade(turn)
+        self._due.fire(Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     # -- loading and storage -----------------------------------------------
