@@ -1,11 +1,12 @@
 """The consumer-group side of a shard: KIP-848 consumer groups as the
-shard's requests reach them (ConsumerGroupHeartbeat; JoinGroup and LeaveGroup
-of classic-protocol members inside them, converted by
-consumer/classic_members.py; TxnOffsetCommit; DeleteGroups; timeouts), and a
-group changing kind (KIP-848 migration): a classic group with members becomes
-a consumer group when a consumer-protocol member joins it, and a consumer
-group left with classic-protocol members only becomes classic again, swapped
-between the shard's two tables and journaled like any change."""
+shard's requests reach them (ConsumerGroupHeartbeat; the JoinGroup and
+LeaveGroup of classic-protocol members inside them, converted by
+consumer/classic_members.py; the member epoch that fences offset requests;
+DeleteGroups; timeouts), and a group changing kind (KIP-848 migration): a
+classic group with members becomes a consumer group when a consumer-protocol
+member joins it, and a consumer group left with classic-protocol members only
+becomes classic again, swapped between the shard's two tables and journaled
+like any change."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbea
 from kio.schema.errors import ErrorCode
 from kio.schema.join_group.v9.request import JoinGroupRequest
 from kio.schema.leave_group.v5.request import LeaveGroupRequest
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
 from kgroups.coordinator.config import CoordinatorConfig
@@ -28,7 +30,7 @@ from kgroups.coordinator.consumer import (
     TopicsView,
 )
 from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
-from kgroups.coordinator.consumer.offsets import offset_commit_error
+from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
 from kgroups.coordinator.consumer_messages import heartbeat_error, heartbeat_request
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.effects import Effects
@@ -36,7 +38,11 @@ from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_tombstone
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers, txn_commit_response
+from kgroups.coordinator.offset_handlers import (
+    OffsetHandlers,
+    fetch_response,
+    txn_commit_response,
+)
 from kgroups.coordinator.parked_requests import answer_parked
 from kgroups.coordinator.responses import join_error
 from kgroups.coordinator.turn import Turn
@@ -132,6 +138,21 @@ class ConsumerSide:
         if error is ErrorCode.stale_member_epoch:
             error = ErrorCode.illegal_generation
         fx.reply(ctx.reply_to, txn_commit_response(req, error, {}))
+
+    def offset_fetch(
+        self,
+        group: ConsumerGroup,
+        fetched: OffsetFetchRequestGroup,
+        ctx: RequestContext,
+        fx: Effects,
+        require_stable: bool,
+    ) -> None:
+        """OffsetFetch of a consumer group's offsets: refused to a member of a stale epoch."""
+        error = offset_fetch_error(group, fetched.member_id, fetched.member_epoch)
+        if error is ErrorCode.none:
+            fx.reply(ctx.reply_to, self._offsets.offset_fetch(fetched, require_stable))
+        else:
+            fx.reply(ctx.reply_to, fetch_response(fetched.group_id, (), error))
 
     def delete_groups(self, group_ids: Iterable[str], fx: Effects) -> dict[str, ErrorCode]:
         """DeleteGroups of the consumer groups among ``group_ids``: the

@@ -49,7 +49,7 @@ from kgroups.coordinator.consumer import (
     TopicsView,
 )
 from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
-from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
+from kgroups.coordinator.consumer.offsets import offset_commit_error
 from kgroups.coordinator.consumer.records import is_consumer_group_key
 from kgroups.coordinator.consumer_messages import (
     TopicNames,
@@ -65,13 +65,13 @@ from kgroups.coordinator.delayed_operations import (
 from kgroups.coordinator.due_operations import DueOperations
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.injected_faults import InjectedFaults
 from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers, fetch_response
+from kgroups.coordinator.offset_handlers import OffsetHandlers
 from kgroups.coordinator.responses import commit_response, heartbeat_response
 from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
-from kgroups.coordinator.timers import TimerQueue
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.txn_batches import TxnBatches
 from kgroups.coordinator.txn_offsets import TransactionalOffsets
@@ -97,62 +97,42 @@ class GroupCoordinatorShard:
     ) -> None:
         self.partition = partition
         self.config = config
-        self._table = GroupTable()
-        self._timers: Timers = TimerQueue()
-        self._membership = Membership(
-            self._table, self._timers, config, new_member_id or kafka_member_id
+        self._table = table = GroupTable()
+        self._timers = timers = Timers()
+        self._membership = membership = Membership(
+            table, timers, config, new_member_id or kafka_member_id
         )
         # Offsets committed inside transactions, pending until their marker.
-        self._txn = TransactionalOffsets()
-        self._offsets = OffsetHandlers(
-            self._table, self._membership, config, partition_exists, self._txn
-        )
-        self._txn_batches = TxnBatches(self._txn, self._table)
+        self._txn = txn = TransactionalOffsets()
+        self._offsets = offsets = OffsetHandlers(table, membership, config, partition_exists, txn)
+        self._txn_batches = txn_batches = TxnBatches(txn, table)
         # KIP-848 consumer groups, beside the classic ones: a group id names
         # one or the other (a consumer group's offsets live in the classic
         # table, as those of a group without members).
-        self._consumer = ConsumerGroupCoordinator(consumer_config)
+        self._consumer = consumer = ConsumerGroupCoordinator(consumer_config)
         # Classic-protocol members inside consumer groups, and conversions (migration).
-        self._classic_members = ClassicProtocolMembers(self._consumer, topic_name)
-        self._topics: TopicsView = topics if topics is not None else TopicImage()
+        self._classic_members = classic_members = ClassicProtocolMembers(consumer, topic_name)
+        self._topics = topics = topics if topics is not None else TopicImage()
         self._topic_name = topic_name
         self._loading = False
         self._retention_armed = False
-        self._calls = CallJournal(
-            self._table,
-            self._timers,
-            self._consumer,
-            self._membership,
-            self._txn,
-            self._txn_batches,
-            self._arm_retention,
+        self._calls = calls = CallJournal(
+            table, timers, consumer, membership, txn, txn_batches, self._arm_retention
         )
         # Bound once: the journal costs a request no call more than before.
-        self._begin = self._calls.begin
-        self._begin_without_records = self._calls.begin_without_records
-        self._begin_membership = self._calls.begin_membership
-        self._guard_if_in_flight = self._calls.guard_if_in_flight
-        self._result = self._calls.result
-        self._in_flight = self._calls.in_flight
-        self._consumer_side = ConsumerSide(
-            self._table,
-            self._membership,
-            self._offsets,
-            self._consumer,
-            self._classic_members,
-            self._topics,
-            config,
-            self._guard_if_in_flight,
+        self._begin = calls.begin
+        self._begin_without_records = calls.begin_without_records
+        self._begin_membership = calls.begin_membership
+        self._guard_if_in_flight = guard = calls.guard_if_in_flight
+        self._result = calls.result
+        self._in_flight = calls.in_flight
+        self._consumer_side = consumer_side = ConsumerSide(
+            table, membership, offsets, consumer, classic_members, topics, config, guard
         )
         self._due = DueOperations(
-            self._timers,
-            self._membership,
-            self._offsets,
-            self._consumer,
-            self._consumer_side,
-            config,
-            self._guard_if_in_flight,
+            timers, membership, offsets, consumer, consumer_side, config, guard
         )
+        self._faults = InjectedFaults(calls, table, membership, consumer, consumer_side, topics)
 
     @property
     def loading(self) -> bool:
@@ -391,17 +371,10 @@ class GroupCoordinatorShard:
         self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.offset_fetch(group.group_id))
+        elif (consumer := self._consumer.table.get(group.group_id)) is not None:
+            self._consumer_side.offset_fetch(consumer, group, ctx, fx, require_stable)
         else:
-            consumer = self._consumer.table.get(group.group_id)
-            error = (
-                ErrorCode.none
-                if consumer is None
-                else offset_fetch_error(consumer, group.member_id, group.member_epoch)
-            )
-            if error is ErrorCode.none:
-                fx.reply(ctx.reply_to, self._offsets.offset_fetch(group, require_stable))
-            else:
-                fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
+            fx.reply(ctx.reply_to, self._offsets.offset_fetch(group, require_stable))
         return self._result(fx, now_ms)
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -470,42 +443,15 @@ class GroupCoordinatorShard:
         group = self._table.get(group_id)
         return None if group is None else group_view(group)
 
-    # -- faults a test injects (kgroups.testing) ---------------------------
+    # -- faults a test injects (injected_faults.py) -------------------------
 
     def force_rebalance(self, group_id: str, now_ms: int) -> Result | None:
-        """A classic group prepares a rebalance, as when a member's metadata
-        changes; a consumer group's epoch moves on. None if the group has no
-        members."""
-        classic = self._table.get(group_id)
-        consumer = self._consumer.table.get(group_id)
-        if not (classic is not None and classic.members) and not (
-            consumer is not None and consumer.members
-        ):
-            return None
-        fx = Effects()
-        self._begin_membership(group_id)
-        if classic is not None and classic.members:
-            self._membership.force_rebalance(classic, Turn(now_ms, fx))
-        else:
-            fx.records.extend(self._consumer.bump_group_epoch(group_id, self._topics))
-        return self._result(fx, now_ms)
+        """The group rebalances now; None if it has no members."""
+        return self._faults.force_rebalance(group_id, now_ms)
 
     def expire_member(self, group_id: str, member_id: str, now_ms: int) -> Result | None:
-        """The member's session times out now: removed from its group, which
-        rebalances (a consumer group fences it). None if it is not a member."""
-        classic = self._table.get(group_id)
-        consumer = self._consumer.table.get(group_id)
-        member = None if classic is None else classic.members.get(member_id)
-        if member is None and (consumer is None or member_id not in consumer.members):
-            return None
-        fx = Effects()
-        turn = Turn(now_ms, fx)
-        self._begin_membership(group_id)
-        if classic is not None and member is not None:
-            self._membership.expire_member(classic, member, turn)
-        else:
-            self._consumer_side.fence_now(group_id, member_id, turn)
-        return self._result(fx, now_ms)
+        """The member's session times out now; None if it is not a member."""
+        return self._faults.expire_member(group_id, member_id, now_ms)
 
     # -- timers ------------------------------------------------------------
 
