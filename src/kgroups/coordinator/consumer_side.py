@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 
 from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.errors import ErrorCode
+from kio.schema.heartbeat.v4.request import HeartbeatRequest as ClassicHeartbeatRequest
+from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.request import JoinGroupRequest
 from kio.schema.leave_group.v5.request import LeaveGroupRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
@@ -44,7 +46,7 @@ from kgroups.coordinator.offset_handlers import (
     txn_commit_response,
 )
 from kgroups.coordinator.parked_requests import answer_parked
-from kgroups.coordinator.responses import join_error
+from kgroups.coordinator.responses import heartbeat_response, join_error
 from kgroups.coordinator.turn import Turn
 
 _MILLISECOND = datetime.timedelta(milliseconds=1)
@@ -91,6 +93,16 @@ class ConsumerSide:
         records, response = self._classic_members.join(group, req, ctx, self._topics, now_ms)
         fx.records.extend(records)  # already applied
         fx.reply(ctx.reply_to, response)
+
+    def classic_heartbeat(
+        self, group: ConsumerGroup, req: ClassicHeartbeatRequest, now_ms: int
+    ) -> HeartbeatResponse:
+        """A classic-protocol member's Heartbeat inside a consumer group."""
+        error = self._classic_members.heartbeat(
+            group, req.member_id, req.group_instance_id, req.generation_id, now_ms
+        )
+        assert error is not None  # it may arm its timer
+        return heartbeat_response(error)
 
     def leave(
         self, group: ConsumerGroup, req: LeaveGroupRequest, ctx: RequestContext, turn: Turn
@@ -191,7 +203,7 @@ class ConsumerSide:
             return not_consumer
         consumer = self._consumer
         journal = consumer.table.journal
-        assert journal is not None  # the call is journaled (the shard's _begin)
+        assert journal is not None  # the call is journaled (CallJournal.begin)
         mark = len(journal)
         timers = dict(consumer.timers.journal or {})
         try:

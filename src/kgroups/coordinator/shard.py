@@ -8,16 +8,16 @@ the shell drives timers through ``next_deadline_ms`` and ``on_timer``.
 State is rebuilt from the partition by ``replay`` (one call per record, in
 log order) and ``finish_load``. Live handlers apply the records they emit
 through that same ``replay`` path. Between loading's first ``replay`` and
-``finish_load`` requests are answered as Kafka answers a loading coordinator.
+``finish_load`` requests are answered as Kafka answers a loading coordinator
+(loading_answers.py).
 
 Each call journals what it changes, so a batch that fails to append is
 rolled back to a snapshot (rollback.py, call_journal.py).
 
-The shard routes each request to the group kind that holds its group id:
-classic groups (membership.py, offset_handlers.py) or KIP-848 consumer groups
-(consumer/), and converts a group between the two (group_conversion.py).
-What it answers while loading is in loading_answers.py; transactional
-offsets' markers in txn_batches.py.
+The shard routes each request to the kind of group its group id names:
+classic (membership.py, offset_handlers.py) or KIP-848 consumer groups
+(consumer_side.py). Timers fire through due_operations.py, transaction
+markers reach pending offsets through txn_batches.py.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from kgroups.coordinator.injected_faults import InjectedFaults
 from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import OffsetHandlers
-from kgroups.coordinator.responses import commit_response, heartbeat_response
+from kgroups.coordinator.responses import commit_response
 from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.turn import Turn
@@ -178,11 +178,7 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.heartbeat())
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            error = self._classic_members.heartbeat(
-                consumer, req.member_id, req.group_instance_id, req.generation_id, now_ms
-            )
-            assert error is not None  # it may arm its timer
-            fx.reply(ctx.reply_to, heartbeat_response(error))
+            fx.reply(ctx.reply_to, self._consumer_side.classic_heartbeat(consumer, req, now_ms))
         else:
             self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -412,15 +408,13 @@ class GroupCoordinatorShard:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.groups))
-        if self._loading:
-            fx.reply(ctx.reply_to, loading.describe_groups(req.groups))
-        else:
-            fx.reply(
-                ctx.reply_to,
-                describe_groups_response(
-                    req, self._table.get, self._consumer.table.groups, ctx.api_version
-                ),
-            )
+        consumer_groups = self._consumer.table.groups
+        fx.reply(
+            ctx.reply_to,
+            loading.describe_groups(req.groups)
+            if self._loading
+            else describe_groups_response(req, self._table.get, consumer_groups, ctx.api_version),
+        )
         return self._result(fx, now_ms)
 
     def list_groups(self, req: ListGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
