@@ -59,9 +59,7 @@ from kgroups.coordinator.consumer_messages import (
 from kgroups.coordinator.consumer_side import ConsumerSide
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
-from kgroups.coordinator.delayed_operations import (
-    Timers,
-)
+from kgroups.coordinator.delayed_operations import Timers
 from kgroups.coordinator.due_operations import DueOperations
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group_table import GroupTable
