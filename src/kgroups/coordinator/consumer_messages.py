@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from kio.schema.consumer_group_describe.v1 import response as describe
 from kio.schema.consumer_group_heartbeat.v1 import response as heartbeat
@@ -13,7 +13,12 @@ from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbea
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32Timedelta
 
-from kgroups.coordinator.consumer import ConsumerGroup, HeartbeatAnswer, HeartbeatRequest
+from kgroups.coordinator.consumer import (
+    ConsumerGroup,
+    ConsumerGroupCoordinator,
+    HeartbeatAnswer,
+    HeartbeatRequest,
+)
 from kgroups.coordinator.consumer_assignors.spec import Assignment
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.responses import NO_THROTTLE
@@ -134,3 +139,24 @@ def described_group(
             for m in group.members.values()
         ),
     )
+
+
+def consumer_group_describe_response(
+    group_ids: Iterable[str],
+    consumer: ConsumerGroupCoordinator,
+    topic_name: TopicNames,
+    loading: bool,
+) -> describe.ConsumerGroupDescribeResponse:
+    """The groups a shard owns (the shell merges the shards' answers)."""
+    groups = []
+    for group_id in group_ids:
+        group = consumer.table.get(group_id)
+        if loading:
+            error = ErrorCode.coordinator_load_in_progress
+            groups.append(described_group(group_id, None, "", topic_name, error))
+        elif group is None:
+            groups.append(described_group(group_id, None, "", topic_name))
+        else:
+            assignor = consumer.assignor_name(group)
+            groups.append(described_group(group_id, group, assignor, topic_name))
+    return describe.ConsumerGroupDescribeResponse(throttle_time=NO_THROTTLE, groups=tuple(groups))

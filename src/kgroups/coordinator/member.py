@@ -1,8 +1,12 @@
-"""One member of a classic group, as the coordinator sees it."""
+"""One member of a classic group, as the coordinator sees it, and the
+member id Kafka gives a new member."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
+
+from kgroups.protocol.strings import MAX_STRING_BYTES, fit
 
 # Each protocol the member supports, in its order of preference, with the
 # member's metadata for it (for consumers: the serialised subscription).
@@ -78,3 +82,12 @@ class Member:
         client gave up on a long rebalance would otherwise linger forever.
         """
         return not self.is_new and (self.is_awaiting_join or self.is_awaiting_sync)
+
+
+def kafka_member_id(prefix: str) -> str:
+    """Kafka's member id: client id (or group instance id), a dash, a UUID; the
+    prefix cut so that the whole fits a string of any version."""
+    return f"{fit(prefix, MAX_STRING_BYTES - _DASH_AND_UUID)}-{uuid.uuid4()}"
+
+
+_DASH_AND_UUID = 37

@@ -8,115 +8,77 @@ the shell drives timers through ``next_deadline_ms`` and ``on_timer``.
 State is rebuilt from the partition by ``replay`` (one call per record, in
 log order) and ``finish_load``. Live handlers apply the records they emit
 through that same ``replay`` path. Between loading's first ``replay`` and
-``finish_load`` requests are answered as Kafka answers a loading coordinator.
+``finish_load`` requests are answered as Kafka answers a loading coordinator
+(loading_answers.py).
 
 Each call journals what it changes, so a batch that fails to append is
-rolled back to a snapshot (rollback.py).
+rolled back to a snapshot (rollback.py, call_journal.py).
+
+The shard routes each request to the kind of group its group id names:
+classic (membership.py, offset_handlers.py) or KIP-848 consumer groups
+(consumer_side.py). Timers fire through due_operations.py, transaction
+markers reach pending offsets through txn_batches.py.
 """
 
 from __future__ import annotations
 
-import datetime
-import itertools
-import uuid
 from collections.abc import Callable, Collection, Iterator
 
 from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
-from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
-from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
-from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest
 from kio.schema.leave_group.v5.request import LeaveGroupRequest
 from kio.schema.list_groups.v5.request import ListGroupsRequest
-from kio.schema.list_groups.v5.response import ListGroupsResponse
 from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
-from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
+import kgroups.coordinator.loading_answers as loading
+from kgroups.coordinator.call_journal import CallJournal
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.consumer import (
     ConsumerGroupConfig,
     ConsumerGroupCoordinator,
-    HeartbeatAnswer,
     TopicImage,
     TopicsView,
 )
 from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
-from kgroups.coordinator.consumer.coordinator import HeartbeatError
-from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
+from kgroups.coordinator.consumer.offsets import offset_commit_error
 from kgroups.coordinator.consumer.records import is_consumer_group_key
 from kgroups.coordinator.consumer_messages import (
     TopicNames,
+    consumer_group_describe_response,
     consumer_heartbeat_response,
-    described_group,
-    heartbeat_error,
-    heartbeat_request,
 )
+from kgroups.coordinator.consumer_side import ConsumerSide
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
-from kgroups.coordinator.delayed_operations import (
-    RETENTION_KEY,
-    JoinDeadline,
-    MemberDeadline,
-    RetentionCheck,
-    SyncDeadline,
-    Timers,
-)
+from kgroups.coordinator.delayed_operations import Timers
+from kgroups.coordinator.due_operations import DueOperations
 from kgroups.coordinator.effects import Effects
-from kgroups.coordinator.failed_replies import failed_response
-from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.group_records import group_metadata_record, group_tombstone
 from kgroups.coordinator.group_table import GroupTable
+from kgroups.coordinator.injected_faults import InjectedFaults
+from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import (
-    OffsetHandlers,
-    fetch_response,
-    txn_commit_response,
-)
-from kgroups.coordinator.offsets import TopicPartition
-from kgroups.coordinator.parked_requests import answer_parked
-from kgroups.coordinator.records import OffsetCommitKey, decode_key
-from kgroups.coordinator.responses import (
-    NO_THROTTLE,
-    commit_response,
-    heartbeat_response,
-    join_error,
-    leave_response,
-    offset_commit_response,
-    sync_response,
-)
+from kgroups.coordinator.offset_handlers import OffsetHandlers
+from kgroups.coordinator.responses import commit_response
 from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
-from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
-from kgroups.coordinator.timers import TimerKey, TimerQueue
+from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.turn import Turn
-from kgroups.coordinator.txn_offsets import Change, TransactionalOffsets
+from kgroups.coordinator.txn_batches import TxnBatches
+from kgroups.coordinator.txn_offsets import TransactionalOffsets
 from kgroups.coordinator.views import (
     GroupView,
-    describe_group,
-    described,
+    describe_groups_response,
     group_view,
-    listed_consumer_groups,
-    listed_groups,
+    list_groups_response,
 )
-from kgroups.protocol.strings import MAX_STRING_BYTES, fit
-
-
-def kafka_member_id(prefix: str) -> str:
-    """Kafka's member id: client id (or group instance id), a dash, a UUID; the
-    prefix cut so that the whole fits a string of any version."""
-    return f"{fit(prefix, MAX_STRING_BYTES - _DASH_AND_UUID)}-{uuid.uuid4()}"
-
-
-_DASH_AND_UUID = 37
-_MILLISECOND = datetime.timedelta(milliseconds=1)
 
 
 class GroupCoordinatorShard:
@@ -133,100 +95,51 @@ class GroupCoordinatorShard:
     ) -> None:
         self.partition = partition
         self.config = config
-        self._table = GroupTable()
-        self._timers: Timers = TimerQueue()
-        self._membership = Membership(
-            self._table, self._timers, config, new_member_id or kafka_member_id
+        self._table = table = GroupTable()
+        self._timers = timers = Timers()
+        self._membership = membership = Membership(
+            table, timers, config, new_member_id or kafka_member_id
         )
         # Offsets committed inside transactions, pending until their marker.
-        self._txn = TransactionalOffsets()
-        self._offsets = OffsetHandlers(
-            self._table, self._membership, config, partition_exists, self._txn
-        )
-        # Markers appended, by batch id: (producer id, commit, pending offsets
-        # they cover are those of sequence below this); applied once durable.
-        self._markers: dict[int, tuple[int, bool, int]] = {}
-        # Per batch id, the pending offsets' changes to undo if it fails.
-        self._txn_undo: dict[int, list[Change]] = {}
+        self._txn = txn = TransactionalOffsets()
+        self._offsets = offsets = OffsetHandlers(table, membership, config, partition_exists, txn)
+        self._txn_batches = txn_batches = TxnBatches(txn, table)
         # KIP-848 consumer groups, beside the classic ones: a group id names
         # one or the other (a consumer group's offsets live in the classic
         # table, as those of a group without members).
-        self._consumer = ConsumerGroupCoordinator(consumer_config)
+        self._consumer = consumer = ConsumerGroupCoordinator(consumer_config)
         # Classic-protocol members inside consumer groups, and conversions (migration).
-        self._classic_members = ClassicProtocolMembers(self._consumer, topic_name)
-        self._topics: TopicsView = topics if topics is not None else TopicImage()
+        self._classic_members = classic_members = ClassicProtocolMembers(consumer, topic_name)
+        self._topics = topics = topics if topics is not None else TopicImage()
         self._topic_name = topic_name
-        self._batch_ids = itertools.count(1)
         self._loading = False
         self._retention_armed = False
-        # Calls whose changes are taken back if a batch fails to append.
-        self._in_flight = InFlight()
-        self._open: Snapshot | None = None
+        self._calls = calls = CallJournal(
+            table, timers, consumer, membership, txn, txn_batches, self._arm_retention
+        )
+        # Bound once: the journal costs a request no call more than before.
+        self._begin = calls.begin
+        self._begin_without_records = calls.begin_without_records
+        self._begin_membership = calls.begin_membership
+        self._guard_if_in_flight = guard = calls.guard_if_in_flight
+        self._result = calls.result
+        self._in_flight = calls.in_flight
+        self._consumer_side = consumer_side = ConsumerSide(
+            table, membership, offsets, consumer, classic_members, topics, config, guard
+        )
+        self._due = DueOperations(
+            timers, membership, offsets, consumer, consumer_side, config, guard
+        )
+        self._faults = InjectedFaults(calls, table, membership, consumer, consumer_side, topics)
 
     @property
     def loading(self) -> bool:
         return self._loading
 
-    def _begin(self, *reads: Part) -> None:
-        """Journal what the call changes, from here to its ``_result``;
-        ``reads`` is what the request's answer shows."""
-        snapshot = Snapshot(reads)
-        self._open = snapshot
-        self._table.journal = snapshot
-        self._timers.journal = snapshot.timers
-        self._consumer.table.journal = snapshot.consumer
-        self._consumer.timers.journal = snapshot.consumer_timers
-
-    def _begin_without_records(self, part: Part) -> None:
-        """For a call that never writes records (a heartbeat, a fetch): it
-        needs a journal only if it builds on a batch in flight."""
-        if self._in_flight.touches(part):
-            self._begin(part)
-
-    def _begin_membership(self, group_id: str) -> None:
-        self._begin((group_id, MEMBERS))
-        self._guard_if_in_flight(group_id)
-
-    def _guard_if_in_flight(self, group_id: str) -> None:
-        in_flight = self._in_flight
-        if in_flight.touches((group_id, MEMBERS)) and not in_flight.holds_copy(group_id):
-            # These changes build on a batch in flight: copy the group so that
-            # they can be taken back with it, members included.
-            self._table.guard(group_id)
-
-    def _result(self, fx: Effects, now_ms: int) -> Result:
-        if not self._retention_armed:
-            # The first call that tells the time starts the periodic sweep.
-            self._retention_armed = True
-            self._timers.schedule(
-                RETENTION_KEY,
-                now_ms + self.config.offsets_retention_check_interval_ms,
-                RetentionCheck(),
-            )
-        snapshot, self._open = self._open, None
-        self._table.journal = None
-        self._timers.journal = None
-        self._consumer.table.journal = None
-        self._consumer.timers.journal = None
-        result = fx.to_result(next(self._batch_ids))
-        token = result.append_token
-        if self._txn.changes:
-            if token is not None:
-                self._txn_undo[token.batch_id] = self._txn.changes
-            self._txn.changes = []
-        if snapshot is None or (token is None and not self._in_flight):
-            return result
-        touched = snapshot.touched()
-        if token is not None or self._in_flight.touches_any(touched):
-            self._in_flight.keep(
-                Kept(
-                    None if token is None else token.batch_id,
-                    snapshot,
-                    frozenset(touched),
-                    tuple(result.replies),
-                )
-            )
-        return result
+    def _arm_retention(self, now_ms: int) -> None:
+        """The first call that tells the time starts the periodic sweep."""
+        self._retention_armed = True
+        self._due.arm_retention(now_ms)
 
     # -- membership --------------------------------------------------------
 
@@ -235,22 +148,10 @@ class GroupCoordinatorShard:
         self._begin_membership(req.group_id)
         consumer = self._consumer.table.get(req.group_id)
         if self._loading and req.group_id:
-            error = ErrorCode.coordinator_load_in_progress
-            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
+            fx.reply(ctx.reply_to, loading.join_group(ctx.api_version, req.member_id))
         elif consumer is not None and consumer.members:
             # A classic-protocol member inside a consumer group.
-            session_ms = req.session_timeout // _MILLISECOND
-            if not (
-                self.config.min_session_timeout_ms
-                <= session_ms
-                <= self.config.max_session_timeout_ms
-            ):
-                error = ErrorCode.invalid_session_timeout
-                fx.reply(ctx.reply_to, join_error(ctx.api_version, error, req.member_id))
-                return self._result(fx, now_ms)
-            records, response = self._classic_members.join(consumer, req, ctx, self._topics, now_ms)
-            fx.records.extend(records)  # already applied
-            fx.reply(ctx.reply_to, response)
+            self._consumer_side.join(consumer, req, ctx, fx, now_ms)
         else:
             if consumer is not None:
                 # An empty consumer group becomes a classic one, as in Kafka.
@@ -262,8 +163,7 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin_membership(req.group_id)
         if self._loading and req.group_id:
-            # The rebalance in progress was lost with the old coordinator: rejoin.
-            fx.reply(ctx.reply_to, sync_response(ErrorCode.rebalance_in_progress))
+            fx.reply(ctx.reply_to, loading.sync_group())
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             fx.reply(ctx.reply_to, self._classic_members.sync(consumer, req, now_ms))
         else:
@@ -274,13 +174,9 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin_without_records((req.group_id, MEMBERS))
         if self._loading and req.group_id:
-            fx.reply(ctx.reply_to, heartbeat_response(ErrorCode.none))
+            fx.reply(ctx.reply_to, loading.heartbeat())
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            error = self._classic_members.heartbeat(
-                consumer, req.member_id, req.group_instance_id, req.generation_id, now_ms
-            )
-            assert error is not None  # it may arm its timer
-            fx.reply(ctx.reply_to, heartbeat_response(error))
+            fx.reply(ctx.reply_to, self._consumer_side.classic_heartbeat(consumer, req, now_ms))
         else:
             self._membership.heartbeat(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -345,15 +241,9 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin_membership(req.group_id)
         if self._loading and req.group_id:
-            error = ErrorCode.coordinator_load_in_progress
-            fx.reply(ctx.reply_to, leave_response(ctx.api_version, error))
+            fx.reply(ctx.reply_to, loading.leave_group(ctx.api_version))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            records, response = self._classic_members.leave(
-                consumer, req, ctx.api_version, self._topics
-            )
-            fx.records.extend(records)  # already applied
-            self._maybe_downgrade(Turn(now_ms, fx))
-            fx.reply(ctx.reply_to, response)
+            self._consumer_side.leave(consumer, req, ctx, Turn(now_ms, fx))
         else:
             self._membership.leave_group(req, ctx, Turn(now_ms, fx))
         return self._result(fx, now_ms)
@@ -368,84 +258,11 @@ class GroupCoordinatorShard:
         self._begin((group_id, MEMBERS))
         classic = self._table.get(group_id)
         if self._loading:
-            answer = heartbeat_error(ErrorCode.coordinator_load_in_progress)
-        elif ctx.api_version >= 1 and not req.member_id:
-            # From v1 on, the member names itself.
-            answer = heartbeat_error(ErrorCode.invalid_request, "MemberId can't be empty.")
-        elif classic is not None and classic.members:
-            answer = self._upgrade_and_heartbeat(classic, req, ctx, fx, now_ms)
+            answer = loading.consumer_group_heartbeat()
         else:
-            records, answer = self._consumer.heartbeat(
-                heartbeat_request(req, ctx), self._topics, now_ms
-            )
-            fx.records.extend(records)  # already applied
-            self._maybe_downgrade(Turn(now_ms, fx))
+            answer = self._consumer_side.heartbeat(classic, req, ctx, Turn(now_ms, fx))
         fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
         return self._result(fx, now_ms)
-
-    def _upgrade_and_heartbeat(
-        self,
-        classic: ClassicGroup,
-        req: ConsumerGroupHeartbeatRequest,
-        ctx: RequestContext,
-        fx: Effects,
-        now_ms: int,
-    ) -> HeartbeatAnswer:
-        """A consumer-protocol member joining a classic group with members: the
-        group becomes a consumer group, if Kafka's conditions allow."""
-        not_consumer = heartbeat_error(
-            ErrorCode.group_id_not_found, f"Group {classic.group_id} is not a consumer group."
-        )
-        request = heartbeat_request(req, ctx)
-        if request.member_epoch != 0 or not self._classic_members.may_upgrade(classic):
-            return not_consumer
-        journal = self._consumer.table.journal
-        assert journal is not None  # the call is journaled (_begin)
-        mark = len(journal)
-        timers = dict(self._consumer.timers.journal or {})
-        try:
-            converted = self._classic_members.upgrade(classic, self._topics, now_ms)
-        except HeartbeatError as e:
-            return heartbeat_error(e.code, str(e))
-        records, answer = self._consumer.heartbeat(request, self._topics, now_ms)
-        if answer.error_code is not ErrorCode.none:
-            # Refused: the group stays classic, as if never converted.
-            self._consumer.table.undo(journal[mark:])
-            del journal[mark:]
-            for key, entry in (self._consumer.timers.journal or {}).items():
-                if key not in timers:
-                    self._consumer.timers.restore(key, entry)
-            return answer
-        self._guard_if_in_flight(classic.group_id)
-        for member in classic.members.values():
-            # A rebalance in progress will not complete: rejoin (the new way).
-            answer_parked(classic, member, ErrorCode.rebalance_in_progress, fx)
-        fx.records.append(group_tombstone(classic.group_id))
-        self._table.apply_group_metadata(classic.group_id, None)
-        fx.records.extend(converted)
-        fx.records.extend(records)
-        return answer
-
-    def _maybe_downgrade(self, turn: Turn) -> None:
-        """Consumer groups that lost a member and hold classic-protocol members
-        only become classic groups, if the policy allows (Kafka then rebalances)."""
-        if not self._consumer.removed_from:
-            return  # the common case: nobody left
-        removed, self._consumer.removed_from = self._consumer.removed_from, set()
-        for group_id in removed:
-            group = self._consumer.table.get(group_id)
-            if group is None or not self._classic_members.may_downgrade(
-                group, self.config.max_size
-            ):
-                continue
-            records, value = self._classic_members.downgrade(group, turn.now)
-            turn.fx.records.extend(records)  # already applied
-            turn.fx.records.append(group_metadata_record(value, group_id))
-            self._guard_if_in_flight(group_id)
-            self._table.apply_group_metadata(group_id, value)
-            classic = self._table.get(group_id)
-            assert classic is not None
-            self._membership.on_converted(classic, turn)
 
     def consumer_group_describe(
         self, req: ConsumerGroupDescribeRequest, ctx: RequestContext, now_ms: int
@@ -453,20 +270,11 @@ class GroupCoordinatorShard:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.group_ids))
-        groups = []
-        for group_id in req.group_ids:
-            group = self._consumer.table.get(group_id)
-            if self._loading:
-                error = ErrorCode.coordinator_load_in_progress
-                groups.append(described_group(group_id, None, "", self._topic_name, error))
-            elif group is None:
-                groups.append(described_group(group_id, None, "", self._topic_name))
-            else:
-                assignor = self._consumer.assignor_name(group)
-                groups.append(described_group(group_id, group, assignor, self._topic_name))
         fx.reply(
             ctx.reply_to,
-            ConsumerGroupDescribeResponse(throttle_time=NO_THROTTLE, groups=tuple(groups)),
+            consumer_group_describe_response(
+                req.group_ids, self._consumer, self._topic_name, self._loading
+            ),
         )
         return self._result(fx, now_ms)
 
@@ -478,15 +286,7 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin((req.group_id, MEMBERS))
         if self._loading:
-            error = ErrorCode.coordinator_load_in_progress
-            fx.reply(
-                ctx.reply_to,
-                offset_commit_response(
-                    (TopicPartition(t.name, p.partition_index), error)
-                    for t in req.topics
-                    for p in t.partitions
-                ),
-            )
+            fx.reply(ctx.reply_to, loading.offset_commit(req))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             # Fenced by member epoch (v9+); the offsets go where any are kept.
             error = offset_commit_error(
@@ -512,21 +312,9 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin((req.group_id, MEMBERS))
         if self._loading:
-            fx.reply(
-                ctx.reply_to,
-                txn_commit_response(req, ErrorCode.coordinator_load_in_progress, {}),
-            )
+            fx.reply(ctx.reply_to, loading.txn_offset_commit(req))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
-            error = offset_commit_error(
-                consumer, req.member_id, req.generation_id, True, ctx.api_version
-            )
-            if error is ErrorCode.none:
-                self._offsets.txn_offset_commit(req, ctx, now_ms, fx, fenced=False)
-            else:
-                # Kafka answers a stale member epoch here as a stale generation.
-                if error is ErrorCode.stale_member_epoch:
-                    error = ErrorCode.illegal_generation
-                fx.reply(ctx.reply_to, txn_commit_response(req, error, {}))
+            self._consumer_side.txn_offset_commit(consumer, req, ctx, fx, now_ms)
         else:
             self._offsets.txn_offset_commit(req, ctx, now_ms, fx)
         result = self._result(fx, now_ms)
@@ -552,7 +340,7 @@ class GroupCoordinatorShard:
         result = self._result(fx, now_ms)
         assert result.append_token is not None
         result.producer = ProducerBatch(producer_id, producer_epoch, control=True)
-        self._markers[result.append_token.batch_id] = (producer_id, commit, self._txn.seq)
+        self._txn_batches.marker_appended(result.append_token.batch_id, producer_id, commit)
         return result
 
     def pending_transactions(self) -> list[int]:
@@ -576,33 +364,18 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
-            error = ErrorCode.coordinator_load_in_progress
-            fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
+            fx.reply(ctx.reply_to, loading.offset_fetch(group.group_id))
+        elif (consumer := self._consumer.table.get(group.group_id)) is not None:
+            self._consumer_side.offset_fetch(consumer, group, ctx, fx, require_stable)
         else:
-            consumer = self._consumer.table.get(group.group_id)
-            error = (
-                ErrorCode.none
-                if consumer is None
-                else offset_fetch_error(consumer, group.member_id, group.member_epoch)
-            )
-            if error is ErrorCode.none:
-                fx.reply(ctx.reply_to, self._offsets.offset_fetch(group, require_stable))
-            else:
-                fx.reply(ctx.reply_to, fetch_response(group.group_id, (), error))
+            fx.reply(ctx.reply_to, self._offsets.offset_fetch(group, require_stable))
         return self._result(fx, now_ms)
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin((req.group_id, MEMBERS), (req.group_id, OFFSETS))
         if self._loading and req.group_id:
-            fx.reply(
-                ctx.reply_to,
-                OffsetDeleteResponse(
-                    error_code=ErrorCode.coordinator_load_in_progress,
-                    throttle_time=NO_THROTTLE,
-                    topics=(),
-                ),
-            )
+            fx.reply(ctx.reply_to, loading.offset_delete())
         else:
             self._offsets.offset_delete(req, ctx, fx)
         return self._result(fx, now_ms)
@@ -612,29 +385,9 @@ class GroupCoordinatorShard:
         fx = Effects()
         self._begin(*((g, part) for g in req.groups_names for part in (MEMBERS, OFFSETS)))
         if self._loading:
-            fx.reply(
-                ctx.reply_to,
-                DeleteGroupsResponse(
-                    throttle_time=NO_THROTTLE,
-                    results=tuple(
-                        DeletableGroupResult(
-                            group_id=g, error_code=ErrorCode.coordinator_load_in_progress
-                        )
-                        for g in dict.fromkeys(req.groups_names)
-                    ),
-                ),
-            )
+            fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
-            decided: dict[str, ErrorCode] = {}
-            for group_id in dict.fromkeys(req.groups_names):
-                consumer = self._consumer.table.get(group_id)
-                if consumer is None:
-                    continue
-                if consumer.members:
-                    decided[group_id] = ErrorCode.non_empty_group
-                else:
-                    fx.records.extend(self._consumer.delete_group(group_id))
-                    decided[group_id] = ErrorCode.none
+            decided = self._consumer_side.delete_groups(req.groups_names, fx)
             self._offsets.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
@@ -653,17 +406,13 @@ class GroupCoordinatorShard:
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.groups))
-        if self._loading:
-            groups = tuple(described(g, ErrorCode.coordinator_load_in_progress) for g in req.groups)
-        else:
-            consumer_groups = self._consumer.table.groups
-            groups = tuple(
-                describe_group(
-                    g, None if g in consumer_groups else self._table.get(g), ctx.api_version
-                )
-                for g in req.groups
-            )
-        fx.reply(ctx.reply_to, DescribeGroupsResponse(throttle_time=NO_THROTTLE, groups=groups))
+        consumer_groups = self._consumer.table.groups
+        fx.reply(
+            ctx.reply_to,
+            loading.describe_groups(req.groups)
+            if self._loading
+            else describe_groups_response(req, self._table.get, consumer_groups, ctx.api_version),
+        )
         return self._result(fx, now_ms)
 
     def list_groups(self, req: ListGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -673,18 +422,7 @@ class GroupCoordinatorShard:
         error = ErrorCode.coordinator_load_in_progress if self._loading else ErrorCode.none
         fx.reply(
             ctx.reply_to,
-            ListGroupsResponse(
-                throttle_time=NO_THROTTLE,
-                error_code=error,
-                groups=listed_groups(
-                    (g for g in self._table if g.group_id not in self._consumer.table.groups),
-                    req.states_filter,
-                    req.types_filter,
-                )
-                + listed_consumer_groups(
-                    self._consumer.table.groups.values(), req.states_filter, req.types_filter
-                ),
-            ),
+            list_groups_response(req, self._table, self._consumer.table.groups, error),
         )
         return self._result(fx, now_ms)
 
@@ -697,44 +435,15 @@ class GroupCoordinatorShard:
         group = self._table.get(group_id)
         return None if group is None else group_view(group)
 
-    # -- faults a test injects (kgroups.testing) ---------------------------
+    # -- faults a test injects (injected_faults.py) -------------------------
 
     def force_rebalance(self, group_id: str, now_ms: int) -> Result | None:
-        """A classic group prepares a rebalance, as when a member's metadata
-        changes; a consumer group's epoch moves on. None if the group has no
-        members."""
-        classic = self._table.get(group_id)
-        consumer = self._consumer.table.get(group_id)
-        if not (classic is not None and classic.members) and not (
-            consumer is not None and consumer.members
-        ):
-            return None
-        fx = Effects()
-        self._begin_membership(group_id)
-        if classic is not None and classic.members:
-            self._membership.force_rebalance(classic, Turn(now_ms, fx))
-        else:
-            fx.records.extend(self._consumer.bump_group_epoch(group_id, self._topics))
-        return self._result(fx, now_ms)
+        """The group rebalances now; None if it has no members."""
+        return self._faults.force_rebalance(group_id, now_ms)
 
     def expire_member(self, group_id: str, member_id: str, now_ms: int) -> Result | None:
-        """The member's session times out now: removed from its group, which
-        rebalances (a consumer group fences it). None if it is not a member."""
-        classic = self._table.get(group_id)
-        consumer = self._consumer.table.get(group_id)
-        member = None if classic is None else classic.members.get(member_id)
-        if member is None and (consumer is None or member_id not in consumer.members):
-            return None
-        fx = Effects()
-        turn = Turn(now_ms, fx)
-        self._begin_membership(group_id)
-        if classic is not None and member is not None:
-            self._membership.expire_member(classic, member, turn)
-        else:
-            # As an expired session: fenced, and the group may become classic.
-            fx.records.extend(self._consumer.fence_now(group_id, member_id, self._topics))
-            self._maybe_downgrade(turn)
-        return self._result(fx, now_ms)
+        """The member's session times out now; None if it is not a member."""
+        return self._faults.expire_member(group_id, member_id, now_ms)
 
     # -- timers ------------------------------------------------------------
 
@@ -750,42 +459,10 @@ class GroupCoordinatorShard:
         return self._timers.nothing_due_before(ms) and self._consumer.timers.nothing_due_before(ms)
 
     def on_timer(self, now_ms: int) -> Result:
-        """Fire every delayed operation due at ``now_ms``."""
+        """Fire every delayed operation due at ``now_ms`` (due_operations.py)."""
         fx = Effects()
-        turn = Turn(now_ms, fx)
         self._begin()
-        fired: set[TimerKey] = set()
-        while True:
-            due = self._timers.pop_due(now_ms)
-            if due is None:
-                break
-            key, operation = due
-            if key in fired:
-                # Re-armed for no later than now by its own firing: leave it for
-                # the next call rather than spin here.
-                self._timers.schedule(key, now_ms, operation)
-                break
-            fired.add(key)
-            if not isinstance(operation, RetentionCheck):
-                self._guard_if_in_flight(key.group_id)
-            if isinstance(operation, MemberDeadline):
-                self._membership.on_member_deadline(key.group_id, key.member_id, operation, turn)
-            elif isinstance(operation, JoinDeadline):
-                self._membership.on_join_deadline(key.group_id, operation, turn)
-            elif isinstance(operation, SyncDeadline):
-                self._membership.on_sync_deadline(key.group_id, operation, turn)
-            else:
-                subscribed = {
-                    g: group.subscribed_topic_names()
-                    for g, group in self._consumer.table.groups.items()
-                    if group.members
-                }
-                self._offsets.expire_offsets(now_ms, fx, subscribed)
-                self._timers.schedule(
-                    key, now_ms + self.config.offsets_retention_check_interval_ms, operation
-                )
-        fx.records.extend(self._consumer.expire(now_ms, self._topics))  # already applied
-        self._maybe_downgrade(turn)
+        self._due.fire(Turn(now_ms, fx))
         return self._result(fx, now_ms)
 
     # -- loading and storage -----------------------------------------------
@@ -803,28 +480,9 @@ class GroupCoordinatorShard:
         if is_consumer_group_key(key):
             self._consumer.table.replay_bytes(key, value)
             return
-        if producer_id >= 0 or self._txn:
-            decoded = decode_key(key)
-            if isinstance(decoded, OffsetCommitKey):
-                tp = TopicPartition(decoded.topic, decoded.partition)
-                if producer_id >= 0:
-                    if value is not None:
-                        self._txn.add(producer_id, decoded.group, tp, (key, value))
-                        if self._table.get(decoded.group) is None:
-                            # A simple group, as the commit that wrote it made.
-                            self._table.create(decoded.group, None)
-                    self._txn.changes = []
-                    return
-                if value is None:
-                    self._txn.remove(decoded.group, tp)
-                else:
-                    self._txn.plain_commit(decoded.group, [tp])
-                self._txn.changes = []
+        if (producer_id >= 0 or self._txn) and self._txn_batches.replay(key, value, producer_id):
+            return
         self._table.apply(key, value)
-
-    def _end_transaction(self, producer_id: int, commit: bool, before_seq: int) -> None:
-        for key, value in self._txn.end(producer_id, before_seq, commit):
-            self._table.apply(key, value)
 
     def finish_load(self, now_ms: int) -> Result:
         """Loading is over: every member's session starts now."""
@@ -847,19 +505,12 @@ class GroupCoordinatorShard:
             self._membership.on_unloaded(group, fx)
         self._timers.clear()
         self._consumer.timers.clear()
-        return fx.to_result(next(self._batch_ids))
+        return self._calls.unjournaled_result(fx)
 
     def append_durable(self, append_token: AppendToken | None) -> None:
         """The batch of ``append_token`` (and every batch before it) is durable."""
         if append_token is not None:
-            batch_id = append_token.batch_id
-            self._in_flight.durable(batch_id)
-            if self._txn_undo:
-                for done in [b for b in self._txn_undo if b <= batch_id]:
-                    del self._txn_undo[done]
-            if self._markers:
-                for done in sorted(b for b in self._markers if b <= batch_id):
-                    self._end_transaction(*self._markers.pop(done))
+            self._calls.append_durable(append_token.batch_id)
 
     def append_failed(
         self, append_token: AppendToken | None, error: ErrorCode, now_ms: int
@@ -871,66 +522,7 @@ class GroupCoordinatorShard:
         ``error`` (see rollback.py). Called late, once a later batch was
         reported durable, it only answers the batch's requests.
         """
-        fx = Effects()
-        if append_token is None:
-            self._begin()
-            return self._result(fx, now_ms)
-        # A marker not stored applies nothing; pending offsets not stored go,
-        # with the changes of later batches in flight, which built on them
-        # (newest first).
-        batch_id = append_token.batch_id
-        self._markers.pop(batch_id, None)
-        for failed_id in sorted((b for b in self._txn_undo if b >= batch_id), reverse=True):
-            self._txn.undo(self._txn_undo.pop(failed_id))
-        taken = self._in_flight.take_failed(append_token.batch_id)
-        if taken is None:
-            for reply_to, response in append_token.replies:
-                fx.reply(reply_to, failed_response(response, error))
-            self._begin()
-            return self._result(fx, now_ms)
-        failed, parts = taken
-        groups = {group_id for group_id, part in parts if part == MEMBERS}
-        discarded = {group_id: self._table.get(group_id) for group_id in groups}
-        for kept in reversed(failed):
-            self._restore(kept.snapshot, parts)
-        first = failed[0]
-        # A batch that changed no stored state (the Empty record of a group
-        # its last member left) takes nothing back: its answers stand.
-        answers_stand = not parts
-        answered: set[int] = set()
-        for kept in failed:
-            for reply_to, response in kept.replies:
-                stands = answers_stand and kept is first
-                fx.reply(reply_to, response if stands else failed_response(response, error))
-                answered.add(id(reply_to))
-        self._begin(*parts)
-        turn = Turn(now_ms, fx)
-        for group_id in groups:
-            self._membership.on_restored(
-                discarded[group_id], self._table.get(group_id), answered, error, turn
-            )
-        return self._result(fx, now_ms)
-
-    def _restore(self, snapshot: Snapshot, parts: set[Part]) -> None:
-        """Put back what the snapshot journaled of these parts of groups.
-
-        Group objects and copies hold both parts, so they come back only with
-        both (which is how ``stored`` counts them)."""
-        for group_id, group in snapshot.slots.items():
-            if (group_id, MEMBERS) in parts:
-                self._table.put(group_id, group)
-        for group_id, group in snapshot.copies.items():
-            if (group_id, MEMBERS) in parts:
-                self._table.put(group_id, group)
-        for (group_id, partition), offset in snapshot.offsets.items():
-            if (group_id, OFFSETS) in parts:
-                self._table.put_offset(group_id, partition, offset)
-        for key, entry in snapshot.timers.items():
-            if (key.group_id, MEMBERS) in parts:
-                self._timers.restore(key, entry)
-        undo = [c for c in snapshot.consumer if (c[0].group_id, MEMBERS) in parts]
-        if undo:
-            self._consumer.table.undo(undo)
-        for consumer_key, consumer_entry in snapshot.consumer_timers.items():
-            if (consumer_key.group_id, MEMBERS) in parts:
-                self._consumer.timers.restore(consumer_key, consumer_entry)
+        if append_token is not None:
+            return self._calls.append_failed(append_token, error, now_ms)
+        self._begin()
+        return self._result(Effects(), now_ms)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kio.schema.describe_groups.v6.response import DescribedGroup, DescribedGroupMember
+from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
+from kio.schema.describe_groups.v6.response import (
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsResponse,
+)
 from kio.schema.errors import ErrorCode
-from kio.schema.list_groups.v5.response import ListedGroup
+from kio.schema.list_groups.v5.request import ListGroupsRequest
+from kio.schema.list_groups.v5.response import ListedGroup, ListGroupsResponse
 
 from kgroups.coordinator.consumer import ConsumerGroup
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.responses import NO_THROTTLE
 from kgroups.coordinator.state import GroupState
 from kgroups.protocol.types import GroupId
 
@@ -169,4 +176,40 @@ def listed_consumer_groups(
         )
         for group in groups
         if not states or str(group.state).lower() in states
+    )
+
+
+def describe_groups_response(
+    req: DescribeGroupsRequest,
+    classic_group: Callable[[str], ClassicGroup | None],
+    consumer_groups: Container[str],
+    api_version: int,
+) -> DescribeGroupsResponse:
+    """The groups of the request a shard owns; a consumer group id is
+    described as a group the classic protocol does not know."""
+    return DescribeGroupsResponse(
+        throttle_time=NO_THROTTLE,
+        groups=tuple(
+            describe_group(g, None if g in consumer_groups else classic_group(g), api_version)
+            for g in req.groups
+        ),
+    )
+
+
+def list_groups_response(
+    req: ListGroupsRequest,
+    classic: Iterable[ClassicGroup],
+    consumer: Mapping[str, ConsumerGroup],
+    error: ErrorCode,
+) -> ListGroupsResponse:
+    """A shard's groups of both kinds (the shell concatenates the shards' lists)."""
+    return ListGroupsResponse(
+        throttle_time=NO_THROTTLE,
+        error_code=error,
+        groups=listed_groups(
+            (g for g in classic if g.group_id not in consumer),
+            req.states_filter,
+            req.types_filter,
+        )
+        + listed_consumer_groups(consumer.values(), req.states_filter, req.types_filter),
     )

@@ -174,3 +174,13 @@ class TxnMetadata:
         self.last_update_ms = transit.last_update_ms
         self.pending = None
         self.failed_epoch_fence = False
+
+
+PREPARED = frozenset({TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT})
+
+
+def is_busy(meta: TxnMetadata) -> bool:
+    """Whether a record of the id is being written, or will be: a prepared
+    transaction's Complete record is pending from the moment its Prepare
+    record is durable (as in Kafka), so requests wait for it."""
+    return meta.pending is not None or meta.state in PREPARED

@@ -36,7 +36,7 @@ def test_a_member_id_for_an_unknown_group_is_rejected_without_creating_it() -> N
 
 
 def test_member_ids_are_the_client_id_and_a_uuid_by_default() -> None:
-    from kgroups.coordinator.shard import kafka_member_id
+    from kgroups.coordinator.member import kafka_member_id
 
     member_id = kafka_member_id("my-client")
     prefix, _, rest = member_id.partition("-")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgroups.coordinator.shard import kafka_member_id
+from kgroups.coordinator.member import kafka_member_id
 from kgroups.protocol.strings import MAX_STRING_BYTES, fit
 
 

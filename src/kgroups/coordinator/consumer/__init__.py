@@ -7,14 +7,13 @@ Kafka 4.x does.
 """
 
 from kgroups.coordinator.consumer.config import ConsumerGroupConfig
-from kgroups.coordinator.consumer.coordinator import (
-    ConsumerGroupCoordinator,
-    ConsumerTimerKey,
+from kgroups.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+from kgroups.coordinator.consumer.group import ConsumerGroup, ConsumerGroupState
+from kgroups.coordinator.consumer.heartbeat_messages import (
     HeartbeatAnswer,
     HeartbeatError,
     HeartbeatRequest,
 )
-from kgroups.coordinator.consumer.group import ConsumerGroup, ConsumerGroupState
 from kgroups.coordinator.consumer.member import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -22,6 +21,7 @@ from kgroups.coordinator.consumer.member import (
     MemberState,
 )
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
+from kgroups.coordinator.consumer.timer_keys import ConsumerTimerKey
 from kgroups.coordinator.consumer.topics import TopicImage, TopicInfo, TopicsView
 
 __all__ = [

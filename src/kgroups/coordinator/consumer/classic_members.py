@@ -51,14 +51,9 @@ from kgroups.assignors.protocol import (
     encode_assignment,
 )
 from kgroups.assignors.protocol import Assignment as ProtocolAssignment
-from kgroups.coordinator.consumer.coordinator import (
-    CLASSIC_JOIN,
-    ConsumerGroupCoordinator,
-    ConsumerTimerKey,
-    HeartbeatError,
-    Record,
-)
+from kgroups.coordinator.consumer.coordinator import ConsumerGroupCoordinator, Record
 from kgroups.coordinator.consumer.group import ConsumerGroup
+from kgroups.coordinator.consumer.heartbeat_messages import HeartbeatError
 from kgroups.coordinator.consumer.member import ConsumerGroupMember, MemberState
 from kgroups.coordinator.consumer.records import (
     CURRENT_MEMBER_ASSIGNMENT,
@@ -76,6 +71,7 @@ from kgroups.coordinator.consumer.records import (
     TargetAssignmentMetadataValue,
     assignment_of,
 )
+from kgroups.coordinator.consumer.timer_keys import CLASSIC_JOIN, ConsumerTimerKey
 from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
 from kgroups.coordinator.consumer_assignors.spec import Assignment
 from kgroups.coordinator.consumer_messages import TopicNames

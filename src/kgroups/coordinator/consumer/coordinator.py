@@ -18,24 +18,41 @@ timer write.
 Timers (a member's session, and its rebalance timeout while it has
 partitions to revoke) are deadlines on the caller's clock: the shell asks
 ``next_deadline()`` and calls ``expire(now_ms)``.
+
+The checks made before anything is written are in heartbeat_checks.py, the
+target assignment in target_assignment.py, the member's metadata record in
+member_metadata.py.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator.consumer.config import ConsumerGroupConfig
-from kgroups.coordinator.consumer.group import NO_ASSIGNMENT_EPOCH, ConsumerGroup
+from kgroups.coordinator.consumer.group import ConsumerGroup
+from kgroups.coordinator.consumer.heartbeat_checks import (
+    heartbeating_member,
+    leaving_member,
+    validate,
+)
+from kgroups.coordinator.consumer.heartbeat_messages import (
+    HeartbeatAnswer,
+    HeartbeatError,
+    HeartbeatRequest,
+)
 from kgroups.coordinator.consumer.member import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupMember,
     MemberState,
+)
+from kgroups.coordinator.consumer.member_metadata import (
+    heartbeat_metadata,
+    replacement_metadata,
+    same_metadata,
 )
 from kgroups.coordinator.consumer.reconciliation import (
     FencedMemberEpoch,
@@ -61,89 +78,23 @@ from kgroups.coordinator.consumer.records import (
     RegularExpressionKey,
     RegularExpressionValue,
     TargetAssignmentMemberValue,
-    TargetAssignmentMetadataValue,
     encode_record,
 )
-from kgroups.coordinator.consumer.regex import (
-    REGEX_REFRESH_MIN_INTERVAL_MS,
-    InvalidRegex,
-    compile_regex,
-    resolve,
-)
+from kgroups.coordinator.consumer.regex import regexes_due, resolve
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
-from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
-from kgroups.coordinator.consumer_assignors import (
-    EMPTY_ASSIGNMENT,
-    Assignment,
-    ConsumerGroupAssignor,
-    GroupSpec,
-    MemberSpec,
-    TopicMetadata,
-    UnsupportedAssignor,
-    assignor,
-    assignors,
+from kgroups.coordinator.consumer.target_assignment import target_assignment
+from kgroups.coordinator.consumer.timer_keys import (
+    CLASSIC_JOIN,
+    REBALANCE,
+    SESSION,
+    ConsumerTimerKey,
+    session_key,
 )
+from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
+from kgroups.coordinator.consumer_assignors import EMPTY_ASSIGNMENT, assignor, assignors
 from kgroups.coordinator.timers import TimerQueue
 
 Record = tuple[bytes, bytes | None]
-
-
-@dataclass(frozen=True, slots=True)
-class HeartbeatRequest:
-    """A ConsumerGroupHeartbeat request's fields (v0 and v1)."""
-
-    group_id: str
-    member_id: str
-    member_epoch: int
-    instance_id: str | None = None
-    rack_id: str | None = None
-    rebalance_timeout_ms: int = -1
-    subscribed_topic_names: Sequence[str] | None = None
-    subscribed_topic_regex: str | None = None
-    server_assignor: str | None = None
-    owned_partitions: OwnedPartitions | None = None
-    client_id: str = ""
-    client_host: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class HeartbeatAnswer:
-    """A ConsumerGroupHeartbeat response's fields."""
-
-    error_code: ErrorCode = ErrorCode.none
-    error_message: str | None = None
-    member_id: str | None = None
-    member_epoch: int = 0
-    heartbeat_interval_ms: int = 0
-    assignment: Assignment | None = None
-    """The partitions the member owns now; None: unchanged since last told."""
-
-
-class HeartbeatError(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerTimerKey:
-    kind: str  # "session" or "rebalance"
-    group_id: str
-    member_id: str
-    _hash: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.kind, self.group_id, self.member_id)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-
-SESSION = "session"
-REBALANCE = "rebalance"
-CLASSIC_JOIN = "classic-join"
-"""A classic-protocol member told to rejoin (or that joined) must send its
-JoinGroup (or SyncGroup) within its rebalance timeout."""
 
 
 class ConsumerGroupCoordinator:
@@ -186,7 +137,7 @@ class ConsumerGroupCoordinator:
         """The records to append (already applied) and the answer to send once
         they are durable."""
         try:
-            self._validate(request)
+            validate(request, self._assignors)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 answer = self._leave(request, topics)
             else:
@@ -225,47 +176,14 @@ class ConsumerGroupCoordinator:
             or member.client_id != client_id
             or member.client_host != client_host
             or group.topics_version_seen != topics.version
-            or (group.subscribed_regexes() and self._regexes_due(group, topics, now_ms))
+            or (
+                group.subscribed_regexes()
+                and regexes_due(group, topics, now_ms, self.config.regex_refresh_interval_ms)
+            )
         ):
             return None
         self.schedule_session(group_id, member, now_ms)
         return self.config.heartbeat_interval_ms
-
-    def _validate(self, request: HeartbeatRequest) -> None:
-        def invalid(message: str) -> HeartbeatError:
-            return HeartbeatError(ErrorCode.invalid_request, message)
-
-        if not request.group_id:
-            raise invalid("GroupId can't be empty.")
-        if request.instance_id == "":
-            raise invalid("InstanceId can't be empty.")
-        if request.rack_id == "":
-            raise invalid("RackId can't be empty.")
-        epoch = request.member_epoch
-        if epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if not request.member_id:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == 0:
-            if request.rebalance_timeout_ms == -1:
-                raise invalid("RebalanceTimeoutMs must be provided in first request.")
-            if request.owned_partitions is None or request.owned_partitions:
-                raise invalid("TopicPartitions must be empty when (re-)joining.")
-            if not request.subscribed_topic_names and request.subscribed_topic_regex is None:
-                raise invalid(
-                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
-                )
-        elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            if not request.member_id:
-                raise invalid("MemberId can't be empty.")
-            if request.instance_id is None:
-                raise invalid("InstanceId can't be null.")
-        else:
-            raise invalid("MemberEpoch is invalid.")
-        if request.server_assignor is not None:
-            try:
-                assignor(request.server_assignor, self._assignors)
-            except UnsupportedAssignor as e:
-                raise HeartbeatError(ErrorCode.unsupported_assignor, str(e)) from None
 
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.table.get(group_id)
@@ -284,73 +202,7 @@ class ConsumerGroupCoordinator:
         joining = request.member_epoch == 0
         group = self._group(group_id, create=joining)
         member_id = request.member_id or self._new_member_id()
-        member = group.members.get(member_id)
-        if member is None and len(group.members) >= self.config.max_size:
-            raise HeartbeatError(
-                ErrorCode.group_max_size_reached,
-                f"The consumer group has reached its maximum capacity of "
-                f"{self.config.max_size} members.",
-            )
-
-        replaced: ConsumerGroupMember | None = None
-        if request.instance_id is None:
-            if member is None:
-                if not joining:
-                    raise HeartbeatError(
-                        ErrorCode.unknown_member_id, f"Member {member_id} is not in the group."
-                    )
-            else:
-                self._check_epoch(member, request)
-        else:
-            static_id = group.static_members.get(request.instance_id)
-            static = None if static_id is None else group.members[static_id]
-            if joining:
-                if static is not None:
-                    # Only a static member that left (epoch -2) can be replaced.
-                    if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                        raise HeartbeatError(
-                            ErrorCode.unreleased_instance_id,
-                            f"Instance id {request.instance_id} is still owned by member "
-                            f"{static.member_id}.",
-                        )
-                    replaced = static
-            else:
-                if static is None:
-                    raise HeartbeatError(
-                        ErrorCode.unknown_member_id,
-                        f"Instance id {request.instance_id} is unknown.",
-                    )
-                if static.member_id != member_id:
-                    raise HeartbeatError(
-                        ErrorCode.fenced_instance_id,
-                        f"Static member {member_id} with instance id {request.instance_id} "
-                        f"was fenced by member {static.member_id}.",
-                    )
-                member = static
-                self._check_epoch(member, request)
-
-        if (
-            member is not None
-            and member.state is MemberState.UNKNOWN
-            and (request.owned_partitions is None or request.owned_partitions)
-        ):
-            # A state a newer coordinator wrote: start over without partitions.
-            raise HeartbeatError(
-                ErrorCode.fenced_member_epoch,
-                "The member is in an unknown state; it must give up its partitions and rejoin.",
-            )
-
-        regex = request.subscribed_topic_regex
-        if (
-            regex
-            and (member is None or regex != member.subscribed_topic_regex)
-            and not group.regex_subscribers(regex)
-        ):
-            # A regex new to the group: refused before anything is stored.
-            try:
-                compile_regex(regex)
-            except InvalidRegex as e:
-                raise HeartbeatError(ErrorCode.invalid_regular_expression, str(e)) from None
+        member, replaced = heartbeating_member(group, request, member_id, self.config.max_size)
 
         # Validation done: from here on, records.
         if replaced is not None:
@@ -361,7 +213,7 @@ class ConsumerGroupCoordinator:
 
         # 1. The member's subscription, and the group epoch.
         old_regex = member.subscribed_topic_regex
-        bump = self._update_member(group, member, request)
+        bump = self._write_member(group, member, heartbeat_metadata(member, request))
         group = self.table.groups[group_id]  # created by the first record
         member = group.members[member_id]
         if old_regex and old_regex != member.subscribed_topic_regex:
@@ -408,7 +260,10 @@ class ConsumerGroupCoordinator:
                     GroupMetadataValue(group.group_epoch + 1, new_hash),
                 )
         if group.group_epoch > group.assignment_epoch:
-            self._assign(group, topics)
+            # The target assignment for the group epoch: the members' changed
+            # targets, then the assignment epoch.
+            for key, value in target_assignment(group, topics, self._assignors):
+                self._emit(key, value)
 
     def schedule_session(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
         """A classic-protocol member keeps the session timeout of its JoinGroup."""
@@ -417,61 +272,15 @@ class ConsumerGroupCoordinator:
             if member.classic is None
             else member.classic.session_timeout_ms
         )
-        self.timers.schedule(_session_key(group_id, member.member_id), now_ms + timeout, 0)
-
-    @staticmethod
-    def _check_epoch(member: ConsumerGroupMember, request: HeartbeatRequest) -> None:
-        received = request.member_epoch
-        if received == member.member_epoch:
-            return
-        if received > member.member_epoch or not (
-            received == member.previous_member_epoch
-            and _is_subset(request.owned_partitions, member.assigned_partitions)
-        ):
-            raise HeartbeatError(
-                ErrorCode.fenced_member_epoch,
-                f"The member epoch ({received}) does not match the coordinator's "
-                f"({member.member_epoch}). The member must abandon all its partitions "
-                "and rejoin.",
-            )
-
-    def _update_member(
-        self, group: ConsumerGroup, member: ConsumerGroupMember, request: HeartbeatRequest
-    ) -> bool:
-        """Write the member's metadata if anything changed; whether its
-        subscription changed (or it is new)."""
-        names = (
-            member.subscribed_topic_names
-            if request.subscribed_topic_names is None
-            else tuple(request.subscribed_topic_names)
-        )
-        value = MemberMetadataValue(
-            instance_id=request.instance_id
-            if request.instance_id is not None
-            else member.instance_id,
-            rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-            client_id=request.client_id,
-            client_host=request.client_host,
-            subscribed_topic_names=names,
-            subscribed_topic_regex=request.subscribed_topic_regex
-            if request.subscribed_topic_regex is not None
-            else member.subscribed_topic_regex,
-            rebalance_timeout_ms=request.rebalance_timeout_ms
-            if request.rebalance_timeout_ms != -1
-            else member.rebalance_timeout_ms,
-            server_assignor=request.server_assignor
-            if request.server_assignor is not None
-            else member.server_assignor,
-            # A member heartbeating with ConsumerGroupHeartbeat speaks the consumer protocol.
-            classic_member_metadata=None,
-        )
-        return self._write_member(group, member, value)
+        self.timers.schedule(session_key(group_id, member.member_id), now_ms + timeout, 0)
 
     def _write_member(
         self, group: ConsumerGroup, member: ConsumerGroupMember, value: MemberMetadataValue
     ) -> bool:
+        """Write the member's metadata if anything changed; whether its
+        subscription changed (or it is new)."""
         new = member.member_id not in group.members
-        if not new and _same_metadata(member, value):
+        if not new and same_metadata(member, value):
             return False
         subscription_changed = new or (
             value.subscribed_topic_names != member.subscribed_topic_names
@@ -491,17 +300,7 @@ class ConsumerGroupCoordinator:
         self._cancel_timers(group_id, old.member_id)
         self._emit(
             MemberKey(MEMBER_METADATA, group_id, member_id),
-            MemberMetadataValue(
-                instance_id=old.instance_id,
-                rack_id=old.rack_id,
-                client_id=old.client_id,
-                client_host=old.client_host,
-                subscribed_topic_names=old.subscribed_topic_names,
-                subscribed_topic_regex=old.subscribed_topic_regex,
-                rebalance_timeout_ms=old.rebalance_timeout_ms,
-                server_assignor=old.server_assignor,
-                classic_member_metadata=old.classic,
-            ),
+            replacement_metadata(old),
         )
         self._emit(
             MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
@@ -522,11 +321,9 @@ class ConsumerGroupCoordinator:
             self._emit(RegularExpressionKey(group.group_id, regex), None)
 
     def _maybe_refresh_regexes(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
-        """Resolve the group's regexes again when one is new, the topics
-        changed, or the last resolution is older than the refresh interval; at
-        most once per Kafka's 10 s minimum interval. Whether a regex now
-        resolves to other topics (the group epoch must move on)."""
-        if not self._regexes_due(group, topics, now_ms):
+        """Resolve the group's regexes again when due (regex.py); whether a
+        regex now resolves to other topics (the group epoch must move on)."""
+        if not regexes_due(group, topics, now_ms, self.config.regex_refresh_interval_ms):
             return False
         group.regexes_version_seen = topics.version
         changed = False
@@ -539,62 +336,7 @@ class ConsumerGroupCoordinator:
             )
         return changed
 
-    def _regexes_due(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
-        last = group.regexes_refreshed_ms
-        if last is None:
-            return True
-        if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
-            return False
-        return not (
-            group.regexes_version_seen == topics.version
-            and now_ms <= last + self.config.regex_refresh_interval_ms
-            and not group.has_unresolved_regex()
-        )
-
-    # -- target assignment ---------------------------------------------------
-
-    def _assign(self, group: ConsumerGroup, topics: TopicsView) -> None:
-        """Compute the target assignment for the group epoch; write the members'
-        changed targets, then the assignment epoch."""
-        topic_metadata: dict[uuid.UUID, TopicMetadata] = {}
-        topic_ids: dict[str, uuid.UUID] = {}
-        for name in group.subscribed_topic_names():
-            info = topics.lookup(name)
-            if info is not None and info.partitions > 0:
-                topic_ids[name] = info.topic_id
-                topic_metadata[info.topic_id] = TopicMetadata(info.partitions)
-        subscriptions: dict[tuple[tuple[str, ...], str | None], frozenset[uuid.UUID]] = {}
-        specs = []
-        for member in group.members.values():
-            subscription = (member.subscribed_topic_names, member.subscribed_topic_regex)
-            ids = subscriptions.get(subscription)
-            if ids is None:  # members mostly share subscriptions: resolve each once
-                ids = subscriptions[subscription] = frozenset(
-                    topic_ids[n] for n in group.member_topics(member) if n in topic_ids
-                )
-            specs.append(
-                MemberSpec(
-                    member_id=member.member_id,
-                    subscribed_topic_ids=ids,
-                    assignment=group.target_of(member.member_id),
-                    instance_id=member.instance_id,
-                    rack_id=member.rack_id,
-                )
-            )
-        chosen: ConsumerGroupAssignor = assignor(group.preferred_assignor(), self._assignors)
-        result = chosen.assign(GroupSpec(specs), topic_metadata)
-        group_id = group.group_id
-        for member_id, new in result.items():
-            old = group.target_assignment.get(member_id)
-            if old is None or (new is not old and new != old):
-                self._emit(
-                    MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
-                    TargetAssignmentMemberValue(new),
-                )
-        self._emit(
-            GroupKey(TARGET_ASSIGNMENT_METADATA, group_id),
-            TargetAssignmentMetadataValue(group.group_epoch),
-        )
+    # -- reconciliation ------------------------------------------------------
 
     def _reconcile(
         self,
@@ -635,41 +377,26 @@ class ConsumerGroupCoordinator:
 
     def _leave(self, request: HeartbeatRequest, topics: TopicsView) -> HeartbeatAnswer:
         group = self._group(request.group_id, create=False)
-        if request.instance_id is None:
-            member = group.members.get(request.member_id)
-            if member is None:
-                raise HeartbeatError(
-                    ErrorCode.unknown_member_id, f"Member {request.member_id} is not in the group."
-                )
-        else:
-            static_id = group.static_members.get(request.instance_id)
-            if static_id is None:
-                raise HeartbeatError(
-                    ErrorCode.unknown_member_id, f"Instance id {request.instance_id} is unknown."
-                )
-            if static_id != request.member_id:
-                raise HeartbeatError(
-                    ErrorCode.fenced_instance_id,
-                    f"Static member {request.member_id} with instance id "
-                    f"{request.instance_id} was fenced by member {static_id}.",
-                )
-            member = group.members[static_id]
-            if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                # Gone for now: it keeps its partitions until its session
-                # times out or its replacement arrives.
-                self._emit(
-                    MemberKey(CURRENT_MEMBER_ASSIGNMENT, group.group_id, member.member_id),
-                    CurrentMemberAssignmentValue(
-                        LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                        member.previous_member_epoch,
-                        int(member.state),
-                        member.assigned_partitions,
-                        EMPTY_ASSIGNMENT,  # nothing left to revoke
-                    ),
-                )
-                return HeartbeatAnswer(
-                    member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
-                )
+        member = leaving_member(group, request)
+        if (
+            request.instance_id is not None
+            and request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+        ):
+            # Gone for now: it keeps its partitions until its session
+            # times out or its replacement arrives.
+            self._emit(
+                MemberKey(CURRENT_MEMBER_ASSIGNMENT, group.group_id, member.member_id),
+                CurrentMemberAssignmentValue(
+                    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                    member.previous_member_epoch,
+                    int(member.state),
+                    member.assigned_partitions,
+                    EMPTY_ASSIGNMENT,  # nothing left to revoke
+                ),
+            )
+            return HeartbeatAnswer(
+                member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            )
         self._fence(group, member.member_id, topics)
         return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
@@ -773,46 +500,3 @@ class ConsumerGroupCoordinator:
         self._emit(GroupKey(PARTITION_METADATA, group_id), None)
         self._emit(GroupKey(GROUP_METADATA, group_id), None)
         return self._take_records()
-
-
-@lru_cache(maxsize=65536)
-def _session_key(group_id: str, member_id: str) -> ConsumerTimerKey:
-    """One key object per member, so the timer queue finds it by identity
-    at each heartbeat instead of comparing fields."""
-    return ConsumerTimerKey(SESSION, group_id, member_id)
-
-
-def _is_subset(owned: OwnedPartitions | None, assigned: Assignment) -> bool:
-    if owned is None:
-        return False
-    for topic_id, partitions in owned:
-        have = assigned.get(topic_id)
-        if have is None:
-            return False
-        if any(p not in have for p in partitions):
-            return False
-    return True
-
-
-def _same_metadata(member: ConsumerGroupMember, value: MemberMetadataValue) -> bool:
-    return (
-        member.instance_id == value.instance_id
-        and member.rack_id == value.rack_id
-        and member.client_id == value.client_id
-        and member.client_host == value.client_host
-        and member.subscribed_topic_names == value.subscribed_topic_names
-        and member.subscribed_topic_regex == value.subscribed_topic_regex
-        and member.rebalance_timeout_ms == value.rebalance_timeout_ms
-        and member.server_assignor == value.server_assignor
-        and member.classic == value.classic_member_metadata
-    )
-
-
-__all__ = [
-    "NO_ASSIGNMENT_EPOCH",
-    "ConsumerGroupCoordinator",
-    "ConsumerTimerKey",
-    "HeartbeatAnswer",
-    "HeartbeatError",
-    "HeartbeatRequest",
-]

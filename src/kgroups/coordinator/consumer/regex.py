@@ -1,4 +1,5 @@
-"""Regular-expression subscriptions, resolved against the topic names.
+"""Regular-expression subscriptions, resolved against the topic names, and
+when a group's regexes are due to be resolved again.
 
 Kafka 4.x resolves a member's ``SubscribedTopicRegex`` on the broker with
 RE2/J: RE2 syntax, and the pattern must match the whole topic name. RE2 here
@@ -13,6 +14,9 @@ import contextlib
 from collections.abc import Callable, Iterable
 
 import re2
+
+from kgroups.coordinator.consumer.group import ConsumerGroup
+from kgroups.coordinator.consumer.topics import TopicsView
 
 REGEX_REFRESH_MIN_INTERVAL_MS = 10_000
 """Kafka's least time between two resolutions of a group's regexes."""
@@ -56,3 +60,21 @@ def resolve(regexes: Iterable[str], names: Iterable[str]) -> dict[str, tuple[str
             if matches(name) is not None:
                 found[regex].append(name)
     return {regex: tuple(sorted(topics)) for regex, topics in found.items()}
+
+
+def regexes_due(
+    group: ConsumerGroup, topics: TopicsView, now_ms: int, refresh_interval_ms: int
+) -> bool:
+    """Whether the group's regexes are resolved again now: when one is new,
+    the topics changed, or the last resolution is older than the refresh
+    interval; at most once per Kafka's 10 s minimum interval."""
+    last = group.regexes_refreshed_ms
+    if last is None:
+        return True
+    if now_ms <= last + REGEX_REFRESH_MIN_INTERVAL_MS:
+        return False
+    return not (
+        group.regexes_version_seen == topics.version
+        and now_ms <= last + refresh_interval_ms
+        and not group.has_unresolved_regex()
+    )
