@@ -1061,3 +1061,22 @@ def test_a_topic_deleted_by_id_needs_delete_on_its_name(broker: BrokerThread) ->
         broker, AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.DELETE, Permission.ALLOW)
     )
     assert call_as(broker, ALICE, by_id).responses[0].error_code == ErrorCode.none
+
+
+def test_a_group_answered_with_an_error_carries_no_authorized_operations(
+    broker: BrokerThread,
+) -> None:
+    """Kafka fills in a described group's operations only when the group is
+    answered without error."""
+    add_acls(
+        broker,
+        AclBinding(G, "ghost", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.ALLOW),
+    )
+    described = call_as(
+        broker,
+        ALICE,
+        ConsumerGroupDescribeRequest(group_ids=("ghost",), include_authorized_operations=True),
+    )
+    (group,) = described.groups
+    assert group.error_code == ErrorCode.group_id_not_found
+    assert group.authorized_operations == -(2**31)

@@ -332,8 +332,8 @@ def _described_groups(
     az: Authorizer, ctx: RequestContext, body: Any, response: Any, **emptied: str
 ) -> object:
     """A describe answer with the groups the caller may not describe emptied
-    (their state and every field in ``emptied``) and refused, and the others'
-    authorized operations when asked for."""
+    (their state and every field in ``emptied``) and refused, and the
+    operations of the others answered without error, when asked for."""
     groups = []
     for g in response.groups:
         if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
@@ -345,7 +345,7 @@ def _described_groups(
                 authorized_operations=OPERATIONS_OMITTED,
                 **emptied,
             )
-        elif body.include_authorized_operations:
+        elif body.include_authorized_operations and g.error_code == ErrorCode.none:
             bits = az.authorized_operations(ctx.principal, ctx.client_host, GROUP, g.group_id)
             g = dataclasses.replace(g, authorized_operations=i32(bits))
         groups.append(g)
