@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,30 @@ def test_a_wrong_password_fails_the_query_naming_authentication(
     with pytest.raises(Exception, match="AuthenticationFailedError"):
         _write(spark, wrong, [b"never"])
     assert time.monotonic() - started < 30
+
+
+def test_analytics_reads_a_secured_cluster_with_its_security_keys(
+    spark: Any, secured: dict[str, str], tmp_path: Path
+) -> None:
+    from kgroups.client.producer import Producer
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
+    from kgroups.spark.cluster_calls import ClusterCalls
+
+    client = {key.removeprefix("kafka."): value for key, value in secured.items()}
+    bootstrap = client.pop("bootstrap.servers")
+    with Producer({"bootstrap.servers": bootstrap, **client}) as producer:
+        for i in range(5):
+            producer.send("secured-lag", f"r{i}".encode(), partition=0).result(30)
+    with ClusterCalls(bootstrap, security_keys=client) as calls:
+        calls.commit("secured-reader", {("secured-lag", 0): 3})
+
+    out = str(tmp_path / "report")
+    run_analytics(
+        spark,
+        AnalyticsConfig(
+            bootstrap=bootstrap, output=out, groups="secured-reader", security_keys=client
+        ),
+        Progress(steps=7, write=lambda line: None),
+    )
+    lag = spark.read.parquet(f"{out}/lag").collect()
+    assert [(r.committed_offset, r.log_end, r.lag_offsets) for r in lag] == [(3, 5, 2)]
