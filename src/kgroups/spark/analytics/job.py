@@ -56,7 +56,7 @@ class AnalyticsConfig:
     window: int = 10
     interval_ms: int | None = None
     now_ms: int | None = None
-    security_keys: dict[str, str] = field(default_factory=dict)
+    security_keys: dict[str, str] = field(default_factory=dict, repr=False)  # holds a password
     """security.protocol, ssl.*, sasl.* (--command-config), for every connection."""
 
     @property
