@@ -43,7 +43,11 @@ class KafkaBatchReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         options = self.options
-        with ClusterCalls(options.bootstrap, read_committed=options.read_committed) as calls:
+        with ClusterCalls(
+            options.bootstrap,
+            read_committed=options.read_committed,
+            security_keys=options.security_keys,
+        ) as calls:
             partitions = calls.partitions(options.selection)
             starts = calls.offsets({tp: options.starting.wanted(tp) for tp in partitions})
             ends = calls.offsets({tp: options.ending.wanted(tp) for tp in partitions})

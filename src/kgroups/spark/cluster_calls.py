@@ -19,6 +19,7 @@ from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.loop_thread import LoopThread
 from kgroups.client.offset_lookup import list_offsets
+from kgroups.client.security import ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.spark.offset_spec import LATEST, Offsets
 from kgroups.spark.options import TopicSelection
@@ -30,24 +31,43 @@ _TIMEOUT = 60.0
 
 
 class ClusterCalls:
-    def __init__(self, bootstrap: str, *, read_committed: bool = False) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        read_committed: bool = False,
+        security_keys: Mapping[str, str] | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.read_committed = read_committed
+        self.security_keys = dict(security_keys or {})
+        """security.protocol, ssl.*, sasl.*: they travel pickled, the TLS context they
+        make does not, so it is built where the connections open."""
         self._thread: LoopThread | None = None
         self._admin: Admin | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"bootstrap": self.bootstrap, "read_committed": self.read_committed}
+        return {
+            "bootstrap": self.bootstrap,
+            "read_committed": self.read_committed,
+            "security_keys": self.security_keys,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["bootstrap"], read_committed=state["read_committed"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["bootstrap"],
+            read_committed=state["read_committed"],
+            security_keys=state["security_keys"],
+        )
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._thread is None:
+            security = ClientSecurity.from_config(self.security_keys)
             self._thread = LoopThread("kgroups-spark-driver")
 
             async def create() -> Admin:
-                return Admin(self.bootstrap, ClusterClient(self.bootstrap, "kgroups-spark"))
+                cluster = ClusterClient(self.bootstrap, "kgroups-spark", security)
+                return Admin(self.bootstrap, cluster)
 
             self._admin = self._thread.call(create())
         return self._thread.call(coro)

@@ -5,7 +5,9 @@ are by lower-cased name while messages use the documented spelling. Every
 problem is an ``OptionError`` whose message starts with the option's name, so a
 user sees which option to fix however deep in a Spark stack trace it surfaces.
 Options under ``kafka.`` go to the client (consumer keys for reading, producer
-keys for writing) and are checked by the client's own configuration schema.
+keys for writing) and are checked by the client's own configuration schema;
+among them the security keys (``kafka.security.protocol``, ``kafka.ssl.*``,
+``kafka.sasl.*``) reach every connection of the driver and the executors.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 from kgroups.client.config_schema import ConfigError
 from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.producer_config import ProducerConfig
+from kgroups.client.security import SETTINGS as SECURITY_SETTINGS
+from kgroups.client.security import UNSUPPORTED as SECURITY_UNSUPPORTED
 from kgroups.spark.offset_spec import OffsetSpec, parse_offset_spec
 
 __all__ = ["OptionError", "ReadOptions", "TopicSelection", "WriteOptions"]
@@ -105,6 +109,10 @@ class ReadOptions:
     """The kafka.* options without their prefix, as checked consumer settings."""
 
     @property
+    def security_keys(self) -> dict[str, str]:
+        return _security_keys(self.consumer)
+
+    @property
     def read_committed(self) -> bool:
         return self.consumer.get("isolation.level") == "read_committed"
 
@@ -169,6 +177,10 @@ class WriteOptions:
     """Set when each task writes in a transaction (kgroups.transactional): the
     task's transactional.id is this prefix and its partition number."""
 
+    @property
+    def security_keys(self) -> dict[str, str]:
+        return _security_keys(self.producer)
+
     def producer_config(self) -> dict[str, str]:
         return {"bootstrap.servers": self.bootstrap, **self.producer}
 
@@ -231,6 +243,15 @@ def _kafka_settings(opts: Mapping[str, str]) -> dict[str, str]:
     settings = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
     settings.pop("bootstrap.servers", None)
     return settings
+
+
+_SECURITY_KEYS = {s.name for s in SECURITY_SETTINGS} | SECURITY_UNSUPPORTED.keys()
+
+
+def _security_keys(settings: Mapping[str, str]) -> dict[str, str]:
+    """security.protocol, ssl.*, sasl.* among the client settings: what the data
+    source's own cluster calls connect with (already checked with the rest)."""
+    return {k: v for k, v in settings.items() if k in _SECURITY_KEYS}
 
 
 def _check_client_config(

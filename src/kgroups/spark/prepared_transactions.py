@@ -52,10 +52,10 @@ async def _end_all(
     config = ProducerConfig.from_dict(
         {**options.producer_config(), "transactional.id": prepared[0].transactional_id}
     )
-    cluster = ClusterClient(config.bootstrap_servers, config.client_id)
+    cluster = ClusterClient(config.bootstrap_servers, config.client_id, config.security)
 
     async def connect(host: str, port: int) -> Any:
-        return await open_connection(host, port, config.client_id)
+        return await open_connection(host, port, config.client_id, config.security)
 
     async def end(txn: PreparedTransaction) -> None:
         idempotence = IdempotenceState()

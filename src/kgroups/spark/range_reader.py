@@ -76,7 +76,7 @@ class _PartitionFetcher:
     """Fetch requests for one partition, sent from the loop thread."""
 
     def __init__(self, settings: ReadSettings, config: ConsumerConfig, topic: str, p: int) -> None:
-        self.cluster = ClusterClient(settings.bootstrap, client_id=config.client_id)
+        self.cluster = ClusterClient(settings.bootstrap, config.client_id, config.security)
         self.config = config
         self.topic = topic
         self.partition = p

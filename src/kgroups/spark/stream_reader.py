@@ -50,7 +50,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Spark builds readers in several processes: nothing here may touch the network.
         self.options = options
         self.settings = read_settings(options)
-        self.calls = ClusterCalls(options.bootstrap, read_committed=options.read_committed)
+        self.calls = ClusterCalls(
+            options.bootstrap,
+            read_committed=options.read_committed,
+            security_keys=options.security_keys,
+        )
         self._target: Offsets | None = None
         self._latest: Offsets | None = None
         self._committed: Offsets | None = None

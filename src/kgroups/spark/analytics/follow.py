@@ -55,7 +55,7 @@ class LiveStatus:
         self.spark = spark
         self.config = config
         self.say = say
-        self.calls = ClusterCalls(config.bootstrap)
+        self.calls = ClusterCalls(config.bootstrap, security_keys=config.security_keys)
         # Micro-batches arrive on a py4j callback thread while the main thread
         # refreshes between them: one at a time, or both write live_status at once.
         self.lock = threading.RLock()
@@ -199,7 +199,7 @@ def follow(
         config.offsets_topic,
         group_pattern=config.groups,
         streaming=True,
-        extra_options={"maxOffsetsPerTrigger": "200000"},
+        extra_options={**config.kafka_options, "maxOffsetsPerTrigger": "200000"},
     )
     writer = stream.writeStream.foreachBatch(live.add_batch).option(
         "checkpointLocation", checkpoint or f"{config.output.rstrip('/')}/follow_checkpoint"

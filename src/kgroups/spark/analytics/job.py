@@ -56,6 +56,13 @@ class AnalyticsConfig:
     window: int = 10
     interval_ms: int | None = None
     now_ms: int | None = None
+    security_keys: dict[str, str] = field(default_factory=dict, repr=False)  # holds a password
+    """security.protocol, ssl.*, sasl.* (--command-config), for every connection."""
+
+    @property
+    def kafka_options(self) -> dict[str, str]:
+        """The security keys as the data source's ``kafka.`` options."""
+        return {f"kafka.{key}": value for key, value in self.security_keys.items()}
 
 
 @dataclass
@@ -103,13 +110,14 @@ def run_analytics(
 
     progress.step(f"reading {config.offsets_topic} from {config.bootstrap}")
     sc.setJobDescription("kgroups analytics: decode the offsets topic")
-    with ClusterCalls(config.bootstrap) as calls:
+    with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         topic_names = calls.topic_names()
     decoded = decoded_offsets_log(
         spark,
         config.bootstrap,
         config.offsets_topic,
         group_pattern=config.groups,
+        extra_options=config.kafka_options,
         topic_names=topic_names,
     ).cache()
     kinds: dict[str, int] = {r[0]: r[1] for r in decoded.groupBy("kind").count().collect()}
@@ -130,10 +138,10 @@ def run_analytics(
     progress.step("reading the data topics' offset -> timestamp index")
     sc.setJobDescription("kgroups analytics: data topics' index")
     topics = sorted(r.topic for r in commits.select("topic").distinct().collect())
-    with ClusterCalls(config.bootstrap) as calls:
+    with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         existing = sorted({t for t, _ in calls.partitions(TopicSelection(pattern=".*"))})
     present = [t for t in topics if t in existing]
-    index = record_index(spark, config.bootstrap, present).cache()
+    index = record_index(spark, config.bootstrap, present, config.kafka_options).cache()
     records = index.count()
     gone = sorted(set(topics) - set(present))
     progress.done(

@@ -23,12 +23,18 @@ if TYPE_CHECKING:
 __all__ = ["commit_lag", "log_end_as_of", "record_index", "ticks"]
 
 
-def record_index(spark: SparkSession, bootstrap: str, topics: list[str]) -> DataFrame:
+def record_index(
+    spark: SparkSession,
+    bootstrap: str,
+    topics: list[str],
+    kafka_options: dict[str, str] | None = None,
+) -> DataFrame:
     """(topic, partition, offset, ts_ms) of every record of ``topics``."""
     if not topics:
         return spark.createDataFrame([], "topic string, partition int, offset long, ts_ms long")
     rows = (
         spark.read.format("kgroups")
+        .options(**(kafka_options or {}))
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", ",".join(sorted(topics)))
         .option("indexOnly", "true")

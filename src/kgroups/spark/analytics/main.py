@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
 __all__ = ["add_arguments", "main", "run"]
 
@@ -26,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="127.0.0.1:9092",
         metavar="HOST:PORT",
         help="cluster to analyse (default 127.0.0.1:9092)",
+    )
+    parser.add_argument(
+        "--command-config",
+        type=Path,
+        metavar="FILE",
+        help="client properties: security.protocol, ssl.*, sasl.* (Kafka's names)",
     )
     parser.add_argument(
         "--output",
@@ -84,11 +91,14 @@ def run(args: argparse.Namespace) -> int:
     now_ms = _now_ms(args.now)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     import kgroups.spark
+    from kgroups.commands.command_config import read_properties, security_from
     from kgroups.spark.analytics.follow import follow
     from kgroups.spark.analytics.job import AnalyticsConfig, run_analytics
     from kgroups.spark.analytics.session import analytics_session, log_records
 
-    records = log_records(args.bootstrap_server, args.offsets_topic)
+    security_from(args.command_config)  # a bad file fails before Spark starts
+    security_keys = {} if args.command_config is None else read_properties(args.command_config)
+    records = log_records(args.bootstrap_server, args.offsets_topic, security_keys)
     spark = analytics_session(args.master, spark_ui=args.spark_ui, records=records)
     kgroups.spark.register(spark)
     config = AnalyticsConfig(
@@ -99,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         window=args.window,
         interval_ms=None if args.interval is None else int(args.interval * 1000),
         now_ms=now_ms,
+        security_keys=security_keys,
     )
     try:
         if args.follow:

@@ -36,7 +36,9 @@ _CODEGEN = "spark.sql.codegen.wholeStage"
 _LOG4J2 = Path(__file__).with_name("log4j2.properties")
 
 
-def log_records(bootstrap: str, topic: str) -> int | None:
+def log_records(
+    bootstrap: str, topic: str, security_keys: dict[str, str] | None = None
+) -> int | None:
     """How many records the offsets topic holds now (None when the cluster cannot
     say; the job then reports why)."""
     from kgroups.spark.cluster_calls import ClusterCalls
@@ -44,7 +46,7 @@ def log_records(bootstrap: str, topic: str) -> int | None:
     from kgroups.spark.options import TopicSelection
 
     try:
-        with ClusterCalls(bootstrap) as calls:
+        with ClusterCalls(bootstrap, security_keys=security_keys) as calls:
             partitions = calls.partitions(TopicSelection(topics=(topic,)))
             latest = calls.offsets({tp: LATEST for tp in partitions})
             earliest = calls.offsets({tp: EARLIEST for tp in partitions})
