@@ -105,7 +105,7 @@ class ReadOptions:
     fail_on_data_loss: bool
     group_id: str | None
     index_only: bool
-    consumer: dict[str, str] = field(default_factory=dict)
+    consumer: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a password
     """The kafka.* options without their prefix, as checked consumer settings."""
 
     @property
@@ -172,7 +172,7 @@ class ReadOptions:
 class WriteOptions:
     bootstrap: str
     topic: str | None
-    producer: dict[str, str] = field(default_factory=dict)
+    producer: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a password
     transactional_id_prefix: str | None = None
     """Set when each task writes in a transaction (kgroups.transactional): the
     task's transactional.id is this prefix and its partition number."""

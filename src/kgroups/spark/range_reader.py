@@ -57,7 +57,7 @@ class ReadSettings:
     """What an executor needs to read ranges; travels pickled with the reader."""
 
     bootstrap: str
-    consumer: dict[str, str] = field(default_factory=dict)
+    consumer: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a password
     include_headers: bool = False
     index_only: bool = False
     fail_on_data_loss: bool = True
