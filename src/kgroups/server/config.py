@@ -552,16 +552,20 @@ class BrokerConfig:
             scoped = f"listener.name.{listener.lower()}.{name}"
             return scoped if name in self._listener_ssl.get(listener.lower(), {}) else name
 
-        for name in ("ssl.keystore.type", "ssl.truststore.type"):
+        def present(name: str) -> bool:
+            return bool(self.listener_ssl(listener, name))
+
+        trusted = ("ssl.truststore.location", "ssl.truststore.certificates")
+        # As in Kafka, the trust store's type matters only when there is one.
+        checked = ["ssl.keystore.type"]
+        if any(map(present, trusted)):
+            checked.append("ssl.truststore.type")
+        for name in checked:
             if self.listener_ssl(listener, name) != "PEM":
                 raise ConfigError(
                     f"{key_of(name)} must be PEM for listener {listener}: "
                     "other key store formats are not read"
                 )
-
-        def present(name: str) -> bool:
-            return bool(self.listener_ssl(listener, name))
-
         inline = ("ssl.keystore.key", "ssl.keystore.certificate.chain")
         if not present("ssl.keystore.location") and not all(map(present, inline)):
             scoped = f"listener.name.{listener.lower()}"
@@ -570,7 +574,6 @@ class BrokerConfig:
                 f"(or {scoped}.ssl.keystore.location), or ssl.keystore.key and "
                 "ssl.keystore.certificate.chain"
             )
-        trusted = ("ssl.truststore.location", "ssl.truststore.certificates")
         if self.listener_ssl(listener, "ssl.client.auth") != "none" and not any(
             map(present, trusted)
         ):

@@ -92,6 +92,17 @@ def test_bad_settings_are_refused_by_name(props: dict[str, str], message: str) -
         BrokerConfig(props)
 
 
+def test_a_tls_listener_without_a_trust_store_keeps_kafkas_default_truststore_type() -> None:
+    # As in Kafka, ssl.truststore.type (JKS by default) matters only for a trust store.
+    keystore = {"ssl.keystore.type": "PEM", "ssl.keystore.location": "/etc/kafka/server.pem"}
+    c = BrokerConfig({"listeners": "SASL_SSL://:9093", **keystore})
+    assert [s.protocol for s in c.listener_specs()] == ["SASL_SSL"]
+    with pytest.raises(ConfigError, match=r"ssl\.truststore\.type must be PEM"):
+        BrokerConfig(
+            {"listeners": "SSL://:9093", **keystore, "ssl.truststore.location": "/etc/ca.crt"}
+        )
+
+
 def test_bad_override_syntax() -> None:
     with pytest.raises(ConfigError, match="key=value"):
         BrokerConfig.load(None, ["novalue"])
