@@ -68,6 +68,7 @@ def analytics_session(
         .config("spark.ui.enabled", str(spark_ui).lower())
         .config("spark.ui.showConsoleProgress", str(spark_ui).lower())
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.python.daemon.module", "kgroups.spark.worker_daemon")
     )
     if master:
         builder = builder.master(master)
