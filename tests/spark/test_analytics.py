@@ -416,8 +416,11 @@ def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
     assert others == []
     steps = [line.split("]")[0] for line in done.stderr.splitlines() if line.startswith("[")]
     assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
-    assert f"of {len(SCENARIO) + 1} groups analysed" in done.stdout
-    assert took < 120, took  # about 10 s on an idle 2-core machine
+    summary = done.stdout.splitlines()
+    assert len(summary) == 1 and f"of {len(SCENARIO) + 1} groups analysed" in summary[0]
+    # Under 10 s on an idle 2-core machine; the first run on a machine also waits for
+    # its JVM to write the class-data archive as it exits.
+    assert took < 180, took
 
 
 def test_follow_forgets_deleted_offsets_and_groups(

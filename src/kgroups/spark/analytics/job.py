@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,11 +39,12 @@ from kgroups.spark.cluster_calls import ClusterCalls
 from kgroups.spark.options import TopicSelection
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 __all__ = ["AnalyticsConfig", "Progress", "run_analytics", "write_text"]
 
 OFFSETS_TOPIC = "__consumer_offsets"
+_COMMIT_KINDS = ("offset_commit", "offset_deleted")
 _TICKS_PER_HISTORY = 120
 
 
@@ -120,7 +122,17 @@ def run_analytics(
         extra_options=config.kafka_options,
         topic_names=topic_names,
     ).cache()
-    kinds: dict[str, int] = {r[0]: r[1] for r in decoded.groupBy("kind").count().collect()}
+    # One aggregation gives the step lines' counts, the committed-to topics and the
+    # first commit: on a small log each Spark job costs more than its data.
+    overview = (
+        decoded.groupBy("kind", "topic")
+        .agg(F.count("*").alias("n"), F.min("commit_ms").alias("first_ms"))
+        .collect()
+    )
+    kinds: dict[str, int] = {}
+    for row in overview:
+        kinds[row.kind] = kinds.get(row.kind, 0) + row.n
+    commit_rows = [r for r in overview if r.kind in _COMMIT_KINDS and r.topic is not None]
     shuffle_partitions = size_shuffles(spark, sum(kinds.values()))
     progress.done(
         f"{sum(kinds.values())} records: "
@@ -137,7 +149,7 @@ def run_analytics(
 
     progress.step("reading the data topics' offset -> timestamp index")
     sc.setJobDescription("kgroups analytics: data topics' index")
-    topics = sorted(r.topic for r in commits.select("topic").distinct().collect())
+    topics = sorted({r.topic for r in commit_rows})
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         existing = sorted({t for t, _ in calls.partitions(TopicSelection(pattern=".*"))})
     present = [t for t in topics if t in existing]
@@ -157,8 +169,7 @@ def run_analytics(
 
     progress.step("evaluating Burrow's status rules")
     sc.setJobDescription("kgroups analytics: status")
-    first = commits.agg(F.min("commit_ms")).first()
-    first_ms = first[0] if first is not None and first[0] is not None else None
+    first_ms = min((r.first_ms for r in commit_rows if r.first_ms is not None), default=None)
     now_ms = config.now_ms if config.now_ms is not None else int(time.time() * 1000)
     interval_ms = config.interval_ms or max(
         1000, ((now_ms - (first_ms or now_ms)) // _TICKS_PER_HISTORY) or 1000
@@ -211,10 +222,15 @@ def run_analytics(
         .cache()
     )
     _save(group_status, f"{out}/group_status")
-    current = group_status.filter(F.col("t_ms") == now_ms)
-    counts: dict[str, int] = {r[0]: r[1] for r in current.groupBy("status").count().collect()}
+    group_rows = _sorted(
+        group_status.select("group", "t_ms", "total_lag", "partitions", "status").collect(),
+        "group",
+        "t_ms",
+    )
+    counts = Counter(r.status for r in group_rows if r.t_ms == now_ms)
+    evaluations = sum(r.partitions for r in group_rows)
     progress.done(
-        f"{status.count()} partition evaluations every {interval_ms / 1000:g} s; groups now: "
+        f"{evaluations} partition evaluations every {interval_ms / 1000:g} s; groups now: "
         + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none")
     )
 
@@ -224,13 +240,34 @@ def run_analytics(
     _save(rebalances, f"{out}/rebalances")
     epochs = consumer_epochs(decoded).cache()
     _save(epochs, f"{out}/epochs")
+    history = _sorted(
+        rebalances.select(
+            "group", "record_ms", "generation", "cause", "member_count", "not_stable_ms"
+        ).collect(),
+        "group",
+        "record_ms",
+    )
+    moves = _sorted(
+        epochs.select(
+            "group",
+            "offsets_offset",
+            "record_ms",
+            "event",
+            "epoch",
+            "cause",
+            "member_count",
+            "reconciled_ms",
+        ).collect(),
+        "group",
+        "offsets_offset",
+    )
     progress.done(
-        f"{rebalances.count()} generations, "
-        f"{epochs.filter(F.col('event') == 'group_epoch').count()} consumer group epochs"
+        f"{len(history)} generations, "
+        f"{sum(1 for m in moves if m.event == 'group_epoch')} consumer group epochs"
     )
 
     progress.step("writing report.html")
-    reports = _group_reports(group_status, status, rebalances, epochs, lag, now_ms)
+    reports = _group_reports(group_rows, status, history, moves, lag, now_ms)
     write_text(
         spark,
         f"{out}/report.html",
@@ -247,22 +284,28 @@ def run_analytics(
     }
 
 
+def _sorted(rows: list[Row], *columns: str) -> list[Row]:
+    """``rows`` in Spark's ascending order of ``columns`` (nulls first): a small result
+    sorted here costs no sort job."""
+    return sorted(rows, key=lambda r: [(r[c] is not None, r[c]) for c in columns])
+
+
 def _group_reports(
-    group_status: DataFrame,
+    group_rows: list[Row],
     status: DataFrame,
-    rebalances: DataFrame,
-    epochs: DataFrame,
+    history: list[Row],
+    moves: list[Row],
     lag: DataFrame,
     now_ms: int,
 ) -> list[GroupReport]:
     reports: dict[str, GroupReport] = {}
-    for row in group_status.orderBy("group", "t_ms").collect():
+    for row in group_rows:
         report = reports.setdefault(row.group, GroupReport(row.group, "OK", 0))
         report.lag_series.append((row.t_ms, int(row.total_lag or 0), row.status))
         if row.t_ms == now_ms:
             report.status, report.total_lag = row.status, int(row.total_lag or 0)
-    now = status.filter(F.col("t_ms") == now_ms).orderBy("group", "topic", "partition")
-    for row in now.collect():
+    now = status.filter(F.col("t_ms") == now_ms).collect()
+    for row in _sorted(now, "group", "topic", "partition"):
         reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).partitions.append(
             (
                 row.topic,
@@ -273,17 +316,11 @@ def _group_reports(
                 row.status,
             )
         )
-    history = rebalances.orderBy("group", "record_ms").select(
-        "group", "record_ms", "generation", "cause", "member_count", "not_stable_ms"
-    )
-    for row in history.collect():
+    for row in history:
         reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).rebalances.append(
             (row.record_ms, row.generation, row.cause, row.member_count, row.not_stable_ms)
         )
-    moves = epochs.orderBy("group", "offsets_offset").select(
-        "group", "record_ms", "event", "epoch", "cause", "member_count", "reconciled_ms"
-    )
-    for row in moves.collect():
+    for row in moves:
         reports.setdefault(row.group, GroupReport(row.group, "OK", 0)).epochs.append(
             EpochMark(
                 row.record_ms, row.event, row.epoch, row.cause, row.member_count, row.reconciled_ms

@@ -7,15 +7,20 @@ without the web UI and progress bars, Spark logging errors only (log4j2.properti
 beside this file; ``--spark-ui`` brings all three back). The log's size, asked
 of the cluster before the JVM starts and counted by the job's first step, sizes
 the rest: one shuffle partition per ``RECORDS_PER_SHUFFLE_PARTITION`` records,
-and below ``SMALL_LOG_RECORDS`` the quick JIT only and no whole-stage code
-generation, as compiling costs a short run more than it saves. A setting given
-with ``--conf`` or in ``spark-defaults.conf`` wins.
+and below ``SMALL_LOG_RECORDS`` the quick JIT only, the serial GC and no
+whole-stage code generation, as compiling costs a short run more than it saves.
+Whatever the size, the driver JVM maps the class-data archive of an earlier run
+(class_archive.py) and Python workers fork from a daemon that has imported
+kgroups' client once (kgroups.spark.worker_daemon). A setting given with
+``--conf`` or in ``spark-defaults.conf`` wins.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kgroups.spark.analytics.class_archive import archive_options
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +65,7 @@ def analytics_session(
 ) -> SparkSession:
     """The session, for a log of about ``records`` records when known: a small log
     gets a JVM that compiles with the quick JIT (C1) only, which cuts the CPU a short
-    run spends compiling; a big one keeps the optimising JIT."""
+    run spends compiling, and the serial GC; a big one keeps the optimising JIT and G1."""
     from pyspark.sql import SparkSession
 
     builder = (
@@ -70,13 +75,16 @@ def analytics_session(
         .config("spark.ui.enabled", str(spark_ui).lower())
         .config("spark.ui.showConsoleProgress", str(spark_ui).lower())
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.python.daemon.module", "kgroups.spark.worker_daemon")
     )
     if master:
         builder = builder.master(master)
     # Taken when this process starts the JVM, ignored under spark-submit.
     java_options = [] if spark_ui else [f"-Dlog4j2.configurationFile={_LOG4J2}"]
+    java_options += archive_options()
     if records is not None and records < SMALL_LOG_RECORDS:
-        java_options.append("-XX:TieredStopAtLevel=1")
+        # One GC thread and no heap regions to set up: a small heap needs neither.
+        java_options += ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     spark = builder.getOrCreate()
