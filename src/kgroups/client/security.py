@@ -55,12 +55,12 @@ def _optional(value: object) -> str | None:
 SETTINGS = (
     Setting("security.protocol", _upper, "PLAINTEXT", choices=PROTOCOLS),
     Setting("sasl.mechanism", lambda v: as_str(v).strip(), "GSSAPI"),
-    Setting("sasl.jaas.config", _optional, None),
+    Setting("sasl.jaas.config", _optional, None, secret=True),
     Setting("ssl.truststore.type", _upper, "JKS"),
     Setting("ssl.truststore.location", _optional, None),
     Setting("ssl.keystore.type", _upper, "JKS"),
     Setting("ssl.keystore.location", _optional, None),
-    Setting("ssl.key.password", _optional, None),
+    Setting("ssl.key.password", _optional, None, secret=True),
     Setting("ssl.endpoint.identification.algorithm", lambda v: as_str(v).strip(), "https"),
 )
 """The security keys every client configuration takes (consumer, producer, tools)."""
@@ -90,7 +90,10 @@ def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
     while rest[position:].strip():
         option = _JAAS_OPTION.match(rest, position)
         if option is None:
-            raise ConfigError(f"sasl.jaas.config: cannot read the options at {rest[position:]!r}")
+            # Only where: the text holds the password, and Java never echoes it either.
+            after = f" after option {list(options)[-1]!r}" if options else ""
+            at = entry.start(3) + len(rest) - len(rest[position:].lstrip()) + 1  # 1-based
+            raise ConfigError(f"sasl.jaas.config: cannot read the options at character {at}{after}")
         quoted, bare = option.group(2), option.group(3)
         value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
         options[option.group(1)] = value

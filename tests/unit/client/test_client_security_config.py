@@ -95,3 +95,36 @@ def test_command_config_files_are_java_properties(tmp_path: Path) -> None:
     security = security_from(path)
     assert (security.mechanism, security.username, security.password) == ("PLAIN", "alice", "a\\b")
     assert security_from(None) is PLAINTEXT
+
+
+def test_an_unreadable_jaas_line_does_not_repeat_its_password() -> None:
+    line = f'{SCRAM} required username="alice" password="s3cr\\"et;'
+    with pytest.raises(ConfigError) as refused:
+        parse_jaas(line)
+    assert "s3cr" not in str(refused.value)
+    assert "sasl.jaas.config" in str(refused.value)
+    with pytest.raises(ConfigError) as refused:
+        ClientSecurity.from_config(
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "PLAIN",
+                "sasl.jaas.config": line,
+            }
+        )
+    assert "s3cr" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sasl.jaas.config",
+        "ssl.key.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+    ],
+)
+def test_a_bad_password_type_value_is_never_shown(key: str) -> None:
+    with pytest.raises(ConfigError, match=key) as refused:
+        ProducerConfig.from_dict({"bootstrap.servers": "h:1", key: 73317331})
+    assert "73317331" not in str(refused.value)
