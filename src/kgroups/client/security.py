@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -197,7 +197,20 @@ def _ssl_context(values: Mapping[str, Any], given: set[str]) -> ssl.SSLContext:
         context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=trust)
         context.check_hostname = algorithm.lower() == "https"
         if keys is not None:
-            context.load_cert_chain(Path(keys), password=values["ssl.key.password"])
+            context.load_cert_chain(Path(keys), password=_key_password(values, keys))
     except (OSError, ssl.SSLError) as e:
         raise ConfigError(f"cannot set up TLS: {e}") from None
     return context
+
+
+def _key_password(values: Mapping[str, Any], store: str) -> str | Callable[[], str]:
+    """The key's password; without one, a callback that refuses: OpenSSL's own
+    would ask on the terminal, or fail with EINVAL where there is none."""
+    password: str | None = values["ssl.key.password"]
+    if password is not None:
+        return password
+
+    def missing() -> str:
+        raise ConfigError(f"the private key in {store} is encrypted: set ssl.key.password")
+
+    return missing

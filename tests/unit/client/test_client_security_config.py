@@ -13,6 +13,8 @@ from kgroups.client.producer_config import ProducerConfig
 from kgroups.client.security import PLAINTEXT, ClientSecurity, parse_jaas
 from kgroups.commands.command_config import read_properties, security_from
 
+from certificates import Authority
+
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
@@ -128,3 +130,18 @@ def test_a_bad_password_type_value_is_never_shown(key: str) -> None:
     with pytest.raises(ConfigError, match=key) as refused:
         ProducerConfig.from_dict({"bootstrap.servers": "h:1", key: 73317331})
     assert "73317331" not in str(refused.value)
+
+
+def test_an_encrypted_key_without_its_password_is_a_config_error(tmp_path: Path) -> None:
+    # Without a password callback OpenSSL asks on the terminal (or fails with EINVAL without one).
+    keys = Authority(tmp_path).server(password="key-pw")
+    settings = {
+        "security.protocol": "SSL",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(keys.both),
+    }
+    with pytest.raises(ConfigError, match=r"encrypted: set ssl\.key\.password") as refused:
+        ClientSecurity.from_config(settings)
+    assert str(keys.both) in str(refused.value)
+    unlocked = ClientSecurity.from_config({**settings, "ssl.key.password": "key-pw"})
+    assert unlocked.ssl_context is not None
