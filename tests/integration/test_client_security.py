@@ -167,3 +167,48 @@ def test_a_group_consumes_over_ssl_with_a_client_certificate(tmp_path: Path) -> 
             consumer.close()
     finally:
         broker.stop()
+
+
+def _tls_broker(tmp_path: Path, ca: Authority, **ssl: str) -> tuple[ThreadBroker, str]:
+    server = ca.server()
+    broker = ThreadBroker(
+        tmp_path / "data",
+        {
+            "listeners": "SSL://127.0.0.1:0",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.key": server.key.read_text(),
+            "ssl.keystore.certificate.chain": server.cert.read_text(),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(ca.cert),
+            "ssl.client.auth": "required",
+            **ssl,
+        },
+    ).start()
+    assert broker.broker is not None
+    return broker, f"127.0.0.1:{broker.broker.listener_port('SSL')}"
+
+
+def test_inline_pem_stores_and_tls_1_2_as_a_java_client_properties_gives_them(
+    tmp_path: Path,
+) -> None:
+    ca = Authority(tmp_path / "ca")
+    client = ca.client(cn="alice")
+    broker, bootstrap = _tls_broker(tmp_path, ca, **{"ssl.enabled.protocols": "TLSv1.2"})
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SSL",
+        "ssl.protocol": "TLSv1.2",
+        "ssl.enabled.protocols": "TLSv1.2",
+        "ssl.cipher.suites": "ECDHE-ECDSA-AES128-GCM-SHA256,ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.key": client.key.read_text().replace("\n", "\\n"),
+        "ssl.keystore.certificate.chain": client.cert.read_text(),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.certificates": ca.cert.read_text(),
+        "ssl.keymanager.algorithm": "SunX509",
+        "ssl.trustmanager.algorithm": "PKIX",
+    }
+    try:
+        assert _round_trip(config, "inline-orders") == [b"m0", b"m1", b"m2"]
+    finally:
+        broker.stop()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,83 @@ def test_an_encrypted_key_without_its_password_is_a_config_error(tmp_path: Path)
     assert str(keys.both) in str(refused.value)
     unlocked = ClientSecurity.from_config({**settings, "ssl.key.password": "key-pw"})
     assert unlocked.ssl_context is not None
+
+
+def test_the_java_clients_tls_version_and_cipher_keys_shape_the_context() -> None:
+    ssl_on = {"bootstrap.servers": "h:1", "security.protocol": "SSL"}
+    default = ProducerConfig.from_dict(ssl_on).security.ssl_context
+    assert default is not None
+    assert (default.minimum_version, default.maximum_version) == (
+        ssl.TLSVersion.TLSv1_2,
+        ssl.TLSVersion.TLSv1_3,
+    )
+    only_12 = ProducerConfig.from_dict({**ssl_on, "ssl.enabled.protocols": "TLSv1.2"})
+    capped = ConsumerConfig.from_dict({**ssl_on, "ssl.protocol": "TLSv1.2"})
+    only_13 = ConsumerConfig.from_dict({**ssl_on, "ssl.enabled.protocols": ["TLSv1.3"]})
+    for config, versions in ((only_12, (2, 2)), (capped, (2, 2)), (only_13, (3, 3))):
+        context = config.security.ssl_context
+        assert context is not None
+        assert (context.minimum_version, context.maximum_version) == tuple(
+            ssl.TLSVersion[f"TLSv1_{v}"] for v in versions
+        )
+    ciphers = ProducerConfig.from_dict(
+        {**ssl_on, "ssl.cipher.suites": "ECDHE-ECDSA-AES128-GCM-SHA256"}
+    ).security.ssl_context
+    assert ciphers is not None
+    assert {c["name"] for c in ciphers.get_ciphers() if c["protocol"] == "TLSv1.2"} == {
+        "ECDHE-ECDSA-AES128-GCM-SHA256"
+    }
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"ssl.enabled.protocols": "TLSv1.1"}, "ssl.enabled.protocols"),
+        ({"ssl.protocol": "SSLv3"}, "ssl.protocol"),
+        ({"ssl.enabled.protocols": "TLSv1.3", "ssl.protocol": "TLSv1.2"}, "no TLS version"),
+        ({"ssl.cipher.suites": "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, "OpenSSL"),
+        ({"ssl.keystore.key": "-----BEGIN PRIVATE KEY-----"}, "ssl.keystore.certificate.chain"),
+        ({"ssl.keystore.key": "k", "ssl.keystore.certificate.chain": "c",
+          "ssl.keystore.location": "/x.pem"}, "both"),
+        ({"ssl.truststore.certificates": "c", "ssl.truststore.location": "/x.pem"}, "both"),
+        ({"ssl.engine.factory.class": "com.example.Engine"}, "not supported"),
+    ],
+)  # fmt: skip
+def test_tls_settings_that_cannot_work_are_refused(settings: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ProducerConfig.from_dict(
+            {"bootstrap.servers": "h:1", "security.protocol": "SSL", **settings}
+        )
+
+
+def test_jvm_only_tls_tuning_keys_are_accepted_and_ignored() -> None:
+    jvm_only = {
+        "ssl.keymanager.algorithm": "SunX509",
+        "ssl.trustmanager.algorithm": "PKIX",
+        "ssl.secure.random.implementation": "SHA1PRNG",
+        "ssl.provider": "SunJSSE",
+    }
+    config = ConsumerConfig.from_dict(
+        {"bootstrap.servers": "h:1", "security.protocol": "SSL", **jvm_only}
+    )
+    assert config.security.protocol == "SSL"
+    assert ClientSecurity.from_config(jvm_only, kind="command") is PLAINTEXT
+
+
+def test_inline_pem_stores_are_read_with_escaped_line_breaks(tmp_path: Path) -> None:
+    ca = Authority(tmp_path)
+    keys = ca.server()
+    inline = {
+        "security.protocol": "SSL",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.key": keys.key.read_text().replace("\n", "\\n"),
+        "ssl.keystore.certificate.chain": keys.cert.read_text(),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.certificates": ca.cert.read_text().replace("\n", "\\n"),
+    }
+    context = ClientSecurity.from_config(inline).ssl_context
+    assert context is not None
+    assert [dict(c["subject"][0])["commonName"] for c in context.get_ca_certs()] == ["Test CA"]
+    bad_chain = {**inline, "ssl.keystore.certificate.chain": ca.cert.read_text()}
+    with pytest.raises(ConfigError, match="TLS"):
+        ClientSecurity.from_config(bad_chain)
