@@ -182,9 +182,7 @@ class ClientSecurity:
         )
         if handshake.error_code != ErrorCode.none:
             raise AuthenticationFailedError(
-                handshake.error_code,
-                f"Client SASL mechanism '{mechanism}' not enabled in the server, "
-                f"enabled mechanisms are {list(handshake.mechanisms)}",
+                handshake.error_code, _handshake_refusal(handshake, mechanism)
             )
         version = conn.version_for(apis.SASL_AUTHENTICATE, 0, 2)
         if mechanism == "PLAIN":
@@ -200,6 +198,21 @@ class ClientSecurity:
 
 
 PLAINTEXT = ClientSecurity()
+
+
+def _handshake_refusal(handshake: Any, mechanism: str) -> str:
+    enabled = list(handshake.mechanisms)
+    if handshake.error_code == ErrorCode.unsupported_sasl_mechanism:
+        return f"SASL mechanism {mechanism} is not enabled on the broker; it enables {enabled}"
+    if handshake.error_code == ErrorCode.illegal_sasl_state:
+        return (
+            f"unexpected SASL handshake for {mechanism} at this point of the connection; "
+            f"the broker enables {enabled}"
+        )
+    return (
+        f"SASL handshake for {mechanism} failed with {handshake.error_code.name.upper()}; "
+        f"the broker enables {enabled}"
+    )
 
 
 async def _step(conn: Connection, version: int, token: bytes) -> bytes:

@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kio.schema.sasl_handshake.v1 import SaslHandshakeResponse
 
 from kgroups.client.config_schema import ConfigError
 from kgroups.client.consumer_config import ConsumerConfig
+from kgroups.client.exceptions import AuthenticationFailedError
 from kgroups.client.producer_config import ProducerConfig
 from kgroups.client.security import PLAINTEXT, ClientSecurity, parse_jaas
 from kgroups.commands.command_config import read_properties, security_from
+from kgroups.errors import ErrorCode
 
 from certificates import Authority
 
@@ -226,3 +231,42 @@ def test_inline_pem_stores_are_read_with_escaped_line_breaks(tmp_path: Path) -> 
     bad_chain = {**inline, "ssl.keystore.certificate.chain": ca.cert.read_text()}
     with pytest.raises(ConfigError, match="TLS"):
         ClientSecurity.from_config(bad_chain)
+
+
+class _Handshaking:
+    """A broker connection that answers SaslHandshake with `error_code`."""
+
+    def __init__(self, error_code: ErrorCode) -> None:
+        self.error_code = error_code
+
+    def version_for(self, api_key: int, lowest: int, highest: int) -> int:
+        return highest
+
+    async def send(self, request: Any, *, version: int | None = None) -> Any:
+        return SaslHandshakeResponse(error_code=self.error_code, mechanisms=("PLAIN",))
+
+
+@pytest.mark.parametrize(
+    ("error_code", "says", "does_not_say"),
+    [
+        (ErrorCode.unsupported_sasl_mechanism, "not enabled", "unexpected"),
+        (ErrorCode.illegal_sasl_state, "unexpected", "not enabled"),
+        (ErrorCode.unknown_server_error, "UNKNOWN_SERVER_ERROR", "not enabled"),
+    ],
+)
+def test_a_refused_sasl_handshake_says_why(
+    error_code: ErrorCode, says: str, does_not_say: str
+) -> None:
+    security = ClientSecurity.from_config(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "SCRAM-SHA-256",
+            "sasl.jaas.config": f'{SCRAM} required username="bob" password="pw";',
+        }
+    )
+    with pytest.raises(AuthenticationFailedError) as refused:
+        asyncio.run(security.authenticate(_Handshaking(error_code)))
+    assert refused.value.error_code == error_code
+    message = str(refused.value)
+    assert says in message and does_not_say not in message
+    assert "['PLAIN']" in message and "SCRAM-SHA-256" in message
