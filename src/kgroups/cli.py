@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kgroups import __version__
+from kgroups.client.config_schema import ConfigError as ClientConfigError
 from kgroups.client.exceptions import AuthenticationFailedError
 from kgroups.errors import KafkaError
 from kgroups.server.config import ConfigError
@@ -252,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
-    except ConfigError as e:
+    except (ConfigError, ClientConfigError) as e:  # the broker's, or a --command-config's
         print(f"kgroups: configuration error: {e}", file=sys.stderr)
         return 2
     except AuthenticationFailedError as e:

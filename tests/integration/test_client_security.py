@@ -5,16 +5,20 @@ password is refused at once with a typed error."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from pathlib import Path
 
 import pytest
 from sasl_fixtures import PASSWORDS, sasl_broker
+from tls_listener import handshaking_listener
 
 from kgroups.client.async_consumer import AsyncConsumer
+from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer import Consumer
 from kgroups.client.exceptions import AuthenticationFailedError, SslAuthenticationError
 from kgroups.client.producer import Producer
+from kgroups.client.security import ClientSecurity
 from kgroups.errors import ErrorCode
 from kgroups.testing.thread_broker import ThreadBroker
 
@@ -167,3 +171,115 @@ def test_a_group_consumes_over_ssl_with_a_client_certificate(tmp_path: Path) -> 
             consumer.close()
     finally:
         broker.stop()
+
+
+def _tls_broker(tmp_path: Path, ca: Authority, **ssl: str) -> tuple[ThreadBroker, str]:
+    server = ca.server()
+    broker = ThreadBroker(
+        tmp_path / "data",
+        {
+            "listeners": "SSL://127.0.0.1:0",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.key": server.key.read_text(),
+            "ssl.keystore.certificate.chain": server.cert.read_text(),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(ca.cert),
+            "ssl.client.auth": "required",
+            **ssl,
+        },
+    ).start()
+    assert broker.broker is not None
+    return broker, f"127.0.0.1:{broker.broker.listener_port('SSL')}"
+
+
+def test_inline_pem_stores_and_tls_1_2_as_a_java_client_properties_gives_them(
+    tmp_path: Path,
+) -> None:
+    ca = Authority(tmp_path / "ca")
+    client = ca.client(cn="alice")
+    broker, bootstrap = _tls_broker(tmp_path, ca, **{"ssl.enabled.protocols": "TLSv1.2"})
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SSL",
+        "ssl.protocol": "TLSv1.2",
+        "ssl.enabled.protocols": "TLSv1.2",
+        "ssl.cipher.suites": "ECDHE-ECDSA-AES128-GCM-SHA256,ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.key": client.key.read_text().replace("\n", "\\n"),
+        "ssl.keystore.certificate.chain": client.cert.read_text(),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.certificates": ca.cert.read_text(),
+        "ssl.keymanager.algorithm": "SunX509",
+        "ssl.trustmanager.algorithm": "PKIX",
+    }
+    try:
+        assert _round_trip(config, "inline-orders") == [b"m0", b"m1", b"m2"]
+    finally:
+        broker.stop()
+
+
+def _listener_context(
+    ca: Authority, *, client_auth: bool, version: str | None = None
+) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(ca.server().both)
+    context.load_verify_locations(cafile=ca.cert)
+    context.verify_mode = ssl.CERT_REQUIRED if client_auth else ssl.CERT_NONE
+    if version is not None:
+        context.minimum_version = context.maximum_version = ssl.TLSVersion[
+            version.replace(".", "_")
+        ]
+    return context
+
+
+@pytest.mark.parametrize("version", ["TLSv1.2", "TLSv1.3"])
+def test_a_client_certificate_the_broker_refuses_fails_at_once_as_ssl_authentication(
+    tmp_path: Path, version: str
+) -> None:
+    ca = Authority(tmp_path / "ca")
+    stranger = Authority(tmp_path / "other", name="Other CA").client(cn="mallory")
+    with handshaking_listener(_listener_context(ca, client_auth=True)) as bootstrap:
+        config: dict[str, object] = {
+            "bootstrap.servers": bootstrap,
+            "security.protocol": "SSL",
+            "ssl.enabled.protocols": version,
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(ca.cert),
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(stranger.both),
+            "default.api.timeout.ms": 30000,
+        }
+        started = time.monotonic()
+        consumer = Consumer(config)
+        try:
+            with pytest.raises(SslAuthenticationError, match=r"(?i)unknown ca"):
+                consumer.end_offsets([("orders", 0)])
+        finally:
+            consumer.close()
+        assert time.monotonic() - started < 10  # refused, not retried until the timeout
+
+
+def test_no_common_tls_version_fails_as_ssl_authentication(tmp_path: Path) -> None:
+    ca = Authority(tmp_path / "ca")
+    security = ClientSecurity.from_config(
+        {
+            "security.protocol": "SSL",
+            "ssl.protocol": "TLSv1.2",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(ca.cert),
+        }
+    )
+
+    async def connect(bootstrap: str) -> None:
+        client = ClusterClient(bootstrap, "test", security)
+        try:
+            await client.any_connection()
+        finally:
+            await client.close()
+
+    context = _listener_context(ca, client_auth=False, version="TLSv1.3")
+    with (
+        handshaking_listener(context) as bootstrap,
+        pytest.raises(SslAuthenticationError, match=r"(?i)version"),
+    ):
+        asyncio.run(connect(bootstrap))

@@ -64,12 +64,15 @@ class Setting:
     default: Any
     minimum: int | None = None
     choices: tuple[str, ...] = ()
+    secret: bool = False
+    """A password-type key (as Java's Type.PASSWORD): its value is never shown."""
 
     def read(self, raw: object) -> Any:
+        shown = self.name if self.secret else f"{self.name}={raw!r}"
         try:
             value = self.parse(raw)
         except ValueError as e:
-            raise ConfigError(f"{self.name}={raw!r}: {e}") from None
+            raise ConfigError(f"{shown}: {e}") from None
         if self.minimum is not None and value < self.minimum:
             raise ConfigError(f"{self.name}={value} is below its minimum {self.minimum}")
         if self.choices and value not in self.choices:

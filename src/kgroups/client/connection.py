@@ -58,16 +58,23 @@ class BrokerConnection:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(host, port, ssl=security.ssl_context), timeout
             )
-        except ssl.SSLCertVerificationError as e:
-            # As Java's SslAuthenticationException: fatal, not a network error to retry.
-            raise SslAuthenticationError(e.verify_message or str(e)) from None
+        except ssl.SSLError as e:
+            refused = _refusal(e)
+            if refused is None:
+                raise
+            raise refused from None
         conn = cls(reader, writer, client_id)
         try:
             await conn._negotiate()
             if security.mechanism is not None:
                 await asyncio.wait_for(security.authenticate(conn), timeout)
-        except BaseException:
+        except BaseException as e:
             await conn.close()
+            # Under TLS 1.3 a refused client certificate shows on the first read.
+            cause = e.__cause__ if isinstance(e, ConnectionClosed) else None
+            refused = _refusal(cause) if isinstance(cause, ssl.SSLError) else None
+            if refused is not None:
+                raise refused from None
             raise
         return conn
 
@@ -153,6 +160,7 @@ class BrokerConnection:
                     future.set_result(response)
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
             error = ConnectionClosed(f"connection lost: {e}")
+            error.__cause__ = e
         except asyncio.CancelledError:
             error = ConnectionClosed("connection closed")
         finally:
@@ -168,6 +176,17 @@ class BrokerConnection:
         self._writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await self._writer.wait_closed()
+
+
+def _refusal(e: ssl.SSLError) -> SslAuthenticationError | None:
+    """As Java's SslAuthenticationException, a failed handshake (certificate
+    refused either way, no common version or cipher) is fatal, not a network
+    error to retry; a connection closed mid-handshake stays one (None)."""
+    if isinstance(e, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+        return None
+    if isinstance(e, ssl.SSLCertVerificationError):
+        return SslAuthenticationError(e.verify_message or str(e))
+    return SslAuthenticationError(str(e))
 
 
 _writers: dict[type[Any], Any] = {}

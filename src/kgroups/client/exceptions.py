@@ -41,8 +41,10 @@ class AuthenticationFailedError(KafkaError):
 
 class SslAuthenticationError(AuthenticationFailedError):
     """The TLS handshake failed: the broker's certificate is not signed by a CA
-    of the trust store, or does not name the host connected to. No broker
-    answered, so the code is UNKNOWN_SERVER_ERROR; the message says why."""
+    of the trust store or does not name the host connected to, the broker
+    refused the client's certificate, or no TLS version or cipher is common
+    to both. It is not retried. No broker answered, so the code is
+    UNKNOWN_SERVER_ERROR; the message says why."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(ErrorCode.unknown_server_error, f"SSL handshake failed: {reason}")

@@ -5,49 +5,59 @@ security keys: security.protocol, ssl.*, sasl.*), read as Java reads a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+from kgroups.client.config_schema import ConfigError
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_BLANK = " \t\f"  # Java's whitespace in a .properties line
+_ENTRY = re.compile(r"((?:[^=:\s\\]|\\.)*)[ \t\f]*[=:]?[ \t\f]*(.*)", re.S)
+_ESCAPE = re.compile(r"\\(u(?:[0-9a-fA-F]{4})?|.)", re.S)
 
 
 def read_properties(path: Path) -> dict[str, str]:
-    """``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments; a
-    line ending in an odd number of backslashes continues on the next."""
+    """``key=value``, ``key: value`` or ``key value``; ``#``/``!`` comments;
+    ``\\uXXXX`` and the other escapes; a line ending in an odd number of
+    backslashes continues on the next. A value keeps its trailing blanks."""
     try:
-        lines = path.read_text().splitlines()
+        text = path.read_text()
     except OSError as e:
-        raise ValueError(f"cannot read {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     props: dict[str, str] = {}
-    logical = ""
-    for raw in lines:
-        line = raw.lstrip() if logical else raw.strip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2:
-            logical += line[:-1]
-            continue
-        logical += line.rstrip() if not logical else line
-        key, value = _split(logical.strip())
-        props[key] = value
-        logical = ""
-    if logical:
-        key, value = _split(logical.strip())
-        props[key] = value
+    for line in _logical_lines(text):
+        entry = _ENTRY.match(line)
+        assert entry is not None  # every line matches: the key may be empty
+        props[_unescape(entry.group(1))] = _unescape(entry.group(2))
     return props
 
 
-def _split(line: str) -> tuple[str, str]:
-    m = re.match(r"((?:[^=:\s\\]|\\.)+)\s*[=:\s]?\s*(.*)", line, re.S)
-    if m is None:
-        raise ValueError(f"cannot read the property line {line!r}")
-    return _unescape(m.group(1)), _unescape(m.group(2))
+def _logical_lines(text: str) -> Iterator[str]:
+    logical: str | None = None
+    for raw in re.split(r"\r\n|\r|\n", text):
+        line = raw.lstrip(_BLANK)
+        if logical is None and (not line or line[0] in "#!"):
+            continue
+        if (len(line) - len(line.rstrip("\\"))) % 2:
+            logical = (logical or "") + line[:-1]
+            continue
+        yield (logical or "") + line
+        logical = None
+    if logical is not None:
+        yield logical
 
 
 def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if code[0] == "u":
+            if len(code) != 5:
+                raise ConfigError("malformed \\uxxxx escape in a properties file")
+            return chr(int(code[1:], 16))
+        return _ESCAPES.get(code, code)
+
+    return _ESCAPE.sub(one, text)
 
 
 def security_from(path: Path | None) -> ClientSecurity:

@@ -46,6 +46,11 @@ def _client_key(mechanism: str, salted: bytes) -> bytes:
     return hmac.digest(salted, b"Client Key", HASHES[mechanism])
 
 
+def _xor(a: bytes, b: bytes) -> bytes:
+    """ClientProof = ClientKey XOR ClientSignature, and back."""
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
 def credential_from_salted(
     mechanism: str, salted: bytes, salt: bytes, iterations: int
 ) -> ScramCredential:
@@ -142,7 +147,7 @@ class ScramServer:
         signature = hmac.digest(credential.stored_key, auth_message, digest)
         if len(proof) != len(signature):
             raise ScramFailure("invalid SCRAM proof")
-        client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=True))
+        client_key = _xor(proof, signature)
         if not hmac.compare_digest(hashlib.new(digest, client_key).digest(), credential.stored_key):
             raise ScramFailure("invalid credentials")
         self.complete = True
@@ -183,15 +188,13 @@ class ScramClient:
             raise ScramFailure(f"SCRAM iteration count {iterations} is below {MIN_ITERATIONS}")
         salt = base64.b64decode(salt_b64)
         salted = salted_password(self.mechanism, self._password, salt, iterations)
+        credential = credential_from_salted(self.mechanism, salted, salt, iterations)
         digest = HASHES[self.mechanism]
-        client_key = _client_key(self.mechanism, salted)
-        stored_key = hashlib.new(digest, client_key).digest()
         without_proof = f"c=biws,r={nonce}"
         auth_message = f"{self._first_bare},{text},{without_proof}".encode()
-        signature = hmac.digest(stored_key, auth_message, digest)
-        proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
-        server_key = hmac.digest(salted, b"Server Key", digest)
-        self._server_signature = hmac.digest(server_key, auth_message, digest)
+        signature = hmac.digest(credential.stored_key, auth_message, digest)
+        proof = _xor(_client_key(self.mechanism, salted), signature)
+        self._server_signature = hmac.digest(credential.server_key, auth_message, digest)
         return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
 
     def verify(self, server_final: bytes) -> None:

@@ -11,12 +11,11 @@ principal as Kafka's DEFAULT mapping gives it: the RFC 2253 form of the name.
 
 from __future__ import annotations
 
-import os
 import ssl
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from kgroups.security.pem import inline_pem, load_inline_key_store
 from kgroups.server.config import BrokerConfig, ConfigError
 
 _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
@@ -71,14 +70,7 @@ def _load_key_store(context: ssl.SSLContext, get: Callable[[str], str | None]) -
         return
     # Config validation has made sure the inline pair is there.
     assert key is not None and chain is not None
-    # The ssl module reads key stores from files only: a private temporary one.
-    fd, path = tempfile.mkstemp(suffix=".pem")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{_pem(key)}\n{_pem(chain)}\n")
-        context.load_cert_chain(path, password=password)
-    finally:
-        os.unlink(path)
+    load_inline_key_store(context, key, chain, password)
 
 
 def _load_trust_store(context: ssl.SSLContext, get: Callable[[str], str | None]) -> None:
@@ -87,12 +79,7 @@ def _load_trust_store(context: ssl.SSLContext, get: Callable[[str], str | None])
     if location is not None:
         context.load_verify_locations(cafile=location)
     elif inline is not None:
-        context.load_verify_locations(cadata=_pem(inline))
-
-
-def _pem(value: str) -> str:
-    """Inline PEM from a properties file may have its line breaks written as \\n."""
-    return value.replace("\\n", "\n")
+        context.load_verify_locations(cadata=inline_pem(inline))
 
 
 def peer_subject(ssl_object: Any) -> str | None:

@@ -16,7 +16,7 @@ def test_a_command_config_that_cannot_work_fails_before_spark_starts(
     properties = tmp_path / "client.properties"
     properties.write_text("security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n")
     args = ["analytics", "--output", str(tmp_path / "out"), "--command-config", str(properties)]
-    assert main(args) == 1
+    assert main(args) == 2
     assert "sasl.mechanism GSSAPI (Kerberos, the Java default) is not supported" in (
         capsys.readouterr().err
     )
