@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgroups.server.sensitive_configs import is_sensitive
+
 log = logging.getLogger(__name__)
 
 LONG_MAX = 9223372036854775807
@@ -704,9 +706,18 @@ class BrokerConfig:
         value = self._values["log.flush.interval.ms"]
         return value if isinstance(value, int) else self.get_int("log.flush.scheduler.interval.ms")
 
-    def describe(self) -> dict[str, str]:
-        """Every setting as a string, for DescribeConfigs."""
-        return {
-            k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
-            for k, v in self._values.items()
+    def describe(self) -> dict[str, str | None]:
+        """Every setting as a string, and each listener.name.<name>.ssl.* key set,
+        for DescribeConfigs; a secret's value is None."""
+        scoped = {
+            f"listener.name.{listener}.{k}": v
+            for listener, values in sorted(self._listener_ssl.items())
+            for k, v in values.items()
         }
+        return {
+            k: None if is_sensitive(k) else _text(v) for k, v in (self._values | scoped).items()
+        }
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
