@@ -26,7 +26,6 @@ from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
-from kio.schema.describe_cluster.v1 import DescribeClusterResponse
 from kio.schema.describe_configs.v4.response import DescribeConfigsResult
 from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsResponse
 from kio.schema.describe_user_scram_credentials.v0.response import (
@@ -362,19 +361,13 @@ async def _describe_groups(
 async def _describe_cluster(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
-    if not allowed(az, ctx, Operation.DESCRIBE, CLUSTER, CLUSTER_NAME):
-        return DescribeClusterResponse(
-            throttle_time=NO_THROTTLE,
-            error_code=_DENIED,
-            error_message=None,
-            cluster_id="",
-            controller_id=BrokerId(-1),
-            brokers=(),
-            cluster_authorized_operations=OPERATIONS_OMITTED,
-        )
+    # Kafka answers any client; Cluster DESCRIBE only decides whether the
+    # authorized-operations bits are given (else 0).
     response: Any = await handler(broker, ctx, body)
     if body.include_cluster_authorized_operations:
-        bits = az.authorized_operations(ctx.principal, ctx.client_host, CLUSTER, CLUSTER_NAME)
+        bits = 0
+        if allowed(az, ctx, Operation.DESCRIBE, CLUSTER, CLUSTER_NAME):
+            bits = az.authorized_operations(ctx.principal, ctx.client_host, CLUSTER, CLUSTER_NAME)
         response = dataclasses.replace(response, cluster_authorized_operations=i32(bits))
     return response
 
