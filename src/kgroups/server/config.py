@@ -551,8 +551,7 @@ class BrokerConfig:
 
     def _check_tls_listener(self, listener: str) -> None:
         def key_of(name: str) -> str:
-            scoped = f"listener.name.{listener.lower()}.{name}"
-            return scoped if name in self._listener_ssl.get(listener.lower(), {}) else name
+            return self.listener_ssl_key(listener, name)
 
         def present(name: str) -> bool:
             return bool(self.listener_ssl(listener, name))
@@ -583,6 +582,11 @@ class BrokerConfig:
                 f"{key_of('ssl.client.auth')} of listener {listener} needs "
                 "ssl.truststore.location or ssl.truststore.certificates"
             )
+
+    def listener_ssl_key(self, listener: str, key: str) -> str:
+        """The key `listener` reads an ssl.* value from: its own form when set."""
+        scoped = f"listener.name.{listener.lower()}.{key}"
+        return scoped if key in self._listener_ssl.get(listener.lower(), {}) else key
 
     def listener_ssl(self, listener: str, key: str) -> object:
         """An ssl.* value for one listener: its listener.name.<name>.ssl.* override,
