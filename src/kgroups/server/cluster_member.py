@@ -119,6 +119,7 @@ class ClusterMember:
         config = broker.config
         self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
         self.session_timeout_ms = config.get_int("broker.session.timeout.ms")
+        self._inter_broker_listener = config.inter_broker_listener()
         self.lease = LeaseState(
             broker.broker_id,
             MonotonicClock(),
@@ -403,7 +404,7 @@ class ClusterMember:
         listener is left out, as Kafka leaves it out of that listener's Metadata."""
         out = {}
         for b in self._live_brokers:
-            address = b.address_on(listener)
+            address = b.address_on(listener, self._inter_broker_listener)
             if address is not None:
                 out[b.broker_id] = _host_port(address)
         return out
