@@ -21,6 +21,7 @@ from kgroups.cluster.broker_leases import register
 from kgroups.cluster.store import Store
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
+from kgroups.testing.thread_broker import ThreadBroker
 
 from process_broker import BrokerProcess, free_port
 from raw_wire import call_once
@@ -231,5 +232,38 @@ def test_a_broker_registered_by_an_older_release_is_given_only_on_the_inter_brok
             ).brokers,
         ):
             assert [(b.host, b.port) for b in answer] == [("127.0.0.1", external)]
+    finally:
+        broker.stop()
+
+
+def test_the_brokers_addresses_are_worked_out_once_per_change_of_the_live_brokers(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Metadata, DescribeCluster and FindCoordinator read a map made when the
+    live brokers change, not one rebuilt for each request."""
+    broker = ThreadBroker(
+        tmp_path,
+        {
+            "cluster.store.url": store_url,
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
+            "broker.session.timeout.ms": str(SESSION_MS),
+        },
+    ).start()
+    try:
+        assert broker.broker is not None and broker.broker.cluster is not None
+        cluster = broker.broker.cluster
+
+        def addresses() -> dict[int, tuple[str, int]]:
+            return broker.call(lambda: cluster.addresses("PLAINTEXT"))
+
+        first = addresses()
+        assert first == {0: ("127.0.0.1", broker.port)}
+        assert addresses() is first
+        register_as_an_older_release(store_url, 7, "10.0.0.7:9092")
+        wait_for(lambda: addresses() is not first)
+        assert addresses() == {0: ("127.0.0.1", broker.port), 7: ("10.0.0.7", 9092)}
+        assert broker.call(lambda: cluster.address(7, "PLAINTEXT")) == ("10.0.0.7", 9092)
+        assert broker.call(lambda: cluster.address(7, "SSL")) is None
     finally:
         broker.stop()

@@ -120,6 +120,7 @@ class ClusterMember:
         self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
         self.session_timeout_ms = config.get_int("broker.session.timeout.ms")
         self._inter_broker_listener = config.inter_broker_listener()
+        self._listener_names = [spec.name for spec in config.listener_specs()]
         self.lease = LeaseState(
             broker.broker_id,
             MonotonicClock(),
@@ -150,6 +151,8 @@ class ClusterMember:
         self.live: dict[int, tuple[str, int]] = {}
         """Live brokers at their inter-broker listener's address."""
         self._live_brokers: list[LiveBroker] = []
+        self._addresses: dict[str, dict[int, tuple[str, int]]] = {}
+        """Per listener name of this broker, the live brokers' addresses on it."""
         self._listeners: list[Callable[[LeadershipChange], None]] = []
         self._turn_lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -300,7 +303,11 @@ class ClusterMember:
         else:
             self._move_live = False
         self.live = live
-        self._live_brokers = view.live
+        if view.live != self._live_brokers:
+            self._live_brokers = view.live
+            self._addresses = {
+                name: self._addresses_on(name, view.live) for name in self._listener_names
+            }
         self.leaders = {(p.topic, p.partition): p for p in view.leaders}
         gone = self._broker.topics.mirror(view.topics)
         self.lease.observe(
@@ -401,9 +408,13 @@ class ClusterMember:
 
     def addresses(self, listener: str) -> dict[int, tuple[str, int]]:
         """Live brokers at their address on ``listener``; a broker without that
-        listener is left out, as Kafka leaves it out of that listener's Metadata."""
+        listener is left out, as Kafka leaves it out of that listener's Metadata.
+        Shared between requests: not to be changed."""
+        return self._addresses.get(listener, _NONE)
+
+    def _addresses_on(self, listener: str, live: list[LiveBroker]) -> dict[int, tuple[str, int]]:
         out = {}
-        for b in self._live_brokers:
+        for b in live:
             address = b.address_on(listener, self._inter_broker_listener)
             if address is not None:
                 out[b.broker_id] = _host_port(address)
@@ -589,6 +600,9 @@ def _cluster_id(store: Store) -> str:
 
     raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+_NONE: dict[int, tuple[str, int]] = {}
 
 
 def _host_port(listener: str) -> tuple[str, int]:
