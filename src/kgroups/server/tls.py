@@ -43,7 +43,7 @@ def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
     """The context the TLS listener named `listener` serves with."""
 
     def get(key: str) -> str | None:
-        value = config.listener_ssl(listener, key)
+        value = config.tls.get(listener, key)
         return value if isinstance(value, str) and value else None
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -65,7 +65,7 @@ def _password_key(config: BrokerConfig, listener: str) -> str:
     """Where the key store's password is expected: with the listener's own key
     store, the listener's own key."""
     own = any(
-        config.listener_ssl_key(listener, key) != key
+        config.tls.key_of(listener, key) != key
         for key in ("ssl.keystore.location", "ssl.keystore.key", "ssl.key.password")
     )
     return f"listener.name.{listener.lower()}.ssl.key.password" if own else "ssl.key.password"
