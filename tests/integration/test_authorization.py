@@ -94,6 +94,7 @@ from kgroups.server.authorizer import (
     Permission,
     ResourceType,
 )
+from kgroups.server.handlers.common import OPERATIONS_OMITTED
 
 from broker_thread import BrokerThread
 
@@ -124,6 +125,13 @@ class ApiCase:
 
 def _top(r: Any) -> ErrorCode:
     return ErrorCode(r.error_code)
+
+
+def _cluster_operations(r: Any) -> ErrorCode:
+    """DescribeCluster answers everyone; without Cluster DESCRIBE its
+    authorized-operations bits are 0, which the table counts as the denial."""
+    assert r.error_code == ErrorCode.none and r.brokers
+    return CLUSTER_DENIED if r.cluster_authorized_operations == 0 else ErrorCode.none
 
 
 CASES = [
@@ -303,7 +311,7 @@ CASES = [
         CLUSTER_NAME,
         O.DESCRIBE,
         CLUSTER_DENIED,
-        _top,
+        _cluster_operations,
     ),
     ApiCase(
         "Fetch",
@@ -948,6 +956,16 @@ def test_listings_show_only_what_the_caller_may_describe(broker: BrokerThread) -
         AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.DESCRIBE, Permission.DENY),
     )
     assert call_as(broker, ALICE, fetch_all).groups[0].topics == ()
+
+
+def test_describe_cluster_answers_without_cluster_describe(broker: BrokerThread) -> None:
+    # As in Kafka: the brokers for anyone, the operations bits only with Cluster DESCRIBE.
+    for include, bits in ((True, 0), (False, OPERATIONS_OMITTED)):
+        request = DescribeClusterRequest(include_cluster_authorized_operations=include)
+        r = call_as(broker, ALICE, request)
+        assert r.error_code == ErrorCode.none
+        assert [b.port for b in r.brokers] == [broker.port]
+        assert r.cluster_authorized_operations == bits
 
 
 def test_metadata_auto_creates_only_with_create(broker: BrokerThread) -> None:

@@ -1,9 +1,11 @@
 """Cluster mode with two listeners: the registered one is the inter-broker listener's,
 and each client still sees this broker at its own listener's address."""
 
+import uuid
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from cluster_brokers import (
     HEARTBEAT_MS,
     SESSION_MS,
@@ -15,8 +17,11 @@ from cluster_brokers import (
 from kio.schema.describe_cluster.v1 import DescribeClusterRequest
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 
+from kgroups.cluster.broker_leases import register
+from kgroups.cluster.store import Store
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
+from kgroups.testing.thread_broker import ThreadBroker
 
 from process_broker import BrokerProcess, free_port
 from raw_wire import call_once
@@ -160,3 +165,105 @@ def test_a_broker_without_the_clients_listener_is_left_out(tmp_path: Path, store
     finally:
         first.stop()
         second.stop()
+
+
+def register_as_an_older_release(store_url: str, broker_id: int, address: str) -> None:
+    """What a broker of the one-address release writes when it registers (again):
+    a new incarnation and its one address, leaving the listeners column alone."""
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        conn.execute(
+            """INSERT INTO kgroups_brokers AS b
+                    (broker_id, lease_epoch, incarnation, listener, rack,
+                     lease_expires_at, registered_at)
+                VALUES (%s, 1, %s, %s, NULL, now() + INTERVAL '1 hour', now())
+                ON CONFLICT (broker_id) DO UPDATE SET
+                    lease_epoch = b.lease_epoch + 1,
+                    incarnation = excluded.incarnation,
+                    listener = excluded.listener,
+                    lease_expires_at = excluded.lease_expires_at,
+                    registered_at = excluded.registered_at""",
+            (broker_id, uuid.uuid4(), address),
+        )
+
+
+def test_a_broker_registered_by_an_older_release_is_given_only_on_the_inter_broker_listener(
+    tmp_path: Path, store_url: str
+) -> None:
+    """An older release registered one address, its inter-broker listener's: the
+    clients of another listener (here SSL-less, but any) are not told that port.
+    Broker 7 never registered listeners; broker 8 did, then an older release
+    took its id again, so the listeners stored are not its own any more."""
+    internal, external = free_port(), free_port()
+    broker = cluster_broker(
+        tmp_path,
+        store_url,
+        1,
+        internal,
+        f"listeners=INTERNAL://127.0.0.1:{internal},EXTERNAL://127.0.0.1:{external}",
+        "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+        "inter.broker.listener.name=INTERNAL",
+    ).start()
+    try:
+        store = Store.connect(store_url)
+        try:
+            register(
+                store,
+                8,
+                "10.0.0.8:9093",
+                SESSION_MS,
+                incarnation=uuid.uuid4(),
+                listeners={"INTERNAL": "10.0.0.8:9093", "EXTERNAL": "stale-8:9092"},
+            )
+        finally:
+            store.close()
+        register_as_an_older_release(store_url, 7, "10.0.0.7:9093")
+        register_as_an_older_release(store_url, 8, "10.0.0.8:9094")
+        wait_for(lambda: len(metadata(internal).brokers) == 3)
+        on_internal = [(b.node_id, b.host, b.port) for b in metadata(internal).brokers]
+        assert on_internal == [
+            (1, "127.0.0.1", internal),
+            (7, "10.0.0.7", 9093),
+            (8, "10.0.0.8", 9094),
+        ]
+        for answer in (
+            metadata(external).brokers,
+            call_once(
+                external, DescribeClusterRequest(include_cluster_authorized_operations=False)
+            ).brokers,
+        ):
+            assert [(b.host, b.port) for b in answer] == [("127.0.0.1", external)]
+    finally:
+        broker.stop()
+
+
+def test_the_brokers_addresses_are_worked_out_once_per_change_of_the_live_brokers(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Metadata, DescribeCluster and FindCoordinator read a map made when the
+    live brokers change, not one rebuilt for each request."""
+    broker = ThreadBroker(
+        tmp_path,
+        {
+            "cluster.store.url": store_url,
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "broker.heartbeat.interval.ms": str(HEARTBEAT_MS),
+            "broker.session.timeout.ms": str(SESSION_MS),
+        },
+    ).start()
+    try:
+        assert broker.broker is not None and broker.broker.cluster is not None
+        cluster = broker.broker.cluster
+
+        def addresses() -> dict[int, tuple[str, int]]:
+            return broker.call(lambda: cluster.addresses("PLAINTEXT"))
+
+        first = addresses()
+        assert first == {0: ("127.0.0.1", broker.port)}
+        assert addresses() is first
+        register_as_an_older_release(store_url, 7, "10.0.0.7:9092")
+        wait_for(lambda: addresses() is not first)
+        assert addresses() == {0: ("127.0.0.1", broker.port), 7: ("10.0.0.7", 9092)}
+        assert broker.call(lambda: cluster.address(7, "PLAINTEXT")) == ("10.0.0.7", 9092)
+        assert broker.call(lambda: cluster.address(7, "SSL")) is None
+    finally:
+        broker.stop()

@@ -217,7 +217,7 @@ def test_a_client_certificate_names_the_principal(pki: Pki) -> None:
             w.close()
 
         server = await asyncio.start_server(
-            on_connection, "127.0.0.1", 0, ssl=server_context(config)
+            on_connection, "127.0.0.1", 0, ssl=server_context(config, "SSL")
         )
         port = server.sockets[0].getsockname()[1]
         for client in (pki.client, None):

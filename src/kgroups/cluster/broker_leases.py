@@ -8,7 +8,11 @@ broker registers again (new lease epoch, no partitions).
 
 A broker registers the address of every listener it advertises (Kafka's
 endpoints), so each client is told the brokers' addresses on the listener it
-came through; ``listener`` is the inter-broker listener's address.
+came through; ``listener`` is the inter-broker listener's address. The
+listeners are stored with the incarnation that registered them: a broker of an
+older release registering the same id again leaves them behind unchanged, and
+they are not taken for its own. Such a broker, like one whose row has no
+listeners, is known at its one address, on the inter-broker listener only.
 
 Only one live lease per broker.id: as Kafka refuses a second registration of an
 id whose session is still live, ``register`` raises ``DuplicateBroker`` until
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kgroups.cluster.store import NOW, Cur, Store
 from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
@@ -34,14 +38,18 @@ class LiveBroker:
     listener: str
     """host:port of the inter-broker listener."""
     rack: str | None
-    listeners: Mapping[str, str] = field(default_factory=dict)
-    """Listener name -> advertised host:port; empty for a broker registered by
+    listeners: Mapping[str, str] | None = None
+    """Listener name -> advertised host:port; None for a broker registered by
     a release that stored one address only."""
 
-    def address_on(self, listener: str) -> str | None:
+    def address_on(self, listener: str, inter_broker_listener: str) -> str | None:
         """host:port for a client of ``listener``; None when the broker lacks it.
-        A broker that registered one address only is reached there by all."""
-        return self.listeners.get(listener) if self.listeners else self.listener
+        A broker that registered one address only is reached there by the
+        clients of the inter-broker listener alone: its other ports are unknown,
+        and may speak another security protocol."""
+        if self.listeners is not None:
+            return self.listeners.get(listener)
+        return self.listener if listener == inter_broker_listener else None
 
 
 def register(
@@ -78,7 +86,10 @@ def register(
                 id=broker_id,
                 inc=incarnation,
                 listener=listener,
-                listeners=json.dumps(dict(listeners or {}), sort_keys=True),
+                listeners=json.dumps(
+                    {"incarnation": str(incarnation), "endpoints": dict(listeners or {})},
+                    sort_keys=True,
+                ),
                 rack=rack,
                 timeout=session_timeout_ms,
             ),
@@ -120,14 +131,24 @@ def end_lease(cur: Cur, store: Store, broker_id: int, lease_epoch: int) -> bool:
 
 def live_brokers_in(cur: Cur, store: Store) -> list[LiveBroker]:
     cur.execute(
-        f"""SELECT broker_id, lease_epoch, listener, rack, listeners FROM kgroups_brokers
-            WHERE lease_expires_at > {NOW} ORDER BY broker_id""",
+        f"""SELECT broker_id, lease_epoch, listener, rack, listeners, incarnation
+            FROM kgroups_brokers WHERE lease_expires_at > {NOW} ORDER BY broker_id""",
         store.params(),
     )
     return [
-        LiveBroker(int(r[0]), int(r[1]), str(r[2]), r[3], json.loads(r[4]) if r[4] else {})
+        LiveBroker(int(r[0]), int(r[1]), str(r[2]), r[3], _own_listeners(r[4], r[5]))
         for r in cur.fetchall()
     ]
+
+
+def _own_listeners(stored: str | None, incarnation: object) -> dict[str, str] | None:
+    """The listeners registered by the row's incarnation; None when there are
+    none, or they were left by another one (an older release registering again)."""
+    registered = json.loads(stored) if stored else None
+    if not isinstance(registered, dict) or registered.get("incarnation") != str(incarnation):
+        return None
+    endpoints = registered.get("endpoints")
+    return dict(endpoints) if isinstance(endpoints, dict) else None
 
 
 def live_brokers(store: Store) -> list[LiveBroker]:

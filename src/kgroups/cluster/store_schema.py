@@ -5,7 +5,13 @@ a database records the version it is at in ``kgroups_schema``. Brokers of
 different releases may start together, so a migration runs in one transaction
 that first locks the version row: the first broker migrates, the others wait
 and then find nothing left to do. A database newer than this release is
-refused rather than written with an older idea of the tables.
+refused rather than written with an older idea of the tables: an upgrade of
+the store is one-way.
+
+A migration's ALTER TABLE waits for every open transaction on the table, and
+every statement on it then waits behind the ALTER; so a migration waits for
+its locks ``MIGRATION_LOCK_TIMEOUT_MS`` at most, and is tried again later,
+rather than stall every broker behind one long transaction.
 
 Plain SQL only (no PostgreSQL-only types or features), so that the same schema
 runs on the PostgreSQL-protocol distributed databases.
@@ -16,6 +22,7 @@ from __future__ import annotations
 from psycopg import errors
 
 from kgroups.cluster.store import Cur, Store
+from kgroups.cluster.store_errors import StoreUnavailable
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -120,11 +127,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Every advertised listener of a broker, as a JSON object of name to
         # host:port (Kafka registers all endpoints); NULL for a broker registered
         # before, which is reached at its one address on every listener.
+        # Written as {"incarnation": ..., "endpoints": {...}}: see broker_leases.
         "ALTER TABLE kgroups_brokers ADD COLUMN listeners TEXT",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5
+MIGRATION_LOCK_TIMEOUT_MS = 2000
+_MIGRATION_ATTEMPTS = 10
 
 
 class SchemaTooNew(RuntimeError):
@@ -148,6 +158,8 @@ def ensure_schema(store: Store) -> int:
         found = 0 if row is None else int(row[0])
         if found > SCHEMA_VERSION:
             raise SchemaTooNew(f"store schema {found} is newer than this broker's {SCHEMA_VERSION}")
+        if found < SCHEMA_VERSION:
+            cur.execute(f"SET LOCAL lock_timeout = {MIGRATION_LOCK_TIMEOUT_MS}")
         for statements in MIGRATIONS[found:]:
             for statement in statements:
                 cur.execute(statement.encode())
@@ -155,10 +167,21 @@ def ensure_schema(store: Store) -> int:
             cur.execute("UPDATE kgroups_schema SET version = %s WHERE id = 1", (SCHEMA_VERSION,))
         return found
 
-    for attempt in range(1, _FIRST_USE_ATTEMPTS + 1):
+    first_use_failures = lock_waits = 0
+    while True:
         try:
             return store.transaction(migrate)
         except (errors.UniqueViolation, errors.DuplicateTable):
-            if attempt == _FIRST_USE_ATTEMPTS:
+            first_use_failures += 1
+            if first_use_failures == _FIRST_USE_ATTEMPTS:
                 raise
-    raise AssertionError("unreachable")
+        except StoreUnavailable as e:
+            lock_waits += 1
+            if not isinstance(e.__cause__, errors.LockNotAvailable):
+                raise
+            if lock_waits == _MIGRATION_ATTEMPTS:
+                raise StoreUnavailable(
+                    f"the store schema could not be migrated: a transaction held "
+                    f"its tables for {_MIGRATION_ATTEMPTS} tries of "
+                    f"{MIGRATION_LOCK_TIMEOUT_MS} ms"
+                ) from e

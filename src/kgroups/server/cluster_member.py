@@ -53,6 +53,7 @@ from kgroups.security.settings import SaslSettings
 from kgroups.server.append_waiters import AppendWaiters
 from kgroups.server.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.server.config import BrokerConfig
+from kgroups.server.live_brokers import LiveBrokers
 from kgroups.server.store_log import StoreLog
 from kgroups.server.store_maintenance import StoreMaintenance
 from kgroups.server.store_thread import StoreThread
@@ -119,6 +120,9 @@ class ClusterMember:
         config = broker.config
         self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
         self.session_timeout_ms = config.get_int("broker.session.timeout.ms")
+        self.live = LiveBrokers(
+            (spec.name for spec in config.listener_specs()), config.inter_broker_listener()
+        )
         self.lease = LeaseState(
             broker.broker_id,
             MonotonicClock(),
@@ -146,9 +150,6 @@ class ClusterMember:
             config.get_int("producer.id.expiration.ms"),
         )
         self.leaders: dict[TopicPartition, PartitionLeader] = {}
-        self.live: dict[int, tuple[str, int]] = {}
-        """Live brokers at their inter-broker listener's address."""
-        self._live_brokers: list[LiveBroker] = []
         self._listeners: list[Callable[[LeadershipChange], None]] = []
         self._turn_lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -292,14 +293,13 @@ class ClusterMember:
         )
 
     def _apply(self, view: ClusterView) -> None:
-        live = {b.broker_id: _host_port(b.listener) for b in view.live}
-        if set(live) != set(self.live):
+        before = self.live.ids
+        self.live.observe(view.live)
+        if self.live.ids != before:
             self._move_live = True  # the next turn evens the spread
             self._wake.set()
         else:
             self._move_live = False
-        self.live = live
-        self._live_brokers = view.live
         self.leaders = {(p.topic, p.partition): p for p in view.leaders}
         gone = self._broker.topics.mirror(view.topics)
         self.lease.observe(
@@ -390,7 +390,7 @@ class ClusterMember:
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
         """The partition's leader broker id (-1: none) and leader epoch."""
         p = self.leaders.get((topic, partition))
-        if p is None or p.leader_id is None or p.leader_id not in self.live:
+        if p is None or p.leader_id is None or p.leader_id not in self.live.ids:
             return -1, (-1 if p is None else p.leader_epoch)
         return p.leader_id, p.leader_epoch
 
@@ -399,14 +399,8 @@ class ClusterMember:
         return self.addresses(listener).get(broker_id)
 
     def addresses(self, listener: str) -> dict[int, tuple[str, int]]:
-        """Live brokers at their address on ``listener``; a broker without that
-        listener is left out, as Kafka leaves it out of that listener's Metadata."""
-        out = {}
-        for b in self._live_brokers:
-            address = b.address_on(listener)
-            if address is not None:
-                out[b.broker_id] = _host_port(address)
-        return out
+        """Live brokers at their address on ``listener`` (see LiveBrokers)."""
+        return self.live.on(listener)
 
     def _writer(self) -> Writer | None:
         epoch = self.lease.lease_epoch
@@ -588,8 +582,3 @@ def _cluster_id(store: Store) -> str:
 
     raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _host_port(listener: str) -> tuple[str, int]:
-    host, _, port = listener.rpartition(":")
-    return host.strip("[]"), int(port)

@@ -15,14 +15,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgroups.server.config_error import ConfigError as ConfigError  # re-exported
+from kgroups.server.sensitive_configs import is_sensitive
+from kgroups.server.tls_settings import ListenerTls, scoped_ssl_key, tls_versions
+
 log = logging.getLogger(__name__)
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def _bool(value: str) -> bool:
@@ -98,7 +98,6 @@ def _listeners(value: str) -> str:
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
-TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 
 
 def parse_protocol_map(value: str) -> dict[str, str]:
@@ -115,13 +114,6 @@ def parse_protocol_map(value: str) -> dict[str, str]:
 def _protocol_map(value: str) -> str:
     parse_protocol_map(value)
     return value.strip()
-
-
-def _tls_versions(value: str) -> str:
-    versions = [v.strip() for v in value.split(",") if v.strip()]
-    if not versions or any(v not in TLS_VERSIONS for v in versions):
-        raise ValueError(f"expected a list of {', '.join(TLS_VERSIONS)} (older ones are refused)")
-    return ",".join(versions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +192,7 @@ _SETTINGS: tuple[Setting, ...] = (
         "none",
         "Ask SSL clients for a certificate.",
     ),
-    Setting("ssl.enabled.protocols", _tls_versions, "TLSv1.2,TLSv1.3", "TLS versions accepted."),
+    Setting("ssl.enabled.protocols", tls_versions, "TLSv1.2,TLSv1.3", "TLS versions accepted."),
     Setting("ssl.protocol", _choice("TLSv1.2", "TLSv1.3", "TLS"), "TLSv1.3", "TLS protocol."),
     Setting("ssl.cipher.suites", _str, "", "OpenSSL cipher list for TLS 1.2 (empty: default)."),
     Setting(
@@ -366,10 +358,8 @@ _SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 
-# Kafka's per-listener TLS keys: listener.name.<lower-case listener>.ssl.*,
-# read before the broker-wide ssl.* key of the same name.
-_LISTENER_SSL_KEY = re.compile(r"listener\.name\.([^.]+)\.(ssl\..+)")
-LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
+# Kafka's per-listener TLS keys (listener.name.<listener>.ssl.*) name these.
+_LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
 
 _REBALANCE_PROTOCOLS = frozenset({"classic", "consumer", "share", "streams"})
 
@@ -465,16 +455,15 @@ class BrokerConfig:
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self._values: dict[str, object] = {s.key: s.default for s in _SETTINGS}
         self.ignored: list[str] = []
-        self._listener_ssl: dict[str, dict[str, object]] = {}
-        """Per lower-case listener name, its own ssl.* values."""
+        self.tls = ListenerTls(self._values)
         for key, raw in (props or {}).items():
             if key in NO_EFFECT:
                 self.ignored.append(key)
                 continue
-            scoped = _LISTENER_SSL_KEY.fullmatch(key) if key not in SETTINGS else None
-            if scoped is not None and scoped.group(2) in LISTENER_SSL_KEYS:
-                listener, name = scoped.groups()
-                self._listener_ssl.setdefault(listener, {})[name] = _parse(SETTINGS[name], key, raw)
+            scoped = scoped_ssl_key(key) if key not in SETTINGS else None
+            if scoped is not None and scoped[1] in _LISTENER_SSL_KEYS:
+                listener, name = scoped
+                self.tls.set(listener, name, _parse(SETTINGS[name], key, raw))
                 continue
             setting = SETTINGS.get(key)
             if setting is None:
@@ -536,57 +525,7 @@ class BrokerConfig:
         inter = self._values["inter.broker.listener.name"]
         if isinstance(inter, str) and inter not in names:
             raise ConfigError(f"inter.broker.listener.name {inter} is not a listener")
-        lowered = {name.lower() for name in names}
-        for listener in self._listener_ssl:
-            if listener not in lowered:
-                raise ConfigError(
-                    f"listener.name.{listener}.ssl.* names no listener: the listener names "
-                    f"are {', '.join(sorted(lowered))} (written in lower case)"
-                )
-        for spec in specs:
-            if spec.protocol.endswith("SSL"):
-                self._check_tls_listener(spec.name)
-
-    def _check_tls_listener(self, listener: str) -> None:
-        def key_of(name: str) -> str:
-            scoped = f"listener.name.{listener.lower()}.{name}"
-            return scoped if name in self._listener_ssl.get(listener.lower(), {}) else name
-
-        def present(name: str) -> bool:
-            return bool(self.listener_ssl(listener, name))
-
-        trusted = ("ssl.truststore.location", "ssl.truststore.certificates")
-        # As in Kafka, the trust store's type matters only when there is one.
-        checked = ["ssl.keystore.type"]
-        if any(map(present, trusted)):
-            checked.append("ssl.truststore.type")
-        for name in checked:
-            if self.listener_ssl(listener, name) != "PEM":
-                raise ConfigError(
-                    f"{key_of(name)} must be PEM for listener {listener}: "
-                    "other key store formats are not read"
-                )
-        inline = ("ssl.keystore.key", "ssl.keystore.certificate.chain")
-        if not present("ssl.keystore.location") and not all(map(present, inline)):
-            scoped = f"listener.name.{listener.lower()}"
-            raise ConfigError(
-                f"TLS listener {listener} has no key store: set ssl.keystore.location "
-                f"(or {scoped}.ssl.keystore.location), or ssl.keystore.key and "
-                "ssl.keystore.certificate.chain"
-            )
-        if self.listener_ssl(listener, "ssl.client.auth") != "none" and not any(
-            map(present, trusted)
-        ):
-            raise ConfigError(
-                f"{key_of('ssl.client.auth')} of listener {listener} needs "
-                "ssl.truststore.location or ssl.truststore.certificates"
-            )
-
-    def listener_ssl(self, listener: str, key: str) -> object:
-        """An ssl.* value for one listener: its listener.name.<name>.ssl.* override,
-        else the broker-wide key."""
-        own = self._listener_ssl.get(listener.lower(), {})
-        return own[key] if key in own else self._values[key]
+        self.tls.check(names, (spec.name for spec in specs if spec.protocol.endswith("SSL")))
 
     def listener_specs(self) -> list[ListenerSpec]:
         """Every listener, with its security protocol from the protocol map."""
@@ -704,9 +643,12 @@ class BrokerConfig:
         value = self._values["log.flush.interval.ms"]
         return value if isinstance(value, int) else self.get_int("log.flush.scheduler.interval.ms")
 
-    def describe(self) -> dict[str, str]:
-        """Every setting as a string, for DescribeConfigs."""
-        return {
-            k: "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
-            for k, v in self._values.items()
-        }
+    def describe(self) -> dict[str, str | None]:
+        """Every setting as a string, and each listener.name.<name>.ssl.* key set,
+        for DescribeConfigs; a secret's value is None."""
+        values = self._values | self.tls.scoped_values()
+        return {k: None if is_sensitive(k) else _text(v) for k, v in values.items()}
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)

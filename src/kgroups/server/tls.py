@@ -38,11 +38,11 @@ _KEYWORDS = {
 }
 
 
-def server_context(config: BrokerConfig, listener: str = "SSL") -> ssl.SSLContext:
+def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
     """The context the TLS listener named `listener` serves with."""
 
     def get(key: str) -> str | None:
-        value = config.listener_ssl(listener, key)
+        value = config.tls.get(listener, key)
         return value if isinstance(value, str) and value else None
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -52,7 +52,7 @@ def server_context(config: BrokerConfig, listener: str = "SSL") -> ssl.SSLContex
     try:
         if ciphers:
             context.set_ciphers(ciphers)
-        _load_key_store(context, get)
+        _load_key_store(context, get, listener, _password_key(config, listener))
         _load_trust_store(context, get)
     except (OSError, ssl.SSLError) as e:
         raise ConfigError(f"cannot set up TLS for listener {listener}: {e}") from None
@@ -60,16 +60,39 @@ def server_context(config: BrokerConfig, listener: str = "SSL") -> ssl.SSLContex
     return context
 
 
-def _load_key_store(context: ssl.SSLContext, get: Callable[[str], str | None]) -> None:
-    password = get("ssl.key.password")
+def _password_key(config: BrokerConfig, listener: str) -> str:
+    """Where the key store's password is expected: with the listener's own key
+    store, the listener's own key."""
+    own = any(
+        config.tls.key_of(listener, key) != key
+        for key in ("ssl.keystore.location", "ssl.keystore.key", "ssl.key.password")
+    )
+    return f"listener.name.{listener.lower()}.ssl.key.password" if own else "ssl.key.password"
+
+
+def _load_key_store(
+    context: ssl.SSLContext, get: Callable[[str], str | None], listener: str, password_key: str
+) -> None:
+    given = get("ssl.key.password")
+
+    # Without a password OpenSSL would ask for one on the terminal: refuse instead.
+    def password() -> str:
+        if given is None:
+            raise ConfigError(
+                f"the private key of listener {listener} is encrypted: set {password_key}"
+            )
+        return given
+
     location = get("ssl.keystore.location")
     key = get("ssl.keystore.key")
     chain = get("ssl.keystore.certificate.chain")
     if location is not None:
         context.load_cert_chain(location, password=password)
         return
-    # Config validation has made sure the inline pair is there.
-    assert key is not None and chain is not None
+    if key is None or chain is None:
+        raise ConfigError(
+            f"listener {listener} needs ssl.keystore.key and ssl.keystore.certificate.chain"
+        )
     load_inline_key_store(context, key, chain, password)
 
 

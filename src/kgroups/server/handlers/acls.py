@@ -1,6 +1,6 @@
 """CreateAcls, DescribeAcls, DeleteAcls: the authorizer's bindings over the wire.
 
-Who may call them is checked in server/access.py (Cluster ALTER to change,
+Who may call them is checked in server/access/cluster.py (Cluster ALTER to change,
 Cluster DESCRIBE to read), as for every API; without an authorizer Kafka
 answers SECURITY_DISABLED.
 """

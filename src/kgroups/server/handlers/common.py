@@ -48,6 +48,8 @@ def with_own_address(
     broker: BrokerCore, listener: str, addresses: dict[int, tuple[str, int]]
 ) -> dict[int, tuple[str, int]]:
     """Cluster addresses on a listener, this broker's as it advertises it now."""
-    if broker.broker_id not in addresses:
+    registered = addresses.get(broker.broker_id)
+    if registered is None:
         return addresses
-    return {**addresses, broker.broker_id: own_address(broker, listener)}
+    own = own_address(broker, listener)
+    return addresses if registered == own else {**addresses, broker.broker_id: own}

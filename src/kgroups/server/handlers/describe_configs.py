@@ -13,6 +13,7 @@ from kio.schema.describe_configs.v4.response import (
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
 from kgroups.server.handlers.common import NO_THROTTLE
+from kgroups.server.sensitive_configs import is_sensitive
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi
@@ -24,6 +25,9 @@ BROKER = 4
 TOPIC_CONFIG = 1
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+# Config types as Kafka numbers them (KIP-569).
+UNKNOWN_TYPE = 0
+PASSWORD_TYPE = 9
 
 
 async def handle(
@@ -32,7 +36,7 @@ async def handle(
     results = []
     for resource in request.resources:
         error, message = ErrorCode.none, None
-        entries: list[tuple[str, str, int]] = []
+        entries: list[tuple[str, str | None, int]] = []
         if resource.resource_type == TOPIC:
             topic = broker.topics.get(resource.resource_name)
             if topic is None:
@@ -65,13 +69,14 @@ async def handle(
                         value=v,
                         read_only=resource.resource_type == BROKER,
                         config_source=i8(source),
-                        is_sensitive=False,
+                        is_sensitive=sensitive,
                         synonyms=(),
-                        config_type=i8(0),
+                        config_type=i8(PASSWORD_TYPE if sensitive else UNKNOWN_TYPE),
                         documentation=None,
                     )
                     for k, v, source in entries
                     if keys is None or k in keys
+                    for sensitive in (resource.resource_type == BROKER and is_sensitive(k),)
                 ),
             )
         )

@@ -1,7 +1,7 @@
 """DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554).
 
 Who may call them (DESCRIBE, ALTER on the Cluster) is checked in
-server/access.py when an authorizer is configured.
+server/access/cluster.py when an authorizer is configured.
 """
 
 from __future__ import annotations
