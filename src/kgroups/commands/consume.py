@@ -31,9 +31,10 @@ async def run(
     max_messages: int | None,
     timeout_ms: int | None,
     print_key: bool,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     security: ClientSecurity = PLAINTEXT,
 ) -> int:
+    out = sys.stdout if out is None else out  # read now: tests and embedders swap it
     client = ClusterClient(bootstrap, "kgroups-consumer", security)
     seen = 0
     try:

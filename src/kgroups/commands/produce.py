@@ -32,9 +32,10 @@ async def run(
     key_separator: str | None,
     partition: int | None,
     acks: int,
-    source: TextIO = sys.stdin,
+    source: TextIO | None = None,
     security: ClientSecurity = PLAINTEXT,
 ) -> int:
+    source = sys.stdin if source is None else source  # read now: tests and embedders swap it
     client = ClusterClient(bootstrap, "kgroups-producer", security)
     sent = 0
     try:
