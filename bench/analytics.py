@@ -197,7 +197,11 @@ def _tree_usage(root: int) -> tuple[int, dict[int, int]]:
 
 
 def run_analytics(
-    bootstrap: str, output: Path, now_ms: int, driver_memory: str | None = None
+    bootstrap: str,
+    output: Path,
+    now_ms: int,
+    driver_memory: str | None = None,
+    conf: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     args = [
         *(sys.executable, "-m", "kgroups", "analytics", "--master", "local[2]"),
@@ -206,8 +210,11 @@ def run_analytics(
     ]
     started = time.perf_counter()
     env = dict(os.environ)
+    submit = [f"--conf {setting}" for setting in conf]
     if driver_memory:  # the JVM's heap (Spark's default: 1g)
-        env["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory {driver_memory} pyspark-shell"
+        submit.append(f"--driver-memory {driver_memory}")
+    if submit:
+        env["PYSPARK_SUBMIT_ARGS"] = " ".join([*submit, "pyspark-shell"])
     proc = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
@@ -225,9 +232,28 @@ def run_analytics(
             # A process may exec another (spark-submit's script becomes the JVM).
             roles.update((pid, _role(pid)) for pid in ticks if roles.get(pid, "driver") == "driver")
 
+    lines: list[str] = []
+
+    def relay() -> None:
+        # Step lines as they come, with the time and CPU so far: a long run
+        # that is stopped still shows how far it went.
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("[analytics"):
+                so_far = sum(cpu.values()) / os.sysconf("SC_CLK_TCK")
+                at = time.perf_counter() - started
+                print(f"{at:7.1f} s, {so_far:7.1f} CPU s: {line.rstrip()}", file=sys.stderr)
+
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    stdout, stderr = proc.communicate()
+    relayer = threading.Thread(target=relay, daemon=True)
+    relayer.start()
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()
+    proc.wait()
+    relayer.join()
+    stderr = "".join(lines)
     elapsed = time.perf_counter() - started
     done.set()
     sampler.join()
@@ -267,6 +293,7 @@ def main() -> None:
     ap.add_argument(
         "--driver-memory", metavar="SIZE", help="the Spark JVM's heap, e.g. 4g (default 1g)"
     )
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     for commits in args.commits:
         work = Path(tempfile.mkdtemp(prefix="kgbench-analytics."))
@@ -278,8 +305,15 @@ def main() -> None:
             out: dict[str, Any] = {"bench": "analytics", "commits": commits, "records": records}
             out["generate_seconds"] = round(time.perf_counter() - started, 1)
             out["driver_memory"] = args.driver_memory or "1g"
+            out["conf"] = args.conf
             out.update(
-                run_analytics(broker.bootstrap, work / "report", last + 60_000, args.driver_memory)
+                run_analytics(
+                    broker.bootstrap,
+                    work / "report",
+                    last + 60_000,
+                    args.driver_memory,
+                    tuple(args.conf),
+                )
             )
             out["lag_rows_with_log_end"] = _lag_coverage(work / "report")
             print(json.dumps(out), flush=True)
