@@ -2,10 +2,12 @@
 
 Every key and value version Kafka has written is read (offset commit keys v0/v1
 and values v0-v4, group metadata key v2 and values v0-v4), through the same
-decoders the coordinator itself uses. A record that is neither (a newer
-coordinator's record types) is kept with kind ``unknown`` so it can be counted,
-not silently lost. Members' subscriptions and assignments are decoded from the
-consumer protocol when the group's protocol type is ``consumer``.
+decoders the coordinator itself uses; offset commits, nearly every record, are
+read a batch at a time by commit_columns, which gives the same rows. A record
+that is neither (a newer coordinator's record types) is kept with kind
+``unknown`` so it can be counted, not silently lost. Members' subscriptions and
+assignments are decoded from the consumer protocol when the group's protocol
+type is ``consumer``.
 
 The consumer group (KIP-848) records, types 3-8 and 16, are decoded by the
 broker's own codec into kinds ``consumer_group_epoch`` (3),
