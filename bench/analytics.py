@@ -164,6 +164,17 @@ def generate(bootstrap: str, commits: int) -> tuple[int, int]:
     return records, last
 
 
+def _role(pid: int) -> str:
+    """Which part of the job a process is: the JVM, a Python worker, or the driver."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "driver"
+    if b"pyspark.daemon" in command or b"pyspark.worker" in command:
+        return "python_workers"
+    return "jvm" if b"java" in command.split(b"\0", 1)[0] else "driver"
+
+
 def _tree_usage(root: int) -> tuple[int, dict[int, int]]:
     """Resident bytes of ``root`` and all its descendants, and each one's CPU ticks."""
     children: dict[int, list[int]] = {}
@@ -189,16 +200,31 @@ def _tree_usage(root: int) -> tuple[int, dict[int, int]]:
     return rss, ticks
 
 
-def run_analytics(bootstrap: str, output: Path, now_ms: int) -> dict[str, Any]:
+def run_analytics(
+    bootstrap: str,
+    output: Path,
+    now_ms: int,
+    driver_memory: str | None = None,
+    conf: tuple[str, ...] = (),
+) -> dict[str, Any]:
     args = [
         *(sys.executable, "-m", "kgroups", "analytics", "--master", "local[2]"),
         *("--bootstrap-server", bootstrap, "--offsets-topic", OFFSETS_TOPIC),
         *("--output", str(output), "--now", str(now_ms)),
     ]
     started = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ)
+    submit = [f"--conf {setting}" for setting in conf]
+    if driver_memory:  # the JVM's heap (Spark's default: 1g)
+        submit.append(f"--driver-memory {driver_memory}")
+    if submit:
+        env["PYSPARK_SUBMIT_ARGS"] = " ".join([*submit, "pyspark-shell"])
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     peak = 0
     cpu: dict[int, int] = {}  # the last CPU ticks seen per process of the tree
+    roles: dict[int, str] = {}
     done = threading.Event()
 
     def sample() -> None:
@@ -207,6 +233,21 @@ def run_analytics(bootstrap: str, output: Path, now_ms: int) -> dict[str, Any]:
             rss, ticks = _tree_usage(proc.pid)
             peak = max(peak, rss)
             cpu.update(ticks)
+            # A process may exec another (spark-submit's script becomes the JVM).
+            roles.update((pid, _role(pid)) for pid in ticks if roles.get(pid, "driver") == "driver")
+
+    lines: list[str] = []
+
+    def relay() -> None:
+        # Step lines as they come, with the time and CPU so far: a long run
+        # that is stopped still shows how far it went.
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("[analytics"):
+                so_far = sum(cpu.values()) / os.sysconf("SC_CLK_TCK")
+                at = time.perf_counter() - started
+                print(f"{at:7.1f} s, {so_far:7.1f} CPU s: {line.rstrip()}", file=sys.stderr)
 
     summary_at = started
 
@@ -222,9 +263,12 @@ def run_analytics(bootstrap: str, output: Path, now_ms: int) -> dict[str, Any]:
     sampler.start()
     reader = threading.Thread(target=read_stdout, daemon=True)
     reader.start()
-    stderr = proc.stderr.read() if proc.stderr is not None else ""
+    relayer = threading.Thread(target=relay, daemon=True)
+    relayer.start()
     proc.wait()
     reader.join()
+    relayer.join()
+    stderr = "".join(lines)
     elapsed = time.perf_counter() - started
     stdout = "".join(stdout_lines)
     done.set()
@@ -240,6 +284,12 @@ def run_analytics(bootstrap: str, output: Path, now_ms: int) -> dict[str, Any]:
         # CPU seconds of the whole tree (sampled: a process's last 0.2 s may be
         # missed): what the run costs an idle machine, whatever shares the cores.
         "cpu_seconds": round(sum(cpu.values()) / os.sysconf("SC_CLK_TCK"), 1),
+        "cpu_seconds_by_role": {
+            role: round(
+                sum(t for pid, t in cpu.items() if roles[pid] == role) / os.sysconf("SC_CLK_TCK"), 1
+            )
+            for role in sorted(set(roles.values()))
+        },
         "steps_s": [float(line.rsplit("(", 1)[1].split()[0]) for line in steps],
         "spark_progress_bars": "[Stage " in stderr,
         "summary": stdout.strip().splitlines()[-1],
@@ -258,6 +308,10 @@ def _lag_coverage(report: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commits", type=int, nargs="+", default=[100, 1_000_000, 10_000_000])
+    ap.add_argument(
+        "--driver-memory", metavar="SIZE", help="the Spark JVM's heap, e.g. 4g (default 1g)"
+    )
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     for commits in args.commits:
         work = Path(tempfile.mkdtemp(prefix="kgbench-analytics."))
@@ -268,7 +322,17 @@ def main() -> None:
             records, last = generate(broker.bootstrap, commits)
             out: dict[str, Any] = {"bench": "analytics", "commits": commits, "records": records}
             out["generate_seconds"] = round(time.perf_counter() - started, 1)
-            out.update(run_analytics(broker.bootstrap, work / "report", last + 60_000))
+            out["driver_memory"] = args.driver_memory or "1g"
+            out["conf"] = args.conf
+            out.update(
+                run_analytics(
+                    broker.bootstrap,
+                    work / "report",
+                    last + 60_000,
+                    args.driver_memory,
+                    tuple(args.conf),
+                )
+            )
             out["lag_rows_with_log_end"] = _lag_coverage(work / "report")
             print(json.dumps(out), flush=True)
         finally:

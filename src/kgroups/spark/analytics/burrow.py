@@ -50,7 +50,7 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
     commits: deque[Commit] = deque(maxlen=window)
     for batch in batches:
         out: list[dict[str, Any]] = []
-        for row in batch.to_pylist():
+        for row in batch.take(needed_rows(batch, window)).to_pylist():
             this = (row["group"], row["topic"], row["partition"])
             if this != key:
                 key = this
@@ -77,3 +77,36 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
                 }
             )
         yield pa.RecordBatch.from_pylist(out, schema=arrow)
+
+
+def needed_rows(batch: pa.RecordBatch, window: int) -> pa.Array:
+    """The rows of a sorted batch that can change a status row: every tick, the
+    last ``window`` commits before each tick of its partition, and the last
+    ``window`` commits of the batch's last partition (its next tick may be in the
+    next batch). Nearly every commit is in none: this leaves them out before
+    rows become Python objects."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    if n == 0:
+        return pa.array([], pa.int64())
+    new_key = np.zeros(n, np.bool_)
+    new_key[0] = True
+    for name in ("group", "topic", "partition"):
+        column = batch.column(name)
+        differs = pc.fill_null(pc.not_equal(column[1:], column[:-1]), True)
+        both_null = pc.and_(pc.is_null(column[1:]), pc.is_null(column[:-1]))
+        new_key[1:] |= pc.and_not(differs, both_null).to_numpy(zero_copy_only=False)
+    segment = np.cumsum(new_key)
+    tick = batch.column("kind").to_numpy(zero_copy_only=False) == 1
+    positions = np.arange(n)
+    # The next tick at or after each row (n: none), and the commits before it.
+    next_tick = np.minimum.accumulate(np.where(tick, positions, n)[::-1])[::-1]
+    commits_upto = np.concatenate([[0], np.cumsum(~tick)])
+    tick_at = np.minimum(next_tick, n - 1)
+    before_tick = (next_tick < n) & (segment[tick_at] == segment)
+    later_commits = commits_upto[np.where(before_tick, next_tick, n)] - commits_upto[positions + 1]
+    keep = tick | (~tick & (before_tick | (segment == segment[-1])) & (later_commits < window))
+    return pa.array(np.flatnonzero(keep))

@@ -2,10 +2,12 @@
 
 Every key and value version Kafka has written is read (offset commit keys v0/v1
 and values v0-v4, group metadata key v2 and values v0-v4), through the same
-decoders the coordinator itself uses. A record that is neither (a newer
-coordinator's record types) is kept with kind ``unknown`` so it can be counted,
-not silently lost. Members' subscriptions and assignments are decoded from the
-consumer protocol when the group's protocol type is ``consumer``.
+decoders the coordinator itself uses; offset commits, nearly every record, are
+read a batch at a time by commit_columns, which gives the same rows. A record
+that is neither (a newer coordinator's record types) is kept with kind
+``unknown`` so it can be counted, not silently lost. Members' subscriptions and
+assignments are decoded from the consumer protocol when the group's protocol
+type is ``consumer``.
 
 The consumer group (KIP-848) records, types 3-8 and 16, are decoded by the
 broker's own codec into kinds ``consumer_group_epoch`` (3),
@@ -36,6 +38,7 @@ from kgroups.coordinator.records import (
     decode_key,
     decode_offset_commit_value,
 )
+from kgroups.spark.analytics.commit_columns import offset_commit_columns
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
@@ -260,23 +263,52 @@ def decode_batches(
     batches: Iterator[pa.RecordBatch], topic_names: Mapping[str, str] | None = None
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow function: rows of the data source -> DECODED_SCHEMA rows;
-    ``topic_names`` maps topic ids (as text) to names."""
+    ``topic_names`` maps topic ids (as text) to names.
+
+    Offset commits are decoded a batch at a time (commit_columns); the other
+    records, and any commit it does not take, one by one through decode_record."""
+    import numpy as np
     import pyarrow as pa
 
     arrow = arrow_of(DECODED_SCHEMA)
     for batch in batches:
-        columns = batch.to_pydict()
-        timestamps = batch.column("timestamp").cast(pa.int64()).to_pylist()
+        keys, values = batch.column("key"), batch.column("value")
+        fast = offset_commit_columns(keys, values)
+        slow = np.setdiff1d(np.arange(batch.num_rows), fast.rows, assume_unique=True)
+        located = {
+            "offsets_partition": batch.column("partition"),
+            "offsets_offset": batch.column("offset"),
+            "record_ms": pa.array(
+                np.floor_divide(
+                    batch.column("timestamp").cast(pa.int64()).to_numpy(zero_copy_only=False),
+                    1000,
+                )
+            ),
+        }
+        taken = pa.array(fast.rows)
+        columns = {**fast.columns, **{name: c.take(taken) for name, c in located.items()}}
+        decoded = pa.RecordBatch.from_arrays(
+            [
+                columns[f.name] if f.name in columns else pa.nulls(len(fast.rows), f.type)
+                for f in arrow
+            ],
+            schema=arrow,
+        )
+        if len(slow) == 0:
+            yield decoded
+            continue
         rows = []
-        for key, value, partition, offset, micros in zip(
-            columns["key"],
-            columns["value"],
-            columns["partition"],
-            columns["offset"],
-            timestamps,
+        for key, value, partition, offset, record_ms in zip(
+            keys.take(slow).to_pylist(),
+            values.take(slow).to_pylist(),
+            *(c.take(pa.array(slow)).to_pylist() for c in located.values()),
             strict=True,
         ):
             row = decode_record(key, value, topic_names)
-            row.update(offsets_partition=partition, offsets_offset=offset, record_ms=micros // 1000)
+            row.update(offsets_partition=partition, offsets_offset=offset, record_ms=record_ms)
             rows.append(row)
-        yield pa.RecordBatch.from_pylist(rows, schema=arrow)
+        others = pa.RecordBatch.from_pylist(rows, schema=arrow)
+        # Back in the log's order.
+        order = np.argsort(np.concatenate([fast.rows, slow]), kind="stable")
+        together = pa.Table.from_batches([decoded, others]).take(pa.array(order))
+        yield from together.combine_chunks().to_batches()
