@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from kgroups.spark.analytics.arrow_map import map_in_arrow
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
 from kgroups.spark.analytics.consumer_epochs import consumer_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
@@ -41,9 +42,16 @@ from kgroups.spark.options import TopicSelection
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
-__all__ = ["AnalyticsConfig", "Progress", "run_analytics", "write_text"]
+__all__ = ["DRIVER_READ_RECORDS", "AnalyticsConfig", "Progress", "run_analytics", "write_text"]
 
 OFFSETS_TOPIC = "__consumer_offsets"
+# Up to this many records, the offsets log and the data topics' index are read and
+# decoded on the driver, and the analyses' Python steps run there too: no Python
+# process is started beside the driver. Decoding takes about 20 CPU µs a record, so
+# 100 000 records cost the driver about 2 s on one core, less than the data source's
+# start-up processes (about 3 s) and its workers would, and their rows (some 30 MB
+# as Arrow) pass to the JVM at once; above it the executors' parallel read wins.
+DRIVER_READ_RECORDS = 100_000
 _COMMIT_KINDS = ("offset_commit", "offset_deleted")
 _TICKS_PER_HISTORY = 120
 
@@ -60,6 +68,8 @@ class AnalyticsConfig:
     now_ms: int | None = None
     security_keys: dict[str, str] = field(default_factory=dict, repr=False)  # holds a password
     """security.protocol, ssl.*, sasl.* (--command-config), for every connection."""
+    driver_read_records: int = DRIVER_READ_RECORDS
+    """Logs of at most this many records are read and analysed on the driver (0: never)."""
 
     @property
     def kafka_options(self) -> dict[str, str]:
@@ -121,6 +131,7 @@ def run_analytics(
         group_pattern=config.groups,
         extra_options=config.kafka_options,
         topic_names=topic_names,
+        driver_records=config.driver_read_records,
     ).cache()
     # One aggregation gives the step lines' counts, the committed-to topics and the
     # first commit: on a small log each Spark job costs more than its data.
@@ -134,6 +145,8 @@ def run_analytics(
         kinds[row.kind] = kinds.get(row.kind, 0) + row.n
     commit_rows = [r for r in overview if r.kind in _COMMIT_KINDS and r.topic is not None]
     shuffle_partitions = size_shuffles(spark, sum(kinds.values()))
+    # A log read on the driver is small enough for its analyses to run there too.
+    small = sum(kinds.values()) <= config.driver_read_records
     progress.done(
         f"{sum(kinds.values())} records: "
         + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
@@ -153,7 +166,9 @@ def run_analytics(
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         existing = sorted({t for t, _ in calls.partitions(TopicSelection(pattern=".*"))})
     present = [t for t in topics if t in existing]
-    index = record_index(spark, config.bootstrap, present, config.kafka_options).cache()
+    index = record_index(
+        spark, config.bootstrap, present, config.kafka_options, config.driver_read_records
+    ).cache()
     records = index.count()
     gone = sorted(set(topics) - set(present))
     progress.done(
@@ -197,10 +212,16 @@ def run_analytics(
         )
     )
     window = config.window
+    ordered = events.repartition("group", "topic", "partition").sortWithinPartitions(
+        "group", "topic", "partition", "t_ms", "kind"
+    )
     status = (
-        events.repartition("group", "topic", "partition")
-        .sortWithinPartitions("group", "topic", "partition", "t_ms", "kind")
-        .mapInArrow(lambda batches: evaluate_sorted(batches, window), STATUS_SCHEMA)
+        map_in_arrow(
+            ordered,
+            lambda batches: evaluate_sorted(batches, window),
+            STATUS_SCHEMA,
+            on_driver=small,
+        )
         .withColumn("time", F.timestamp_millis("t_ms"))
         .cache()
     )
@@ -236,9 +257,9 @@ def run_analytics(
 
     progress.step("building the rebalance history")
     sc.setJobDescription("kgroups analytics: rebalances")
-    rebalances = rebalance_history(generations, commits).cache()
+    rebalances = rebalance_history(generations, commits, on_driver=small).cache()
     _save(rebalances, f"{out}/rebalances")
-    epochs = consumer_epochs(decoded).cache()
+    epochs = consumer_epochs(decoded, on_driver=small).cache()
     _save(epochs, f"{out}/epochs")
     history = _sorted(
         rebalances.select(
