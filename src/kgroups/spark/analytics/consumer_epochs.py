@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgroups.spark.analytics.arrow_map import map_in_arrow
+from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
@@ -256,7 +256,12 @@ def consumer_epochs(decoded: DataFrame, *, on_driver: bool = False) -> DataFrame
     from pyspark.sql import functions as F
 
     records = decoded.filter(F.col("kind").isin(*CONSUMER_KINDS))
-    ordered = records.repartition("group").sortWithinPartitions("group", "offsets_offset")
-    return map_in_arrow(ordered, _timelines, EPOCHS_SCHEMA, on_driver=on_driver).withColumn(
-        "time", F.timestamp_millis("record_ms")
+    timelines = map_sorted(
+        records,
+        _timelines,
+        EPOCHS_SCHEMA,
+        keys=["group"],
+        then=["offsets_offset"],
+        on_driver=on_driver,
     )
+    return timelines.withColumn("time", F.timestamp_millis("record_ms"))

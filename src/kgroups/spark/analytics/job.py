@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from kgroups.spark.analytics.arrow_map import map_in_arrow
+from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
 from kgroups.spark.analytics.consumer_epochs import consumer_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
@@ -212,14 +212,13 @@ def run_analytics(
         )
     )
     window = config.window
-    ordered = events.repartition("group", "topic", "partition").sortWithinPartitions(
-        "group", "topic", "partition", "t_ms", "kind"
-    )
     status = (
-        map_in_arrow(
-            ordered,
+        map_sorted(
+            events,
             lambda batches: evaluate_sorted(batches, window),
             STATUS_SCHEMA,
+            keys=["group", "topic", "partition"],
+            then=["t_ms", "kind"],
             on_driver=small,
         )
         .withColumn("time", F.timestamp_millis("t_ms"))
