@@ -230,12 +230,9 @@ def test_a_small_log_read_on_the_driver_gives_the_executors_tables(
     from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
     from kgroups.spark.analytics.tables import decoded_offsets_log
 
-    for driver_records, uses_workers in ((0, True), (10_000, False)):
-        decoded = decoded_offsets_log(
-            spark, recorded, "recorded-offsets", driver_records=driver_records
-        )
-        decoded.explain()
-        assert ("MapInArrow" in capsys.readouterr().out) == uses_workers
+    for on_driver in (False, True):
+        decoded_offsets_log(spark, recorded, "recorded-offsets", on_driver=on_driver).explain()
+        assert ("MapInArrow" in capsys.readouterr().out) != on_driver
 
     outputs = {}
     for name, driver_records in (("executors", 0), ("driver", 10_000)):

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 __all__ = ["arrow_table", "read_here"]
 
 
-def read_here(options: Mapping[str, str], max_records: int) -> pa.Table | None:
+def read_here(options: Mapping[str, str], max_records: int | None = None) -> pa.Table | None:
     """The rows ``spark.read.format("kgroups").options(**options).load()`` holds,
     read in this process; None when its ranges hold more than ``max_records``
     records (then the executors should read them)."""
     parsed = ReadOptions.parse(options, streaming=False)
     reader = KafkaBatchReader(parsed)
     ranges = [r for r in reader.partitions() if isinstance(r, OffsetRange)]
-    if sum(r.size for r in ranges) > max_records:
+    if max_records is not None and sum(r.size for r in ranges) > max_records:
         return None
     schema = arrow_schema(parsed.include_headers)
     return arrow_table([b for r in ranges for b in reader.read(r)], schema)

@@ -34,7 +34,7 @@ from kgroups.spark.analytics.consumer_epochs import consumer_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
 from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
-from kgroups.spark.analytics.session import size_shuffles
+from kgroups.spark.analytics.session import log_records, size_shuffles
 from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
 from kgroups.spark.cluster_calls import ClusterCalls
 from kgroups.spark.options import TopicSelection
@@ -124,6 +124,9 @@ def run_analytics(
     sc.setJobDescription("kgroups analytics: decode the offsets topic")
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         topic_names = calls.topic_names()
+    # A small log is read, decoded and analysed on the driver (DRIVER_READ_RECORDS).
+    log_size = log_records(config.bootstrap, config.offsets_topic, config.security_keys)
+    small = log_size is not None and log_size <= config.driver_read_records
     decoded = decoded_offsets_log(
         spark,
         config.bootstrap,
@@ -131,8 +134,9 @@ def run_analytics(
         group_pattern=config.groups,
         extra_options=config.kafka_options,
         topic_names=topic_names,
-        driver_records=config.driver_read_records,
-    ).cache()
+        on_driver=small,
+    )
+    decoded = _kept(decoded, small)
     # One aggregation gives the step lines' counts, the committed-to topics and the
     # first commit: on a small log each Spark job costs more than its data.
     overview = (
@@ -145,8 +149,6 @@ def run_analytics(
         kinds[row.kind] = kinds.get(row.kind, 0) + row.n
     commit_rows = [r for r in overview if r.kind in _COMMIT_KINDS and r.topic is not None]
     shuffle_partitions = size_shuffles(spark, sum(kinds.values()))
-    # A log read on the driver is small enough for its analyses to run there too.
-    small = sum(kinds.values()) <= config.driver_read_records
     progress.done(
         f"{sum(kinds.values())} records: "
         + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
@@ -154,8 +156,8 @@ def run_analytics(
     )
 
     progress.step("writing commits and generations")
-    commits = commits_table(decoded).cache()
-    generations = generations_table(decoded).cache()
+    commits = _kept(commits_table(decoded), small)
+    generations = _kept(generations_table(decoded), small)
     _save(commits, f"{out}/commits")
     _save(generations, f"{out}/generations")
     progress.done("tables commits, generations written")
@@ -212,7 +214,7 @@ def run_analytics(
         )
     )
     window = config.window
-    status = (
+    status = _kept(
         map_sorted(
             events,
             lambda batches: evaluate_sorted(batches, window),
@@ -220,9 +222,8 @@ def run_analytics(
             keys=["group", "topic", "partition"],
             then=["t_ms", "kind"],
             on_driver=small,
-        )
-        .withColumn("time", F.timestamp_millis("t_ms"))
-        .cache()
+        ).withColumn("time", F.timestamp_millis("t_ms")),
+        small,
     )
     _save(status, f"{out}/partition_status")
     severity = F.create_map(*[x for s, n in SEVERITY.items() for x in (F.lit(n), F.lit(s))])
@@ -258,7 +259,7 @@ def run_analytics(
     sc.setJobDescription("kgroups analytics: rebalances")
     rebalances = rebalance_history(generations, commits, on_driver=small).cache()
     _save(rebalances, f"{out}/rebalances")
-    epochs = consumer_epochs(decoded, on_driver=small).cache()
+    epochs = _kept(consumer_epochs(decoded, on_driver=small), small)
     _save(epochs, f"{out}/epochs")
     history = _sorted(
         rebalances.select(
@@ -302,6 +303,13 @@ def run_analytics(
         "groups": len(reports),
         "status": {r.group: r.status for r in reports},
     }
+
+
+def _kept(df: DataFrame, small: bool) -> DataFrame:
+    """``df`` cached, unless it is a table made on the driver (or a projection of
+    one): that is in memory already, and Spark answers its filters and projections
+    without a job, where a cached table costs one each time."""
+    return df if small else df.cache()
 
 
 def _sorted(rows: list[Row], *columns: str) -> list[Row]:

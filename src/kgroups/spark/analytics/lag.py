@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from kgroups.spark import register
 from kgroups.spark.driver_read import read_here
 from kgroups.spark.schema import kafka_schema
 
@@ -48,6 +49,7 @@ def record_index(
     if small is not None:
         rows = spark.createDataFrame(small, kafka_schema(include_headers=False))
     else:
+        register(spark)
         rows = spark.read.format("kgroups").options(**options).load()
     return rows.select(
         "topic", "partition", "offset", F.unix_millis(F.col("timestamp")).alias("ts_ms")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from kgroups.spark import register
 from kgroups.spark.analytics.offsets_log import DECODED_SCHEMA, decode_batches
 from kgroups.spark.analytics.row_types import arrow_of
 from kgroups.spark.driver_read import arrow_table, read_here
@@ -27,12 +28,12 @@ def decoded_offsets_log(
     streaming: bool = False,
     extra_options: dict[str, str] | None = None,
     topic_names: dict[str, str] | None = None,
-    driver_records: int = 0,
+    on_driver: bool = False,
 ) -> DataFrame:
     """Every record of the offsets topic, decoded (DECODED_SCHEMA); ``topic_names``
-    (topic id as text -> name) names the topics of consumer group assignments. A
-    batch read of at most ``driver_records`` records is read and decoded here, on
-    the driver (kgroups.spark.driver_read): no Python process is started for it."""
+    (topic id as text -> name) names the topics of consumer group assignments.
+    ``on_driver`` (a small log, batch only): read and decode it here, on the driver
+    (kgroups.spark.driver_read), starting no Python process for it."""
     options = {
         "kafka.bootstrap.servers": bootstrap,
         "subscribe": topic,
@@ -40,13 +41,15 @@ def decoded_offsets_log(
         **(extra_options or {}),
     }
     names = dict(topic_names or {})
-    small = read_here(options, driver_records) if driver_records and not streaming else None
-    if small is not None:
+    if on_driver and not streaming:
+        small = read_here(options)
+        assert small is not None  # read whatever its size
         raw_batches = small.select(["key", "value", "partition", "offset", "timestamp"])
         rows = decode_batches(iter(raw_batches.to_batches()), names)
         table = arrow_table(rows, arrow_of(DECODED_SCHEMA))
         decoded = spark.createDataFrame(table, DECODED_SCHEMA)
     else:
+        register(spark)
         source = (spark.readStream if streaming else spark.read).format("kgroups")
         for key, value in options.items():
             source = source.option(key, value)
