@@ -125,7 +125,11 @@ def run_analytics(
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         topic_names = calls.topic_names()
     # A small log is read, decoded and analysed on the driver (DRIVER_READ_RECORDS).
-    log_size = log_records(config.bootstrap, config.offsets_topic, config.security_keys)
+    log_size = (
+        log_records(config.bootstrap, config.offsets_topic, config.security_keys)
+        if config.driver_read_records > 0
+        else None
+    )
     small = log_size is not None and log_size <= config.driver_read_records
     decoded = decoded_offsets_log(
         spark,
