@@ -222,6 +222,44 @@ def test_analytics_on_a_recorded_scenario(
     assert "http" not in report.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
+def test_a_small_log_read_on_the_driver_gives_the_executors_tables(
+    spark: Any, recorded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The small-log path (read, decode and analyse on the driver) and the executors'
+    path write the same tables and the same report from the same log."""
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
+    from kgroups.spark.analytics.tables import decoded_offsets_log
+
+    for on_driver in (False, True):
+        decoded_offsets_log(spark, recorded, "recorded-offsets", on_driver=on_driver).explain()
+        assert ("MapInArrow" in capsys.readouterr().out) != on_driver
+
+    outputs = {}
+    for name, driver_records in (("executors", 0), ("driver", 10_000)):
+        outputs[name] = out = str(tmp_path / name)
+        run_analytics(
+            spark,
+            AnalyticsConfig(
+                bootstrap=recorded,
+                output=out,
+                offsets_topic="recorded-offsets",
+                interval_ms=10 * SECOND,
+                now_ms=NOW,
+                driver_read_records=driver_records,
+            ),
+            Progress(steps=7, write=lambda line: None),
+        )
+    tables = ("commits", "generations", "lag", "partition_status", "group_status")
+    for table in (*tables, "rebalances", "epochs"):
+        executors = spark.read.parquet(f"{outputs['executors']}/{table}")
+        driver = spark.read.parquet(f"{outputs['driver']}/{table}")
+        assert driver.schema == executors.schema, table
+        assert sorted(map(repr, driver.collect())) == sorted(map(repr, executors.collect())), table
+    assert spark.read.parquet(f"{outputs['driver']}/partition_status").count() > 0
+    report = {name: (Path(out) / "report.html").read_text() for name, out in outputs.items()}
+    assert report["driver"] == report["executors"]
+
+
 def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_path: Path) -> None:
     """The same job on the broker's own __consumer_offsets, written by real clients."""
     from confluent_kafka import Consumer

@@ -131,8 +131,9 @@ def test_a_wrong_password_fails_the_query_naming_authentication(
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.parametrize("driver_read_records", [0, 100_000], ids=["executors", "driver"])
 def test_analytics_reads_a_secured_cluster_with_its_security_keys(
-    spark: Any, secured: dict[str, str], tmp_path: Path
+    spark: Any, secured: dict[str, str], tmp_path: Path, driver_read_records: int
 ) -> None:
     from kgroups.client.producer import Producer
     from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
@@ -140,17 +141,22 @@ def test_analytics_reads_a_secured_cluster_with_its_security_keys(
 
     client = {key.removeprefix("kafka."): value for key, value in secured.items()}
     bootstrap = client.pop("bootstrap.servers")
+    topic, group = f"secured-lag-{driver_read_records}", f"secured-reader-{driver_read_records}"
     with Producer({"bootstrap.servers": bootstrap, **client}) as producer:
         for i in range(5):
-            producer.send("secured-lag", f"r{i}".encode(), partition=0).result(30)
+            producer.send(topic, f"r{i}".encode(), partition=0).result(30)
     with ClusterCalls(bootstrap, security_keys=client) as calls:
-        calls.commit("secured-reader", {("secured-lag", 0): 3})
+        calls.commit(group, {(topic, 0): 3})
 
     out = str(tmp_path / "report")
     run_analytics(
         spark,
         AnalyticsConfig(
-            bootstrap=bootstrap, output=out, groups="secured-reader", security_keys=client
+            bootstrap=bootstrap,
+            output=out,
+            groups=group,
+            security_keys=client,
+            driver_read_records=driver_read_records,
         ),
         Progress(steps=7, write=lambda line: None),
     )

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
@@ -249,12 +250,18 @@ def _timelines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pylist(group_timeline(current), schema=arrow)
 
 
-def consumer_epochs(decoded: DataFrame) -> DataFrame:
-    """The ``epochs`` table: one row per epoch move of each consumer group."""
+def consumer_epochs(decoded: DataFrame, *, on_driver: bool = False) -> DataFrame:
+    """The ``epochs`` table: one row per epoch move of each consumer group
+    (``on_driver``: follow the records on the driver, see arrow_map)."""
     from pyspark.sql import functions as F
 
     records = decoded.filter(F.col("kind").isin(*CONSUMER_KINDS))
-    ordered = records.repartition("group").sortWithinPartitions("group", "offsets_offset")
-    return ordered.mapInArrow(_timelines, EPOCHS_SCHEMA).withColumn(
-        "time", F.timestamp_millis("record_ms")
+    timelines = map_sorted(
+        records,
+        _timelines,
+        EPOCHS_SCHEMA,
+        keys=["group"],
+        then=["offsets_offset"],
+        on_driver=on_driver,
     )
+    return timelines.withColumn("time", F.timestamp_millis("record_ms"))

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
 from kgroups.spark.analytics.consumer_epochs import consumer_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
 from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
-from kgroups.spark.analytics.session import size_shuffles
+from kgroups.spark.analytics.session import log_records, size_shuffles
 from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
 from kgroups.spark.cluster_calls import ClusterCalls
 from kgroups.spark.options import TopicSelection
@@ -41,9 +42,16 @@ from kgroups.spark.options import TopicSelection
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
-__all__ = ["AnalyticsConfig", "Progress", "run_analytics", "write_text"]
+__all__ = ["DRIVER_READ_RECORDS", "AnalyticsConfig", "Progress", "run_analytics", "write_text"]
 
 OFFSETS_TOPIC = "__consumer_offsets"
+# Up to this many records, the offsets log and the data topics' index are read and
+# decoded on the driver, and the analyses' Python steps run there too: no Python
+# process is started beside the driver. Decoding takes about 20 CPU µs a record, so
+# 100 000 records cost the driver about 2 s on one core, less than the data source's
+# start-up processes (about 3 s) and its workers would, and their rows (some 30 MB
+# as Arrow) pass to the JVM at once; above it the executors' parallel read wins.
+DRIVER_READ_RECORDS = 100_000
 _COMMIT_KINDS = ("offset_commit", "offset_deleted")
 _TICKS_PER_HISTORY = 120
 
@@ -60,6 +68,8 @@ class AnalyticsConfig:
     now_ms: int | None = None
     security_keys: dict[str, str] = field(default_factory=dict, repr=False)  # holds a password
     """security.protocol, ssl.*, sasl.* (--command-config), for every connection."""
+    driver_read_records: int = DRIVER_READ_RECORDS
+    """Logs of at most this many records are read and analysed on the driver (0: never)."""
 
     @property
     def kafka_options(self) -> dict[str, str]:
@@ -114,6 +124,13 @@ def run_analytics(
     sc.setJobDescription("kgroups analytics: decode the offsets topic")
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         topic_names = calls.topic_names()
+    # A small log is read, decoded and analysed on the driver (DRIVER_READ_RECORDS).
+    log_size = (
+        log_records(config.bootstrap, config.offsets_topic, config.security_keys)
+        if config.driver_read_records > 0
+        else None
+    )
+    small = log_size is not None and log_size <= config.driver_read_records
     decoded = decoded_offsets_log(
         spark,
         config.bootstrap,
@@ -121,7 +138,9 @@ def run_analytics(
         group_pattern=config.groups,
         extra_options=config.kafka_options,
         topic_names=topic_names,
-    ).cache()
+        on_driver=small,
+    )
+    decoded = _kept(decoded, small)
     # One aggregation gives the step lines' counts, the committed-to topics and the
     # first commit: on a small log each Spark job costs more than its data.
     overview = (
@@ -141,8 +160,8 @@ def run_analytics(
     )
 
     progress.step("writing commits and generations")
-    commits = commits_table(decoded).cache()
-    generations = generations_table(decoded).cache()
+    commits = _kept(commits_table(decoded), small)
+    generations = _kept(generations_table(decoded), small)
     _save(commits, f"{out}/commits")
     _save(generations, f"{out}/generations")
     progress.done("tables commits, generations written")
@@ -153,7 +172,9 @@ def run_analytics(
     with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
         existing = sorted({t for t, _ in calls.partitions(TopicSelection(pattern=".*"))})
     present = [t for t in topics if t in existing]
-    index = record_index(spark, config.bootstrap, present, config.kafka_options).cache()
+    index = record_index(
+        spark, config.bootstrap, present, config.kafka_options, config.driver_read_records
+    ).cache()
     records = index.count()
     gone = sorted(set(topics) - set(present))
     progress.done(
@@ -197,12 +218,16 @@ def run_analytics(
         )
     )
     window = config.window
-    status = (
-        events.repartition("group", "topic", "partition")
-        .sortWithinPartitions("group", "topic", "partition", "t_ms", "kind")
-        .mapInArrow(lambda batches: evaluate_sorted(batches, window), STATUS_SCHEMA)
-        .withColumn("time", F.timestamp_millis("t_ms"))
-        .cache()
+    status = _kept(
+        map_sorted(
+            events,
+            lambda batches: evaluate_sorted(batches, window),
+            STATUS_SCHEMA,
+            keys=["group", "topic", "partition"],
+            then=["t_ms", "kind"],
+            on_driver=small,
+        ).withColumn("time", F.timestamp_millis("t_ms")),
+        small,
     )
     _save(status, f"{out}/partition_status")
     severity = F.create_map(*[x for s, n in SEVERITY.items() for x in (F.lit(n), F.lit(s))])
@@ -236,9 +261,9 @@ def run_analytics(
 
     progress.step("building the rebalance history")
     sc.setJobDescription("kgroups analytics: rebalances")
-    rebalances = rebalance_history(generations, commits).cache()
+    rebalances = rebalance_history(generations, commits, on_driver=small).cache()
     _save(rebalances, f"{out}/rebalances")
-    epochs = consumer_epochs(decoded).cache()
+    epochs = _kept(consumer_epochs(decoded, on_driver=small), small)
     _save(epochs, f"{out}/epochs")
     history = _sorted(
         rebalances.select(
@@ -282,6 +307,13 @@ def run_analytics(
         "groups": len(reports),
         "status": {r.group: r.status for r in reports},
     }
+
+
+def _kept(df: DataFrame, small: bool) -> DataFrame:
+    """``df`` cached, unless it is a table made on the driver (or a projection of
+    one): that is in memory already, and Spark answers its filters and projections
+    without a job, where a cached table costs one each time."""
+    return df if small else df.cache()
 
 
 def _sorted(rows: list[Row], *columns: str) -> list[Row]:

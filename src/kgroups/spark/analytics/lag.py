@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from kgroups.spark import register
+from kgroups.spark.driver_read import read_here
+from kgroups.spark.schema import kafka_schema
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -28,19 +32,25 @@ def record_index(
     bootstrap: str,
     topics: list[str],
     kafka_options: dict[str, str] | None = None,
+    driver_records: int = 0,
 ) -> DataFrame:
-    """(topic, partition, offset, ts_ms) of every record of ``topics``."""
+    """(topic, partition, offset, ts_ms) of every record of ``topics``; an index of
+    at most ``driver_records`` records is read here, on the driver."""
     if not topics:
         return spark.createDataFrame([], "topic string, partition int, offset long, ts_ms long")
-    rows = (
-        spark.read.format("kgroups")
-        .options(**(kafka_options or {}))
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", ",".join(sorted(topics)))
-        .option("indexOnly", "true")
-        .option("failOnDataLoss", "false")
-        .load()
-    )
+    options = {
+        **(kafka_options or {}),
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": ",".join(sorted(topics)),
+        "indexOnly": "true",
+        "failOnDataLoss": "false",
+    }
+    small = read_here(options, driver_records) if driver_records else None
+    if small is not None:
+        rows = spark.createDataFrame(small, kafka_schema(include_headers=False))
+    else:
+        register(spark)
+        rows = spark.read.format("kgroups").options(**options).load()
     return rows.select(
         "topic", "partition", "offset", F.unix_millis(F.col("timestamp")).alias("ts_ms")
     )

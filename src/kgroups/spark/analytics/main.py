@@ -90,7 +90,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--window must be at least 2 commits")
     now_ms = _now_ms(args.now)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    import kgroups.spark
     from kgroups.commands.command_config import read_properties, security_from
     from kgroups.spark.analytics.follow import follow
     from kgroups.spark.analytics.job import AnalyticsConfig, run_analytics
@@ -99,8 +98,10 @@ def run(args: argparse.Namespace) -> int:
     security_from(args.command_config)  # a bad file fails before Spark starts
     security_keys = {} if args.command_config is None else read_properties(args.command_config)
     records = log_records(args.bootstrap_server, args.offsets_topic, security_keys)
+    # The data source is registered when a read needs it (kgroups.spark.register):
+    # registering makes Spark look up Python data sources in a process of its own,
+    # which a small log, read on the driver, can do without.
     spark = analytics_session(args.master, spark_ui=args.spark_ui, records=records)
-    kgroups.spark.register(spark)
     config = AnalyticsConfig(
         bootstrap=args.bootstrap_server,
         output=args.output,

@@ -26,6 +26,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
+from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
@@ -126,12 +127,19 @@ def _changes(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pylist(out, schema=arrow)
 
 
-def rebalance_history(generations: DataFrame, commits: DataFrame) -> DataFrame:
-    """The ``rebalances`` table: one row per stored generation, with its cause."""
-    ordered = generations.repartition("group").sortWithinPartitions("group", "offsets_offset")
-    changes = ordered.mapInArrow(_changes, _CHANGES_SCHEMA).withColumn(
-        "rebalance_id", F.concat_ws("/", "group", "record_ms", "generation")
-    )
+def rebalance_history(
+    generations: DataFrame, commits: DataFrame, *, on_driver: bool = False
+) -> DataFrame:
+    """The ``rebalances`` table: one row per stored generation, with its cause
+    (``on_driver``: compare the generations on the driver, see arrow_map)."""
+    changes = map_sorted(
+        generations,
+        _changes,
+        _CHANGES_SCHEMA,
+        keys=["group"],
+        then=["offsets_offset"],
+        on_driver=on_driver,
+    ).withColumn("rebalance_id", F.concat_ws("/", "group", "record_ms", "generation"))
     departed = changes.select(
         "rebalance_id", "group", "prev_ms", "state_ms", F.explode("departed").alias("m")
     )

@@ -1,5 +1,6 @@
 """The ``commits`` and ``generations`` tables, read from the offsets topic through
-the kgroups data source and decoded on the executors."""
+the kgroups data source and decoded on the executors, or, for a small log, read by
+the same reader and decoded by the same function on the driver."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from kgroups.spark import register
 from kgroups.spark.analytics.offsets_log import DECODED_SCHEMA, decode_batches
+from kgroups.spark.analytics.row_types import arrow_of
+from kgroups.spark.driver_read import arrow_table, read_here
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -24,21 +28,33 @@ def decoded_offsets_log(
     streaming: bool = False,
     extra_options: dict[str, str] | None = None,
     topic_names: dict[str, str] | None = None,
+    on_driver: bool = False,
 ) -> DataFrame:
     """Every record of the offsets topic, decoded (DECODED_SCHEMA); ``topic_names``
-    (topic id as text -> name) names the topics of consumer group assignments."""
-    source = (spark.readStream if streaming else spark.read).format("kgroups")
+    (topic id as text -> name) names the topics of consumer group assignments.
+    ``on_driver`` (a small log, batch only): read and decode it here, on the driver
+    (kgroups.spark.driver_read), starting no Python process for it."""
     options = {
         "kafka.bootstrap.servers": bootstrap,
         "subscribe": topic,
         "startingOffsets": "earliest",
         **(extra_options or {}),
     }
-    for key, value in options.items():
-        source = source.option(key, value)
-    raw = source.load().select("key", "value", "partition", "offset", "timestamp")
     names = dict(topic_names or {})
-    decoded = raw.mapInArrow(lambda batches: decode_batches(batches, names), DECODED_SCHEMA)
+    if on_driver and not streaming:
+        small = read_here(options)
+        assert small is not None  # read whatever its size
+        raw_batches = small.select(["key", "value", "partition", "offset", "timestamp"])
+        rows = decode_batches(iter(raw_batches.to_batches()), names)
+        table = arrow_table(rows, arrow_of(DECODED_SCHEMA))
+        decoded = spark.createDataFrame(table, DECODED_SCHEMA)
+    else:
+        register(spark)
+        source = (spark.readStream if streaming else spark.read).format("kgroups")
+        for key, value in options.items():
+            source = source.option(key, value)
+        raw = source.load().select("key", "value", "partition", "offset", "timestamp")
+        decoded = raw.mapInArrow(lambda batches: decode_batches(batches, names), DECODED_SCHEMA)
     if group_pattern is not None:
         decoded = decoded.filter(F.col("group").rlike(f"^(?:{group_pattern})$"))
     return decoded
