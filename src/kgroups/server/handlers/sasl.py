@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 async def handshake(
     broker: BrokerApi, ctx: RequestContext, request: SaslHandshakeRequest
 ) -> SaslHandshakeResponse:
+    # As in Kafka, no mechanism is offered where SASL is not enabled.
     return SaslHandshakeResponse(
-        error_code=ErrorCode.illegal_sasl_state, mechanisms=broker.sasl.enabled_mechanisms
+        error_code=ErrorCode.illegal_sasl_state, mechanisms=broker.sasl.mechanisms(ctx.listener)
     )
 
 
