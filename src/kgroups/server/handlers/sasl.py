@@ -25,9 +25,7 @@ async def handshake(
     broker: BrokerApi, ctx: RequestContext, request: SaslHandshakeRequest
 ) -> SaslHandshakeResponse:
     # As in Kafka, no mechanism is offered where SASL is not enabled.
-    return SaslHandshakeResponse(
-        error_code=ErrorCode.illegal_sasl_state, mechanisms=broker.sasl.mechanisms(ctx.listener)
-    )
+    return SaslHandshakeResponse(error_code=ErrorCode.illegal_sasl_state, mechanisms=())
 
 
 async def authenticate(
