@@ -36,12 +36,13 @@ def sasl_broker(data_dir: Path, **overrides: str) -> ThreadBroker:
     """Not started; ``overrides`` use Kafka's dotted keys."""
     data_dir.mkdir(parents=True, exist_ok=True)
     add_scram_user(data_dir, "bob", PASSWORDS["bob"])
-    settings = {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-        "sasl.enabled.mechanisms": MECHANISMS,
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-    }
+    settings = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": MECHANISMS}
     settings.update(overrides)
+    # alice is a PLAIN user of each SASL listener (a JAAS key of a listener the
+    # broker does not have would stop it at start).
+    for listener in ("SASL_PLAINTEXT", "SASL_SSL"):
+        if f"{listener}://" in settings["listeners"]:
+            settings.setdefault(f"listener.name.{listener.lower()}.plain.sasl.jaas.config", JAAS)
     return ThreadBroker(data_dir, settings)
 
 

@@ -21,6 +21,10 @@ SECRETS = {
         "org.apache.kafka.common.security.plain.PlainLoginModule required "
         'username="admin" password="admin-s3cr3t" user_alice="alice-s3cr3t";'
     ),
+    "listener.name.clients.scram-sha-256.sasl.jaas.config": (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="admin" password="admin-s3cr3t";'
+    ),
     "ssl.key.password": "key-s3cr3t",
     "ssl.keystore.password": "keystore-s3cr3t",
     "ssl.truststore.password": "truststore-s3cr3t",
@@ -53,7 +57,12 @@ async def _describe(bootstrap: str, keys: tuple[str, ...] | None) -> dict[str, A
 
 def test_broker_secrets_are_sensitive_and_have_no_value(tmp_path: Path) -> None:
     props = {
-        "listeners": "PLAINTEXT://127.0.0.1:0",
+        "listeners": ("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,CLIENTS://127.0.0.1:0"),
+        "listener.security.protocol.map": (
+            "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CLIENTS:SASL_PLAINTEXT"
+        ),
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.clients.sasl.enabled.mechanisms": "SCRAM-SHA-256",
         "listener.name.plaintext.ssl.client.auth": "required",
         **SECRETS,
     }
@@ -72,6 +81,8 @@ def test_broker_secrets_are_sensitive_and_have_no_value(tmp_path: Path) -> None:
     # A per-listener TLS key that was set is listed, with its value when not a secret.
     scoped = described["listener.name.plaintext.ssl.client.auth"]
     assert (scoped.value, scoped.is_sensitive) == ("required", False)
+    mechanisms = described["listener.name.clients.sasl.enabled.mechanisms"]
+    assert (mechanisms.value, mechanisms.is_sensitive) == ("SCRAM-SHA-256", False)
     assert (described["log.dirs"].value, described["log.dirs"].is_sensitive) == (
         str(tmp_path),
         False,

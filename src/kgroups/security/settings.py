@@ -1,21 +1,20 @@
-"""The broker's SASL settings, read once at start."""
+"""The broker's SASL settings, read once at start: per SASL listener, its
+mechanisms and its PLAIN users (server/sasl_listener_keys.py)."""
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from kgroups.security.credentials import CredentialStore
 from kgroups.security.mechanisms import SUPPORTED_MECHANISMS
 from kgroups.server.config import BrokerConfig
+from kgroups.server.sasl_listener_keys import SASL_PROTOCOLS
 
 log = logging.getLogger(__name__)
 
-PLAIN_JAAS_KEYS = {
-    "SASL_PLAINTEXT": "listener.name.sasl_plaintext.plain.sasl.jaas.config",
-    "SASL_SSL": "listener.name.sasl_ssl.plain.sasl.jaas.config",
-}
 _JAAS_USER = re.compile(r'user_([^\s=]+)\s*=\s*"([^"]*)"')
 
 
@@ -24,16 +23,37 @@ def jaas_plain_users(jaas: str) -> dict[str, str]:
     return dict(_JAAS_USER.findall(jaas))
 
 
+def _served(named: str, listener: str) -> tuple[str, ...]:
+    """The mechanisms of a sasl.enabled.mechanisms value that kgroups serves."""
+    names = [m.strip() for m in named.split(",") if m.strip()]
+    unserved = [m for m in names if m not in SUPPORTED_MECHANISMS]
+    if unserved:
+        log.warning(
+            "SASL mechanisms not served by kgroups on listener %s: %s",
+            listener,
+            ", ".join(unserved),
+        )
+    return tuple(m for m in names if m in SUPPORTED_MECHANISMS)
+
+
 class SaslSettings:
     def __init__(self, config: BrokerConfig, data_dir: Path) -> None:
-        named = [m.strip() for m in config.get_str("sasl.enabled.mechanisms").split(",")]
-        self.enabled_mechanisms = tuple(m for m in named if m in SUPPORTED_MECHANISMS)
-        unserved = [m for m in named if m and m not in SUPPORTED_MECHANISMS]
-        if unserved:
-            log.warning("SASL mechanisms not served by kgroups: %s", ", ".join(unserved))
-        # Listener name -> PLAIN users of its JAAS line.
-        self.jaas_users: dict[str, dict[str, str]] = {}
-        for listener, key in PLAIN_JAAS_KEYS.items():
-            jaas = config.get(key)
-            self.jaas_users[listener] = jaas_plain_users(jaas) if isinstance(jaas, str) else {}
+        broker_wide = config.get_str("sasl.enabled.mechanisms")
+        keys = config.listener_sasl
+        self._mechanisms: dict[str, tuple[str, ...]] = {}
+        self._plain_users: dict[str, dict[str, str]] = {}
+        for spec in config.listener_specs():
+            if spec.protocol in SASL_PROTOCOLS:
+                self._mechanisms[spec.name] = _served(
+                    keys.mechanisms(spec.name, broker_wide), spec.name
+                )
+                self._plain_users[spec.name] = jaas_plain_users(keys.jaas(spec.name, "PLAIN") or "")
         self.credentials = CredentialStore(data_dir)
+
+    def mechanisms(self, listener: str) -> tuple[str, ...]:
+        """The mechanisms served on `listener`; none on a listener without SASL."""
+        return self._mechanisms.get(listener, ())
+
+    def plain_users(self, listener: str) -> Mapping[str, str]:
+        """The PLAIN users of `listener`'s own JAAS line."""
+        return self._plain_users.get(listener, {})

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgroups.server.config_error import ConfigError as ConfigError  # re-exported
+from kgroups.server.sasl_listener_keys import ListenerSasl, sasl_mechanisms
 from kgroups.server.sensitive_configs import is_sensitive
 from kgroups.server.tls_settings import ListenerTls, scoped_ssl_key, tls_versions
 
@@ -72,16 +73,6 @@ def _ip_overrides(value: str) -> str:
     return value.strip()
 
 
-_SASL_MECHANISMS = frozenset({"GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"})
-
-
-def _mechanisms(value: str) -> str:
-    for name in filter(None, (v.strip() for v in value.split(","))):
-        if name not in _SASL_MECHANISMS:
-            raise ValueError(f"unknown SASL mechanism {name!r}")
-    return value.strip()
-
-
 def _authorizer(value: str) -> str:
     from kgroups.server.authorizer import CLASS_NAMES
 
@@ -134,21 +125,9 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("advertised.listeners", _listeners, None, "Address given to clients."),
     Setting(
         "sasl.enabled.mechanisms",
-        _mechanisms,
+        sasl_mechanisms,
         "GSSAPI",
         "SASL mechanisms of SASL_* listeners (GSSAPI is accepted, not served).",
-    ),
-    Setting(
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config",
-        _str,
-        None,
-        'PLAIN users as PlainLoginModule user_<name>="<password>" options.',
-    ),
-    Setting(
-        "listener.name.sasl_ssl.plain.sasl.jaas.config",
-        _str,
-        None,
-        "The same for a SASL_SSL listener.",
     ),
     Setting(
         "connection.failed.authentication.delay.ms",
@@ -456,6 +435,7 @@ class BrokerConfig:
         self._values: dict[str, object] = {s.key: s.default for s in _SETTINGS}
         self.ignored: list[str] = []
         self.tls = ListenerTls(self._values)
+        self.listener_sasl = ListenerSasl()
         for key, raw in (props or {}).items():
             if key in NO_EFFECT:
                 self.ignored.append(key)
@@ -466,6 +446,8 @@ class BrokerConfig:
                 self.tls.set(listener, name, _parse(SETTINGS[name], key, raw))
                 continue
             setting = SETTINGS.get(key)
+            if setting is None and self.listener_sasl.read(key, raw):
+                continue
             if setting is None:
                 raise ConfigError(f"unknown configuration key {key!r}")
             self._values[key] = _parse(setting, key, raw)
@@ -526,6 +508,7 @@ class BrokerConfig:
         if isinstance(inter, str) and inter not in names:
             raise ConfigError(f"inter.broker.listener.name {inter} is not a listener")
         self.tls.check(names, (spec.name for spec in specs if spec.protocol.endswith("SSL")))
+        self.listener_sasl.check({spec.name: spec.protocol for spec in specs})
 
     def listener_specs(self) -> list[ListenerSpec]:
         """Every listener, with its security protocol from the protocol map."""
@@ -644,9 +627,9 @@ class BrokerConfig:
         return value if isinstance(value, int) else self.get_int("log.flush.scheduler.interval.ms")
 
     def describe(self) -> dict[str, str | None]:
-        """Every setting as a string, and each listener.name.<name>.ssl.* key set,
+        """Every setting as a string, and each per-listener TLS or SASL key set,
         for DescribeConfigs; a secret's value is None."""
-        values = self._values | self.tls.scoped_values()
+        values = self._values | self.tls.scoped_values() | self.listener_sasl.scoped_values()
         return {k: None if is_sensitive(k) else _text(v) for k, v in values.items()}
 
 

@@ -96,7 +96,9 @@ class SaslAuthenticator:
         ), close
 
     def _handshake(self, mechanism: str) -> tuple[SaslHandshakeResponse, bool]:
-        enabled = self._broker.sasl.enabled_mechanisms
+        sasl = self._broker.sasl
+        listener = self._security.listener
+        enabled = sasl.mechanisms(listener)
         if self._mechanism is not None:
             return SaslHandshakeResponse(
                 error_code=ErrorCode.illegal_sasl_state, mechanisms=enabled
@@ -110,9 +112,7 @@ class SaslAuthenticator:
             return SaslHandshakeResponse(
                 error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
             ), True
-        sasl = self._broker.sasl
-        jaas_users = sasl.jaas_users.get(self._security.listener, {})
-        self._mechanism = start(mechanism, sasl.credentials, jaas_users)
+        self._mechanism = start(mechanism, sasl.credentials, sasl.plain_users(listener))
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
     def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:

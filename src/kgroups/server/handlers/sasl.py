@@ -24,9 +24,8 @@ if TYPE_CHECKING:
 async def handshake(
     broker: BrokerApi, ctx: RequestContext, request: SaslHandshakeRequest
 ) -> SaslHandshakeResponse:
-    return SaslHandshakeResponse(
-        error_code=ErrorCode.illegal_sasl_state, mechanisms=broker.sasl.enabled_mechanisms
-    )
+    # As in Kafka, no mechanism is offered where SASL is not enabled.
+    return SaslHandshakeResponse(error_code=ErrorCode.illegal_sasl_state, mechanisms=())
 
 
 async def authenticate(
