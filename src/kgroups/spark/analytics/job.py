@@ -160,9 +160,10 @@ def run_analytics(
     )
 
     progress.step("writing commits and generations")
-    commits = _kept(commits_table(decoded), small)
+    commits = commits_table(decoded)
     generations = _kept(generations_table(decoded), small)
     _save(commits, f"{out}/commits")
+    commits = _written(spark, commits, f"{out}/commits", small)
     _save(generations, f"{out}/generations")
     progress.done("tables commits, generations written")
 
@@ -184,8 +185,10 @@ def run_analytics(
 
     progress.step("computing lag per commit")
     sc.setJobDescription("kgroups analytics: lag")
-    lag = commit_lag(commits, index).cache()
+    lag = commit_lag(commits, index)
+    lag = lag.cache() if small else lag  # a small log's lag: one job, not one per use
     _save(lag, f"{out}/lag")
+    lag = _written(spark, lag, f"{out}/lag", small)
     progress.done("table lag written")
 
     progress.step("evaluating Burrow's status rules")
@@ -314,6 +317,14 @@ def _kept(df: DataFrame, small: bool) -> DataFrame:
     one): that is in memory already, and Spark answers its filters and projections
     without a job, where a cached table costs one each time."""
     return df if small else df.cache()
+
+
+def _written(spark: SparkSession, df: DataFrame, path: str, small: bool) -> DataFrame:
+    """The table ``df`` just written to ``path``, for the steps that read it again:
+    on a big log, read back from its Parquet files, which costs the JVM less than
+    keeping every row in an in-memory cache (a copy of each column of each row) and
+    reads only the columns each step needs; on a small log, ``df`` itself."""
+    return df if small else spark.read.parquet(path)
 
 
 def _sorted(rows: list[Row], *columns: str) -> list[Row]:
