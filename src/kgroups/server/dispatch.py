@@ -58,15 +58,7 @@ async def dispatch(
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(
-        api_key,
-        api_version,
-        correlation_id,
-        header.client_id or "",
-        client_host,
-        security.principal,
-        security.listener,
-    )
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
     response = await _handle(broker, ctx, body, route)
     if response is None:
         return None
@@ -91,7 +83,25 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = RequestContext(
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    response = await _handle(broker, ctx, body, route)
+    del body
+    if response is None:
+        return None
+    payload = await asyncio.to_thread(_encode, codec, response)
+    del response
+    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _context(
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    header: Any,
+    client_host: str,
+    security: ConnectionSecurity,
+) -> RequestContext:
+    return RequestContext(
         api_key,
         api_version,
         correlation_id,
@@ -100,13 +110,6 @@ async def _dispatch_big(
         security.principal,
         security.listener,
     )
-    response = await _handle(broker, ctx, body, route)
-    del body
-    if response is None:
-        return None
-    payload = await asyncio.to_thread(_encode, codec, response)
-    del response
-    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
 
 
 def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
