@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgroups.server.authorizer import AclBinding
+from kgroups.security.authorizer import AclBinding
 from kgroups.server.connection_security import ConnectionSecurity
 from kgroups.server.dispatch import dispatch
 

@@ -85,7 +85,7 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, i8, i16, i32, i64
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     CLUSTER_NAME,
     AclBinding,
     AclFilter,
@@ -1025,8 +1025,8 @@ def test_scram_credential_apis_need_cluster_describe_and_alter() -> None:
     from kio.schema.alter_user_scram_credentials.v0.request import ScramCredentialDeletion
     from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsRequest
 
+    from kgroups.security.authorizer import Authorizer
     from kgroups.server.access import GUARDS
-    from kgroups.server.authorizer import Authorizer
     from kgroups.server.context import RequestContext
 
     async def handler(broker: object, ctx: object, body: object) -> object:

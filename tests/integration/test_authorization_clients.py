@@ -15,7 +15,7 @@ from kio.schema.metadata.v4.request import MetadataRequestTopic as MetadataTopic
 from kio.schema.metadata.v9 import MetadataRequest as MetadataRequestV9
 
 from kgroups.errors import ErrorCode
-from kgroups.server.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
+from kgroups.security.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
 
 from broker_thread import BrokerThread
 

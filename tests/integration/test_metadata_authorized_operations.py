@@ -20,7 +20,7 @@ from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId
 from kgroups.protocol.versions import build
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     CLUSTER_NAME,
     AclBinding,
     Operation,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError, Producer
 
-from kgroups.server.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
+from kgroups.security.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
 
 from broker_thread import BrokerThread
 from certificates import Authority

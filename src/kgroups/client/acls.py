@@ -15,7 +15,7 @@ from kgroups.client.admin import Admin
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import i8
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     AclBinding,
     AclFilter,
     Operation,

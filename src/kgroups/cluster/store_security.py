@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kgroups.cluster.store import Cur, Store
+from kgroups.security.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
 from kgroups.security.scram import ScramCredential
-from kgroups.server.authorizer import AclBinding, Operation, PatternType, Permission, ResourceType
 
 _COLUMNS = "resource_type, resource_name, pattern_type, principal, host, operation, permission"
 

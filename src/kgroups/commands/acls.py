@@ -7,7 +7,7 @@ import argparse
 from kgroups.client import acls
 from kgroups.client.admin import Admin
 from kgroups.client.security import PLAINTEXT, ClientSecurity
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     CLUSTER_NAME,
     AclBinding,
     AclFilter,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     AclBinding,
     AclFilter,
     Authorizer,

@@ -17,10 +17,10 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.metrics.broker_endpoint import start_metrics_server
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
+from kgroups.security.authorizer import parse_super_users
 from kgroups.security.settings import SaslSettings
 from kgroups.server.acl_store import DurableAuthorizer
 from kgroups.server.append_waiters import AppendWaiters
-from kgroups.server.authorizer import parse_super_users
 from kgroups.server.cluster_member import ClusterMember
 from kgroups.server.config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.server.connection import ConnectionState, serve_connection

@@ -48,10 +48,10 @@ from kgroups.cluster.store_security import (
 from kgroups.cluster.store_topics import create_topic, delete_topic, list_topics
 from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
 from kgroups.server.append_waiters import AppendWaiters
-from kgroups.server.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.server.config import BrokerConfig
 from kgroups.server.live_brokers import LiveBrokers
 from kgroups.server.store_log import StoreLog

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgroups.server.acl_store import FILE_NAME, DurableAuthorizer
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     AclBinding,
     AclFilter,
     Operation,
@@ -13,6 +12,7 @@ from kgroups.server.authorizer import (
     Permission,
     ResourceType,
 )
+from kgroups.server.acl_store import FILE_NAME, DurableAuthorizer
 
 READ = AclBinding(
     ResourceType.TOPIC,

@@ -10,9 +10,9 @@ see (Metadata, ListGroups, DescribeGroups).
 from __future__ import annotations
 
 from kgroups.protocol import apis
+from kgroups.security.authorizer import Operation
 from kgroups.server.access import cluster, groups, topics, transactions
 from kgroups.server.access.checks import Guard
-from kgroups.server.authorizer import Operation
 
 GUARDS: dict[int, Guard] = {
     apis.DESCRIBE_USER_SCRAM_CREDENTIALS: cluster.describe_user_scram_credentials,

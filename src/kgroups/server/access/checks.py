@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kgroups.errors import ErrorCode
-from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
+from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation, ResourceType
 
 if TYPE_CHECKING:
     from kgroups.server.broker_api import BrokerApi

@@ -21,6 +21,7 @@ from kio.schema.describe_user_scram_credentials.v0.response import (
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i32
+from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.access.checks import (
     CLUSTER,
     CLUSTER_DENIED,
@@ -30,7 +31,6 @@ from kgroups.server.access.checks import (
     cluster_guard,
     serve_allowed,
 )
-from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from kgroups.coordinator.consumer_messages import consumer_heartbeat_response, h
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, i32, i64
 from kgroups.protocol.versions import offset_fetch_groups, offset_fetch_response
+from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.access.checks import (
     CLUSTER,
     GROUP,
@@ -30,7 +31,6 @@ from kgroups.server.access.checks import (
     allowed,
     serve_allowed,
 )
-from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 from kgroups.server.handlers.groups import fetch_group_of, group_error_response
 

@@ -21,6 +21,7 @@ from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduc
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import TopicName, i32, i64
 from kgroups.protocol.versions import metadata_request
+from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.access.checks import (
     CLUSTER,
     CLUSTER_DENIED,
@@ -30,7 +31,6 @@ from kgroups.server.access.checks import (
     allowed,
     serve_allowed,
 )
-from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from kio.schema.write_txn_markers.v2.response import (
 from kgroups.coordinator.offset_handlers import txn_commit_response
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import ProducerId, i16
+from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.access.checks import (
     CLUSTER,
     CLUSTER_DENIED,
@@ -34,7 +35,6 @@ from kgroups.server.access.checks import (
     cluster_guard,
     serve_allowed,
 )
-from kgroups.server.authorizer import CLUSTER_NAME, Authorizer, Operation
 from kgroups.server.handlers.common import NO_THROTTLE
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from kio.schema.describe_acls.v3.response import AclDescription, DescribeAclsRes
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     AclBinding,
     AclFilter,
     InvalidAcl,

@@ -11,7 +11,7 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i32
-from kgroups.server.authorizer import OPERATIONS, ResourceType
+from kgroups.security.authorizer import OPERATIONS, ResourceType
 
 if TYPE_CHECKING:
     from kgroups.server.broker_core import BrokerCore

@@ -10,7 +10,7 @@ from kio.schema.describe_cluster.v1.response import DescribeClusterBroker
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, i8, i32
-from kgroups.server.authorizer import ResourceType
+from kgroups.security.authorizer import ResourceType
 from kgroups.server.handlers.common import (
     NO_THROTTLE,
     OPERATIONS_OMITTED,

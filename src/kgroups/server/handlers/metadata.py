@@ -27,7 +27,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build, metadata_request
-from kgroups.server.authorizer import ResourceType
+from kgroups.security.authorizer import ResourceType
 from kgroups.server.handlers.common import (
     NO_THROTTLE,
     OPERATIONS_OMITTED,

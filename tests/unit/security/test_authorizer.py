@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgroups.server.authorizer import (
+from kgroups.security.authorizer import (
     CLUSTER_NAME,
     AclBinding,
     AclFilter,
