@@ -162,8 +162,7 @@ def run_analytics(
     progress.step("writing commits and generations")
     commits = commits_table(decoded)
     generations = _kept(generations_table(decoded), small)
-    _save(commits, f"{out}/commits")
-    commits = _written(spark, commits, f"{out}/commits", small)
+    commits = _saved(spark, commits, f"{out}/commits", small)
     _save(generations, f"{out}/generations")
     progress.done("tables commits, generations written")
 
@@ -187,8 +186,7 @@ def run_analytics(
     sc.setJobDescription("kgroups analytics: lag")
     lag = commit_lag(commits, index)
     lag = lag.cache() if small else lag  # a small log's lag: one job, not one per use
-    _save(lag, f"{out}/lag")
-    lag = _written(spark, lag, f"{out}/lag", small)
+    lag = _saved(spark, lag, f"{out}/lag", small)
     progress.done("table lag written")
 
     progress.step("evaluating Burrow's status rules")
@@ -319,11 +317,12 @@ def _kept(df: DataFrame, small: bool) -> DataFrame:
     return df if small else df.cache()
 
 
-def _written(spark: SparkSession, df: DataFrame, path: str, small: bool) -> DataFrame:
-    """The table ``df`` just written to ``path``, for the steps that read it again:
+def _saved(spark: SparkSession, df: DataFrame, path: str, small: bool) -> DataFrame:
+    """Write the table ``df`` to ``path``; the table for the steps that read it again:
     on a big log, read back from its Parquet files, which costs the JVM less than
     keeping every row in an in-memory cache (a copy of each column of each row) and
     reads only the columns each step needs; on a small log, ``df`` itself."""
+    _save(df, path)
     return df if small else spark.read.parquet(path)
 
 
