@@ -134,6 +134,16 @@ def _cluster_operations(r: Any) -> ErrorCode:
     return CLUSTER_DENIED if r.cluster_authorized_operations == 0 else ErrorCode.none
 
 
+OFFSET_FETCH = OffsetFetchRequest(
+    groups=(
+        OffsetFetchRequestGroup(
+            group_id="orders-app",
+            topics=(OffsetFetchRequestTopics(name="orders", partition_indexes=(i32(0),)),),
+        ),
+    ),
+    require_stable=False,
+)
+
 CASES = [
     ApiCase(
         "JoinGroup",
@@ -588,15 +598,7 @@ CASES = [
     ),
     ApiCase(
         "OffsetFetch",
-        OffsetFetchRequest(
-            groups=(
-                OffsetFetchRequestGroup(
-                    group_id="orders-app",
-                    topics=(OffsetFetchRequestTopics(name="orders", partition_indexes=(i32(0),)),),
-                ),
-            ),
-            require_stable=False,
-        ),
+        OFFSET_FETCH,
         G,
         "orders-app",
         O.DESCRIBE,
@@ -605,15 +607,7 @@ CASES = [
     ),
     ApiCase(
         "OffsetFetch topics",
-        OffsetFetchRequest(
-            groups=(
-                OffsetFetchRequestGroup(
-                    group_id="orders-app",
-                    topics=(OffsetFetchRequestTopics(name="orders", partition_indexes=(i32(0),)),),
-                ),
-            ),
-            require_stable=False,
-        ),
+        OFFSET_FETCH,
         T,
         "orders",
         O.DESCRIBE,
