@@ -60,15 +60,15 @@ from offsets import (
 )
 
 from kgroups.client.admin import Admin
-from kgroups.cluster.local_postgres import LocalPostgres
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.records import (
     OffsetCommitValue,
     encode_offset_commit_key,
     encode_offset_commit_value,
 )
 from kgroups.errors import KafkaError
-from kgroups.storage.records import encode_batch
+from kgroups.postgres_store.local_server import LocalPostgres
+from kgroups.records.batch import encode_batch
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 from process_broker import BrokerProcess
 

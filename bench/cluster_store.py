@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from kgroups.cluster.broker_leases import register, renew
-from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import elect_leaders, partition_leaders
-from kgroups.cluster.local_postgres import LocalPostgres
-from kgroups.cluster.partition_log import Append, append_many
-from kgroups.cluster.partition_reads import read
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_schema import ensure_schema
-from kgroups.cluster.store_topics import create_topic
 from kgroups.errors import KafkaError
-from kgroups.storage.records import encode_batch, read_header
+from kgroups.postgres_store.appends import Append, append_many
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.local_server import LocalPostgres
+from kgroups.postgres_store.reads import read
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.topics import create_topic
+from kgroups.records.batch import encode_batch, read_header
 
 SESSION_MS = 600_000  # the bench does not renew; its lease must outlast it
 COMMIT_RECORD = (b"\x00\x01" + b"g" * 20 + b"t" * 20 + b"\x00\x00\x00\x01", b"v" * 40, (), 0)

@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import encode_batch
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch
 
 NOW = 1_700_000_000_000
 BATCH = 100

@@ -39,14 +39,14 @@ from typing import Any, cast
 
 from kgroups.client.admin import Admin
 from kgroups.clock import SystemClock
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.views import GroupView, MemberView
-from kgroups.metrics.broker_endpoint import BrokerMetrics
 from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.records.batch import BatchHeader, encode_batch, read_header
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
-from kgroups.storage.records import BatchHeader, encode_batch, read_header
+from kgroups.server.metrics_endpoint import BrokerMetrics
 
 _MEMBER = MemberView("m-1", None, "client", "/127.0.0.1", 45000, 300000, ("range",), b"")
 

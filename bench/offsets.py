@@ -44,17 +44,17 @@ from kio.schema.offset_commit.v9.request import (
 from kio.serial import entity_writer
 
 from kgroups.client.admin import Admin
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.records import (
     OffsetCommitValue,
     encode_offset_commit_key,
     encode_offset_commit_value,
 )
 from kgroups.errors import KafkaError
+from kgroups.partitions.config import LogConfig
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
-from kgroups.storage.config import LogConfig
+from kgroups.records.batch import encode_batch
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgroups.handlers.dispatch import dispatch
 from kgroups.security.authorizer import AclBinding
-from kgroups.server.connection_security import ConnectionSecurity
-from kgroups.server.dispatch import dispatch
+from kgroups.security.peer import ConnectionSecurity
 
 from broker_thread import BrokerThread
 from raw_wire import decode_response, encode_request

@@ -24,7 +24,7 @@ from kio.static.primitive import Records, i32Timedelta, i64
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, TopicName, i8, i16, i32
-from kgroups.storage.records import decode_records, encode_batch
+from kgroups.records.batch import decode_records, encode_batch
 
 from process_broker import BrokerProcess
 from raw_wire import call_once

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from kgroups.cluster.local_postgres import LocalPostgres
+    from kgroups.postgres_store.local_server import LocalPostgres
 
     from broker_thread import BrokerThread
 

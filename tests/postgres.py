@@ -9,7 +9,7 @@ import itertools
 import signal
 import subprocess
 
-from kgroups.cluster.local_postgres import LocalPostgres, _binaries, _server_user
+from kgroups.postgres_store.local_server import LocalPostgres, _binaries, _server_user
 
 _databases = itertools.count(1)
 

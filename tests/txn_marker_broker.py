@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kgroups.cluster.placement import partition_for_group
 from kgroups.testing.thread_broker import ThreadBroker
+from kgroups.topics.placement import partition_for_group
 
 
 def main() -> None:

@@ -12,9 +12,9 @@ from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 
-from kgroups.cluster.placement import partition_for_group
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import GroupId, TopicName, i8, i16, i32, i64
+from kgroups.topics.placement import partition_for_group
 
 from raw_wire import call
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from kgroups import __version__
 from kgroups.client.config_schema import ConfigError as ClientConfigError
 from kgroups.client.exceptions import AuthenticationFailedError
+from kgroups.config.broker_config import ConfigError
 from kgroups.errors import KafkaError
-from kgroups.server.config import ConfigError
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
 

@@ -84,6 +84,7 @@ from kio.schema.write_txn_markers.v2.request import WritableTxnMarker, WritableT
 from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
+from kgroups.handlers.common import OPERATIONS_OMITTED
 from kgroups.protocol.types import BrokerId, i8, i16, i32, i64
 from kgroups.security.authorizer import (
     CLUSTER_NAME,
@@ -94,7 +95,6 @@ from kgroups.security.authorizer import (
     Permission,
     ResourceType,
 )
-from kgroups.server.handlers.common import OPERATIONS_OMITTED
 
 from broker_thread import BrokerThread
 
@@ -1019,9 +1019,9 @@ def test_scram_credential_apis_need_cluster_describe_and_alter() -> None:
     from kio.schema.alter_user_scram_credentials.v0.request import ScramCredentialDeletion
     from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsRequest
 
+    from kgroups.handlers.access import GUARDS
+    from kgroups.runtime.context import RequestContext
     from kgroups.security.authorizer import Authorizer
-    from kgroups.server.access import GUARDS
-    from kgroups.server.context import RequestContext
 
     async def handler(broker: object, ctx: object, body: object) -> object:
         return "handled"

@@ -8,22 +8,22 @@ from collections.abc import Iterator
 import pytest
 
 from kgroups.cluster.broker_leases import register
-from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import elect_leaders, partition_leaders
-from kgroups.cluster.partition_log import Append, Appended, append, append_many
-from kgroups.cluster.partition_reads import batch_at_timestamp, log_offsets, read
-from kgroups.cluster.partition_truncation import advance_log_start, retention_start
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_errors import (
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.postgres_store.appends import Append, Appended, append, append_many
+from kgroups.postgres_store.errors import (
     LeaseExpired,
     NotLeader,
     StoreUnavailable,
     UnknownPartition,
 )
-from kgroups.cluster.store_schema import ensure_schema
-from kgroups.cluster.store_topics import create_topic
-from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import decode_records, encode_batch, read_header
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.reads import batch_at_timestamp, log_offsets, read
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.topics import create_topic
+from kgroups.postgres_store.truncation import advance_log_start, retention_start
+from kgroups.records.batch import decode_records, encode_batch, read_header
 
 SESSION_MS = 9000
 

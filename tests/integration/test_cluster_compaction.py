@@ -10,15 +10,7 @@ from typing import Any
 import pytest
 
 from kgroups.cluster.broker_leases import register
-from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import elect_leaders, partition_leaders
-from kgroups.cluster.partition_compaction import compact
-from kgroups.cluster.partition_log import append
-from kgroups.cluster.partition_reads import read
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_errors import NotLeader
-from kgroups.cluster.store_schema import ensure_schema
-from kgroups.cluster.store_topics import create_topic
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard
 from kgroups.coordinator.records import (
     GroupMetadataValue,
@@ -28,8 +20,16 @@ from kgroups.coordinator.records import (
     encode_offset_commit_key,
     encode_offset_commit_value,
 )
-from kgroups.storage.config import LogConfig
-from kgroups.storage.records import decode_records, encode_batch
+from kgroups.partitions.config import LogConfig
+from kgroups.postgres_store.appends import append
+from kgroups.postgres_store.compaction import compact
+from kgroups.postgres_store.errors import NotLeader
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.reads import read
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.topics import create_topic
+from kgroups.records.batch import decode_records, encode_batch
 
 TOPIC = "__consumer_offsets"
 DAY_MS = 86_400_000

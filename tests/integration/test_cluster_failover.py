@@ -22,8 +22,8 @@ from cluster_brokers import (
 )
 
 from kgroups.client.admin import Admin
-from kgroups.cluster.local_postgres import LocalPostgres
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.postgres_store.local_server import LocalPostgres
 
 GROUP = "committer"
 RECORDS = 3000  # per partition, more than the committer can commit meanwhile

@@ -15,16 +15,16 @@ import pytest
 
 from kgroups.clock import ManualClock
 from kgroups.cluster.broker_leases import register, renew
-from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import elect_leaders, partition_leaders
 from kgroups.cluster.lease_state import LeaderView, LeaseState
-from kgroups.cluster.partition_log import append
-from kgroups.cluster.partition_reads import read
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_errors import LeaseExpired, NotLeader
-from kgroups.cluster.store_schema import ensure_schema
-from kgroups.cluster.store_topics import create_topic
-from kgroups.storage.records import decode_records, encode_batch, read_header
+from kgroups.postgres_store.appends import append
+from kgroups.postgres_store.errors import LeaseExpired, NotLeader
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.reads import read
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.topics import create_topic
+from kgroups.records.batch import decode_records, encode_batch, read_header
 
 HEARTBEAT_MS = 2000
 SESSION_MS = 30_000

@@ -18,8 +18,8 @@ from kio.schema.describe_cluster.v1 import DescribeClusterRequest
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 
 from kgroups.cluster.broker_leases import register
-from kgroups.cluster.store import Store
 from kgroups.errors import ErrorCode
+from kgroups.postgres_store.store import Store
 from kgroups.protocol.types import i8
 from kgroups.testing.thread_broker import ThreadBroker
 

@@ -25,7 +25,7 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import ProducerId, i16
-from kgroups.storage.records import encode_batch
+from kgroups.records.batch import encode_batch
 
 from raw_wire import call_once
 

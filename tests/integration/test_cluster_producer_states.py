@@ -8,16 +8,16 @@ from collections.abc import Iterator
 import pytest
 
 from kgroups.cluster.broker_leases import register
-from kgroups.cluster.fencing import Writer
 from kgroups.cluster.leadership import elect_leaders, partition_leaders
-from kgroups.cluster.partition_log import Append, Appended, append_many
-from kgroups.cluster.producer_states import expire_producers, producer_row, read_producers
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_schema import ensure_schema
-from kgroups.cluster.store_topics import create_topic
 from kgroups.errors import KafkaError
-from kgroups.storage.producer_state import BatchMetadata, ProducerEntry
-from kgroups.storage.records import encode_batch
+from kgroups.partitions.producer_state import BatchMetadata, ProducerEntry
+from kgroups.postgres_store.appends import Append, Appended, append_many
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.producer_states import expire_producers, producer_row, read_producers
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.topics import create_topic
+from kgroups.records.batch import encode_batch
 
 
 @pytest.fixture

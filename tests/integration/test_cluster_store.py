@@ -18,22 +18,22 @@ from kgroups.cluster.leadership import (
     hand_over,
     partition_leaders,
 )
-from kgroups.cluster.store import Cur, Store, ending_stalled_transactions
-from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired, StoreUnavailable
-from kgroups.cluster.store_schema import (
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
+from kgroups.postgres_store.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SchemaTooNew,
     ensure_schema,
 )
-from kgroups.cluster.store_topics import (
+from kgroups.postgres_store.store import Cur, Store, ending_stalled_transactions
+from kgroups.postgres_store.topics import (
     add_partitions,
     create_topic,
     delete_topic,
     list_topics,
     set_topic_configs,
 )
-from kgroups.errors import ErrorCode, KafkaError
 
 SESSION_MS = 9000
 SLACK_MS = 2000  # more than the real time any of these tests takes

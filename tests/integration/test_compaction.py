@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from kgroups.client.admin import Admin
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
-from kgroups.storage.records import iter_batches, iter_key_values
+from kgroups.records.batch import iter_batches, iter_key_values
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 from broker_thread import BrokerThread
 

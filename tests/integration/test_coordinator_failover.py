@@ -25,15 +25,15 @@ from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestA
 from kio.static.primitive import i8, i32, i32Timedelta
 
 from kgroups.clock import ManualClock
-from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode
+from kgroups.handlers import find_coordinator, groups
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId
+from kgroups.runtime.context import RequestContext
+from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
-from kgroups.server.context import RequestContext
-from kgroups.server.coordinator_runtime import CoordinatorRuntime
-from kgroups.server.handlers import find_coordinator, groups
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 from group_requests import commit_request
 

@@ -14,14 +14,14 @@ from typing import Any
 from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 
 from kgroups.client.admin import Admin
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.coordinator.records import encode_offset_commit_key
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import i32
+from kgroups.records.batch import iter_batches, iter_key_values
+from kgroups.runtime.context import RequestContext
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
-from kgroups.server.context import RequestContext
-from kgroups.storage.records import iter_batches, iter_key_values
 
 from group_requests import commit_request
 

@@ -24,15 +24,15 @@ from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.client.admin import Admin
 from kgroups.clock import ManualClock
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.handlers import groups
+from kgroups.handlers.fast_heartbeat import answer_heartbeat
 from kgroups.protocol import apis
 from kgroups.protocol.heartbeat_wire import heartbeat_answer
 from kgroups.protocol.types import GroupId
+from kgroups.runtime.context import RequestContext
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
-from kgroups.server.context import RequestContext
-from kgroups.server.fast_heartbeat import answer_heartbeat
-from kgroups.server.handlers import groups
 
 from group_requests import commit_request
 from raw_wire import encode_request

@@ -24,8 +24,8 @@ from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import TopicName, i16, i32
-from kgroups.storage.compression import XERIAL_MAGIC
-from kgroups.storage.records import HEADER_SIZE, batch_crc, encode_batch
+from kgroups.records.batch import HEADER_SIZE, batch_crc, encode_batch
+from kgroups.records.compression import XERIAL_MAGIC
 
 from process_broker import BrokerProcess
 from raw_wire import call

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from kgroups.client.admin import Admin
-from kgroups.server.topic_changes import delete_topics
+from kgroups.handlers.topic_changes import delete_topics
 
 from broker_thread import BrokerThread
 

@@ -10,9 +10,9 @@ from kio.schema.describe_configs.v4 import DescribeConfigsRequest
 from kio.schema.describe_configs.v4.request import DescribeConfigsResource
 
 from kgroups.client.connection import BrokerConnection
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import i8
-from kgroups.server.config import BrokerConfig
 from kgroups.testing.thread_broker import ThreadBroker
 
 BROKER = i8(4)

@@ -14,7 +14,7 @@ from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopi
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, TopicName, i8, i32, i64
-from kgroups.storage.records import iter_batches
+from kgroups.records.batch import iter_batches
 
 from broker_thread import BrokerThread
 from raw_wire import call

@@ -16,9 +16,9 @@ from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.static.primitive import i32Timedelta
 
 from kgroups.client.cluster import ClusterClient
-from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import TopicName, i16, i32
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 from broker_thread import BrokerThread
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from kgroups.client.admin import Admin
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.records import encode_offset_commit_key
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import encode_batch
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 from broker_thread import BrokerThread
 

@@ -32,14 +32,14 @@ from kio.schema.offset_fetch.v9.request import OffsetFetchRequest, OffsetFetchRe
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kio.static.primitive import i32, i32Timedelta
 
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode
+from kgroups.handlers import groups
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, TopicName
+from kgroups.runtime.context import RequestContext
+from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
-from kgroups.server.context import RequestContext
-from kgroups.server.coordinator_runtime import CoordinatorRuntime
-from kgroups.server.handlers import groups
 
 from group_requests import commit_request
 

@@ -23,7 +23,7 @@ from kio.static.primitive import Records, i32Timedelta
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import TopicName, i16, i32
-from kgroups.storage.records import encode_batch
+from kgroups.records.batch import encode_batch
 
 from broker_thread import BrokerThread
 from raw_wire import call_once

@@ -16,7 +16,7 @@ from kio.schema.sasl_authenticate.v2 import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1 import SaslHandshakeRequest
 from sasl_fixtures import PASSWORDS, add_scram_user, confluent_config
 
-from kgroups.server.config import BrokerConfig, ConfigError
+from kgroups.config.broker_config import BrokerConfig, ConfigError
 from kgroups.testing.thread_broker import ThreadBroker
 
 from raw_wire import call

@@ -75,7 +75,7 @@ def test_kafka_python_wrong_password_is_refused(
 ) -> None:
     # kafka-python drops an answer that arrives with the close, so it sees
     # a refused bootstrap rather than the authentication error.
-    caplog.set_level(logging.INFO, logger="kgroups.server.sasl_authenticator")
+    caplog.set_level(logging.INFO, logger="kgroups.network.sasl_authenticator")
     with pytest.raises(KafkaTimeoutError, match="Unable to bootstrap"):
         KafkaProducer(
             bootstrap_timeout_ms=2000,

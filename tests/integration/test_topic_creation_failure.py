@@ -19,8 +19,8 @@ from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.metadata.v12.request import MetadataRequestTopic
 from kio.static.primitive import i32Timedelta
 
-from kgroups.cluster.topics import REGISTRY_FILE
 from kgroups.errors import ErrorCode
+from kgroups.partitions.topic_registry import REGISTRY_FILE
 from kgroups.protocol.types import TopicName, i16, i32
 
 from process_broker import BrokerProcess

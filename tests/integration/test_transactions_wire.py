@@ -24,7 +24,7 @@ from kio.static.primitive import Records, i32Timedelta, i64
 
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i8, i16, i32
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 
 from broker_thread import BrokerThread
 from process_broker import BrokerProcess

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from txn_offsets_wire import create_topic, fetch, find_coordinator, offsets_partition, txn_commit
 
-from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode
-from kgroups.storage.records import decode_records, iter_batches
+from kgroups.records.batch import decode_records, iter_batches
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 from broker_thread import BrokerThread
 

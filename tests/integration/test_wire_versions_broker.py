@@ -21,7 +21,7 @@ from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, ProducerId, TopicName, i8, i16, i32, i64
 from kgroups.protocol.versions import build
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 
 from broker_thread import BrokerThread
 

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from kgroups.server.config import BrokerConfig, ConfigError
+from kgroups.config.broker_config import BrokerConfig, ConfigError
 from kgroups.testing.thread_broker import ThreadBroker
 
 from certificates import Authority

@@ -195,8 +195,8 @@ def test_garbage_plaintext_and_silence_on_the_ssl_port_leave_the_broker_serving(
 
 
 def test_a_client_certificate_names_the_principal(pki: Pki) -> None:
-    from kgroups.server.config import BrokerConfig
-    from kgroups.server.tls import peer_subject, server_context
+    from kgroups.config.broker_config import BrokerConfig
+    from kgroups.network.tls import peer_subject, server_context
 
     config = BrokerConfig(
         {

@@ -87,7 +87,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_type_checking_imports() -> None:
     graph = import_graph()
-    assert "kgroups.server.context" in graph["kgroups.server.handlers.groups"]
+    assert "kgroups.runtime.context" in graph["kgroups.handlers.groups"]
 
 
 def test_no_import_cycles() -> None:

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
-from kgroups.storage.records import BatchHeader, decode_records
+from kgroups.records.batch import BatchHeader, decode_records
 
 __all__ = ["AbortedFilter"]
 

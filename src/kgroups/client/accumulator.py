@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.delivery import BatchOutcome, DeliveryFuture
-from kgroups.storage.records import HEADER_SIZE, Header, RecordInput, encode_batch
+from kgroups.records.batch import HEADER_SIZE, Header, RecordInput, encode_batch
 
 __all__ = ["PendingRecord", "ProducerBatch", "RecordAccumulator", "record_size"]
 

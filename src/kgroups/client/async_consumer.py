@@ -38,8 +38,8 @@ from kgroups.client.subscription_state import (
     SubscriptionState,
     SubscriptionType,
 )
-from kgroups.cluster.topics import is_legal_topic_name
 from kgroups.errors import ErrorCode
+from kgroups.partitions.topic_registry import is_legal_topic_name
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 

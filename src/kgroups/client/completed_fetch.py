@@ -21,7 +21,7 @@ from typing import Any
 from kgroups.client.aborted_filter import AbortedFilter
 from kgroups.client.consumer_record import ConsumerRecord, TopicPartition
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import BatchHeader, batch_crc, decode_records, iter_batches
+from kgroups.records.batch import BatchHeader, batch_crc, decode_records, iter_batches
 
 __all__ = ["CompletedFetch"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kgroups.assignors.protocol import TopicPartition
-from kgroups.storage.records import Header
+from kgroups.records.batch import Header
 
 __all__ = [
     "CREATE_TIME",

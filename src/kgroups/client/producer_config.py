@@ -20,7 +20,7 @@ from kgroups.client.config_schema import ConfigError, Setting, as_bool, as_int, 
 from kgroups.client.security import SETTINGS as SECURITY_SETTINGS
 from kgroups.client.security import UNSUPPORTED as SECURITY_UNSUPPORTED
 from kgroups.client.security import ClientSecurity
-from kgroups.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 
 __all__ = ["ProducerConfig"]
 

@@ -27,8 +27,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kgroups.cluster.store import NOW, Cur, Store
-from kgroups.cluster.store_errors import DuplicateBroker, LeaseExpired
+from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired
+from kgroups.postgres_store.store import NOW, Cur, Store
 
 
 @dataclass(frozen=True, slots=True)

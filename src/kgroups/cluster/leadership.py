@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from kgroups.cluster.broker_leases import end_lease, live_brokers_in
 from kgroups.cluster.leader_spread import TopicPartition, spread_leaders
-from kgroups.cluster.store import Cur, Store
-from kgroups.cluster.store_errors import LeaseExpired
+from kgroups.postgres_store.errors import LeaseExpired
+from kgroups.postgres_store.store import Cur, Store
 
 
 @dataclass(frozen=True, slots=True)

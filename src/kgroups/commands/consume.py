@@ -17,7 +17,7 @@ from kgroups.client.fetch_request import fetch_request
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
-from kgroups.storage.records import decode_records, iter_batches
+from kgroups.records.batch import decode_records, iter_batches
 
 _MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from types import FrameType
 
 from kgroups.cluster.broker_leases import live_brokers
-from kgroups.cluster.local_postgres import LocalPostgres
-from kgroups.cluster.store import Store
-from kgroups.cluster.store_schema import ensure_schema
+from kgroups.postgres_store.local_server import LocalPostgres
+from kgroups.postgres_store.schema import ensure_schema
+from kgroups.postgres_store.store import Store
 
 DATABASE = "kgroups"
 START_TIMEOUT_S = 60.0

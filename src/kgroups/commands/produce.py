@@ -18,7 +18,7 @@ from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import PRODUCE
 from kgroups.protocol.types import TopicName, i16, i32
-from kgroups.storage.records import encode_batch
+from kgroups.records.batch import encode_batch
 
 _BATCH = 500
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))

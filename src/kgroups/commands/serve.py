@@ -8,8 +8,8 @@ import logging
 import signal
 from pathlib import Path
 
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
 
 log = logging.getLogger("kgroups")
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from kgroups.errors import KafkaError
+from kgroups.records.batch import HEADER_SIZE, BatchHeader, read_header
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import HEADER_SIZE, BatchHeader, read_header
 
 Key = tuple[str, int, int]
 

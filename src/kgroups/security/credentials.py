@@ -12,8 +12,8 @@ import base64
 import json
 from pathlib import Path
 
+from kgroups.durable import replace_file
 from kgroups.security.scram import HASHES, ScramCredential, password_matches
-from kgroups.storage.durable import replace_file
 
 FILE_NAME = "scram-credentials.json"
 

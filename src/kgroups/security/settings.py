@@ -1,5 +1,5 @@
 """The broker's SASL settings, read once at start: per SASL listener, its
-mechanisms and its PLAIN users (server/sasl_listener_keys.py)."""
+mechanisms and its PLAIN users (config/sasl_listener_keys.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from kgroups.config.broker_config import BrokerConfig
+from kgroups.config.sasl_listener_keys import SASL_PROTOCOLS
 from kgroups.security.credentials import CredentialStore
 from kgroups.security.mechanisms import SUPPORTED_MECHANISMS
-from kgroups.server.config import BrokerConfig
-from kgroups.server.sasl_listener_keys import SASL_PROTOCOLS
 
 log = logging.getLogger(__name__)
 

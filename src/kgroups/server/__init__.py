@@ -1,1 +1,1 @@
-"""The broker: asyncio server, connections, request dispatch and configuration."""
+"""The broker process: it puts the layers together, starts and stops them."""

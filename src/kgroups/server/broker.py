@@ -10,35 +10,35 @@ import logging
 import uuid
 
 from kgroups.clock import Clock, SystemClock
-from kgroups.cluster.placement import OFFSETS_TOPIC
-from kgroups.cluster.producer_ids import ProducerIdManager
-from kgroups.cluster.topics import Topic, TopicRegistry
+from kgroups.cluster.member import ClusterMember
+from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.metrics.broker_endpoint import start_metrics_server
+from kgroups.handlers.txn_markers import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
+from kgroups.network.connection import ConnectionState, serve_connection
+from kgroups.network.tls import peer_subject, server_context
+from kgroups.partitions.append_waiters import AppendWaiters
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.postgres_store.store_log import StoreLog
+from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
+from kgroups.runtime.faults import Faults
+from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.runtime.transaction_runtime import TransactionRuntime
+from kgroups.runtime.txn_verification import TransactionVerifier
+from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
+from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
-from kgroups.server.acl_store import DurableAuthorizer
-from kgroups.server.append_waiters import AppendWaiters
-from kgroups.server.cluster_member import ClusterMember
-from kgroups.server.config import BrokerConfig, ListenerSpec, parse_ip_overrides
-from kgroups.server.connection import ConnectionState, serve_connection
-from kgroups.server.connection_security import ConnectionSecurity
-from kgroups.server.coordinator_runtime import CoordinatorRuntime
 from kgroups.server.fault_admin import start_fault_admin
-from kgroups.server.faults import Faults
-from kgroups.server.flusher import Flusher
+from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.producer_expiry import expire_producers_periodically
-from kgroups.server.store_log import StoreLog
-from kgroups.server.tls import peer_subject, server_context
-from kgroups.server.transaction_runtime import TransactionRuntime
-from kgroups.server.txn_markers import write_coordinator_markers
-from kgroups.server.txn_verification import TransactionVerifier
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.config import LogConfig
+from kgroups.storage.flusher import Flusher
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from kgroups.errors import KafkaError
 from kgroups.metrics.http import HttpServer, Page
 
 if TYPE_CHECKING:
-    from kgroups.server.broker_api import BrokerApi
+    from kgroups.handlers.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
 

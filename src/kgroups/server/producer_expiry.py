@@ -17,12 +17,12 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from kgroups.partitions.producer_state import write_snapshot_file
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
-from kgroups.storage.producer_state import write_snapshot_file
 
 if TYPE_CHECKING:
-    from kgroups.server.broker_core import BrokerCore
+    from kgroups.runtime.broker_core import BrokerCore
 
 __all__ = ["expire_idle_producers", "expire_producers_periodically"]
 

@@ -26,9 +26,9 @@ from kgroups.client.fetch_request import FetchRequests
 from kgroups.client.loop_thread import LoopThread
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
+from kgroups.records.batch import iter_batches
 from kgroups.spark.offset_ranges import OffsetRange
 from kgroups.spark.record_columns import RecordColumns
-from kgroups.storage.records import iter_batches
 
 if TYPE_CHECKING:
     import pyarrow as pa

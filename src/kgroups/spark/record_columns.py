@@ -8,7 +8,7 @@ the only thing that says where the next one begins). Keys and values are never
 Python objects: the sections' bytes are cut into alternating (gap, field) spans
 of one Arrow binary array, and Arrow takes the field spans out in C.
 
-Records are checked as :func:`~kgroups.storage.record_scan.scan_records` checks
+Records are checked as :func:`~kgroups.records.scan.scan_records` checks
 them: fields that do not fill a record's stated length, or that run past the
 batch, are CORRUPT_MESSAGE. Headers, rare in bulk data, are read per record in
 Python, and only for the records that have them.
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgroups.storage.record_scan import malformed, read_headers, read_varint
-from kgroups.storage.records import BatchHeader, records_section
+from kgroups.records.batch import BatchHeader, records_section
+from kgroups.records.scan import malformed, read_headers, read_varint
 
 if TYPE_CHECKING:
     import numpy.typing as npt

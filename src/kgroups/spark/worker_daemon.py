@@ -27,7 +27,7 @@ PRELOADED = (
     "kgroups.spark.cluster_calls",
     "kgroups.spark.offset_ranges",
     "kgroups.spark.options",
-    "kgroups.storage.records",
+    "kgroups.records.batch",
 )
 _WITHOUT_KGROUPS = "pyspark.sql.worker.lookup_data_sources"  # lists installed sources only
 

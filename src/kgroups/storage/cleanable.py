@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import BatchHeader
 from kgroups.storage.cleaner_checkpoint import read_clean_offset
-from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import BatchHeader
 from kgroups.storage.segment import Segment
 
 __all__ = ["CleanPlan", "SegmentInfo", "plan_cleaning"]

@@ -68,12 +68,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records
-from kgroups.storage.cleanable import CleanPlan, SegmentInfo
-from kgroups.storage.cleaner_checkpoint import write_clean_offset
-from kgroups.storage.log_files import CLEANED_SUFFIX
-from kgroups.storage.offset_map import OffsetMap
-from kgroups.storage.records import (
+from kgroups.records.batch import (
     HEADER_SIZE,
     BatchHeader,
     BatchMeta,
@@ -81,6 +76,11 @@ from kgroups.storage.records import (
     read_header,
     records_section,
 )
+from kgroups.records.filter import empty_batch, filtered_batch, parse_records
+from kgroups.storage.cleanable import CleanPlan, SegmentInfo
+from kgroups.storage.cleaner_checkpoint import write_clean_offset
+from kgroups.storage.log_files import CLEANED_SUFFIX
+from kgroups.storage.offset_map import OffsetMap
 from kgroups.storage.segment import INT32_MAX, Segment
 
 __all__ = ["DEFAULT_MAP_ENTRIES", "CleanResult", "CleanStats", "LogCleaner"]

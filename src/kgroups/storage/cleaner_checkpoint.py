@@ -14,7 +14,7 @@ import contextlib
 import logging
 from pathlib import Path
 
-from kgroups.storage.durable import replace_file
+from kgroups.durable import replace_file
 
 __all__ = ["CHECKPOINT_FILE", "lower_clean_offset", "read_clean_offset", "write_clean_offset"]
 

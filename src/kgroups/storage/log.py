@@ -33,10 +33,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import (
+    ProducerStateManager,
+    delete_snapshots,
+)
+from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
+from kgroups.records.batch import RecordInput, encode_batch
+from kgroups.records.control import encode_marker
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
-from kgroups.storage.config import LogConfig
-from kgroups.storage.log_append import AppendResult, StampingLog, record_producers, stamp
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_open import (
@@ -57,14 +63,8 @@ from kgroups.storage.log_retention import (
     swap_in,
     truncate_segments,
 )
-from kgroups.storage.producer_state import (
-    ProducerStateManager,
-    delete_snapshots,
-)
-from kgroups.storage.records import RecordInput, encode_batch
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import TxnIndex, txn_index_path
-from kgroups.storage.txn_marker import encode_marker
 
 __all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
 

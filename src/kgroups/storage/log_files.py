@@ -27,8 +27,8 @@ import shutil
 import uuid
 from pathlib import Path
 
-from kgroups.storage.durable import fsync_directory
-from kgroups.storage.records import HEADER_SIZE, LOG_OVERHEAD, read_header
+from kgroups.durable import fsync_directory
+from kgroups.records.batch import HEADER_SIZE, LOG_OVERHEAD, read_header
 
 __all__ = [
     "CLEANED_SUFFIX",

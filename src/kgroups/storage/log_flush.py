@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kgroups.durable import fsync_directory
 from kgroups.storage.append_file import AppendFile
-from kgroups.storage.durable import fsync_directory
 from kgroups.storage.segment import Segment
 
 __all__ = ["FlushState", "fsync_directory_if_present", "sync_segments"]

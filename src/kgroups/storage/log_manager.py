@@ -38,10 +38,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kgroups.clock import Clock, SystemClock
+from kgroups.durable import replace_file
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.cleanable import CleanPlan, plan_cleaning
-from kgroups.storage.config import LogConfig
-from kgroups.storage.durable import replace_file
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_files import DELETE_DIR_SUFFIX, remove_log_directory
 

@@ -17,23 +17,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from kgroups.storage.config import LogConfig
-from kgroups.storage.durable import fsync_directory
+from kgroups.durable import fsync_directory
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import (
+    CompletedTxn,
+    ProducerStateManager,
+    delete_snapshots,
+    list_snapshots,
+)
+from kgroups.records.control import read_marker
 from kgroups.storage.log_files import (
     index_path,
     log_path,
     prepare_directory,
     time_index_path,
 )
-from kgroups.storage.producer_state import (
-    CompletedTxn,
-    ProducerStateManager,
-    delete_snapshots,
-    list_snapshots,
-)
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import AbortedTxn, txn_index_path
-from kgroups.storage.txn_marker import read_marker
 
 __all__ = ["LoadedState", "aborted_entry", "load_producer_state", "new_segment", "open_segments"]
 

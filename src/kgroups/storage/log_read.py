@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from kgroups.storage.records import decode_records
+from kgroups.records.batch import decode_records
 from kgroups.storage.segment import Segment
 
 __all__ = ["TimestampOffset", "max_timestamp_offset", "offset_for_timestamp", "read_batches"]

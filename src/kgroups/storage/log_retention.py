@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX
 from kgroups.storage.log_open import new_segment
 from kgroups.storage.segment import Segment

@@ -18,11 +18,11 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kgroups.durable import fsync_directory
+from kgroups.records.batch import HEADER_SIZE, BatchHeader, BatchMeta, read_header
 from kgroups.storage.append_file import AppendFile, StorageOffline
-from kgroups.storage.durable import fsync_directory
 from kgroups.storage.index import IndexCorruptError, OffsetIndex
 from kgroups.storage.log_files import index_path, log_path, time_index_path
-from kgroups.storage.records import HEADER_SIZE, BatchHeader, BatchMeta, read_header
 from kgroups.storage.segment_recovery import INT32_MAX, RECOVERY_CHUNK, recover_segment
 from kgroups.storage.time_index import NO_TIMESTAMP, TimeIndex
 

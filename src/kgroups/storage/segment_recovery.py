@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from kgroups.records.batch import HEADER_SIZE, BatchHeader, batch_crc, read_header
 from kgroups.storage.append_file import AppendFile
-from kgroups.storage.records import HEADER_SIZE, BatchHeader, batch_crc, read_header
 
 __all__ = ["INT32_MAX", "RECOVERY_CHUNK", "recover_segment"]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kgroups.clock import Clock
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import KafkaError
 from kgroups.server.broker import Broker
-from kgroups.server.config import BrokerConfig
 from kgroups.server.fault_admin import apply_fault, refusal
 from kgroups.testing.defaults import broker_properties
 from kgroups.testing.faults import FaultRefused

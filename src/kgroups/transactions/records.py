@@ -23,8 +23,8 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kgroups.cluster.placement import java_string_hash, kafka_abs
 from kgroups.coordinator.record_codec import Reader, RecordFormatError, Writer
+from kgroups.topics.placement import java_string_hash, kafka_abs
 
 TRANSACTION_LOG_KEY_VERSION = 0
 TRANSACTION_LOG_VALUE_VERSION = 0

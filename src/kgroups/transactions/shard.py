@@ -26,10 +26,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.timers import TimerQueue
 from kgroups.errors import ErrorCode
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.transactions.config import TransactionConfig
 from kgroups.transactions.ending import TransactionEnding
 from kgroups.transactions.expiration import expired, timed_out

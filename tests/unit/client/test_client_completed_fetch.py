@@ -10,8 +10,8 @@ import pytest
 from kgroups.client.completed_fetch import CompletedFetch
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.errors import KafkaError
-from kgroups.storage.compression import LZ4
-from kgroups.storage.records import encode_batch
+from kgroups.records.batch import encode_batch
+from kgroups.records.compression import LZ4
 
 TP = TopicPartition("t", 0)
 

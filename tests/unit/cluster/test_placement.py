@@ -1,4 +1,4 @@
-from kgroups.cluster.placement import java_string_hash, kafka_abs, partition_for_group
+from kgroups.topics.placement import java_string_hash, kafka_abs, partition_for_group
 
 
 def test_java_string_hash_matches_java() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kgroups.cluster import topics as topics_module
-from kgroups.cluster.topics import Topic, TopicRegistry
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions import topic_registry as topics_module
+from kgroups.partitions.topic_registry import Topic, TopicRegistry
 
 
 def _names_on_disk(log_dir: Path) -> set[str]:

@@ -54,7 +54,7 @@ from kio.static.primitive import i32, i32Timedelta, i64
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard, RequestContext, Result
 from kgroups.coordinator.consumer import ConsumerGroupConfig, TopicImage
 from kgroups.coordinator.result import Record
-from kgroups.server.coordinator_driver import CoordinatorDriver
+from kgroups.runtime.coordinator_driver import CoordinatorDriver
 
 START_MS = 1_700_000_000_000
 SESSION_MS = 10_000

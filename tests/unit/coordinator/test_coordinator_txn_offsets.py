@@ -24,7 +24,7 @@ from kio.static.primitive import i16, i32, i64
 from kgroups.coordinator.control_records import marker_commits
 from kgroups.coordinator.result import ProducerBatch, Record
 from kgroups.coordinator.txn_load import LoadedTransactions, replay_loaded
-from kgroups.server.coordinator_driver import CoordinatorDriver
+from kgroups.runtime.coordinator_driver import CoordinatorDriver
 
 from .harness import COMMIT_TIMEOUT_MS, Harness
 from .test_coordinator_static import static_group

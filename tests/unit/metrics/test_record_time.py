@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kgroups.metrics.record_time import timestamp_in
-from kgroups.storage.records import encode_batch
+from kgroups.records.batch import encode_batch
 
 
 def _batch(timestamps: list[int], base_offset: int = 100, **kw: int) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgroups.security.acl_store import FILE_NAME, DurableAuthorizer
 from kgroups.security.authorizer import (
     AclBinding,
     AclFilter,
@@ -12,7 +13,6 @@ from kgroups.security.authorizer import (
     Permission,
     ResourceType,
 )
-from kgroups.server.acl_store import FILE_NAME, DurableAuthorizer
 
 READ = AclBinding(
     ResourceType.TOPIC,

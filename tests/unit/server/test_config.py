@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from kgroups.server.config import BrokerConfig, ConfigError
+from kgroups.config.broker_config import BrokerConfig, ConfigError
 
 
 def test_defaults_are_kafkas() -> None:

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kgroups.server.config import SETTINGS
+from kgroups.config.broker_config import SETTINGS
 
 DOC = Path(__file__).parents[3] / "docs" / "configuration.md"
 

@@ -12,8 +12,8 @@ from kio.static.primitive import i32
 from kgroups.coordinator import CoordinatorConfig, GroupCoordinatorShard, RequestContext
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId
-from kgroups.server.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
-from kgroups.server.pending_writes import request_reach
+from kgroups.runtime.coordinator_driver import TIMED_OUT, Append, CoordinatorDriver
+from kgroups.runtime.pending_writes import request_reach
 
 from group_requests import commit_request
 

@@ -17,15 +17,15 @@ from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestA
 from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.clock import ManualClock
-from kgroups.cluster.placement import OFFSETS_TOPIC
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId
-from kgroups.server.config import BrokerConfig
-from kgroups.server.context import RequestContext
-from kgroups.server.coordinator_runtime import CoordinatorRuntime
-from kgroups.server.faults import Faults
-from kgroups.storage.records import encode_batch, iter_key_values
+from kgroups.records.batch import encode_batch, iter_key_values
+from kgroups.runtime.context import RequestContext
+from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
+from kgroups.runtime.faults import Faults
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 from group_requests import commit_request
 

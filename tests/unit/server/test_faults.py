@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from kgroups.cluster.placement import OFFSETS_TOPIC
 from kgroups.errors import ErrorCode
 from kgroups.protocol import apis
-from kgroups.server.faults import Faults
+from kgroups.runtime.faults import Faults
+from kgroups.topics.placement import OFFSETS_TOPIC
 
 
 def test_inactive_until_a_fault_is_set_and_after_clear() -> None:

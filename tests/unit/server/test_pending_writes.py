@@ -15,7 +15,7 @@ from kgroups.coordinator.consumer.records import (
 )
 from kgroups.coordinator.records import encode_group_metadata_key, encode_offset_commit_key
 from kgroups.protocol import apis
-from kgroups.server.pending_writes import (
+from kgroups.runtime.pending_writes import (
     EVERYTHING,
     MEMBERS,
     OFFSETS,

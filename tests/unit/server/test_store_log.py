@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.server import store_log
-from kgroups.server.store_log import StoreLog, StoreReadNeeded
-from kgroups.storage.config import LogConfig
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
+from kgroups.partitions.config import LogConfig
+from kgroups.postgres_store import store_log
+from kgroups.postgres_store.store_log import StoreLog, StoreReadNeeded
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 
 
 def batch(*values: bytes) -> bytes:

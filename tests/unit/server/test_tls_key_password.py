@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from kgroups.server.config import BrokerConfig, ConfigError
-from kgroups.server.tls import server_context
+from kgroups.config.broker_config import BrokerConfig, ConfigError
+from kgroups.network.tls import server_context
 
 from certificates import Authority
 
 _SCRIPT = """
 import sys
-from kgroups.server.config import BrokerConfig, ConfigError
-from kgroups.server.tls import server_context
+from kgroups.config.broker_config import BrokerConfig, ConfigError
+from kgroups.network.tls import server_context
 config = BrokerConfig({"listeners": "SSL://127.0.0.1:0", "ssl.keystore.type": "PEM",
                        "ssl.keystore.location": sys.argv[1]})
 try:

@@ -1,7 +1,7 @@
 from typing import Any
 
-from kgroups.server.connection_security import ConnectionSecurity
-from kgroups.server.tls import peer_subject
+from kgroups.network.tls import peer_subject
+from kgroups.security.peer import ConnectionSecurity
 
 
 class FakeSslObject:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from kgroups.errors import ErrorCode
-from kgroups.server.txn_markers import TxnMarker, write_txn_markers
+from kgroups.handlers.txn_markers import TxnMarker, write_txn_markers
 
 
 class Coordinator:

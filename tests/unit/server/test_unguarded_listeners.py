@@ -2,8 +2,8 @@ import logging
 
 import pytest
 
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.server.broker import warn_if_unguarded
-from kgroups.server.config import BrokerConfig
 
 
 def warnings(caplog: pytest.LogCaptureFixture, props: dict[str, str]) -> list[str]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from storage_helpers import NOW
 
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import Record, decode_records, iter_batches
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import CleanResult, LogCleaner
-from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import Record, decode_records, iter_batches
 
 HOUR = 3_600_000
 # Records two hours apart land in different segments (segment.ms is an hour).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import encode_batch
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch
 
 NOW = 1_700_000_000_000
 

@@ -6,15 +6,15 @@ import pytest
 from storage_helpers import NOW
 
 from kgroups.errors import KafkaError
-from kgroups.storage.batch_filter import empty_batch, filtered_batch, parse_records
-from kgroups.storage.batch_validation import validate_batches
-from kgroups.storage.records import (
+from kgroups.partitions.batch_validation import validate_batches
+from kgroups.records.batch import (
     batch_crc,
     decode_records,
     encode_batch,
     read_header,
     records_section,
 )
+from kgroups.records.filter import empty_batch, filtered_batch, parse_records
 
 RECORDS = [
     (b"a", b"1", [("h", b"x")], NOW + 5),

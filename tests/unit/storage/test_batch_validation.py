@@ -8,9 +8,9 @@ import pytest
 from storage_helpers import make_batch
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.batch_validation import assign_offsets, validate_batches
-from kgroups.storage.compression import compress, decompress
-from kgroups.storage.records import batch_crc, decode_records, encode_batch, read_header
+from kgroups.partitions.batch_validation import assign_offsets, validate_batches
+from kgroups.records.batch import batch_crc, decode_records, encode_batch, read_header
+from kgroups.records.compression import compress, decompress
 
 LIMITS = {"max_message_bytes": 1_048_588, "segment_bytes": 1 << 30}
 

@@ -14,7 +14,7 @@ import pytest
 import zstandard
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.compression import XERIAL_MAGIC, decompress, iter_decompress
+from kgroups.records.compression import XERIAL_MAGIC, decompress, iter_decompress
 
 MB = 1024 * 1024
 

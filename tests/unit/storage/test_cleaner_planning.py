@@ -17,6 +17,7 @@ from compaction_helpers import (
 )
 from storage_helpers import NOW
 
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.cleaner_checkpoint import (
@@ -24,7 +25,6 @@ from kgroups.storage.cleaner_checkpoint import (
     read_clean_offset,
     write_clean_offset,
 )
-from kgroups.storage.config import LogConfig
 from kgroups.storage.log_manager import LogManager
 
 

@@ -9,10 +9,10 @@ import pytest
 from compaction_helpers import HOUR, all_records, clean, open_compacted
 from storage_helpers import NOW
 
+from kgroups.records.batch import encode_batch, iter_batches
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch, iter_batches
 
 P, Q = 9000, 9001
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kafka import codec as kafka_codec
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.compression import XERIAL_MAGIC, compress, decompress
+from kgroups.records.compression import XERIAL_MAGIC, compress, decompress
 
 
 @settings(max_examples=50, deadline=None)

@@ -12,9 +12,9 @@ from faulty_disk import FaultyDisk
 from storage_helpers import NOW, make_batch
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
 
 # An index entry after every batch, so every append writes all three files.
 CONFIG = LogConfig(segment_bytes=2000, index_interval_bytes=0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from storage_helpers import NOW, make_batch
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.log import PartitionLog
 
 

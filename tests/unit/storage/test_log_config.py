@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import TOPIC_CONFIG_KEYS, LogConfig
+from kgroups.partitions.config import TOPIC_CONFIG_KEYS, LogConfig
 
 
 def test_defaults_are_kafkas() -> None:

@@ -16,7 +16,7 @@ from storage_helpers import NOW, make_batch
 
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.log_manager import LogManager, parse_partition_dir
 
 
@@ -103,7 +103,7 @@ def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from storage_helpers import NOW, make_batch
-        from kgroups.storage.config import LogConfig
+        from kgroups.partitions.config import LogConfig
         from kgroups.storage.log_manager import LogManager
 
         manager = LogManager(Path({str(tmp_path)!r}), LogConfig(segment_bytes=2000))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from storage_helpers import NOW
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
 
 Batch = tuple[int, int, list[tuple[bytes | None, bytes | None, int]]]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from storage_helpers import NOW, make_batch
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import decode_records, encode_batch, iter_batches
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import decode_records, encode_batch, iter_batches
 
 CONFIG = LogConfig(segment_bytes=3000, index_interval_bytes=100)
 

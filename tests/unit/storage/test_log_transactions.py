@@ -10,18 +10,18 @@ import pytest
 from storage_helpers import NOW
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
-from kgroups.storage.log import PartitionLog
-from kgroups.storage.producer_state import ProducerStateManager, list_snapshots
-from kgroups.storage.records import (
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import ProducerStateManager, list_snapshots
+from kgroups.records.batch import (
     decode_records,
     encode_batch,
     iter_batches,
     read_header,
     records_section,
 )
+from kgroups.records.control import encode_marker, read_marker
+from kgroups.storage.log import PartitionLog
 from kgroups.storage.txn_index import txn_index_path
-from kgroups.storage.txn_marker import encode_marker, read_marker
 
 PID = 4000
 

@@ -17,11 +17,11 @@ from kgroups.coordinator.records import (
     encode_offset_commit_key,
     encode_offset_commit_value,
 )
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import encode_batch
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.config import LogConfig
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import encode_batch
 
 PARTITIONS = 10
 COMMITS = 20_000  # each commits all 10 partitions: 200,000 offset records

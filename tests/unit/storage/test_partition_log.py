@@ -10,9 +10,9 @@ import pytest
 from storage_helpers import NOW, make_batch, open_log
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import decode_records, encode_batch, iter_batches, read_header
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import decode_records, encode_batch, iter_batches, read_header
 
 SMALL = LogConfig(segment_bytes=4000, index_interval_bytes=200)
 

@@ -8,7 +8,7 @@ import pytest
 from storage_helpers import NOW, make_batch
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.log import PartitionLog
 
 INT32_MAX = 2**31 - 1

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.records import (
+from kgroups.records.batch import (
     HEADER_SIZE,
     batch_crc,
     decode_records,

@@ -16,11 +16,8 @@ from typing import Any
 import pytest
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.spark.record_columns import RecordColumns
-from kgroups.storage.batch_filter import parse_records
-from kgroups.storage.batch_validation import validate_batches
-from kgroups.storage.compression import GZIP, ZSTD, compress
-from kgroups.storage.records import (
+from kgroups.partitions.batch_validation import validate_batches
+from kgroups.records.batch import (
     HEADER_SIZE,
     HEADER_STRUCT,
     LOG_OVERHEAD,
@@ -29,6 +26,9 @@ from kgroups.storage.records import (
     iter_key_values,
     read_header,
 )
+from kgroups.records.compression import GZIP, ZSTD, compress
+from kgroups.records.filter import parse_records
+from kgroups.spark.record_columns import RecordColumns
 
 BASE_OFFSET = 0  # the validator takes client batches, which start at 0
 BASE_TIMESTAMP = 1_700_000_000_000
@@ -147,7 +147,7 @@ def by_parse_records(raw: bytes) -> list[tuple[int, int, bytes | None, bool]]:
 
 
 def decompressed_section(raw: bytes) -> bytes:
-    from kgroups.storage.records import records_section
+    from kgroups.records.batch import records_section
 
     return records_section(raw, read_header(raw))
 

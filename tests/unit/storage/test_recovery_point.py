@@ -13,9 +13,9 @@ import pytest
 from faulty_disk import FaultyDisk
 from storage_helpers import NOW, make_batch
 
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import iter_batches
 from kgroups.storage.log_manager import RECOVERY_POINT_FILE, LogManager
-from kgroups.storage.records import iter_batches
 
 CONFIG = LogConfig(segment_bytes=1000, index_interval_bytes=100)
 
@@ -155,7 +155,7 @@ def test_new_and_renamed_files_are_followed_by_a_directory_fsync(
 def test_the_producer_id_block_is_followed_by_a_directory_fsync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kgroups.cluster.producer_ids import ProducerIdManager
+    from kgroups.runtime.producer_ids import ProducerIdManager
 
     disk = FaultyDisk(monkeypatch, tmp_path)
     ProducerIdManager(tmp_path).next_id()

@@ -9,9 +9,9 @@ import pytest
 from storage_helpers import NOW, make_batch
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.storage.config import LogConfig
+from kgroups.partitions.config import LogConfig
+from kgroups.records.batch import iter_batches
 from kgroups.storage.log import PartitionLog
-from kgroups.storage.records import iter_batches
 
 HOUR = 3_600_000
 

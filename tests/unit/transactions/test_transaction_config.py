@@ -1,4 +1,4 @@
-from kgroups.server.config import BrokerConfig
+from kgroups.config.broker_config import BrokerConfig
 from kgroups.transactions.config import TransactionConfig
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgroups.cluster.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.errors import ErrorCode
+from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 from kgroups.transactions.config import TransactionConfig
 from kgroups.transactions.messages import EndTxn, EndTxnAnswer, InitProducerIdAnswer
 from kgroups.transactions.records import (

@@ -7,7 +7,7 @@ import random
 
 from kgroups.coordinator.context import RequestContext
 from kgroups.errors import ErrorCode
-from kgroups.server.coordinator_driver import CoordinatorDriver
+from kgroups.runtime.coordinator_driver import CoordinatorDriver
 from kgroups.transactions.config import TransactionConfig
 from kgroups.transactions.messages import (
     InitProducerId,

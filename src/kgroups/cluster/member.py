@@ -1,0 +1,584 @@
+"""A broker as a member of a cluster kept in PostgreSQL (``cluster.store.url``).
+
+Every ``broker.heartbeat.interval.ms`` (and sooner when a request finds the
+broker's view stale) one background turn, on the control connection:
+renews the lease (or registers again once it is lost), runs the election
+(moving live partitions too when the set of live brokers changed), and reads
+the leaders, the live brokers and the topics. The broker then serves from that
+view: Metadata lists the live brokers and each partition's leader, and the
+partitions this incarnation leads get a ``StoreLog`` starting at the store's
+log end; the others answer NOT_LEADER_OR_FOLLOWER. The lease is trusted only
+as ``LeaseState`` says: past its validity, the broker leads nothing.
+
+Whoever must follow leadership (the group coordinator) registers with
+``on_leadership_change``: it hears which partitions became available here
+(their ``StoreLog`` is in place) and which are gone, after every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from kgroups.clock import Clock, MonotonicClock
+from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
+from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
+from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
+from kgroups.cluster.live_brokers import LiveBrokers
+from kgroups.config.broker_config import BrokerConfig
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.append_waiters import AppendWaiters
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.maintenance import StoreMaintenance
+from kgroups.postgres_store.producer_states import read_producers
+from kgroups.postgres_store.reads import batch_at_timestamp, read
+from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
+from kgroups.postgres_store.security import (
+    Security,
+    add_acls,
+    alter_credentials,
+    delete_acls,
+    read_security,
+)
+from kgroups.postgres_store.store import Cur, Store, ending_stalled_transactions
+from kgroups.postgres_store.store_log import StoreLog
+from kgroups.postgres_store.thread import StoreThread
+from kgroups.postgres_store.topics import create_topic, delete_topic, list_topics
+from kgroups.postgres_store.writer import StoreWriter
+from kgroups.records.batch import decode_records
+from kgroups.runtime.producer_ids import allocate_producer_ids
+from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
+from kgroups.security.scram import ScramCredential
+from kgroups.security.settings import SaslSettings
+from kgroups.storage.log_read import TimestampOffset
+
+log = logging.getLogger(__name__)
+
+
+class ClusterHost(Protocol):
+    """What a cluster member uses of its broker (BrokerCore has it all)."""
+
+    config: BrokerConfig
+    clock: Clock
+    broker_id: int
+    advertised: tuple[str, int]
+    advertised_listeners: dict[str, tuple[str, int]]
+    topics: TopicRegistry
+    append_waiters: AppendWaiters
+    sasl: SaslSettings
+
+    @property
+    def authorizer(self) -> Authorizer | None: ...
+
+    def topic_config(self, topic: Topic) -> LogConfig: ...
+
+    def on_topic_gone(self, name: str) -> None: ...
+
+
+TopicPartition = tuple[str, int]
+
+_MIN_TURN_SPACING_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    leaders: list[PartitionLeader]
+    live: list[LiveBroker]
+    topics: list[Topic]
+    # partition -> (log start, log end) of the partitions this incarnation leads
+    ends: dict[TopicPartition, tuple[int, int]]
+    # The idempotent producers of the led partitions that have no StoreLog here yet.
+    producers: dict[TopicPartition, ProducerStateManager]
+    # The ACLs and SCRAM credentials, when they changed since the last read.
+    security: Security | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRead:
+    """A fetch of offsets no longer in a leader's memory."""
+
+    topic: str
+    partition: int
+    offset: int
+    max_bytes: int
+
+
+class ClusterMember:
+    def __init__(self, broker: ClusterHost, url: str) -> None:
+        self._broker = broker
+        config = broker.config
+        self.heartbeat_ms = config.get_int("broker.heartbeat.interval.ms")
+        self.session_timeout_ms = config.get_int("broker.session.timeout.ms")
+        self.live = LiveBrokers(
+            (spec.name for spec in config.listener_specs()), config.inter_broker_listener()
+        )
+        self.lease = LeaseState(
+            broker.broker_id,
+            MonotonicClock(),
+            heartbeat_interval_ms=self.heartbeat_ms,
+            session_timeout_ms=self.session_timeout_ms,
+        )
+        self._incarnation = uuid.uuid4()
+        # Well within the session timeout, so that a broker waiting on a paused
+        # one's row locks still renews its own lease in time.
+        url = ending_stalled_transactions(url, self.session_timeout_ms // 3)
+        self._control = StoreThread(url, "kgroups-store-control")
+        self._reads = StoreThread(url, "kgroups-store-reads")
+        self.writer = StoreWriter(
+            StoreThread(url, "kgroups-store-writer"),
+            self._writer,
+            self._committed,
+            self._failed,
+        )
+        self.logs: dict[TopicPartition, StoreLog] = {}
+        self.maintenance = StoreMaintenance(
+            url,
+            lambda: self.logs,
+            self._writer,
+            broker.clock,
+            config.get_int("producer.id.expiration.ms"),
+        )
+        self.leaders: dict[TopicPartition, PartitionLeader] = {}
+        self._listeners: list[Callable[[LeadershipChange], None]] = []
+        self._turn_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_error_log = 0.0
+        self._move_live = True  # a broker that joins evens the spread
+        self._security_version: int | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Create the tables if needed, register and read the cluster once."""
+        found = await self._control.run(ensure_schema)
+        cluster_id = await self._control.run(_cluster_id)
+        self._broker.topics.cluster_id = cluster_id
+        self._broker.topics.mirror(())  # the store's topics, not the local registry's
+        await self._read_security()  # the store's ACLs and users, not the data dir's files
+        log.info(
+            "cluster store schema version %d (found %d), cluster id %s",
+            SCHEMA_VERSION,
+            found,
+            cluster_id,
+        )
+        await self._turn()
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Controlled shutdown: hand the partitions over, then close."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self.writer.close()
+        epoch = self.lease.lease_epoch
+        if epoch is not None:
+            try:
+                await self._control.run(lambda s: hand_over(s, self._broker.broker_id, epoch))
+                log.info("handed over the partitions of broker %d", self._broker.broker_id)
+            except KafkaError as e:
+                log.warning("controlled shutdown could not hand over: %s", e)
+        self._drop(list(self.logs), ErrorCode.not_leader_or_follower)
+        for thread in (self._control, self._reads, self.writer.thread, self.maintenance.thread):
+            await asyncio.to_thread(thread.close)
+
+    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
+        self._listeners.append(listener)
+
+    def poke(self) -> None:
+        """Read the cluster again soon: a request found this broker's view stale."""
+        self._wake.set()
+
+    async def refresh(self) -> None:
+        """Read the cluster now (a Metadata request for a topic not known here)."""
+        await self._turn(renew_due_only=True)
+
+    # -- the background turn -----------------------------------------------------
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.heartbeat_ms / 1000)
+            self._wake.clear()
+            try:
+                await self._turn(renew_due_only=True)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("cluster turn failed")
+            # Requests that find the view stale wake the loop; a burst of them
+            # costs one turn per interval here, not one each.
+            await asyncio.sleep(_MIN_TURN_SPACING_S)
+
+    async def _turn(self, *, renew_due_only: bool = False) -> None:
+        async with self._turn_lock:
+            try:
+                if not await self._keep_lease(renew_due_only):
+                    return
+                move_live = self._move_live
+                held = {tp for tp, slog in self.logs.items() if slog.failed is None}
+                known = self._security_version
+                view = await self._control.run(lambda s: self._read(s, move_live, held, known))
+            except StoreUnavailable as e:
+                self._log_unavailable(e)
+                return
+            self._apply(view)
+
+    async def _keep_lease(self, renew_due_only: bool) -> bool:
+        lease = self.lease
+        broker_id = self._broker.broker_id
+        if lease.lease_epoch is None:
+            host, port = self._broker.advertised
+            listeners = {
+                name: f"{h}:{p}" for name, (h, p) in self._broker.advertised_listeners.items()
+            }
+            sent = lease.renew_sent()
+            try:
+                epoch = await self._control.run(
+                    lambda s: register(
+                        s,
+                        broker_id,
+                        f"{host}:{port}",
+                        self.session_timeout_ms,
+                        incarnation=self._incarnation,
+                        listeners=listeners,
+                    )
+                )
+            except DuplicateBroker as e:
+                self._log_unavailable(e)
+                return False
+            lease.registered(epoch, sent)
+            self._move_live = True
+            log.info("broker %d registered with lease epoch %d", broker_id, epoch)
+            return True
+        if renew_due_only and not lease.renew_due():
+            return True
+        epoch = lease.lease_epoch
+        sent = lease.renew_sent()
+        try:
+            await self._control.run(lambda s: renew(s, broker_id, epoch, self.session_timeout_ms))
+        except LeaseExpired:
+            log.warning("broker %d lost its lease (epoch %d); registering again", broker_id, epoch)
+            lease.lease_lost()
+            self._apply_leading()
+            self._wake.set()
+            return False
+        lease.renewed(sent)
+        return True
+
+    def _read(
+        self, store: Store, move_live: bool, held: set[TopicPartition], known: int | None
+    ) -> ClusterView:
+        elect_leaders(store, move_live=move_live)
+        leaders = partition_leaders(store)
+        epoch = self.lease.lease_epoch
+        ends: dict[TopicPartition, tuple[int, int]] = {}
+        producers: dict[TopicPartition, ProducerStateManager] = {}
+        if epoch is not None:
+            ends, producers = _led_partitions(store, self._broker.broker_id, epoch, held)
+        security = read_security(store, known)
+        return ClusterView(
+            leaders, live_brokers(store), list_topics(store), ends, producers, security
+        )
+
+    def _apply(self, view: ClusterView) -> None:
+        before = self.live.ids
+        self.live.observe(view.live)
+        if self.live.ids != before:
+            self._move_live = True  # the next turn evens the spread
+            self._wake.set()
+        else:
+            self._move_live = False
+        self.leaders = {(p.topic, p.partition): p for p in view.leaders}
+        gone = self._broker.topics.mirror(view.topics)
+        self.lease.observe(
+            LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
+            for p in view.leaders
+        )
+        self._apply_leading(view.ends, view.producers)
+        if view.security is not None:
+            self._apply_security(view.security)
+        for name in gone:
+            self._broker.on_topic_gone(name)
+
+    def _apply_security(self, security: Security) -> None:
+        known = self._security_version
+        if known is not None and security.version < known:
+            return  # read before a change this broker has applied already
+        if self._broker.authorizer is not None:
+            self._broker.authorizer.replace(security.acls)
+        self._broker.sasl.credentials.replace(security.credentials)
+        self._security_version = security.version
+
+    def _apply_leading(
+        self,
+        ends: dict[TopicPartition, tuple[int, int]] | None = None,
+        producers: dict[TopicPartition, ProducerStateManager] | None = None,
+    ) -> None:
+        """Make the StoreLogs follow what the lease state says this broker leads."""
+        leading = self.lease.leading()
+        lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
+        self._drop(lost, ErrorCode.not_leader_or_follower)
+        gained: dict[TopicPartition, int] = {}
+        for tp, epoch in leading.items():
+            if tp in self.logs or ends is None or tp not in ends:
+                continue
+            topic = self._broker.topics.get(tp[0])
+            state = None if producers is None else producers.get(tp)
+            if topic is None or state is None:
+                self._wake.set()  # dropped during this turn: the next one reads it
+                continue
+            start, end = ends[tp]
+            config = self._broker.topic_config(topic)
+            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config, state)
+            gained[tp] = epoch
+        if gained or lost:
+            log.info(
+                "broker %d now leads %d partition(s): +%d -%d",
+                self._broker.broker_id,
+                len(self.logs),
+                len(gained),
+                len(lost),
+            )
+            change = LeadershipChange(gained, frozenset(lost))
+            for listener in self._listeners:
+                listener(change)
+
+    def _drop(self, partitions: Iterable[TopicPartition], error: ErrorCode) -> None:
+        for tp in partitions:
+            slog = self.logs.pop(tp, None)
+            if slog is not None and slog.failed is None:
+                slog.fail(KafkaError(error, f"{tp[0]}-{tp[1]} is no longer led here"))
+            self._broker.append_waiters.notify(*tp)
+
+    def _log_unavailable(self, e: KafkaError) -> None:
+        now = time.monotonic()
+        if now - self._last_error_log >= self.heartbeat_ms / 1000:
+            self._last_error_log = now
+            log.error("cluster store: %s", e)
+
+    # -- what requests use -------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> StoreLog:
+        if not self._broker.topics.partition_exists(topic, partition):
+            self.poke()
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition,
+                f"This server does not host this topic-partition: {topic}-{partition}",
+            )
+        epoch = self.lease.leader_epoch(topic, partition)
+        slog = self.logs.get((topic, partition))
+        if epoch is None or slog is None or slog.leader_epoch != epoch or slog.failed:
+            self.poke()
+            raise KafkaError(
+                ErrorCode.not_leader_or_follower,
+                f"broker {self._broker.broker_id} does not lead {topic}-{partition}",
+            )
+        return slog
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]:
+        """The partition's leader broker id (-1: none) and leader epoch."""
+        p = self.leaders.get((topic, partition))
+        if p is None or p.leader_id is None or p.leader_id not in self.live.ids:
+            return -1, (-1 if p is None else p.leader_epoch)
+        return p.leader_id, p.leader_epoch
+
+    def address(self, broker_id: int, listener: str) -> tuple[str, int] | None:
+        """A live broker's address for the clients of ``listener``."""
+        return self.addresses(listener).get(broker_id)
+
+    def addresses(self, listener: str) -> dict[int, tuple[str, int]]:
+        """Live brokers at their address on ``listener`` (see LiveBrokers)."""
+        return self.live.on(listener)
+
+    def _writer(self) -> Writer | None:
+        epoch = self.lease.lease_epoch
+        if epoch is None or not self.lease.may_write():
+            return None
+        return Writer(self._broker.broker_id, epoch)
+
+    def _committed(self, slog: StoreLog) -> None:
+        self._broker.append_waiters.notify(slog.topic, slog.partition)
+
+    def _failed(self, slog: StoreLog) -> None:
+        """A refused or unknown commit: start the partition again from the store."""
+        tp = (slog.topic, slog.partition)
+        if self.logs.get(tp) is slog:
+            del self.logs[tp]
+            # What was built on the uncommitted appends is gone with them: its
+            # followers drop the partition, and take it up again once reloaded.
+            change = LeadershipChange({}, frozenset((tp,)))
+            for listener in self._listeners:
+                listener(change)
+        self._broker.append_waiters.notify(*tp)
+        self.poke()
+
+    async def read_many(self, reads: list[StoreRead]) -> list[bytes | KafkaError]:
+        """Read from the store what a leader no longer holds in memory."""
+
+        def work(store: Store) -> list[bytes | KafkaError]:
+            out: list[bytes | KafkaError] = []
+            for r in reads:
+                try:
+                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
+                    out.append(b"".join(result.batches))
+                except KafkaError as e:
+                    out.append(e)
+            return out
+
+        return await self._reads.run(work)
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int
+    ) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: batch_at_timestamp(s, topic, partition, timestamp))
+        if batch is None:
+            return None
+        for record in decode_records(batch):
+            if record.timestamp >= timestamp:
+                return TimestampOffset(record.offset, record.timestamp)
+        return None
+
+    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: _max_timestamp_batch(s, topic, partition))
+        if batch is None:
+            return None
+        best = max(decode_records(batch), key=lambda r: r.timestamp, default=None)
+        if best is None:
+            return None
+        # The first record with the largest timestamp.
+        first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
+        return TimestampOffset(first.offset, first.timestamp)
+
+    def allocate_producer_ids(self, count: int) -> int:
+        """A block of producer ids unique in the cluster (once per block, on the loop)."""
+        return self._control.run_blocking(lambda s: allocate_producer_ids(s, count))
+
+    # -- ACLs and SCRAM credentials -------------------------------------------------
+
+    async def create_acls(self, bindings: list[AclBinding]) -> None:
+        await self._control.run(lambda s: add_acls(s, bindings))
+        await self._read_security()
+
+    async def delete_acls(self, acl_filter: AclFilter) -> list[AclBinding]:
+        removed = await self._control.run(lambda s: delete_acls(s, acl_filter.matches))
+        await self._read_security()
+        return removed
+
+    async def alter_credentials(
+        self, upserts: list[tuple[str, str, ScramCredential]], deletions: list[tuple[str, str]]
+    ) -> None:
+        await self._control.run(lambda s: alter_credentials(s, upserts, deletions))
+        await self._read_security()
+
+    async def _read_security(self) -> None:
+        """This broker answers with its own change applied; the others see it
+        at their next turn."""
+        security = await self._control.run(lambda s: read_security(s, None))
+        if security is not None:
+            self._apply_security(security)
+
+    # -- topics --------------------------------------------------------------------
+
+    async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]:
+        """Create the topics in the store, elect their leaders, read the cluster."""
+        failed = await self._control.run(lambda s: _create_all(s, topics))
+        await self._turn(renew_due_only=True)
+        return failed
+
+    def create_topic_blocking(self, topic: Topic) -> None:
+        """On the loop, for the coordinator's first use of __consumer_offsets."""
+        failed = self._control.run_blocking(lambda s: _create_all(s, [topic]))
+        if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
+            raise failed[topic.name]
+        self._broker.topics.mirror_add(topic)
+        self.poke()
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
+        def work(store: Store) -> dict[str, KafkaError]:
+            failed = {}
+            for name in names:
+                try:
+                    delete_topic(store, name)
+                except KafkaError as e:
+                    failed[name] = e
+            return failed
+
+        failed = await self._control.run(work)
+        await self._turn(renew_due_only=True)
+        return failed
+
+
+def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
+    failed = {}
+    for topic in topics:
+        try:
+            create_topic(
+                store, topic.name, topic.partitions, topic.configs, topic_id=topic.topic_id
+            )
+        except KafkaError as e:
+            failed[topic.name] = e
+    elect_leaders(store)
+    return failed
+
+
+def _led_partitions(
+    store: Store, broker_id: int, lease_epoch: int, held: set[TopicPartition]
+) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
+    """The log start and end of each partition this incarnation leads, and the
+    producers' state of those not ``held`` here yet (one transaction: the state
+    is the one of that log end)."""
+
+    def work(
+        cur: Cur,
+    ) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
+        cur.execute(
+            """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
+               FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
+               WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
+            (broker_id, lease_epoch),
+        )
+        ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
+        return ends, read_producers(cur, (tp for tp in ends if tp not in held))
+
+    return store.transaction(work)
+
+
+def _max_timestamp_batch(store: Store, topic: str, partition: int) -> bytes | None:
+    def work(cur: Cur) -> bytes | None:
+        cur.execute(
+            """SELECT b.batch FROM kgroups_batches b
+               JOIN kgroups_topics t ON t.topic_id = b.topic_id
+               JOIN kgroups_partitions p ON p.topic_id = b.topic_id AND p.partition = b.partition
+               WHERE t.name = %s AND b.partition = %s AND b.last_offset >= p.log_start_offset
+               ORDER BY b.max_timestamp DESC, b.base_offset LIMIT 1""",
+            (topic, partition),
+        )
+        row = cur.fetchone()
+        return None if row is None else bytes(row[0])
+
+    return store.transaction(work)
+
+
+def _cluster_id(store: Store) -> str:
+    """One id for every broker of the cluster: derived from the database."""
+
+    def work(cur: Cur) -> str:
+        cur.execute("SELECT current_database(), system_identifier FROM pg_control_system()")
+        row = cur.fetchone()
+        assert row is not None
+        return f"{row[0]}/{row[1]}"
+
+    raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")

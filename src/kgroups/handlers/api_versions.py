@@ -1,0 +1,36 @@
+"""ApiVersions: the ranges of the API-version table."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.api_versions.v3 import ApiVersionsRequest, ApiVersionsResponse
+from kio.schema.api_versions.v3.response import ApiVersion
+
+from kgroups.errors import ErrorCode
+from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.consumer_groups import consumer_protocol_enabled
+from kgroups.protocol import apis
+from kgroups.protocol.types import i16
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.runtime.context import RequestContext
+
+_ENTRIES = tuple(
+    ApiVersion(api_key=i16(r.key), min_version=i16(r.min_version), max_version=i16(r.max_version))
+    for r in apis.SUPPORTED.values()
+)
+# Without the consumer group protocol (group.coordinator.rebalance.protocols),
+# its APIs are not advertised, as in Kafka.
+_CONSUMER_PROTOCOL_APIS = frozenset((apis.CONSUMER_GROUP_HEARTBEAT, apis.CONSUMER_GROUP_DESCRIBE))
+_CLASSIC_ONLY_ENTRIES = tuple(e for e in _ENTRIES if e.api_key not in _CONSUMER_PROTOCOL_APIS)
+
+
+async def handle(
+    broker: BrokerApi, ctx: RequestContext, request: ApiVersionsRequest
+) -> ApiVersionsResponse:
+    entries = _ENTRIES if consumer_protocol_enabled(broker) else _CLASSIC_ONLY_ENTRIES
+    return ApiVersionsResponse(
+        error_code=ErrorCode.none, api_keys=entries, throttle_time=NO_THROTTLE
+    )

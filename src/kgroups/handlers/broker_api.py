@@ -1,0 +1,24 @@
+"""What request handlers see of the broker: its core and its group coordinator.
+
+Handlers, dispatch and the connection loop depend on this protocol, not on
+server/broker.py, which imports them; Broker satisfies it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from kgroups.runtime.broker_core import BrokerCore
+from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
+from kgroups.runtime.transaction_runtime import TransactionRuntime
+from kgroups.runtime.txn_verification import TransactionVerifier
+from kgroups.security.acl_store import DurableAuthorizer
+
+
+class BrokerApi(BrokerCore, Protocol):
+    coordinator: CoordinatorRuntime
+    txn_coordinator: TransactionRuntime
+    transactions: TransactionVerifier | None
+    """Verifies transactional produce (KIP-890); None accepts every batch."""
+    authorizer: DurableAuthorizer | None
+    """The ACLs, when authorizer.class.name is set; None allows everything."""

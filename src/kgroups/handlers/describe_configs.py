@@ -1,0 +1,83 @@
+"""DescribeConfigs for topics (effective log configs) and the broker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kio.schema.describe_configs.v4 import DescribeConfigsRequest, DescribeConfigsResponse
+from kio.schema.describe_configs.v4.response import (
+    DescribeConfigsResourceResult,
+    DescribeConfigsResult,
+)
+
+from kgroups.config.sensitive import is_sensitive
+from kgroups.errors import ErrorCode
+from kgroups.handlers.common import NO_THROTTLE
+from kgroups.protocol.types import i8
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.runtime.context import RequestContext
+
+TOPIC = 2
+BROKER = 4
+# Config sources as Kafka numbers them.
+TOPIC_CONFIG = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+# Config types as Kafka numbers them (KIP-569).
+UNKNOWN_TYPE = 0
+PASSWORD_TYPE = 9
+
+
+async def handle(
+    broker: BrokerApi, ctx: RequestContext, request: DescribeConfigsRequest
+) -> DescribeConfigsResponse:
+    results = []
+    for resource in request.resources:
+        error, message = ErrorCode.none, None
+        entries: list[tuple[str, str | None, int]] = []
+        if resource.resource_type == TOPIC:
+            topic = broker.topics.get(resource.resource_name)
+            if topic is None:
+                error, message = ErrorCode.unknown_topic_or_partition, "Unknown topic"
+            else:
+                effective = broker.topic_config(topic).to_topic_configs()
+                entries = [
+                    (k, v, TOPIC_CONFIG if k in topic.configs else DEFAULT_CONFIG)
+                    for k, v in sorted(effective.items())
+                ]
+        elif resource.resource_type == BROKER:
+            if resource.resource_name not in ("", str(broker.broker_id)):
+                error, message = ErrorCode.invalid_request, "Unknown broker id"
+            else:
+                entries = [
+                    (k, v, STATIC_BROKER_CONFIG) for k, v in broker.config.describe().items()
+                ]
+        else:
+            error, message = ErrorCode.invalid_request, "Unsupported resource type"
+        keys = resource.configuration_keys
+        results.append(
+            DescribeConfigsResult(
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+                configs=tuple(
+                    DescribeConfigsResourceResult(
+                        name=k,
+                        value=v,
+                        read_only=resource.resource_type == BROKER,
+                        config_source=i8(source),
+                        is_sensitive=sensitive,
+                        synonyms=(),
+                        config_type=i8(PASSWORD_TYPE if sensitive else UNKNOWN_TYPE),
+                        documentation=None,
+                    )
+                    for k, v, source in entries
+                    if keys is None or k in keys
+                    for sensitive in (resource.resource_type == BROKER and is_sensitive(k),)
+                ),
+            )
+        )
+    return DescribeConfigsResponse(throttle_time=NO_THROTTLE, results=tuple(results))

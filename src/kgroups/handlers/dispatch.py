@@ -1,0 +1,158 @@
+"""From a request frame to a response frame: header, version check, body, handler."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable
+from io import BytesIO
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
+from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+
+from kgroups.errors import ErrorCode
+from kgroups.handlers import ROUTES, Route
+from kgroups.handlers.access import GUARDS
+from kgroups.handlers.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
+from kgroups.protocol import apis
+from kgroups.protocol.framing import frame
+from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
+from kgroups.protocol.versions import upgrade
+from kgroups.runtime.context import RequestContext
+from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class BadRequest(ValueError):
+    """A request the broker cannot answer; the connection is closed."""
+
+
+async def dispatch(
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
+) -> bytes | None:
+    try:
+        api_key, api_version, correlation_id = peek_api(request)
+    except MalformedHeader as e:
+        raise BadRequest(str(e)) from None
+    if not apis.is_supported(api_key, api_version):
+        if api_key == apis.API_VERSIONS:
+            return _unsupported_api_versions(correlation_id)
+        name = apis.SUPPORTED[api_key].name if api_key in apis.SUPPORTED else "unknown API"
+        raise BadRequest(f"unsupported request: api key {api_key} ({name}) version {api_version}")
+    codec = apis.codec(api_key, api_version)
+    route = ROUTES[api_key]
+    if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
+        with big_request():
+            return await _dispatch_big(broker, request, client_host, codec, route, security)
+    try:
+        header, body = _read(codec, request, route.upgrade, api_key)
+    except Exception as e:
+        raise _malformed(api_key, api_version, e) from None
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    response = await _handle(broker, ctx, body, route)
+    if response is None:
+        return None
+    payload = codec.encode_response(response)
+    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+async def _dispatch_big(
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    codec: apis.ApiCodec,
+    route: Route,
+    security: ConnectionSecurity,
+) -> bytes | None:
+    """``dispatch`` for a big request: parsed and encoded on a worker thread
+    (see big_requests.py)."""
+    api_key, api_version, correlation_id = peek_api(request)
+    try:
+        header, body = await parse_off_loop(
+            functools.partial(_read, codec, request, route.upgrade, api_key)
+        )
+    except Exception as e:
+        raise _malformed(api_key, api_version, e) from None
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    response = await _handle(broker, ctx, body, route)
+    del body
+    if response is None:
+        return None
+    payload = await asyncio.to_thread(_encode, codec, response)
+    del response
+    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+def _context(
+    api_key: int,
+    api_version: int,
+    correlation_id: int,
+    header: Any,
+    client_host: str,
+    security: ConnectionSecurity,
+) -> RequestContext:
+    return RequestContext(
+        api_key,
+        api_version,
+        correlation_id,
+        header.client_id or "",
+        client_host,
+        security.principal,
+        security.listener,
+    )
+
+
+def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
+    authorizer = broker.authorizer
+    if authorizer is not None:
+        guard = GUARDS.get(ctx.api_key)
+        if guard is not None:
+            return guard(authorizer, broker, ctx, body, route.handler)
+    return route.handler(broker, ctx, body)
+
+
+def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:
+    return BadRequest(f"malformed {apis.SUPPORTED[api_key].name} v{api_version} request: {error}")
+
+
+def _read(codec: apis.ApiCodec, request: bytes, to_newest: bool, api_key: int) -> tuple[Any, Any]:
+    header, offset = read_request_header(request, codec.request_header_flexible)
+    body, _size = codec.read_request(request, offset)
+    if to_newest:
+        body = upgrade(body, apis.newest(api_key).request_type)
+    return header, body
+
+
+def _encode(codec: apis.ApiCodec, response: object) -> bytes:
+    # Not through the codec's cache of repeating responses: a big one is unique.
+    buf = BytesIO()
+    codec.write_response(buf, response)
+    return buf.getvalue()
+
+
+def _unsupported_api_versions(correlation_id: int) -> bytes:
+    """Kafka's rule: a client asking ApiVersions in a version we lack gets a v0
+    answer with UNSUPPORTED_VERSION and our ranges, then retries lower."""
+    response = ApiVersionsResponseV0(
+        error_code=ErrorCode.unsupported_version,
+        api_keys=api_version_entries(ApiVersionV0),
+    )
+    payload = apis.codec(apis.API_VERSIONS, 0).encode_response(response)
+    return frame(response_header(correlation_id, flexible=False) + payload)
+
+
+def api_version_entries(entry_type: type[_T]) -> tuple[_T, ...]:
+    return tuple(
+        entry_type(api_key=r.key, min_version=r.min_version, max_version=r.max_version)  # type: ignore[call-arg]
+        for r in apis.SUPPORTED.values()
+    )

@@ -1,0 +1,179 @@
+"""Fetch with long polling.
+
+The broker answers at once when it has `min_bytes` or an error to report;
+otherwise it parks the request until an append to one of the fetched
+partitions or `max_wait` passes, then reads again. Batches go out exactly as
+they were stored: no decompression, no re-encoding.
+
+At isolation level read_committed (1) records are read only up to the last
+stable offset, and the aborted transactions overlapping what is returned are
+listed, for the consumer to drop their records. Both levels report the LSO.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
+
+from kio.schema.fetch.v12 import FetchRequest, FetchResponse
+from kio.schema.fetch.v12.response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    PartitionData,
+)
+from kio.static.primitive import Records
+
+from kgroups.cluster.member import StoreRead
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.handlers.common import NO_THROTTLE
+from kgroups.postgres_store.store_log import StoreReadNeeded
+from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
+from kgroups.records.batch import iter_batches
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.runtime.broker_core import ServedLog
+    from kgroups.runtime.context import RequestContext
+
+_EMPTY = cast(Records, b"")
+_NO_REPLICA = BrokerId(-1)
+READ_COMMITTED = 1
+
+
+async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+    max_wait_ms = int(request.max_wait.total_seconds() * 1000)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max_wait_ms / 1000
+    wanted = [(t.topic, p.partition) for t in request.topics for p in t.partitions]
+    while True:
+        # Register before reading so an append between the read and the wait wakes us.
+        waiter = broker.append_waiters.register(wanted)
+        try:
+            topics, size, failed, misses = _read(broker, request)
+            if misses:
+                topics, size, failed = await _read_store(broker, topics, size, failed, misses)
+            remaining = deadline - loop.time()
+            if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
+                if size:
+                    _count_bytes_out(broker, topics)
+                return FetchResponse(
+                    throttle_time=NO_THROTTLE,
+                    error_code=ErrorCode.none,
+                    session_id=i32(0),
+                    responses=topics,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter.wait(), remaining)
+        finally:
+            broker.append_waiters.unregister(wanted, waiter)
+
+
+def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:
+    for topic in topics:
+        size = sum(len(p.records) for p in topic.partitions if p.records)
+        if size:
+            broker.stats.fetched(topic.topic, size)
+
+
+# Cluster mode: (topic index, partition index, what to read) of the partitions
+# whose offsets are no longer in the leader's memory.
+_Miss = tuple[int, int, StoreRead]
+
+
+def _read(
+    broker: BrokerApi, request: FetchRequest
+) -> tuple[tuple[FetchableTopicResponse, ...], int, bool, list[_Miss]]:
+    # As Kafka: the request's max_bytes, capped by the broker's fetch.max.bytes,
+    # bounds the response, and each partition its partition_max_bytes; only the
+    # first non-empty partition may exceed them by one whole batch (KIP-74).
+    budget: int = min(request.max_bytes, broker.config.get_int("fetch.max.bytes"))
+    total = 0
+    failed = False
+    faults = broker.faults
+    topics: list[FetchableTopicResponse] = []
+    misses: list[_Miss] = []
+    committed = request.isolation_level == READ_COMMITTED
+    for topic in request.topics:
+        partitions: list[PartitionData] = []
+        for p in topic.partitions:
+            error = ErrorCode.none
+            data = b""
+            hw = start = lso = -1
+            aborted = None
+            try:
+                log = broker.log(topic.topic, p.partition)
+                hw, start = log.high_watermark, log.log_start_offset
+                lso = log.last_stable_offset
+                limit = min(p.partition_max_bytes, budget)
+                if (limit > 0 or total == 0) and not (
+                    faults.active and faults.is_paused(topic.topic, p.partition)
+                ):
+                    data = log.read(
+                        p.fetch_offset,
+                        max(limit, 0),
+                        max_offset=lso if committed else hw,
+                        min_one=total == 0,
+                    )
+                if committed:
+                    aborted = _aborted(log, p.fetch_offset, data)
+            except StoreReadNeeded:
+                read = StoreRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
+                misses.append((len(topics), len(partitions), read))
+            except KafkaError as e:
+                error, failed = e.error_code, True
+            total += len(data)
+            budget -= len(data)
+            partitions.append(
+                PartitionData(
+                    partition_index=p.partition,
+                    error_code=error,
+                    high_watermark=i64(hw),
+                    last_stable_offset=i64(lso),
+                    log_start_offset=i64(start),
+                    aborted_transactions=aborted,
+                    preferred_read_replica=_NO_REPLICA,
+                    records=cast(Records, data) if data else _EMPTY,
+                )
+            )
+        topics.append(FetchableTopicResponse(topic=topic.topic, partitions=tuple(partitions)))
+    return tuple(topics), total, failed, misses
+
+
+def _aborted(log: ServedLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
+    """The aborted transactions overlapping the batches read."""
+    if not data:
+        return ()
+    end = fetch_offset
+    for _pos, header in iter_batches(data):
+        end = header.next_offset
+    return tuple(
+        AbortedTransaction(producer_id=ProducerId(pid), first_offset=i64(first))
+        for pid, first in log.aborted_transactions(fetch_offset, end)
+    )
+
+
+async def _read_store(
+    broker: BrokerApi,
+    topics: tuple[FetchableTopicResponse, ...],
+    size: int,
+    failed: bool,
+    misses: list[_Miss],
+) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
+    """Fill in the partitions read from the store, in one call off the loop."""
+    assert broker.cluster is not None
+    results = await broker.cluster.read_many([read for _t, _p, read in misses])
+    partitions = [list(t.partitions) for t in topics]
+    for (ti, pi, _read), result in zip(misses, results, strict=True):
+        data = partitions[ti][pi]
+        if isinstance(result, KafkaError):
+            partitions[ti][pi] = replace(data, error_code=result.error_code)
+            failed = True
+        else:
+            partitions[ti][pi] = replace(data, records=cast(Records, result) if result else _EMPTY)
+            size += len(result)
+    topics = tuple(
+        replace(t, partitions=tuple(ps)) for t, ps in zip(topics, partitions, strict=True)
+    )
+    return topics, size, failed

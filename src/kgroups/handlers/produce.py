@@ -1,0 +1,175 @@
+"""Produce: validate and append record batches, acknowledge per partition.
+
+An acknowledgement (acks=1 or -1; a single broker is its own ISR) is sent after
+the batch is written to the operating system, so it survives kill -9 of the
+broker; fsync follows the flush policy (`log.flush.interval.*`). When the policy
+asks for an fsync after an append, the partition is acknowledged only once that
+fsync succeeded; a failed one answers KAFKA_STORAGE_ERROR (the log is offline).
+
+Transactional batches (with a transactional id) are appended like idempotent
+ones and open the producer's transaction on the partition; the first batch of
+a transaction on a partition is first verified with the transaction
+coordinator (``broker.transactions``, ``transaction.partition.verification.enable``).
+Cluster mode does not take transactional batches yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from typing import TYPE_CHECKING, cast
+
+from kio.schema.produce.v9 import ProduceRequest, ProduceResponse
+from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
+from kio.static.primitive import TZAware
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.handlers.common import NO_THROTTLE
+from kgroups.protocol.types import i32, i64
+from kgroups.records.batch import HEADER_SIZE, read_header
+from kgroups.topics.placement import INTERNAL_TOPICS
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.runtime.context import RequestContext
+
+log = logging.getLogger(__name__)
+
+
+async def handle(
+    broker: BrokerApi, ctx: RequestContext, request: ProduceRequest
+) -> ProduceResponse | None:
+    request_error = ErrorCode.none
+    message: str | None = None
+    if request.acks not in (0, 1, -1):
+        request_error = ErrorCode.invalid_required_acks
+    elif request.transactional_id is not None and broker.cluster is not None:
+        request_error = ErrorCode.transactional_id_authorization_failed
+        message = "transactions are not supported in cluster mode"
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    if (
+        request.transactional_id is not None
+        and request_error == ErrorCode.none
+        and broker.transactions is not None
+        and broker.config.get_bool("transaction.partition.verification.enable")
+    ):
+        refused = await _verify(broker, request.transactional_id, request)
+    now = broker.clock.now_ms()
+    responses: list[list[PartitionProduceResponse]] = []
+    flushes: list[tuple[list[PartitionProduceResponse], int, asyncio.Future[None]]] = []
+    for topic in request.topic_data:
+        partitions: list[PartitionProduceResponse] = []
+        responses.append(partitions)
+        for data in topic.partition_data:
+            if request_error != ErrorCode.none:
+                partitions.append(_failed(data.index, request_error, message))
+                continue
+            if refused and (topic.name, data.index) in refused:
+                partitions.append(_failed(data.index, refused[(topic.name, data.index)], None))
+                continue
+            response, flushed = _append(broker, topic.name, data.index, data.records, now)
+            if flushed is not None:
+                flushes.append((partitions, len(partitions), flushed))
+            partitions.append(response)
+    for partitions, i, flushed in flushes:
+        try:
+            await flushed
+        except Exception as e:  # the flush's KafkaError, or anything else that stopped it
+            # In cluster mode a commit refused by the store is NOT_LEADER_OR_FOLLOWER
+            # (the store writer logs why); a failed fsync or commit is storage error.
+            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
+            if broker.cluster is None:
+                log.error("produce to partition %d not acknowledged: %s", partitions[i].index, e)
+            partitions[i] = _failed(partitions[i].index, error, str(e))
+    if request.acks == 0:
+        return None
+    topics = tuple(
+        TopicProduceResponse(name=topic.name, partition_responses=tuple(partitions))
+        for topic, partitions in zip(request.topic_data, responses, strict=True)
+    )
+    return ProduceResponse(responses=topics, throttle_time=NO_THROTTLE)
+
+
+async def _verify(
+    broker: BrokerApi, transactional_id: str, request: ProduceRequest
+) -> dict[tuple[str, int], ErrorCode]:
+    """Ask the coordinator about the partitions where a transaction starts now."""
+    assert broker.transactions is not None
+    refused: dict[tuple[str, int], ErrorCode] = {}
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            records = data.records
+            if not records or len(records) < HEADER_SIZE:
+                continue  # refused by the append
+            header = read_header(records)
+            if not header.is_transactional or header.producer_id < 0:
+                continue
+            try:
+                plog = broker.log(topic.name, data.index)
+            except KafkaError:
+                continue  # refused by the append
+            if plog.producers.in_transaction(header.producer_id):
+                continue
+            error = await broker.transactions.verify(
+                transactional_id,
+                header.producer_id,
+                header.producer_epoch,
+                topic.name,
+                data.index,
+            )
+            if error != ErrorCode.none:
+                refused[(topic.name, data.index)] = error
+    return refused
+
+
+def _append(
+    broker: BrokerApi, topic: str, partition: int, records: bytes | None, now: int
+) -> tuple[PartitionProduceResponse, asyncio.Future[None] | None]:
+    """Append one partition's records; the future, if any, is the fsync to wait for."""
+    try:
+        if topic in INTERNAL_TOPICS:
+            raise KafkaError(
+                ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}"
+            )
+        plog = broker.log(topic, partition)
+        if broker.faults.active and (error := broker.faults.append_error_for(topic)):
+            raise KafkaError(error, f"Append to {topic}-{partition} failed (fault injected)")
+        if not records:
+            raise KafkaError(ErrorCode.corrupt_message, "Produce request without records")
+        result = plog.append(records, now)
+    except KafkaError as e:
+        return _failed(partition, e.error_code, e.message), None
+    flushed = broker.appended(topic, partition, plog)
+    if not result.duplicate:
+        broker.stats.produced(topic, len(records), result.last_offset - result.base_offset + 1)
+    append_time = (
+        None
+        if result.log_append_time < 0
+        else cast(
+            TZAware,
+            datetime.datetime.fromtimestamp(result.log_append_time / 1000, datetime.UTC),
+        )
+    )
+    response = PartitionProduceResponse(
+        index=i32(partition),
+        error_code=ErrorCode.none,
+        base_offset=i64(result.base_offset),
+        log_append_time=append_time,
+        log_start_offset=i64(result.log_start_offset),
+        record_errors=(),
+        error_message=None,
+    )
+    return response, flushed
+
+
+def _failed(partition: int, error: ErrorCode, message: str | None) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=i32(partition),
+        error_code=error,
+        base_offset=i64(-1),
+        log_append_time=None,
+        log_start_offset=i64(-1),
+        record_errors=(),
+        error_message=message,
+    )

@@ -1,0 +1,109 @@
+"""Writing transaction markers: the one path commit and abort markers take into
+partitions, whether sent by a transaction coordinator (WriteTxnMarkers) or, later,
+by the coordinator in this process.
+
+A marker ends a producer's transaction on one partition (``append_marker``).
+Partitions of ``__consumer_offsets`` belong to the group coordinator, which
+writes the marker itself and then applies or drops the transaction's offsets.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.topics.placement import OFFSETS_TOPIC
+from kgroups.transactions.result import TxnMarkers
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+
+__all__ = ["TxnMarker", "write_coordinator_markers", "write_txn_markers"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMarker:
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    commit: bool
+    partitions: tuple[tuple[str, int], ...]  # (topic, partition)
+
+
+async def write_txn_markers(
+    broker: BrokerApi, markers: list[TxnMarker]
+) -> list[dict[tuple[str, int], ErrorCode]]:
+    """Write each marker to its partitions; per marker, each partition's error code."""
+    results: list[dict[tuple[str, int], ErrorCode]] = []
+    for marker in markers:
+        errors: dict[tuple[str, int], ErrorCode] = {}
+        for topic, partition in marker.partitions:
+            if topic == OFFSETS_TOPIC:
+                errors[(topic, partition)] = await _complete_offsets(broker, marker, partition)
+            else:
+                errors[(topic, partition)] = await _append(broker, marker, topic, partition)
+        results.append(errors)
+    return results
+
+
+async def write_coordinator_markers(
+    broker: BrokerApi, markers: list[TxnMarkers]
+) -> list[dict[tuple[str, int], ErrorCode]]:
+    """The markers of this broker's transaction coordinator, written in process."""
+    return await write_txn_markers(
+        broker,
+        [
+            TxnMarker(
+                m.producer_id,
+                m.producer_epoch,
+                m.coordinator_epoch,
+                m.commit,
+                tuple(sorted(m.partitions)),
+            )
+            for m in markers
+        ],
+    )
+
+
+async def _append(broker: BrokerApi, marker: TxnMarker, topic: str, partition: int) -> ErrorCode:
+    try:
+        plog = broker.log(topic, partition)
+        plog.append_marker(
+            marker.producer_id,
+            marker.producer_epoch,
+            marker.coordinator_epoch,
+            marker.commit,
+            broker.clock.now_ms(),
+        )
+    except KafkaError as e:
+        return e.error_code
+    flushed = broker.appended(topic, partition, plog)
+    if flushed is not None:
+        try:
+            await flushed
+        except KafkaError as e:
+            return e.error_code
+        except Exception as e:  # a failed fsync: the log is offline
+            log.error("transaction marker for %s-%d not flushed: %s", topic, partition, e)
+            return ErrorCode.kafka_storage_error
+    return ErrorCode.none
+
+
+async def _complete_offsets(broker: BrokerApi, marker: TxnMarker, partition: int) -> ErrorCode:
+    coordinator: Any = broker.coordinator
+    complete = getattr(coordinator, "complete_transaction", None)
+    if complete is None:
+        # Transactional offset commits are not served yet: no marker to write.
+        return ErrorCode.unknown_server_error
+    error: ErrorCode = await complete(
+        partition,
+        marker.producer_id,
+        marker.producer_epoch,
+        marker.coordinator_epoch,
+        marker.commit,
+    )
+    return error

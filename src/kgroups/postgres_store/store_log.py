@@ -1,0 +1,244 @@
+"""A partition this broker leads in cluster mode: its log lives in the store.
+
+The leader is the only writer at its leader epoch, so it assigns offsets
+itself, in memory, exactly as a local log does; what a local log's fsync is
+to durability, a commit to the store is here. ``append`` validates and stamps
+the batches and keeps them as *pending*; the store writer (``store_writer``)
+takes every log's pending batches and commits them in one transaction, each
+partition's conditional on the store's log ending where this leader's first
+pending offset is. Only committed batches are visible (the high watermark is
+the store's log end), so a reader never sees a write that may be lost.
+
+The most recent committed batches are kept in memory to serve the fetches of
+consumers that keep up; older offsets are read from the store
+(``StoreReadNeeded``). A failed commit ends this object: the broker drops it
+and, if it still leads the partition, starts again from the store's log end.
+
+Transactions are not served in cluster mode yet: Produce refuses transactional
+ids, markers are refused, and the last stable offset is the high watermark.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
+from kgroups.postgres_store.appends import Append
+from kgroups.postgres_store.producer_states import producer_row
+from kgroups.storage.log_read import TimestampOffset
+
+# Committed bytes kept in memory per partition for fetches at the tail.
+TAIL_BYTES = 4 * 1024 * 1024
+
+
+class StoreReadNeeded(Exception):
+    """The offsets asked for are no longer (or not yet) in memory: read the store."""
+
+
+class StoreLog(StampingLog):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        log_start_offset: int,
+        next_offset: int,
+        config: LogConfig,
+        producers: ProducerStateManager | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.leader_epoch = leader_epoch
+        self.config = config
+        self.producers = producers if producers is not None else ProducerStateManager()
+        self._log_start = log_start_offset
+        self._committed = next_offset  # the high watermark: what the store holds
+        self._next = next_offset  # the log end: offsets assigned here
+        # (base offset, last offset, max timestamp, bytes): assigned, not yet committed.
+        self._pending: list[tuple[int, int, int, bytes]] = []
+        self._sending = 0  # how many of _pending are in a transaction now
+        self._tail: deque[tuple[int, int, int, bytes]] = deque()
+        self._tail_bytes = 0
+        # Producers whose state changed since the last take_pending.
+        self._changed_producers: set[int] = set()
+        self.failed: KafkaError | None = None
+
+    # -- what the handlers read ---------------------------------------------
+    # The offsets PartitionLog answers too, here from what the store committed.
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start
+
+    @property
+    def high_watermark(self) -> int:
+        return self._committed
+
+    @property
+    def log_end_offset(self) -> int:
+        """As seen by readers: only committed offsets exist for them."""
+        return self._committed
+
+    # Transactions are not served in cluster mode (Produce refuses transactional
+    # ids): nothing is ever unstable or aborted here.
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self._committed
+
+    def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
+        return []
+
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        commit: bool,
+        now_ms: int,
+    ) -> int:
+        raise KafkaError(
+            ErrorCode.kafka_storage_error, "transaction markers are not supported in cluster mode"
+        )
+
+    @property
+    def offline(self) -> bool:
+        return False
+
+    @property
+    def rolled_since_flush(self) -> bool:
+        return False
+
+    def needs_flush(self, now_ms: int) -> bool:
+        return True  # every append is committed before it is acknowledged
+
+    # -- appending -------------------------------------------------------------
+
+    def append(
+        self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
+    ) -> AppendResult:
+        if self.failed is not None:
+            raise self.failed
+        first = self._next
+        stamped = stamp(self, payload, first, now_ms, from_client=from_client)
+        if isinstance(stamped, AppendResult):
+            return stamped  # a duplicate
+        buf, _batches, metas, _pending, log_append_time = stamped
+        view = bytes(buf)
+        offset = first
+        for pos, size, last, max_ts in metas:
+            self._pending.append((offset, last, max_ts, view[pos : pos + size]))
+            offset = last + 1
+        self._next = offset
+        record_producers(self.producers, stamped)
+        for _pos, header in stamped.batches:
+            if header.producer_id >= 0:
+                self._changed_producers.add(header.producer_id)
+        return AppendResult(
+            first, offset - 1, -1 if log_append_time is None else log_append_time, self._log_start
+        )
+
+    # -- the store writer's side ---------------------------------------------
+
+    def take_pending(self) -> Append | None:
+        """The pending batches not yet sent, as one conditional append."""
+        if self.failed is not None or self._sending == len(self._pending):
+            return None
+        unsent = self._pending[self._sending :]
+        self._sending = len(self._pending)
+        # Nothing of this log is in flight: the state is what these batches leave.
+        producers = []
+        for producer_id in self._changed_producers:
+            entry = self.producers.get(producer_id)
+            if entry is not None:
+                producers.append(producer_row(entry))
+        self._changed_producers.clear()
+        return Append(
+            self.topic,
+            self.partition,
+            self.leader_epoch,
+            [b[3] for b in unsent],
+            expected_base=unsent[0][0],
+            producers=producers,
+        )
+
+    def committed(self, last_offset: int) -> None:
+        """The store committed everything up to ``last_offset``."""
+        done = 0
+        for entry in self._pending:
+            if entry[1] > last_offset:
+                break
+            done += 1
+            self._tail.append(entry)
+            self._tail_bytes += len(entry[3])
+        del self._pending[:done]
+        self._sending -= done
+        self._committed = last_offset + 1
+        while self._tail_bytes > TAIL_BYTES and len(self._tail) > 1:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def advance_log_start(self, offset: int) -> None:
+        """The store's log start moved to ``offset`` (retention, DeleteRecords)."""
+        if offset <= self._log_start:
+            return
+        self._log_start = offset
+        while self._tail and self._tail[0][1] < offset:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def compacted(self, end: int) -> None:
+        """The store rewrote batches below ``end``: read those from the store."""
+        while self._tail and self._tail[0][0] < end:
+            self._tail_bytes -= len(self._tail.popleft()[3])
+
+    def fail(self, error: KafkaError) -> None:
+        """A commit failed or its outcome is unknown: this log is over."""
+        self.failed = error
+        self._pending.clear()
+        self._sending = 0
+
+    # -- reading ---------------------------------------------------------------
+
+    # PartitionLog.read's signature, restated: the fetch path reads either log alike.
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one: bool = True,
+    ) -> bytes:
+        """Committed batches from the one holding ``offset``, as PartitionLog.read;
+        ``StoreReadNeeded`` when they are not in memory."""
+        end = self._committed if max_offset is None else min(max_offset, self._committed)
+        if offset < self._log_start or offset > self._next:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"offset {offset} is outside [{self._log_start}, {self._committed}] "
+                f"of {self.topic}-{self.partition}",
+            )
+        if offset >= end:
+            return b""
+        if not self._tail or offset < self._tail[0][0]:
+            raise StoreReadNeeded
+        out: list[bytes] = []
+        size = 0
+        for base, last, _ts, batch in self._tail:
+            if last < offset:
+                continue
+            if base >= end or (size + len(batch) > max_bytes and (out or not min_one)):
+                break
+            out.append(batch)
+            size += len(batch)
+        return b"".join(out)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        raise StoreReadNeeded
+
+    def max_timestamp_offset(self) -> TimestampOffset | None:
+        raise StoreReadNeeded
+
+    def __repr__(self) -> str:
+        return f"StoreLog({self.topic}-{self.partition}, epoch {self.leader_epoch})"

@@ -1,0 +1,111 @@
+"""Group commit to the cluster store: the store's counterpart of the flusher.
+
+Produce and the coordinator append to a ``StoreLog`` in memory and wait on the
+future ``request`` returns. While one transaction is in flight, the logs
+appended to meanwhile are collected; the next transaction takes every one of
+their pending batches at once (``append_many``: one UPDATE, one INSERT, one
+commit). Each partition's append is conditional on the store's log ending at
+the offset the leader gave its first batch, and on the writer's lease and
+leader epoch: a refused partition fails its waiters with
+NOT_LEADER_OR_FOLLOWER and stops being led here; a store that cannot be
+reached fails them with KAFKA_STORAGE_ERROR (never an acknowledgement), and
+the logs in that transaction start again from what the store holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.postgres_store.appends import Append, Appended, append_many
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.store_log import StoreLog
+from kgroups.postgres_store.thread import StoreThread
+
+log = logging.getLogger(__name__)
+
+ERROR_LOG_INTERVAL_S = 1.0
+
+
+class StoreWriter:
+    def __init__(
+        self,
+        thread: StoreThread,
+        writer: Callable[[], Writer | None],
+        committed: Callable[[StoreLog], None],
+        failed: Callable[[StoreLog], None],
+    ) -> None:
+        self.thread = thread
+        self._writer = writer  # this broker's current incarnation, None without a lease
+        self._committed = committed
+        self._failed = failed
+        self._due: dict[int, tuple[StoreLog, list[asyncio.Future[None]]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._last_error_log = 0.0
+
+    def request(self, slog: StoreLog) -> asyncio.Future[None]:
+        """Commit ``slog``'s pending batches; the future completes once they are
+        in the store (with the KafkaError if they are not)."""
+        done = asyncio.get_running_loop().create_future()
+        entry = self._due.get(id(slog))
+        if entry is None:
+            entry = self._due[id(slog)] = (slog, [])
+        entry[1].append(done)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        return done
+
+    async def _run(self) -> None:
+        while self._due:
+            due, self._due = list(self._due.values()), {}
+            appends: list[Append] = []
+            owners: list[StoreLog] = []
+            for slog, _waiting in due:
+                append = slog.take_pending()
+                if append is not None:
+                    appends.append(append)
+                    owners.append(slog)
+            results = await self._commit(appends)
+            for slog, result in zip(owners, results, strict=True):
+                if isinstance(result, Appended):
+                    slog.committed(result.last_offset)
+                    self._committed(slog)
+                else:
+                    if result.error_code == ErrorCode.not_leader_or_follower:
+                        log.info("%s-%d: %s", slog.topic, slog.partition, result)
+                    slog.fail(result)
+                    self._failed(slog)
+            for slog, waiting in due:
+                for fut in waiting:
+                    if fut.done():
+                        continue
+                    if slog.failed is not None:
+                        fut.set_exception(slog.failed)
+                    else:
+                        fut.set_result(None)
+
+    async def _commit(self, appends: list[Append]) -> list[Appended | KafkaError]:
+        if not appends:
+            return []
+        writer = self._writer()
+        if writer is None:
+            error = KafkaError(ErrorCode.not_leader_or_follower, "this broker holds no lease")
+            return [error] * len(appends)
+        try:
+            return await self.thread.run(lambda store: append_many(store, writer, appends))
+        except KafkaError as e:  # StoreUnavailable: the outcome is unknown
+            now = time.monotonic()
+            if now - self._last_error_log >= ERROR_LOG_INTERVAL_S:  # once per outage second
+                self._last_error_log = now
+                log.error("commit to the cluster store failed: %s", e)
+            return [e] * len(appends)
+        except Exception as e:
+            log.exception("commit to the cluster store failed")
+            return [KafkaError(ErrorCode.kafka_storage_error, str(e))] * len(appends)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            await self._task

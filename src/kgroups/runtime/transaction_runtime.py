@@ -1,0 +1,175 @@
+"""The transaction coordinator, hosted: a TransactionCoordinatorShard per
+`__transaction_state` partition, on the same runtime as the group shards
+(loading, appends and their fsync, replies, timers: ShardRuntime).
+
+What it adds: the markers of a transaction whose Prepare record is durable
+are written in process (``write_txn_markers``; `__consumer_offsets`
+partitions go to the group runtime) and reported back to the shard, which
+then writes the Complete record or retries. A shard loaded with prepared
+transactions sends their markers again. Single broker only: in a cluster no
+partition of `__transaction_state` is gained and clients are told
+COORDINATOR_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from kgroups.coordinator.context import RequestContext as CoordinatorContext
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.runtime.coordinator_driver import TIMED_OUT, CoordinatorDriver
+from kgroups.runtime.pending_writes import EVERYTHING
+from kgroups.runtime.shard_runtime import Reply, ShardRuntime
+from kgroups.topics.placement import TRANSACTION_STATE_TOPIC, partition_for_group
+from kgroups.transactions.config import TransactionConfig
+from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
+from kgroups.transactions.result import TxnMarkers, TxnResult
+from kgroups.transactions.shard import TransactionCoordinatorShard
+
+if TYPE_CHECKING:
+    from kgroups.runtime.broker_core import BrokerCore
+    from kgroups.runtime.context import RequestContext
+
+log = logging.getLogger(__name__)
+
+# Kafka's transaction.state.log.segment.bytes default.
+_SEGMENT_BYTES = 104_857_600
+# The AddPartitionsToTxn version a partition leader verifies with (KIP-890).
+_VERIFY_VERSION = 4
+
+TxnHandler = Callable[[TransactionCoordinatorShard, CoordinatorContext, int], TxnResult]
+# Writes markers to their partitions; per TxnMarkers, each partition's error
+# (txn_markers.write_coordinator_markers).
+MarkerWriter = Callable[[list[TxnMarkers]], Awaitable[list[dict[tuple[str, int], ErrorCode]]]]
+
+
+class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
+    def __init__(self, broker: BrokerCore, write_markers: MarkerWriter) -> None:
+        self._write_markers_to = write_markers
+        cfg = broker.config
+        self.config = TransactionConfig.from_settings(cfg.get_int)
+        super().__init__(
+            broker,
+            TRANSACTION_STATE_TOPIC,
+            cfg.get_int("transaction.state.log.num.partitions"),
+            cfg.get_int("offsets.commit.timeout.ms"),
+        )
+
+    @property
+    def available(self) -> bool:
+        """Transactions are served by a broker alone, not in a cluster."""
+        return self._gain_all
+
+    def ensure_topic(self) -> None:
+        """Create `__transaction_state` on first use, with an empty shard per partition."""
+        if self._broker.topics.get(TRANSACTION_STATE_TOPIC) is not None:
+            return
+        self._broker.create_topic(
+            TRANSACTION_STATE_TOPIC,
+            self.partitions,
+            {"cleanup.policy": "compact", "segment.bytes": str(_SEGMENT_BYTES)},
+        )
+        if self._gain_all:
+            for p in range(self.partitions):
+                self._new_shard(p, 0)  # nothing to load
+
+    def partition_for(self, transactional_id: str) -> int:
+        """The id's partition (Kafka's hash, as for groups); creates the topic."""
+        self.ensure_topic()
+        return partition_for_group(transactional_id, self.partitions)
+
+    def _new_shard(self, partition: int, leader_epoch: int) -> TransactionCoordinatorShard:
+        broker = self._broker
+        shard = TransactionCoordinatorShard(
+            partition,
+            self.config,
+            coordinator_epoch=leader_epoch,
+            next_producer_id=broker.producer_ids.next_id,
+            partition_exists=broker.topics.partition_exists,
+        )
+        return self._host(partition, shard, leader_epoch)
+
+    async def _load(self, partition: int, shard: TransactionCoordinatorShard) -> None:
+        started = time.monotonic()
+        latest, scanned, _open = await self._scan(partition)
+        for key, value in latest.items():
+            shard.replay(key, value)
+        self._loading.discard(partition)
+        self.load_times_ms[partition] = (time.monotonic() - started) * 1000
+        self._submit(partition, shard.finish_load(self._broker.clock.now_ms()))
+        if scanned:
+            log.info(
+                "loaded %s-%d: %d records, %d live ids",
+                TRANSACTION_STATE_TOPIC,
+                partition,
+                scanned,
+                len(latest),
+            )
+
+    # -- requests ----------------------------------------------------------
+
+    async def call(self, transactional_id: str, ctx: RequestContext, handler: TxnHandler) -> Any:
+        """Run one handler on the id's shard; the answer once it is due."""
+        return await self.call_partition(self.partition_for(transactional_id), ctx, handler)
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        topic: str,
+        partition: int,
+    ) -> ErrorCode:
+        """Whether the partition is in the producer's ongoing transaction (for
+        Produce, KIP-890): NONE, else the error Kafka 3.x answers Produce with."""
+        try:
+            shard = self.shard(self.partition_for(transactional_id))
+        except KafkaError as e:
+            return e.error_code
+        reply = Reply(EVERYTHING, self._running_loop())
+        context = CoordinatorContext(_VERIFY_VERSION, "", "", reply)
+        req = AddPartitions(
+            transactional_id, producer_id, producer_epoch, ((topic, partition),), verify_only=True
+        )
+        self._submit(shard.partition, shard.add_partitions(req, context, self._now()))
+        answer = await reply
+        if answer is TIMED_OUT or not isinstance(answer, AddPartitionsAnswer):
+            return ErrorCode.request_timed_out
+        error = answer.errors.get((topic, partition), ErrorCode.none)
+        if error in (ErrorCode.transaction_abortable, ErrorCode.invalid_producer_id_mapping):
+            return ErrorCode.invalid_txn_state
+        return error
+
+    def shards(self) -> list[TransactionCoordinatorShard]:
+        return [self._shards[p] for p in self.served_partitions()]
+
+    def _now(self) -> int:
+        return self._broker.clock.now_ms()
+
+    # -- markers -------------------------------------------------------------
+
+    def _markers_due(self, partition: int, driver: CoordinatorDriver) -> None:
+        markers = [m for m in driver.markers if isinstance(m, TxnMarkers)]
+        driver.markers.clear()
+        self._tasks.start(
+            self._write_markers(partition, driver, markers), f"markers of partition {partition}"
+        )
+
+    async def _write_markers(
+        self, partition: int, driver: CoordinatorDriver, markers: list[TxnMarkers]
+    ) -> None:
+        """Write the markers to their partitions, then tell the shard how it went."""
+        await asyncio.sleep(0)  # after the turn that made them durable
+        results = await self._write_markers_to(markers)
+        if self._stopped or self._drivers.get(partition) is not driver:
+            return  # the shard is gone: its successor sends them again
+        shard = self._shards[partition]
+        for txn, errors in zip(markers, results, strict=True):
+            result = shard.markers_written(
+                txn.transactional_id, txn.producer_id, txn.producer_epoch, errors, self._now()
+            )
+            self._submit(partition, result)

@@ -1,0 +1,154 @@
+"""The broker's Prometheus endpoint (``metrics.port``), served from its loop.
+
+Request counts, bytes and connections come from the counters the request path
+keeps (broker_stats.py); everything else is computed at scrape time from the
+broker's state, read-only: the logs' offsets and sizes, the coordinator's
+groups, and the lag of every committed offset.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
+from kgroups.metrics.group_metrics import RebalanceCount, write_groups
+from kgroups.metrics.http import HttpServer, Page
+from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
+from kgroups.metrics.record_time import RecordTimes
+from kgroups.protocol import apis
+
+if TYPE_CHECKING:
+    from kgroups.coordinator.views import GroupView
+    from kgroups.handlers.broker_api import BrokerApi
+
+log = logging.getLogger(__name__)
+
+_TOPIC = "kafka_server_brokertopicmetrics_"
+_REQUEST = "kafka_network_requestmetrics_"
+_LOG = "kafka_log_log_"
+_SOCKET = "kafka_server_socketservermetrics_"
+
+
+async def start_metrics_server(broker: BrokerApi) -> HttpServer | None:
+    """Listen on ``metrics.port`` (on the listener's host); None when disabled (-1)."""
+    port = broker.config.get_int("metrics.port")
+    if port < 0:
+        return None
+    host, _ = broker.config.listener()
+    metrics = BrokerMetrics(broker)
+
+    async def page() -> Page:
+        return 200, CONTENT_TYPE, metrics.render().encode()
+
+    server = HttpServer({"/metrics": page})
+    bound = await server.start(host, port)
+    log.info("serving Prometheus metrics on http://%s:%d/metrics", host or "0.0.0.0", bound)
+    return server
+
+
+class BrokerMetrics:
+    def __init__(self, broker: BrokerApi) -> None:
+        self._broker = broker
+        self._record_times = RecordTimes()
+        self._rebalances = RebalanceCount()
+
+    def render(self) -> str:
+        out = Exposition()
+        self._requests(out)
+        self._topics(out)
+        self._logs(out)
+        groups = self._groups()
+        self._rebalances.observe(groups)
+        stats = self._broker.stats
+        write_groups(
+            out,
+            groups,
+            self._rebalances.total,
+            stats.offset_commits,
+            self._broker.coordinator.load_times_ms,
+        )
+        write_lag(out, self._lag(groups))
+        out.family(_SOCKET + "connection_count", "gauge", "Open client connections.")
+        out.sample(_SOCKET + "connection_count", stats.connections)
+        out.family(_SOCKET + "connection_creation_total", "counter", "Connections accepted.")
+        out.sample(_SOCKET + "connection_creation_total", stats.connections_created)
+        return out.text()
+
+    def _requests(self, out: Exposition) -> None:
+        stats = self._broker.stats
+        served = [(r.name, r.key) for r in apis.SUPPORTED.values() if stats.requests[r.key]]
+        out.family(_REQUEST + "requests_total", "counter", "Requests answered, by API.")
+        for name, key in served:
+            out.sample(_REQUEST + "requests_total", stats.requests[key], request=name)
+        out.family(
+            _REQUEST + "totaltimems",
+            "summary",
+            "Time from reading a request to its answer, in ms, by API.",
+        )
+        for name, key in served:
+            out.sample(
+                _REQUEST + "totaltimems_sum", stats.request_seconds[key] * 1000, request=name
+            )
+            out.sample(_REQUEST + "totaltimems_count", stats.requests[key], request=name)
+
+    def _topics(self, out: Exposition) -> None:
+        stats = self._broker.stats
+        for name, counts, help_text in (
+            ("messagesin_total", stats.messages_in, "Records appended, by topic."),
+            ("bytesin_total", stats.bytes_in, "Bytes of record batches appended, by topic."),
+            ("bytesout_total", stats.bytes_out, "Bytes of record batches fetched, by topic."),
+        ):
+            out.family(_TOPIC + name, "counter", help_text)
+            for topic, value in sorted(counts.items()):
+                out.sample(_TOPIC + name, value, topic=topic)
+
+    def _logs(self, out: Exposition) -> None:
+        logs = sorted(
+            (topic, partition, plog)
+            for topic, partition, plog in self._broker.logs.logs()
+            if not plog.closed and not plog.offline
+        )
+        labels = [partition_labels(t, p) for t, p, _ in logs]
+        plogs = [plog for _, _, plog in logs]
+        for name, help_text, values in (
+            ("size", "Bytes of the partition's segments.", [p.size for p in plogs]),
+            ("logendoffset", "The partition's log end offset.", [p.log_end_offset for p in plogs]),
+            ("logstartoffset", "The first offset kept.", [p.log_start_offset for p in plogs]),
+        ):
+            out.family(_LOG + name, "gauge", help_text)
+            out.series(_LOG + name, labels, values)
+
+    def _groups(self) -> list[GroupView]:
+        coordinator = self._broker.coordinator
+        groups: list[GroupView] = []
+        for partition in coordinator.loaded_partitions():
+            try:
+                groups.extend(coordinator.shard(partition).groups())
+            except Exception:  # a partition failed or moved since: its groups are not here
+                continue
+        groups.sort(key=lambda g: g.group_id)
+        return groups
+
+    def _lag(self, groups: list[GroupView]) -> list[PartitionLag]:
+        broker = self._broker
+        now = broker.clock.now_ms()
+        times = self._record_times
+        rows: list[PartitionLag] = []
+        for g in groups:
+            for tp, committed in sorted(g.offsets.items()):
+                plog = broker.logs.get(tp.topic, tp.partition)
+                if plog is None or plog.closed or plog.offline:
+                    continue
+                end = plog.high_watermark
+                first_ms = None
+                if committed.offset < end:
+                    at = max(committed.offset, plog.log_start_offset)
+                    first_ms = times.lookup(plog, tp.topic, tp.partition, at)
+                rows.append(
+                    partition_lag(
+                        g.group_id, tp.topic, tp.partition, committed.offset, end, first_ms, now
+                    )
+                )
+        times.scrape_done()
+        return rows
