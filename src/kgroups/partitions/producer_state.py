@@ -34,26 +34,21 @@ version 1 snapshots (no transactions) are still read.
 
 from __future__ import annotations
 
-import contextlib
 import struct
 from collections import deque
 from collections.abc import Iterable
-from pathlib import Path
 from typing import NamedTuple
 
 from crc32c import crc32c
 
-from kgroups.durable import replace_file
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.records.batch import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
-from kgroups.storage.txn_index import sync_txn_indexes
 
 __all__ = [
     "BatchMetadata",
     "CompletedTxn",
     "ProducerEntry",
     "ProducerStateManager",
-    "write_snapshot_file",
 ]
 
 MAX_CACHED_BATCHES = 5
@@ -71,8 +66,6 @@ _TXN_BITS = TRANSACTIONAL_MASK | CONTROL_MASK
 _BATCH = struct.Struct(">iiqqq")  # first seq, last seq, first offset, last offset, ts
 # NamedTuples built straight from tuples: the class call is a slow Python function.
 _new_tuple = tuple.__new__
-# Snapshots a roll keeps (besides those dropped with the segments they follow).
-_SNAPSHOTS_KEPT = 3
 
 
 class BatchMetadata(NamedTuple):
@@ -365,49 +358,3 @@ class ProducerStateManager:
         if pos != len(data):
             raise ValueError("trailing bytes in snapshot")
         return state
-
-    def snapshot_at_roll(self, directory: Path, offset: int, log_start_offset: int) -> None:
-        """Snapshot at a new segment's base offset, keeping the last few (and
-        none below the log start)."""
-        self.write_snapshot(directory, offset)
-        snapshots = list_snapshots(directory)
-        keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
-        delete_snapshots(directory, below=max(keep_from, log_start_offset))
-
-    def write_snapshot(self, directory: Path, offset: int) -> Path:
-        """Write ``<offset>.snapshot`` (via a temporary file, so never half a file)."""
-        return write_snapshot_file(directory, offset, self.to_snapshot())
-
-
-def write_snapshot_file(directory: Path, offset: int, snapshot: bytes) -> Path:
-    """Write ``to_snapshot()``'s bytes as ``<offset>.snapshot``, durably (file and
-    directory fsynced); safe on a worker thread. The aborted transaction index
-    is fsynced first: recovery does not replay the markers below a snapshot."""
-    sync_txn_indexes(directory)
-    path = snapshot_path(directory, offset)
-    replace_file(path, snapshot)
-    return path
-
-
-def snapshot_path(directory: Path, offset: int) -> Path:
-    return directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
-
-
-def list_snapshots(directory: Path) -> list[tuple[int, Path]]:
-    """``(offset, path)`` of every snapshot file, oldest first."""
-    found = []
-    for path in directory.glob("*" + SNAPSHOT_SUFFIX):
-        stem = path.name[: -len(SNAPSHOT_SUFFIX)]
-        if stem.isdigit():
-            found.append((int(stem), path))
-    found.sort()
-    return found
-
-
-def delete_snapshots(
-    directory: Path, *, below: int | None = None, above: int | None = None
-) -> None:
-    for offset, path in list_snapshots(directory):
-        if (below is not None and offset < below) or (above is not None and offset > above):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()

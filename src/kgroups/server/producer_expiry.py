@@ -17,9 +17,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from kgroups.partitions.producer_state import write_snapshot_file
 from kgroups.storage.log import PartitionLog
 from kgroups.storage.log_manager import LogManager
+from kgroups.storage.producer_snapshots import write_snapshot_file
 
 if TYPE_CHECKING:
     from kgroups.runtime.broker_core import BrokerCore

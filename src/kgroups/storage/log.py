@@ -34,10 +34,7 @@ from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.producer_state import (
-    ProducerStateManager,
-    delete_snapshots,
-)
+from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
 from kgroups.records.control import encode_marker
@@ -63,6 +60,7 @@ from kgroups.storage.log_retention import (
     swap_in,
     truncate_segments,
 )
+from kgroups.storage.producer_snapshots import delete_snapshots, snapshot_at_roll, write_snapshot
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import TxnIndex, txn_index_path
 
@@ -325,7 +323,7 @@ class PartitionLog(StampingLog):
         self._active = segment
         self._flushes.dir_changes += 1
         try:
-            self.producers.snapshot_at_roll(self.directory, base, self.log_start_offset)
+            snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
         except OSError as exc:
             log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
         return segment
@@ -533,7 +531,7 @@ class PartitionLog(StampingLog):
         try:
             self._active.seal()
             try:
-                self.producers.write_snapshot(self.directory, self._next_offset)
+                write_snapshot(self.producers, self.directory, self._next_offset)
                 self._flushes.dir_changes += 1
             except OSError as exc:
                 log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)

@@ -19,12 +19,7 @@ from typing import NamedTuple
 
 from kgroups.durable import fsync_directory
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.producer_state import (
-    CompletedTxn,
-    ProducerStateManager,
-    delete_snapshots,
-    list_snapshots,
-)
+from kgroups.partitions.producer_state import CompletedTxn, ProducerStateManager
 from kgroups.records.control import read_marker
 from kgroups.storage.log_files import (
     index_path,
@@ -32,6 +27,7 @@ from kgroups.storage.log_files import (
     prepare_directory,
     time_index_path,
 )
+from kgroups.storage.producer_snapshots import delete_snapshots, list_snapshots
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import AbortedTxn, txn_index_path
 

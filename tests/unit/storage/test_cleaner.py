@@ -17,10 +17,10 @@ from compaction_helpers import (
 )
 from storage_helpers import NOW, make_batch
 
-from kgroups.partitions.producer_state import delete_snapshots
 from kgroups.records.batch import decode_records, encode_batch, iter_batches, read_header
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.log import PartitionLog
+from kgroups.storage.producer_snapshots import delete_snapshots
 
 
 def test_keeps_only_the_newest_record_of_each_key_across_segments(tmp_path: Path) -> None:

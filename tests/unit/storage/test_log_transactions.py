@@ -11,7 +11,7 @@ from storage_helpers import NOW
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.producer_state import ProducerStateManager, list_snapshots
+from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.records.batch import (
     decode_records,
     encode_batch,
@@ -21,6 +21,7 @@ from kgroups.records.batch import (
 )
 from kgroups.records.control import encode_marker, read_marker
 from kgroups.storage.log import PartitionLog
+from kgroups.storage.producer_snapshots import list_snapshots
 from kgroups.storage.txn_index import txn_index_path
 
 PID = 4000

@@ -16,6 +16,7 @@ from storage_helpers import NOW, make_batch
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import iter_batches
 from kgroups.storage.log_manager import RECOVERY_POINT_FILE, LogManager
+from kgroups.storage.producer_snapshots import write_snapshot
 
 CONFIG = LogConfig(segment_bytes=1000, index_interval_bytes=100)
 
@@ -135,7 +136,7 @@ def test_new_and_renamed_files_are_followed_by_a_directory_fsync(
     plog = manager.create("t", 0, now_ms=NOW)
     assert tmp_path in disk.synced_directories  # the new partition directory's entry
     disk.synced_directories.clear()
-    plog.producers.write_snapshot(plog.directory, 0)
+    write_snapshot(plog.producers, plog.directory, 0)
     assert disk.synced_directories == [plog.directory]
     from kgroups.storage.cleaner_checkpoint import write_clean_offset
 
