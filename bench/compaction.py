@@ -21,16 +21,16 @@ from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import encode_batch
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 NOW = 1_700_000_000_000
 BATCH = 100
 SEGMENT_MS = 60_000
 
 
-def build_log(directory: Path, records: int, keys: int, segment_bytes: int) -> PartitionLog:
+def build_log(directory: Path, records: int, keys: int, segment_bytes: int) -> SegmentLog:
     config = LogConfig(cleanup_policy="compact", segment_bytes=segment_bytes, segment_ms=SEGMENT_MS)
-    plog = PartitionLog.open(directory, config, NOW)
+    plog = SegmentLog.open(directory, config, NOW)
     value = b"v" * 80
     for start in range(0, records, BATCH):
         batch = [

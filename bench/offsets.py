@@ -53,7 +53,7 @@ from kgroups.errors import KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 from kgroups.records.batch import encode_batch
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -201,7 +201,7 @@ async def offset_fetch_latency(bootstrap: str, count: int) -> dict[str, object]:
 def write_offsets_log(data: Path, group: str, records: int, keys: int) -> None:
     """A `__consumer_offsets` partition with `records` commits over `keys` partitions."""
     partition = partition_for_group(group, OFFSETS_PARTITIONS)
-    log = PartitionLog.open(
+    log = SegmentLog.open(
         data / f"{OFFSETS_TOPIC}-{partition}",
         LogConfig(cleanup_policy="compact", segment_bytes=100 * 1024 * 1024),
         0,

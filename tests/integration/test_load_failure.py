@@ -14,7 +14,7 @@ from kgroups.coordinator.records import encode_offset_commit_key
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import encode_batch
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 from broker_thread import BrokerThread
@@ -42,9 +42,7 @@ def test_an_unloadable_partition_makes_only_its_groups_unavailable(tmp_path: Pat
         broker.stop()
 
     # An offset commit record whose value is not an offset commit value.
-    plog = PartitionLog.open(
-        data / f"{OFFSETS_TOPIC}-{partition_for_group(bad, 5)}", LogConfig(), 0
-    )
+    plog = SegmentLog.open(data / f"{OFFSETS_TOPIC}-{partition_for_group(bad, 5)}", LogConfig(), 0)
     plog.append_batch(
         encode_batch([(encode_offset_commit_key(bad, "t", 0), b"\x00\x09", (), 0)]), 0
     )

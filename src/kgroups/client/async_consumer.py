@@ -39,7 +39,7 @@ from kgroups.client.subscription_state import (
     SubscriptionType,
 )
 from kgroups.errors import ErrorCode
-from kgroups.partitions.topic_registry import is_legal_topic_name
+from kgroups.topics.names import is_legal_topic_name
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 

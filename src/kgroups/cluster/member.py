@@ -36,6 +36,7 @@ from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.log import TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
@@ -61,7 +62,6 @@ from kgroups.runtime.producer_ids import allocate_producer_ids
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
-from kgroups.storage.log_read import TimestampOffset
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from kio.schema.create_topics.v7.response import CreatableTopicConfigs, Creatabl
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.topic_changes import NewTopic, create_topics
-from kgroups.partitions.topic_registry import Topic
 from kgroups.protocol.types import TopicName, i8, i16, i32
+from kgroups.topics.names import Topic
 from kgroups.topics.placement import OFFSETS_TOPIC
 
 if TYPE_CHECKING:

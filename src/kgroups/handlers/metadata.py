@@ -30,11 +30,11 @@ from kgroups.handlers.common import (
     with_own_address,
 )
 from kgroups.handlers.topic_changes import NewTopic, create_topics
-from kgroups.partitions.topic_registry import Topic, is_legal_topic_name
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build, metadata_request
 from kgroups.security.authorizer import ResourceType
+from kgroups.topics.names import Topic, is_legal_topic_name
 from kgroups.topics.placement import OFFSETS_TOPIC
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.topic_registry import Topic
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
+from kgroups.topics.names import Topic
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -77,7 +77,7 @@ async def _create(
     broker: BrokerApi, planned: list[tuple[Topic, LogConfig]]
 ) -> dict[str, KafkaError]:
     failed: dict[str, KafkaError] = {}
-    made: list[tuple[Topic, list[PartitionLog]]] = []
+    made: list[tuple[Topic, list[SegmentLog]]] = []
     try:
         now = broker.clock.now_ms()
         for topic, config in planned:
@@ -129,7 +129,7 @@ async def _create_in_store(
     return failed
 
 
-def _discard(logs: Sequence[PartitionLog]) -> None:
+def _discard(logs: Sequence[SegmentLog]) -> None:
     for partition_log in logs:
         partition_log.delete()
 

@@ -17,12 +17,12 @@ from bisect import bisect_right
 
 from kgroups.errors import KafkaError
 from kgroups.records.batch import HEADER_SIZE, BatchHeader, read_header
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 Key = tuple[str, int, int]
 
 
-def record_timestamp(plog: PartitionLog, offset: int) -> int | None:
+def record_timestamp(plog: SegmentLog, offset: int) -> int | None:
     """The timestamp of the first record at or after ``offset`` of a local log;
     None past the end or for a record without one."""
     try:
@@ -77,7 +77,7 @@ class RecordTimes:
     def put(self, key: Key, timestamp: int | None) -> None:
         self._current[key] = timestamp
 
-    def lookup(self, plog: PartitionLog, topic: str, partition: int, offset: int) -> int | None:
+    def lookup(self, plog: SegmentLog, topic: str, partition: int, offset: int) -> int | None:
         key = (topic, partition, offset)
         hit, found = self.cached(key)
         if not hit:

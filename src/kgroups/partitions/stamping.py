@@ -47,7 +47,7 @@ class StampedBatches(NamedTuple):
 
 
 class StampingLog:
-    """What a local log (PartitionLog) and a store-backed one (StoreLog) share:
+    """What a local log (SegmentLog) and a store-backed one (StoreLog) share:
     their batches are stamped alike, only where they are written differs.
     (Not an ABC: ``isinstance`` against an ABCMeta class is slower, and the
     produce path asks it of every append.)"""

@@ -15,57 +15,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgroups.coordinator.consumer.topics import TopicInfo
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.topics.placement import INTERNAL_TOPICS
+from kgroups.topics.names import Topic, TopicInfo, validate_topic_name
+
+__all__ = ["REGISTRY_FILE", "Topic", "TopicRegistry"]
 
 REGISTRY_FILE = "kgroups-topics.json"
-MAX_NAME_LENGTH = 249
-_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
-
-
-@dataclass(slots=True)
-class Topic:
-    name: str
-    topic_id: uuid.UUID
-    partitions: int
-    configs: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def internal(self) -> bool:
-        return self.name in INTERNAL_TOPICS
-
-
-def validate_topic_name(name: str) -> None:
-    if not name:
-        raise KafkaError(ErrorCode.invalid_topic_exception, "Topic name is empty")
-    if name in (".", ".."):
-        raise KafkaError(ErrorCode.invalid_topic_exception, f"Topic name {name!r} is illegal")
-    if len(name) > MAX_NAME_LENGTH:
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name is longer than {MAX_NAME_LENGTH} characters",
-        )
-    if not _LEGAL.fullmatch(name):
-        raise KafkaError(
-            ErrorCode.invalid_topic_exception,
-            f"Topic name {name!r} has characters other than ASCII letters, digits, '.', '_', '-'",
-        )
-
-
-def is_legal_topic_name(name: str) -> bool:
-    try:
-        validate_topic_name(name)
-    except KafkaError:
-        return False
-    return True
 
 
 def _collision_key(name: str) -> str:

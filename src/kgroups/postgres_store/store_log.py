@@ -24,11 +24,11 @@ from collections import deque
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.log import TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.postgres_store.appends import Append
 from kgroups.postgres_store.producer_states import producer_row
-from kgroups.storage.log_read import TimestampOffset
 
 # Committed bytes kept in memory per partition for fetches at the tail.
 TAIL_BYTES = 4 * 1024 * 1024

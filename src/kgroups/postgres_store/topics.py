@@ -13,8 +13,8 @@ import uuid
 from psycopg import errors
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.partitions.topic_registry import Topic
 from kgroups.postgres_store.store import Cur, Store
+from kgroups.topics.names import Topic
 
 
 def create_topic(

@@ -18,7 +18,7 @@ from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kgroups.security.settings import SaslSettings
 
     # A partition's log as requests see it: local, or led here in cluster mode.
-    ServedLog = PartitionLog | StoreLog
+    ServedLog = SegmentLog | StoreLog
 
 
 class BrokerCore(Protocol):

@@ -36,7 +36,7 @@ from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.producer_expiry import expire_producers_periodically
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.flusher import Flusher
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 from kgroups.topics.placement import OFFSETS_TOPIC
 
@@ -308,7 +308,7 @@ class Broker:
             )
         return topic
 
-    def log(self, topic: str, partition: int) -> PartitionLog | StoreLog:
+    def log(self, topic: str, partition: int) -> SegmentLog | StoreLog:
         if self.cluster is not None:
             return self.cluster.log(topic, partition)
         plog = self.logs.get(topic, partition)
@@ -324,7 +324,7 @@ class Broker:
         return plog
 
     def appended(
-        self, topic: str, partition: int, plog: PartitionLog | StoreLog
+        self, topic: str, partition: int, plog: SegmentLog | StoreLog
     ) -> asyncio.Future[None] | None:
         """Called after every append: wake fetchers, start an fsync if the policy
         says so (the future completes when it is done). A store log commits every

@@ -17,7 +17,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 from kgroups.storage.producer_snapshots import write_snapshot_file
 
@@ -53,7 +53,7 @@ async def expire_idle_producers(logs: LogManager, now_ms: int, expiration_ms: in
     return total
 
 
-async def _write_snapshot(partition_log: PartitionLog) -> None:
+async def _write_snapshot(partition_log: SegmentLog) -> None:
     offset = partition_log.log_end_offset
     layout = partition_log.layout_version
     snapshot = partition_log.producers.to_snapshot()

@@ -1,19 +1,7 @@
-"""Partition logs: record batches, segments, indexes, recovery and retention."""
+"""The local home of partitions: segment files in a log directory, with their
+indexes, recovery after a crash, retention, compaction and fsyncs."""
 
-from kgroups.partitions.config import TOPIC_CONFIG_KEYS, LogConfig
-from kgroups.records.batch import BatchHeader, Record, decode_records, encode_batch
-from kgroups.storage.log import AppendResult, PartitionLog, TimestampOffset
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 
-__all__ = [
-    "TOPIC_CONFIG_KEYS",
-    "AppendResult",
-    "BatchHeader",
-    "LogConfig",
-    "LogManager",
-    "PartitionLog",
-    "Record",
-    "TimestampOffset",
-    "decode_records",
-    "encode_batch",
-]
+__all__ = ["LogManager", "SegmentLog"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import BatchHeader
 from kgroups.storage.cleaner_checkpoint import read_clean_offset
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.segment import Segment
 
 __all__ = ["CleanPlan", "SegmentInfo", "plan_cleaning"]
@@ -46,7 +46,7 @@ class SegmentInfo:
 
 @dataclass(frozen=True, slots=True)
 class CleanPlan:
-    log: PartitionLog  # touched only on the loop, when the result is committed
+    log: SegmentLog  # touched only on the loop, when the result is committed
     directory: Path
     config: LogConfig
     now_ms: int
@@ -73,7 +73,7 @@ class CleanPlan:
         )
 
 
-def _first_dirty(plog: PartitionLog) -> int:
+def _first_dirty(plog: SegmentLog) -> int:
     start, end = plog.log_start_offset, plog.log_end_offset
     checkpoint = read_clean_offset(plog.directory)
     if checkpoint is None or checkpoint < start:
@@ -89,7 +89,7 @@ def _first_dirty(plog: PartitionLog) -> int:
     return checkpoint
 
 
-def plan_cleaning(plog: PartitionLog, now_ms: int, *, force: bool = False) -> CleanPlan | None:
+def plan_cleaning(plog: SegmentLog, now_ms: int, *, force: bool = False) -> CleanPlan | None:
     """A plan to clean ``plog`` now, or None if it is not compacted or not dirty enough.
 
     ``force`` ignores the dirty ratio (not the compaction lag), and cleans even a

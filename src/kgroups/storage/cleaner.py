@@ -23,7 +23,7 @@ round (Kafka's LogCleaner, one partition at a time) has three parts:
 3. **Commit** (event loop, renames only): ``CleanResult.commit()`` checks the log
    has not been truncated, had segments deleted or been closed meanwhile (else
    it discards the work and returns False), then swaps each group in with
-   ``PartitionLog.replace_segments`` and writes the cleaner checkpoint. The
+   ``SegmentLog.replace_segments`` and writes the cleaner checkpoint. The
    replaced files, renamed ``.deleted``, are unlinked afterwards off the loop
    (unlinking a large file takes milliseconds).
 

@@ -14,28 +14,28 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 log = logging.getLogger(__name__)
 
 
 class Flusher:
     def __init__(self) -> None:
-        self._due: dict[int, tuple[PartitionLog, list[asyncio.Future[None]]]] = {}
+        self._due: dict[int, tuple[SegmentLog, list[asyncio.Future[None]]]] = {}
         self._task: asyncio.Task[None] | None = None
 
-    def request(self, plog: PartitionLog) -> asyncio.Future[None]:
+    def request(self, plog: SegmentLog) -> asyncio.Future[None]:
         """Schedule an fsync of `plog`; the future completes once it is done
         (with the flush's KafkaError if it failed)."""
         done = asyncio.get_running_loop().create_future()
         self._entry(plog).append(done)
         return done
 
-    def schedule(self, plog: PartitionLog) -> None:
+    def schedule(self, plog: SegmentLog) -> None:
         """Schedule an fsync of `plog` that nobody waits for (time-based policy)."""
         self._entry(plog)
 
-    def _entry(self, plog: PartitionLog) -> list[asyncio.Future[None]]:
+    def _entry(self, plog: SegmentLog) -> list[asyncio.Future[None]]:
         entry = self._due.get(id(plog))
         if entry is None:
             entry = self._due[id(plog)] = (plog, [])

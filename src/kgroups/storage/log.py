@@ -64,13 +64,13 @@ from kgroups.storage.producer_snapshots import delete_snapshots, snapshot_at_rol
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import TxnIndex, txn_index_path
 
-__all__ = ["AppendResult", "PartitionLog", "TimestampOffset"]
+__all__ = ["AppendResult", "SegmentLog", "TimestampOffset"]
 
 log = logging.getLogger(__name__)
 
 
-class PartitionLog(StampingLog):
-    """Use ``PartitionLog.open``; the constructor takes already-opened segments."""
+class SegmentLog(StampingLog):
+    """Use ``SegmentLog.open``; the constructor takes already-opened segments."""
 
     def __init__(
         self,
@@ -115,7 +115,7 @@ class PartitionLog(StampingLog):
         recover: bool = True,
         recovery_point: int = 0,
         leader_epoch: int = 0,
-    ) -> PartitionLog:
+    ) -> SegmentLog:
         """Open (or create) the log in ``directory``.
 
         With ``recover`` (after a crash) every segment that may hold offsets at or
@@ -555,7 +555,7 @@ class PartitionLog(StampingLog):
 
     def __repr__(self) -> str:
         return (
-            f"PartitionLog({self.directory.name}, offsets "
+            f"SegmentLog({self.directory.name}, offsets "
             f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
         )
 

@@ -42,7 +42,7 @@ from kgroups.durable import replace_file
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.storage.cleanable import CleanPlan, plan_cleaning
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_files import DELETE_DIR_SUFFIX, remove_log_directory
 
 __all__ = ["RECOVERY_POINT_FILE", "LogManager", "parse_partition_dir"]
@@ -77,7 +77,7 @@ class LogManager:
         self.log_dir = log_dir
         self.default_config = default_config
         self._clock = clock or SystemClock()
-        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._logs: dict[tuple[str, int], SegmentLog] = {}
         self._lock_fd = -1
         # The periodic checkpoint runs on a worker thread; close() writes one too.
         self._checkpoint_lock = threading.Lock()
@@ -134,7 +134,7 @@ class LogManager:
                 )
                 continue
             config = (configs or {}).get(topic, self.default_config)
-            self._logs[parsed] = PartitionLog.open(
+            self._logs[parsed] = SegmentLog.open(
                 path,
                 config,
                 now_ms,
@@ -180,7 +180,7 @@ class LogManager:
         with self._checkpoint_lock:
             replace_file(self.log_dir / RECOVERY_POINT_FILE, ("\n".join(lines) + "\n").encode())
 
-    def get(self, topic: str, partition: int) -> PartitionLog | None:
+    def get(self, topic: str, partition: int) -> SegmentLog | None:
         return self._logs.get((topic, partition))
 
     def create(
@@ -189,14 +189,14 @@ class LogManager:
         partition: int,
         config: LogConfig | None = None,
         now_ms: int | None = None,
-    ) -> PartitionLog:
+    ) -> SegmentLog:
         """Open the partition's log, creating it if new (an open one is returned as is)."""
         existing = self._logs.get((topic, partition))
         if existing is not None:
             return existing
         self._lock()
         directory = self.log_dir / partition_dir_name(topic, partition)
-        partition_log = PartitionLog.open(
+        partition_log = SegmentLog.open(
             directory,
             config or self.default_config,
             self._clock.now_ms() if now_ms is None else now_ms,
@@ -206,18 +206,18 @@ class LogManager:
 
     def create_partitions(
         self, topic: str, count: int, config: LogConfig, now_ms: int
-    ) -> list[PartitionLog]:
+    ) -> list[SegmentLog]:
         """Create the logs of a new topic's partitions 0..count-1, all or none.
 
         The logs are not registered (see ``adopt``); safe on a worker thread.
         On failure the partitions made so far are closed and removed, and the
         error raised.
         """
-        created: list[PartitionLog] = []
+        created: list[SegmentLog] = []
         try:
             for p in range(count):
                 directory = self.log_dir / partition_dir_name(topic, p)
-                created.append(PartitionLog.open(directory, config, now_ms))
+                created.append(SegmentLog.open(directory, config, now_ms))
         except BaseException:
             for partition_log in created:
                 partition_log.delete()
@@ -226,7 +226,7 @@ class LogManager:
             raise
         return created
 
-    def adopt(self, topic: str, logs: Sequence[PartitionLog]) -> None:
+    def adopt(self, topic: str, logs: Sequence[SegmentLog]) -> None:
         """Register logs from ``create_partitions`` as partitions 0..n-1 of ``topic``."""
         for p, partition_log in enumerate(logs):
             self._logs[(topic, p)] = partition_log
@@ -263,7 +263,7 @@ class LogManager:
         remove_log_directory(directory)
         return True
 
-    def logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
+    def logs(self) -> Iterator[tuple[str, int, SegmentLog]]:
         """``(topic, partition, log)`` for every open log."""
         for (topic, partition), partition_log in list(self._logs.items()):
             yield topic, partition, partition_log
@@ -271,7 +271,7 @@ class LogManager:
     def __len__(self) -> int:
         return len(self._logs)
 
-    def flush_due(self, now_ms: int) -> list[PartitionLog]:
+    def flush_due(self, now_ms: int) -> list[SegmentLog]:
         """Logs whose flush policy says to fsync now (flush them off the loop)."""
         return [pl for pl in self._logs.values() if pl.needs_flush(now_ms)]
 

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from kgroups.partitions.log import TimestampOffset
 from kgroups.records.batch import decode_records
 from kgroups.storage.segment import Segment
 
 __all__ = ["TimestampOffset", "max_timestamp_offset", "offset_for_timestamp", "read_batches"]
-
-
-class TimestampOffset(NamedTuple):
-    offset: int
-    timestamp: int
 
 
 def read_batches(

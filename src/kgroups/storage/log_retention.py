@@ -87,7 +87,7 @@ def swap_in(
     step: Callable[[str], None],
 ) -> list[Path]:
     """Rename and splice ``new`` in place of ``old`` in ``segments`` and ``bases``
-    (see ``PartitionLog.replace_segments``); returns the ``.deleted`` files."""
+    (see ``SegmentLog.replace_segments``); returns the ``.deleted`` files."""
     first = next((i for i, s in enumerate(segments) if s is old[0]), -1)
     end = first + len(old)
     if (

@@ -11,7 +11,7 @@ from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import Record, decode_records, iter_batches
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import CleanResult, LogCleaner
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 HOUR = 3_600_000
 # Records two hours apart land in different segments (segment.ms is an hour).
@@ -26,11 +26,11 @@ COMPACT = LogConfig(
 KeyValue = tuple[bytes | None, bytes | None]
 
 
-def open_compacted(directory: Path, config: LogConfig = COMPACT) -> PartitionLog:
-    return PartitionLog.open(directory, config, NOW)
+def open_compacted(directory: Path, config: LogConfig = COMPACT) -> SegmentLog:
+    return SegmentLog.open(directory, config, NOW)
 
 
-def write_segments(plog: PartitionLog, segments: Sequence[Sequence[KeyValue]]) -> list[int]:
+def write_segments(plog: SegmentLog, segments: Sequence[Sequence[KeyValue]]) -> list[int]:
     """Append each group of records as its own segment, one record per batch;
     returns the base offset of each. Time moves on two hours per segment."""
     bases = []
@@ -42,13 +42,13 @@ def write_segments(plog: PartitionLog, segments: Sequence[Sequence[KeyValue]]) -
     return bases
 
 
-def roll(plog: PartitionLog, segments_written: int) -> int:
+def roll(plog: SegmentLog, segments_written: int) -> int:
     """Start a new active segment with one record; returns its offset."""
     timestamp = NOW + 2 * segments_written * HOUR
     return plog.append_records([(b"roll", b"r", (), timestamp)], NOW).base_offset
 
 
-def all_records(plog: PartitionLog, start: int | None = None) -> list[Record]:
+def all_records(plog: SegmentLog, start: int | None = None) -> list[Record]:
     """Every record from ``start`` (default: the log start) to the end, read as a
     consumer does: batch by batch, moving on to each batch's last offset + 1."""
     offset = plog.log_start_offset if start is None else start
@@ -67,7 +67,7 @@ def key_values(records: Sequence[Record]) -> list[tuple[int, bytes | None, bytes
 
 
 def clean(
-    plog: PartitionLog,
+    plog: SegmentLog,
     now_ms: int = NOW,
     *,
     force: bool = True,

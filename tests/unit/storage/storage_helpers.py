@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import encode_batch
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 NOW = 1_700_000_000_000
 
@@ -35,5 +35,5 @@ def make_batch(
     )
 
 
-def open_log(directory: Path, config: LogConfig | None = None, now_ms: int = NOW) -> PartitionLog:
-    return PartitionLog.open(directory, config or LogConfig(), now_ms)
+def open_log(directory: Path, config: LogConfig | None = None, now_ms: int = NOW) -> SegmentLog:
+    return SegmentLog.open(directory, config or LogConfig(), now_ms)

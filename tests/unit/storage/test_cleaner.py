@@ -19,7 +19,7 @@ from storage_helpers import NOW, make_batch
 
 from kgroups.records.batch import decode_records, encode_batch, iter_batches, read_header
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.producer_snapshots import delete_snapshots
 
 
@@ -191,13 +191,13 @@ def test_indexes_of_cleaned_segments_are_written_and_usable(tmp_path: Path) -> N
     assert all(read_header(data).base_offset == o for o, data in expected.items())
     plog.close()
     # Loaded from disk, then rebuilt from the log: the same answers.
-    plog = PartitionLog.open(d, COMPACT, NOW, recover=False)
+    plog = SegmentLog.open(d, COMPACT, NOW, recover=False)
     assert len(plog.segments[0].index) == len(cleaned.index)
     assert {o: plog.read(o, 1) for o in survivors} == expected
     plog.close()
     for index in d.glob("*.index"):
         index.unlink()
-    plog = PartitionLog.open(d, COMPACT, NOW, recover=False)
+    plog = SegmentLog.open(d, COMPACT, NOW, recover=False)
     assert {o: plog.read(o, 1) for o in survivors} == expected
     plog.close()
 

@@ -23,7 +23,7 @@ from storage_helpers import NOW
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
 from kgroups.storage.cleaner_checkpoint import read_clean_offset
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 SEGMENTS: list[list[KeyValue]] = [
     [(b"a", b"a1"), (b"b", b"b1")],  # 0-1
@@ -36,14 +36,14 @@ class Crash(Exception):
     pass
 
 
-def build(directory: Path) -> PartitionLog:
+def build(directory: Path) -> SegmentLog:
     plog = open_compacted(directory)
     write_segments(plog, SEGMENTS)
     roll(plog, len(SEGMENTS))
     return plog
 
 
-def state(plog: PartitionLog) -> tuple[list[tuple[int, bytes | None, bytes | None]], list[int]]:
+def state(plog: SegmentLog) -> tuple[list[tuple[int, bytes | None, bytes | None]], list[int]]:
     return key_values(all_records(plog)), [s.base_offset for s in plog.segments]
 
 

@@ -12,12 +12,12 @@ from storage_helpers import NOW
 from kgroups.records.batch import encode_batch, iter_batches
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 P, Q = 9000, 9001
 
 
-def txn(plog: PartitionLog, pid: int, seq: int, key: bytes, value: bytes, ts: int) -> None:
+def txn(plog: SegmentLog, pid: int, seq: int, key: bytes, value: bytes, ts: int) -> None:
     batch = encode_batch(
         [(key, value, (), ts)],
         producer_id=pid,
@@ -28,12 +28,12 @@ def txn(plog: PartitionLog, pid: int, seq: int, key: bytes, value: bytes, ts: in
     plog.append(batch, NOW)
 
 
-def data(plog: PartitionLog) -> list[tuple[bytes | None, bytes | None]]:
+def data(plog: SegmentLog) -> list[tuple[bytes | None, bytes | None]]:
     """Data records (markers' keys start with their version, 0)."""
     return [(r.key, r.value) for r in all_records(plog) if r.key and r.key[0]]
 
 
-def control_count(plog: PartitionLog) -> int:
+def control_count(plog: SegmentLog) -> int:
     count, offset = 0, plog.log_start_offset
     while offset < plog.log_end_offset:
         chunk = plog.read(offset, 1 << 20)
@@ -73,7 +73,7 @@ def test_an_open_transaction_stops_cleaning_at_its_segment(tmp_path: Path) -> No
     plog.close()
 
 
-def _two_aborted_segments(directory: Path) -> PartitionLog:
+def _two_aborted_segments(directory: Path) -> SegmentLog:
     plog = open_compacted(directory)
     for i, pid in enumerate((P, Q)):
         ts = NOW + 2 * i * HOUR

@@ -14,13 +14,13 @@ from storage_helpers import NOW, make_batch
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import decode_records, encode_batch, iter_batches
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 # An index entry after every batch, so every append writes all three files.
 CONFIG = LogConfig(segment_bytes=2000, index_interval_bytes=0)
 
 
-def values(plog: PartitionLog) -> list[tuple[int, bytes | None]]:
+def values(plog: SegmentLog) -> list[tuple[int, bytes | None]]:
     """Every record of the log, as ``(offset, value)``."""
     out: list[tuple[int, bytes | None]] = []
     offset = plog.log_start_offset
@@ -36,14 +36,14 @@ def batch(tag: int) -> bytes:
     return make_batch(1, value_size=30, key_prefix=b"k%d" % tag)
 
 
-def crash(plog: PartitionLog) -> None:
+def crash(plog: SegmentLog) -> None:
     """Drop the log like kill -9: files closed, nothing flushed or snapshotted."""
     for segment in plog.segments:
         segment.close()
 
 
-def reopen(directory: Path) -> PartitionLog:
-    return PartitionLog.open(directory, CONFIG, NOW)
+def reopen(directory: Path) -> SegmentLog:
+    return SegmentLog.open(directory, CONFIG, NOW)
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_produce_until_the_disk_is_full_then_restart(tmp_path: Path, disk: Fault
 
     rng = random.Random(3)
     d = tmp_path / "t-0"
-    plog = PartitionLog.open(d, LogConfig(segment_bytes=3000, index_interval_bytes=50), NOW)
+    plog = SegmentLog.open(d, LogConfig(segment_bytes=3000, index_interval_bytes=50), NOW)
     acked: dict[int, bytes] = {}
     for i in range(600):
         if i % 7 == 0:
@@ -205,7 +205,7 @@ def test_produce_until_the_disk_is_full_then_restart(tmp_path: Path, disk: Fault
     disk.heal()
     assert disk.injected > 20
     crash(plog)
-    plog = PartitionLog.open(d, LogConfig(segment_bytes=3000, index_interval_bytes=50), NOW)
+    plog = SegmentLog.open(d, LogConfig(segment_bytes=3000, index_interval_bytes=50), NOW)
     stored = values(plog)
     assert len(stored) == len(acked)
     assert dict(stored) == {offset: value for offset, value in acked.items()}

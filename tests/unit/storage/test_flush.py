@@ -11,11 +11,11 @@ import pytest
 from storage_helpers import NOW, make_batch
 
 from kgroups.partitions.config import LogConfig
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 
 def test_flush_messages_policy(tmp_path: Path) -> None:
-    plog = PartitionLog.open(tmp_path / "t-0", LogConfig(flush_messages=5), NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", LogConfig(flush_messages=5), NOW)
     assert not plog.needs_flush(NOW)
     plog.append(make_batch(4), NOW)
     assert not plog.needs_flush(NOW)
@@ -27,7 +27,7 @@ def test_flush_messages_policy(tmp_path: Path) -> None:
 
 
 def test_flush_ms_policy_counts_from_the_oldest_unflushed_append(tmp_path: Path) -> None:
-    plog = PartitionLog.open(tmp_path / "t-0", LogConfig(flush_ms=1000), NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", LogConfig(flush_ms=1000), NOW)
     assert not plog.needs_flush(NOW + 10_000)  # nothing to flush
     plog.append(make_batch(1), NOW)
     plog.append(make_batch(1), NOW + 900)
@@ -50,7 +50,7 @@ def test_flush_syncs_written_files(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(os, "fsync", recording_fsync)
     monkeypatch.setattr(os, "fdatasync", recording_fsync)  # segment data
-    plog = PartitionLog.open(tmp_path / "t-0", LogConfig(segment_bytes=500), NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", LogConfig(segment_bytes=500), NOW)
     plog.flush()
     synced.clear()
     plog.append(make_batch(1), NOW)
@@ -83,7 +83,7 @@ def test_flush_from_a_thread_while_appending_rolling_and_deleting(
     monkeypatch.setattr(os, "fdatasync", slow_fsync)
     # Every append rolls, and retention deletes every segment but the active one.
     config = LogConfig(segment_bytes=200, retention_bytes=0, index_interval_bytes=50)
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     stop = threading.Event()
     errors: list[BaseException] = []
     flushes = 0
@@ -113,7 +113,7 @@ def test_flush_from_a_thread_while_appending_rolling_and_deleting(
     assert plog.unflushed_messages == 0
     assert plog.log_end_offset == 1000
     plog.close()
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     assert plog.log_end_offset == 1000
     assert plog.log_start_offset == 1000  # retention.bytes=0 leaves nothing
     plog.close()

@@ -10,7 +10,7 @@ from storage_helpers import NOW
 
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import decode_records, encode_batch, iter_batches
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 Batch = tuple[int, int, list[tuple[bytes | None, bytes | None, int]]]
 
@@ -39,7 +39,7 @@ class Model:
         self.start = start
 
 
-def check(plog: PartitionLog, model: Model, rng: random.Random) -> None:
+def check(plog: SegmentLog, model: Model, rng: random.Random) -> None:
     assert (plog.log_start_offset, plog.log_end_offset) == (model.start, model.end)
     offset = model.start
     seen: list[Batch] = []
@@ -60,7 +60,7 @@ def check(plog: PartitionLog, model: Model, rng: random.Random) -> None:
     assert seen == model.batches
 
 
-def crash(plog: PartitionLog) -> None:
+def crash(plog: SegmentLog) -> None:
     """Drop the log like kill -9 would: no seal, no snapshot, no fsync."""
     for segment in plog.segments:
         segment.close()
@@ -74,7 +74,7 @@ def test_random_operations_match_the_model(tmp_path: Path, seed: int) -> None:
         index_interval_bytes=rng.choice([0, 100, 1000]),
     )
     d = tmp_path / "t-0"
-    plog = PartitionLog.open(d, config, NOW)
+    plog = SegmentLog.open(d, config, NOW)
     model = Model()
     for _step in range(300):
         op = rng.random()
@@ -108,14 +108,14 @@ def test_random_operations_match_the_model(tmp_path: Path, seed: int) -> None:
             model.drop_before(plog.log_start_offset)
         elif op < 0.96:
             plog.close()
-            plog = PartitionLog.open(d, config, NOW, recover=False)
+            plog = SegmentLog.open(d, config, NOW, recover=False)
         else:
             crash(plog)
             if rng.random() < 0.5:
                 active = sorted(d.glob("*.log"))[-1]
                 with active.open("ab") as f:
                     f.write(rng.randbytes(rng.randrange(1, 100)))
-            plog = PartitionLog.open(d, config, NOW)
+            plog = SegmentLog.open(d, config, NOW)
     check(plog, model, rng)
     plog.close()
 

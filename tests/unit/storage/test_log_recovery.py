@@ -11,7 +11,7 @@ from storage_helpers import NOW, make_batch
 
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import decode_records, encode_batch, iter_batches
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 CONFIG = LogConfig(segment_bytes=3000, index_interval_bytes=100)
 
@@ -19,7 +19,7 @@ CONFIG = LogConfig(segment_bytes=3000, index_interval_bytes=100)
 def crashed_log(directory: Path, batches: int = 60) -> list[int]:
     """Write batches, then drop the log without closing (like kill -9); returns
     the end offset after each batch."""
-    plog = PartitionLog.open(directory, CONFIG, NOW)
+    plog = SegmentLog.open(directory, CONFIG, NOW)
     ends = []
     for i in range(batches):
         r = plog.append(make_batch(1 + i % 4, value_size=40, compression=i % 3), NOW + i)
@@ -31,8 +31,8 @@ def active_file(directory: Path) -> Path:
     return sorted(directory.glob("*.log"))[-1]
 
 
-def reopen(directory: Path) -> PartitionLog:
-    return PartitionLog.open(directory, CONFIG, NOW)
+def reopen(directory: Path) -> SegmentLog:
+    return SegmentLog.open(directory, CONFIG, NOW)
 
 
 def test_unclean_reopen_keeps_everything(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_bit_flip_in_a_middle_batch_drops_it_and_what_follows(tmp_path: Path) ->
 
 def test_lost_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
     d = tmp_path / "t-0"
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     for i in range(80):
         plog.append(make_batch(2, value_size=30, timestamp=NOW + i), NOW)
     expected = {o: plog.read(o, 1) for o in range(0, plog.log_end_offset, 3)}
@@ -127,7 +127,7 @@ def test_lost_and_corrupt_indexes_are_rebuilt(tmp_path: Path) -> None:
     indexes[1].write_bytes(b"\x00\x00\x00\x05")  # not a multiple of 8
     indexes[2].write_bytes((100).to_bytes(4, "big") + (10**6).to_bytes(4, "big"))
     sorted(d.glob("*.timeindex"))[3].write_bytes(b"junk")
-    plog = PartitionLog.open(d, CONFIG, NOW, recover=False)
+    plog = SegmentLog.open(d, CONFIG, NOW, recover=False)
     assert {o: plog.read(o, 1) for o in expected} == expected
     assert plog.max_timestamp_offset() == max_ts
     assert len(plog.segments[0].index) > 0
@@ -155,7 +155,7 @@ def test_half_made_files_are_tidied(tmp_path: Path) -> None:
 
 def test_swap_file_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     d = tmp_path / "t-0"
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     for _ in range(40):
         plog.append(make_batch(3, value_size=40), NOW)
     plog.close()
@@ -166,7 +166,7 @@ def test_swap_file_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     kept = encode_batch([(b"only", b"survivor", [], NOW)], base_offset=third - 1)
     (d / f"{first:020d}.log.swap").write_bytes(kept)
     (d / f"{first:020d}.index.swap").write_bytes(b"stale")
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     assert [s.base_offset for s in plog.segments][:2] == [first, third]
     assert not (d / f"{second:020d}.log").exists()
     assert not list(d.glob("*.swap"))
@@ -177,11 +177,11 @@ def test_swap_file_replaces_the_segments_it_covers(tmp_path: Path) -> None:
 
 def test_overwritten_snapshot_and_empty_directory(tmp_path: Path) -> None:
     d = tmp_path / "t-0"
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     assert (plog.log_start_offset, plog.log_end_offset) == (0, 0)
     plog.close()
     for snapshot in d.glob("*.snapshot"):
         snapshot.write_bytes(b"garbage")
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     assert plog.log_end_offset == 0
     plog.close()

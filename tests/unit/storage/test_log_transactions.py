@@ -20,7 +20,7 @@ from kgroups.records.batch import (
     records_section,
 )
 from kgroups.records.control import encode_marker, read_marker
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 from kgroups.storage.producer_snapshots import list_snapshots
 from kgroups.storage.txn_index import txn_index_path
 
@@ -43,8 +43,8 @@ def plain(count: int = 1) -> bytes:
 
 
 @pytest.fixture
-def plog(tmp_path: Path) -> PartitionLog:
-    return PartitionLog.open(tmp_path / "t-0", LogConfig(segment_bytes=100_000), NOW)
+def plog(tmp_path: Path) -> SegmentLog:
+    return SegmentLog.open(tmp_path / "t-0", LogConfig(segment_bytes=100_000), NOW)
 
 
 def test_marker_is_a_control_batch_in_kafkas_layout() -> None:
@@ -63,7 +63,7 @@ def test_marker_is_a_control_batch_in_kafkas_layout() -> None:
     assert read_marker(abort) == (False, 7)
 
 
-def test_last_stable_offset_stops_at_the_oldest_open_transaction(plog: PartitionLog) -> None:
+def test_last_stable_offset_stops_at_the_oldest_open_transaction(plog: SegmentLog) -> None:
     plog.append(plain(2), NOW)
     assert plog.last_stable_offset == 2
     plog.append(txn_batch(0), NOW)  # offsets 2-3
@@ -79,7 +79,7 @@ def test_last_stable_offset_stops_at_the_oldest_open_transaction(plog: Partition
     assert plog.aborted_transactions(0, 11) == []
 
 
-def test_abort_is_indexed_in_kafkas_txnindex_format(plog: PartitionLog) -> None:
+def test_abort_is_indexed_in_kafkas_txnindex_format(plog: SegmentLog) -> None:
     plog.append(plain(), NOW)
     plog.append(txn_batch(0, 3), NOW)  # 1-3
     plog.append(txn_batch(0, pid=PID + 1), NOW)  # 4-5
@@ -93,7 +93,7 @@ def test_abort_is_indexed_in_kafkas_txnindex_format(plog: PartitionLog) -> None:
     assert data == struct.pack(">hqqqq", 0, PID, 1, marker, 4)
 
 
-def test_stale_markers_are_fenced(plog: PartitionLog) -> None:
+def test_stale_markers_are_fenced(plog: SegmentLog) -> None:
     plog.append(txn_batch(0, epoch=2), NOW)
     plog.append_marker(PID, 2, 4, True, NOW)
     end = plog.log_end_offset
@@ -108,11 +108,11 @@ def test_stale_markers_are_fenced(plog: PartitionLog) -> None:
 
 def test_open_transaction_survives_a_clean_restart(tmp_path: Path) -> None:
     directory = tmp_path / "t-0"
-    plog = PartitionLog.open(directory, LogConfig(), NOW)
+    plog = SegmentLog.open(directory, LogConfig(), NOW)
     plog.append(plain(), NOW)
     plog.append(txn_batch(0), NOW)
     plog.close()
-    plog = PartitionLog.open(directory, LogConfig(), NOW, recover=False)
+    plog = SegmentLog.open(directory, LogConfig(), NOW, recover=False)
     assert (plog.last_stable_offset, plog.high_watermark) == (1, 3)
     plog.append_marker(PID, 0, 0, False, NOW)
     assert plog.last_stable_offset == 4
@@ -133,7 +133,7 @@ def test_version_1_snapshots_are_still_read() -> None:
     assert again.get(PID) is not None
 
 
-def _crash(plog: PartitionLog) -> None:
+def _crash(plog: SegmentLog) -> None:
     """kill -9: nothing flushed, snapshotted or closed."""
     plog.abandon()
 
@@ -141,7 +141,7 @@ def _crash(plog: PartitionLog) -> None:
 def test_open_transactions_and_aborts_are_rebuilt_after_a_crash(tmp_path: Path) -> None:
     directory = tmp_path / "t-0"
     config = LogConfig(segment_bytes=400)
-    plog = PartitionLog.open(directory, config, NOW)
+    plog = SegmentLog.open(directory, config, NOW)
     for seq in range(0, 8, 2):
         plog.append(txn_batch(seq, pid=PID + 1), NOW)  # rolls: snapshots before the marker
     plog.append(txn_batch(0), NOW)
@@ -154,7 +154,7 @@ def test_open_transactions_and_aborts_are_rebuilt_after_a_crash(tmp_path: Path) 
     _crash(plog)
     for path in directory.glob("*.txnindex"):
         path.write_bytes(path.read_bytes()[:-5])  # the index write was cut short
-    plog = PartitionLog.open(directory, config, NOW, recovery_point=0)
+    plog = SegmentLog.open(directory, config, NOW, recovery_point=0)
     assert plog.last_stable_offset == lso
     assert plog.aborted_transactions(0, first) == aborted
     # The rebuilt state fences and completes as before.
@@ -166,7 +166,7 @@ def test_open_transactions_and_aborts_are_rebuilt_after_a_crash(tmp_path: Path) 
     plog.close()
 
 
-def test_expiry_keeps_producers_with_an_open_transaction(plog: PartitionLog) -> None:
+def test_expiry_keeps_producers_with_an_open_transaction(plog: SegmentLog) -> None:
     plog.append(txn_batch(0), NOW)
     plog.append(txn_batch(0, pid=PID + 1), NOW)
     plog.append_marker(PID + 1, 0, 0, True, NOW)
@@ -179,7 +179,7 @@ def test_expiry_keeps_producers_with_an_open_transaction(plog: PartitionLog) -> 
 def test_txnindex_goes_with_its_segment(tmp_path: Path) -> None:
     directory = tmp_path / "t-0"
     config = LogConfig(segment_bytes=300, retention_ms=1000)
-    plog = PartitionLog.open(directory, config, NOW)
+    plog = SegmentLog.open(directory, config, NOW)
     plog.append(txn_batch(0), NOW)
     plog.append_marker(PID, 0, 0, False, NOW)
     while len(plog.segments) < 3:
@@ -193,7 +193,7 @@ def test_txnindex_goes_with_its_segment(tmp_path: Path) -> None:
     plog.close()
 
 
-def test_truncation_drops_aborts_it_cuts_off(plog: PartitionLog) -> None:
+def test_truncation_drops_aborts_it_cuts_off(plog: SegmentLog) -> None:
     plog.append(plain(), NOW)
     plog.append(txn_batch(0), NOW)
     plog.append_marker(PID, 0, 0, False, NOW)  # 3
@@ -206,7 +206,7 @@ def test_truncation_drops_aborts_it_cuts_off(plog: PartitionLog) -> None:
 
 def test_last_stable_offset_is_never_below_the_log_start(tmp_path: Path) -> None:
     config = LogConfig(segment_bytes=300, retention_ms=1000)
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     plog.append(txn_batch(0), NOW)  # open, in the first segment
     while len(plog.segments) < 3:
         plog.append(plain(3), NOW + 10_000)
@@ -217,17 +217,17 @@ def test_last_stable_offset_is_never_below_the_log_start(tmp_path: Path) -> None
 
 def test_a_torn_txnindex_entry_is_cut_before_the_next_one(tmp_path: Path) -> None:
     directory = tmp_path / "t-0"
-    plog = PartitionLog.open(directory, LogConfig(), NOW)
+    plog = SegmentLog.open(directory, LogConfig(), NOW)
     plog.append(txn_batch(0), NOW)
     plog.append_marker(PID, 0, 0, False, NOW)
     plog.close()
     path = txn_index_path(directory, 0)
     path.write_bytes(path.read_bytes() + b"\x00\x00\x00")  # a torn write after it
-    plog = PartitionLog.open(directory, LogConfig(), NOW, recover=False)
+    plog = SegmentLog.open(directory, LogConfig(), NOW, recover=False)
     plog.append(txn_batch(0, pid=PID + 1), NOW)
     plog.append_marker(PID + 1, 0, 0, False, NOW)
     plog.close()
-    plog = PartitionLog.open(directory, LogConfig(), NOW, recover=False)
+    plog = SegmentLog.open(directory, LogConfig(), NOW, recover=False)
     assert plog.aborted_transactions(0, 10) == [(PID, 0), (PID + 1, 3)]
     assert len(path.read_bytes()) == 2 * 34
     plog.close()

@@ -21,7 +21,7 @@ from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import encode_batch
 from kgroups.storage.cleanable import plan_cleaning
 from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 PARTITIONS = 10
 COMMITS = 20_000  # each commits all 10 partitions: 200,000 offset records
@@ -35,7 +35,7 @@ CONFIG = LogConfig(
 
 def test_200000_offset_commits_compact_to_the_live_keys(tmp_path: Path) -> None:
     d = tmp_path / "__consumer_offsets-7"
-    plog = PartitionLog.open(d, CONFIG, NOW)
+    plog = SegmentLog.open(d, CONFIG, NOW)
     keys = [encode_offset_commit_key("group", "orders", p) for p in range(PARTITIONS)]
     for n in range(COMMITS):
         value = encode_offset_commit_value(OffsetCommitValue(n, "", NOW + n))
@@ -62,7 +62,7 @@ def test_200000_offset_commits_compact_to_the_live_keys(tmp_path: Path) -> None:
     plog.close()
 
     # What a coordinator load reads after a restart: the live keys and nothing else.
-    plog = PartitionLog.open(d, CONFIG, NOW, recover=False)
+    plog = SegmentLog.open(d, CONFIG, NOW, recover=False)
     records = all_records(plog)
     assert len(records) == PARTITIONS + 1
     latest = {r.key: decode_offset_commit_value(r.value) for r in records[:-1] if r.value}

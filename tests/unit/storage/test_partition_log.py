@@ -12,12 +12,12 @@ from storage_helpers import NOW, make_batch, open_log
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import decode_records, encode_batch, iter_batches, read_header
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 SMALL = LogConfig(segment_bytes=4000, index_interval_bytes=200)
 
 
-def fill(plog: PartitionLog, batches: int, seed: int = 1) -> list[tuple[int, int, bytes]]:
+def fill(plog: SegmentLog, batches: int, seed: int = 1) -> list[tuple[int, int, bytes]]:
     """Append random batches; returns (base offset, last offset, stored bytes) of each."""
     rng = random.Random(seed)
     written = []
@@ -117,7 +117,7 @@ def test_read_limits(tmp_path: Path) -> None:
 
 
 def test_append_result_and_leader_epoch(tmp_path: Path) -> None:
-    plog = PartitionLog.open(tmp_path / "t-0", LogConfig(), NOW, leader_epoch=4)
+    plog = SegmentLog.open(tmp_path / "t-0", LogConfig(), NOW, leader_epoch=4)
     r = plog.append(make_batch(3), NOW)
     assert (r.base_offset, r.last_offset, r.log_append_time, r.log_start_offset) == (0, 2, -1, 0)
     assert not r.duplicate

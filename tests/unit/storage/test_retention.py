@@ -11,14 +11,14 @@ from storage_helpers import NOW, make_batch
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import iter_batches
-from kgroups.storage.log import PartitionLog
+from kgroups.storage.log import SegmentLog
 
 HOUR = 3_600_000
 
 
-def log_with_hourly_segments(directory: Path, config: LogConfig, hours: int) -> PartitionLog:
+def log_with_hourly_segments(directory: Path, config: LogConfig, hours: int) -> SegmentLog:
     """One segment per hour of record time (segment.ms is an hour)."""
-    plog = PartitionLog.open(directory, config, NOW)
+    plog = SegmentLog.open(directory, config, NOW)
     for h in range(hours):
         for i in range(5):
             plog.append(make_batch(2, value_size=50, timestamp=NOW + h * HOUR + i), NOW)
@@ -46,7 +46,7 @@ def test_retention_by_time(tmp_path: Path) -> None:
     assert r.log_start_offset == 30
     plog.close()
     # The largest timestamps survive a clean reopen (via the time index).
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW, recover=False)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW, recover=False)
     assert plog.log_start_offset == 30
     assert plog.apply_retention(NOW + 5 * HOUR + 5) == 0
     assert plog.apply_retention(NOW + 5 * HOUR + 6) == 1
@@ -85,7 +85,7 @@ def test_unlimited_and_compact_only_keep_everything(tmp_path: Path) -> None:
 
 def test_retention_by_bytes(tmp_path: Path) -> None:
     config = LogConfig(segment_bytes=2000)
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     for _ in range(60):
         plog.append(make_batch(3, value_size=60), NOW)
     sizes = [s.size for s in plog.segments]
@@ -107,14 +107,14 @@ def test_retention_by_bytes(tmp_path: Path) -> None:
 
 def test_producer_snapshots_follow_the_log_start(tmp_path: Path) -> None:
     config = LogConfig(segment_bytes=1000, retention_bytes=0)
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     for seq in range(0, 60, 3):
         plog.append(make_batch(3, producer_id=1, producer_epoch=0, base_sequence=seq), NOW)
     plog.apply_retention(NOW)
     snapshots = sorted(int(p.name[:20]) for p in (tmp_path / "t-0").glob("*.snapshot"))
     assert snapshots and all(s >= plog.log_start_offset for s in snapshots)
     plog.close()
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     # The producer is still known after its data is gone: a retry is a duplicate.
     retry = plog.append(make_batch(3, producer_id=1, producer_epoch=0, base_sequence=57), NOW)
     assert retry.duplicate
@@ -123,7 +123,7 @@ def test_producer_snapshots_follow_the_log_start(tmp_path: Path) -> None:
 
 def test_segments_without_timestamps_age_by_file_time(tmp_path: Path) -> None:
     config = LogConfig(segment_bytes=600, retention_ms=HOUR)
-    plog = PartitionLog.open(tmp_path / "t-0", config, NOW)
+    plog = SegmentLog.open(tmp_path / "t-0", config, NOW)
     for _ in range(10):
         plog.append(make_batch(1, value_size=100, timestamp=-1), NOW)
     first = plog.segments[0]

@@ -22,7 +22,8 @@ from kgroups.coordinator.consumer.member import (
 )
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
 from kgroups.coordinator.consumer.timer_keys import ConsumerTimerKey
-from kgroups.coordinator.consumer.topics import TopicImage, TopicInfo, TopicsView
+from kgroups.coordinator.consumer.topics import TopicImage, TopicsView
+from kgroups.topics.names import TopicInfo
 
 __all__ = [
     "LEAVE_GROUP_MEMBER_EPOCH",

@@ -8,11 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-
-@dataclass(frozen=True, slots=True)
-class TopicInfo:
-    topic_id: uuid.UUID
-    partitions: int
+from kgroups.topics.names import TopicInfo
 
 
 class TopicsView(Protocol):

@@ -1,0 +1,106 @@
+"""Where a broker's partitions live: the seam the broker stands on.
+
+Two homes answer to ``PartitionHome``:
+
+- ``kgroups.storage.home.LocalHome``: a broker alone; every partition of every
+  topic is a directory of segment files under ``log.dirs``, led here from start.
+- ``kgroups.postgres_store.home.StoreHome``: a broker in a cluster; the
+  partitions are rows in PostgreSQL, and this broker serves those it leads
+  (the cluster member tells the home which, after every turn).
+
+Which one a broker gets is decided once, at start-up, in
+``kgroups.server.partition_homes``; nothing above this seam imports either.
+The coordinator runtimes follow ``on_leadership_change`` to load and drop the
+internal topics' partitions; request handlers take a partition's log with
+``log`` and report each append with ``appended``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kgroups.errors import KafkaError
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.topics.names import Topic
+
+__all__ = ["LeadershipChange", "PartitionHome"]
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class LeadershipChange:
+    """Partitions gained here (with their leader epoch) and lost, in one step."""
+
+    gained: Mapping[TopicPartition, int] = field(default_factory=dict)
+    lost: frozenset[TopicPartition] = frozenset()
+
+
+class PartitionHome(Protocol):
+    leads_everything: bool
+    """True when every partition is led here from start (a broker alone); else
+    leadership comes and goes through ``on_leadership_change``."""
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the logs or join the store; the partitions are served after it."""
+        ...
+
+    async def stop(self) -> None:
+        """Make what was appended durable and close."""
+        ...
+
+    def maintenance(self) -> list[Coroutine[Any, Any, None]]:
+        """The home's background loops (retention, compaction, flushes, idle
+        producers), for the broker to run and cancel at stop."""
+        ...
+
+    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
+        """Hear which partitions become available here and which are gone."""
+        ...
+
+    # -- partitions ------------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        """A partition led here and online, else a KafkaError saying why
+        (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR)."""
+        ...
+
+    def appended(self, plog: PartitionLog) -> asyncio.Future[None] | None:
+        """Called after every append: a future when making it durable (an
+        fsync, a commit to the store) has started and must be waited for."""
+        ...
+
+    def served(self) -> Iterable[PartitionLog]:
+        """Every partition log served here now."""
+        ...
+
+    async def read_many(self, reads: list[PartitionRead]) -> list[bytes | KafkaError]:
+        """What the logs could not answer from memory (``NotInMemory``)."""
+        ...
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int
+    ) -> TimestampOffset | None: ...
+
+    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None: ...
+
+    # -- topics ----------------------------------------------------------------
+
+    async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
+        """Create the topics' partitions and register them; the errors of those
+        that failed, by name."""
+        ...
+
+    def create_topic_now(self, topic: Topic, config: LogConfig) -> None:
+        """Create one topic on the loop (the coordinators' internal topics)."""
+        ...
+
+    async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
+        """Delete the topics and their data; the errors of those that failed."""
+        ...
