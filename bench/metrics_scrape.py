@@ -44,21 +44,12 @@ from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.state import GroupState
 from kgroups.coordinator.views import GroupView, MemberView
 from kgroups.metrics.broker_stats import BrokerStats
-from kgroups.records.batch import BatchHeader, encode_batch, read_header
+from kgroups.records.batch import encode_batch, read_header
+from kgroups.records.timestamps import estimate
 from kgroups.server.broker import Broker
 from kgroups.server.metrics_endpoint import BrokerMetrics
 
 _MEMBER = MemberView("m-1", None, "client", "/127.0.0.1", 45000, 300000, ("range",), b"")
-
-
-class _Segment:
-    base_offset = 0
-
-    def __init__(self, batch: bytes) -> None:
-        self.header = read_header(batch)
-
-    def find(self, offset: int) -> tuple[int, BatchHeader]:
-        return 0, self.header
 
 
 class _Log:
@@ -67,22 +58,22 @@ class _Log:
     closed = offline = False
 
     def __init__(self, batch: bytes) -> None:
-        self.segments = (_Segment(batch),)
+        self.header = read_header(batch)
         self.size = len(batch)
         self.log_start_offset = 0
         self.log_end_offset = self.high_watermark = 10
+
+    def record_timestamp(self, offset: int) -> int | None:
+        return estimate(self.header, offset)
 
 
 class _Logs:
     def __init__(self, logs: dict[tuple[str, int], _Log]) -> None:
         self._logs = logs
 
-    def logs(self) -> Iterator[tuple[str, int, _Log]]:
+    def served(self) -> Iterator[tuple[str, int, _Log]]:
         for (topic, partition), log in self._logs.items():
             yield topic, partition, log
-
-    def get(self, topic: str, partition: int) -> _Log | None:
-        return self._logs.get((topic, partition))
 
 
 class _Shard:
@@ -120,7 +111,7 @@ class _State:
     """The parts of a broker a scrape reads."""
 
     def __init__(self, logs: _Logs, coordinator: _Coordinator) -> None:
-        self.logs = logs
+        self.partitions = logs
         self.coordinator = coordinator
         self.clock = SystemClock()
         self.stats = BrokerStats()
@@ -202,7 +193,7 @@ async def run_real(args: argparse.Namespace) -> dict[str, object]:
             for name in names:
                 broker.create_topic(name, args.partitions, {})
                 for p in range(args.partitions):
-                    broker.log(name, p).append(batch, now)
+                    broker.partitions.log(name, p).append(batch, now)
             tps = [(n, p) for n in names for p in range(args.partitions)]
             for g in range(args.groups):
                 await admin.commit(f"group-{g:05d}", _chosen(tps, g, args.offsets_per_group))

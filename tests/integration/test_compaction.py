@@ -39,7 +39,7 @@ def test_offsets_topic_compacts_and_reloads(tmp_path: Path) -> None:
 
         def live_records() -> int:
             assert broker.broker is not None
-            plog = broker.broker.log(OFFSETS_TOPIC, plog_partition)
+            plog = broker.broker.partitions.log(OFFSETS_TOPIC, plog_partition)
             chunk = plog.read(plog.log_start_offset, 1 << 30)
             return sum(len(iter_key_values(chunk[p : p + h.size])) for p, h in iter_batches(chunk))
 

@@ -188,7 +188,7 @@ async def find(broker: Broker) -> tuple[ErrorCode, int, int]:
 
 
 def offsets_log_end(broker: Broker) -> int:
-    return broker.log(OFFSETS_TOPIC, 0).log_end_offset
+    return broker.partitions.log(OFFSETS_TOPIC, 0).log_end_offset
 
 
 def test_a_parked_join_is_told_not_coordinator_and_clients_find_the_coordinator_again(

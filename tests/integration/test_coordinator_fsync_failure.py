@@ -126,7 +126,7 @@ def test_commits_of_one_loop_turn_share_a_write_and_an_fsync_and_its_failure(
             await asyncio.gather(
                 _commit(broker, commit_request("g", 5)), _commit(broker, commit_request("h", 5))
             )
-            plog = broker.log("__consumer_offsets", 0)
+            plog = broker.partitions.log("__consumer_offsets", 0)
             end_before = plog.log_end_offset
             fsyncs, appended = _hold_fsyncs(broker)
             together = [_commit(broker, commit_request(group, 6)) for group in ("g", "h", "i")]
@@ -178,7 +178,7 @@ def test_commits_of_one_turn_past_half_a_mebibyte_take_several_batches_in_order(
             broker.create_topic("t", 40, {})
             metadata = "m" * 4000
             await _commit(broker, _big_commit("warm-up", 40, metadata))
-            plog = broker.log("__consumer_offsets", 0)
+            plog = broker.partitions.log("__consumer_offsets", 0)
             start = plog.log_end_offset
             groups = [f"g{i}" for i in range(8)]
             await asyncio.gather(*(_commit(broker, _big_commit(g, 40, metadata)) for g in groups))

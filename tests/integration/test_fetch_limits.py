@@ -31,7 +31,7 @@ def _fill(b: BrokerThread) -> None:
     def fill() -> None:
         broker.create_topic("big", PARTITIONS, {})
         for p in range(PARTITIONS):
-            log = broker.log("big", p)
+            log = broker.partitions.log("big", p)
             for _ in range(BATCHES):
                 log.append_records([(b"k", os.urandom(BATCH_VALUE), (), 1)], 0)
 

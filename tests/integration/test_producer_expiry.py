@@ -88,7 +88,7 @@ def test_idle_producers_expire(tmp_path: Path) -> None:
             port, CreateTopicsRequest(topics=(topic,), timeout=TIMEOUT, validate_only=False)
         )
         assert created.topics[0].error_code == ErrorCode.none
-        plog = broker.broker.log("t", 0)
+        plog = broker.broker.partitions.log("t", 0)
 
         # A client inventing a producer id per request, and one regular producer.
         for pid in range(100, 200):
@@ -117,7 +117,7 @@ def test_idle_producers_expire(tmp_path: Path) -> None:
     broker = _start(tmp_path / "data", clock)
     try:
         assert broker.broker is not None
-        plog = broker.broker.log("t", 0)
+        plog = broker.broker.partitions.log("t", 0)
         assert broker.call(lambda: sorted(plog.producers.producers)) == [7]
     finally:
         broker.stop()

@@ -93,7 +93,7 @@ def test_the_marker_is_a_kafka_control_batch_of_the_producer(broker: BrokerThrea
         txn_commit(s, "g", {("orders", 0): 42}, producer_id=PID)
     assert complete(broker, "g", commit=True) is OK
     assert broker.broker is not None
-    plog = broker.broker.log(OFFSETS_TOPIC, offsets_partition("g"))
+    plog = broker.broker.partitions.log(OFFSETS_TOPIC, offsets_partition("g"))
     data = plog.read(plog.log_start_offset, 1 << 20, max_offset=plog.log_end_offset)
     headers = [(header, data[pos : pos + header.size]) for pos, header in iter_batches(data)]
     transactional = [h for h, _ in headers if h.is_transactional]

@@ -21,9 +21,10 @@ and asks it what to do and when.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kgroups.clock import Clock
+from kgroups.partitions.home import LeadershipChange
 
 DEFAULT_HEARTBEAT_INTERVAL_MS = 2000  # broker.heartbeat.interval.ms
 DEFAULT_SESSION_TIMEOUT_MS = 9000  # broker.session.timeout.ms
@@ -40,12 +41,6 @@ class LeaderView:
     leader_id: int | None
     leader_lease_epoch: int | None
     leader_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class LeadershipChange:
-    gained: dict[TopicPartition, int] = field(default_factory=dict)  # -> leader epoch
-    lost: frozenset[TopicPartition] = frozenset()
 
 
 class LeaseState:

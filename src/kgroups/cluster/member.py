@@ -6,13 +6,10 @@ renews the lease (or registers again once it is lost), runs the election
 (moving live partitions too when the set of live brokers changed), and reads
 the leaders, the live brokers and the topics. The broker then serves from that
 view: Metadata lists the live brokers and each partition's leader, and the
-partitions this incarnation leads get a ``StoreLog`` starting at the store's
-log end; the others answer NOT_LEADER_OR_FOLLOWER. The lease is trusted only
-as ``LeaseState`` says: past its validity, the broker leads nothing.
-
-Whoever must follow leadership (the group coordinator) registers with
-``on_leadership_change``: it hears which partitions became available here
-(their ``StoreLog`` is in place) and which are gone, after every turn.
+store's partition home (kgroups.postgres_store.home), told after every turn
+what this incarnation leads, serves those partitions; the others answer
+NOT_LEADER_OR_FOLLOWER. The lease is trusted only as ``LeaseState`` says: past
+its validity, the broker leads nothing.
 """
 
 from __future__ import annotations
@@ -23,27 +20,25 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from kgroups.clock import Clock, MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
 from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
-from kgroups.cluster.lease_state import LeadershipChange, LeaderView, LeaseState
+from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.log import TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.postgres_store.fencing import Writer
-from kgroups.postgres_store.maintenance import StoreMaintenance
+from kgroups.postgres_store.home import StoreHome
+from kgroups.postgres_store.producer_ids import allocate_producer_ids
 from kgroups.postgres_store.producer_states import read_producers
-from kgroups.postgres_store.reads import batch_at_timestamp, read
 from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
 from kgroups.postgres_store.security import (
     Security,
@@ -53,12 +48,8 @@ from kgroups.postgres_store.security import (
     read_security,
 )
 from kgroups.postgres_store.store import Cur, Store, ending_stalled_transactions
-from kgroups.postgres_store.store_log import StoreLog
 from kgroups.postgres_store.thread import StoreThread
 from kgroups.postgres_store.topics import create_topic, delete_topic, list_topics
-from kgroups.postgres_store.writer import StoreWriter
-from kgroups.records.batch import decode_records
-from kgroups.runtime.producer_ids import allocate_producer_ids
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -104,16 +95,6 @@ class ClusterView:
     security: Security | None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreRead:
-    """A fetch of offsets no longer in a leader's memory."""
-
-    topic: str
-    partition: int
-    offset: int
-    max_bytes: int
-
-
 class ClusterMember:
     def __init__(self, broker: ClusterHost, url: str) -> None:
         self._broker = broker
@@ -134,23 +115,21 @@ class ClusterMember:
         # one's row locks still renews its own lease in time.
         url = ending_stalled_transactions(url, self.session_timeout_ms // 3)
         self._control = StoreThread(url, "kgroups-store-control")
-        self._reads = StoreThread(url, "kgroups-store-reads")
-        self.writer = StoreWriter(
-            StoreThread(url, "kgroups-store-writer"),
-            self._writer,
-            self._committed,
-            self._failed,
-        )
-        self.logs: dict[TopicPartition, StoreLog] = {}
-        self.maintenance = StoreMaintenance(
+        self.home = StoreHome(
             url,
-            lambda: self.logs,
-            self._writer,
+            broker.broker_id,
+            self,
+            broker.append_waiters,
             broker.clock,
-            config.get_int("producer.id.expiration.ms"),
+            producer_expiration_ms=config.get_int("producer.id.expiration.ms"),
+            retention_check_ms=config.get_int("log.retention.check.interval.ms"),
+            cleaner_backoff_ms=(
+                config.get_int("log.cleaner.backoff.ms")
+                if config.get_bool("log.cleaner.enable")
+                else None
+            ),
         )
         self.leaders: dict[TopicPartition, PartitionLeader] = {}
-        self._listeners: list[Callable[[LeadershipChange], None]] = []
         self._turn_lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -177,11 +156,12 @@ class ClusterMember:
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def stop(self) -> None:
-        """Controlled shutdown: hand the partitions over, then close."""
+        """Controlled shutdown: commit what was appended, hand the partitions
+        over, then close (the home drops its logs at its own stop)."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        await self.writer.close()
+        await self.home.flush()
         epoch = self.lease.lease_epoch
         if epoch is not None:
             try:
@@ -189,12 +169,8 @@ class ClusterMember:
                 log.info("handed over the partitions of broker %d", self._broker.broker_id)
             except KafkaError as e:
                 log.warning("controlled shutdown could not hand over: %s", e)
-        self._drop(list(self.logs), ErrorCode.not_leader_or_follower)
-        for thread in (self._control, self._reads, self.writer.thread, self.maintenance.thread):
-            await asyncio.to_thread(thread.close)
-
-    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
-        self._listeners.append(listener)
+        self.home.drop(list(self.home.logs), ErrorCode.not_leader_or_follower)
+        await asyncio.to_thread(self._control.close)
 
     def poke(self) -> None:
         """Read the cluster again soon: a request found this broker's view stale."""
@@ -227,7 +203,7 @@ class ClusterMember:
                 if not await self._keep_lease(renew_due_only):
                     return
                 move_live = self._move_live
-                held = {tp for tp, slog in self.logs.items() if slog.failed is None}
+                held = self.home.held()
                 known = self._security_version
                 view = await self._control.run(lambda s: self._read(s, move_live, held, known))
             except StoreUnavailable as e:
@@ -326,41 +302,9 @@ class ClusterMember:
         ends: dict[TopicPartition, tuple[int, int]] | None = None,
         producers: dict[TopicPartition, ProducerStateManager] | None = None,
     ) -> None:
-        """Make the StoreLogs follow what the lease state says this broker leads."""
-        leading = self.lease.leading()
-        lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
-        self._drop(lost, ErrorCode.not_leader_or_follower)
-        gained: dict[TopicPartition, int] = {}
-        for tp, epoch in leading.items():
-            if tp in self.logs or ends is None or tp not in ends:
-                continue
-            topic = self._broker.topics.get(tp[0])
-            state = None if producers is None else producers.get(tp)
-            if topic is None or state is None:
-                self._wake.set()  # dropped during this turn: the next one reads it
-                continue
-            start, end = ends[tp]
-            config = self._broker.topic_config(topic)
-            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config, state)
-            gained[tp] = epoch
-        if gained or lost:
-            log.info(
-                "broker %d now leads %d partition(s): +%d -%d",
-                self._broker.broker_id,
-                len(self.logs),
-                len(gained),
-                len(lost),
-            )
-            change = LeadershipChange(gained, frozenset(lost))
-            for listener in self._listeners:
-                listener(change)
-
-    def _drop(self, partitions: Iterable[TopicPartition], error: ErrorCode) -> None:
-        for tp in partitions:
-            slog = self.logs.pop(tp, None)
-            if slog is not None and slog.failed is None:
-                slog.fail(KafkaError(error, f"{tp[0]}-{tp[1]} is no longer led here"))
-            self._broker.append_waiters.notify(*tp)
+        """Make the home follow what the lease state says this broker leads."""
+        configs = {t.name: self._broker.topic_config(t) for t in self._broker.topics}
+        self.home.follow(self.lease.leading(), configs, ends, producers)
 
     def _log_unavailable(self, e: KafkaError) -> None:
         now = time.monotonic()
@@ -370,22 +314,12 @@ class ClusterMember:
 
     # -- what requests use -------------------------------------------------------
 
-    def log(self, topic: str, partition: int) -> StoreLog:
-        if not self._broker.topics.partition_exists(topic, partition):
-            self.poke()
-            raise KafkaError(
-                ErrorCode.unknown_topic_or_partition,
-                f"This server does not host this topic-partition: {topic}-{partition}",
-            )
-        epoch = self.lease.leader_epoch(topic, partition)
-        slog = self.logs.get((topic, partition))
-        if epoch is None or slog is None or slog.leader_epoch != epoch or slog.failed:
-            self.poke()
-            raise KafkaError(
-                ErrorCode.not_leader_or_follower,
-                f"broker {self._broker.broker_id} does not lead {topic}-{partition}",
-            )
-        return slog
+    def knows_partition(self, topic: str, partition: int) -> bool:
+        return self._broker.topics.partition_exists(topic, partition)
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The epoch at which this broker leads the partition, if its lease says so."""
+        return self.lease.leader_epoch(topic, partition)
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
         """The partition's leader broker id (-1: none) and leader epoch."""
@@ -402,64 +336,11 @@ class ClusterMember:
         """Live brokers at their address on ``listener`` (see LiveBrokers)."""
         return self.live.on(listener)
 
-    def _writer(self) -> Writer | None:
+    def writer(self) -> Writer | None:
         epoch = self.lease.lease_epoch
         if epoch is None or not self.lease.may_write():
             return None
         return Writer(self._broker.broker_id, epoch)
-
-    def _committed(self, slog: StoreLog) -> None:
-        self._broker.append_waiters.notify(slog.topic, slog.partition)
-
-    def _failed(self, slog: StoreLog) -> None:
-        """A refused or unknown commit: start the partition again from the store."""
-        tp = (slog.topic, slog.partition)
-        if self.logs.get(tp) is slog:
-            del self.logs[tp]
-            # What was built on the uncommitted appends is gone with them: its
-            # followers drop the partition, and take it up again once reloaded.
-            change = LeadershipChange({}, frozenset((tp,)))
-            for listener in self._listeners:
-                listener(change)
-        self._broker.append_waiters.notify(*tp)
-        self.poke()
-
-    async def read_many(self, reads: list[StoreRead]) -> list[bytes | KafkaError]:
-        """Read from the store what a leader no longer holds in memory."""
-
-        def work(store: Store) -> list[bytes | KafkaError]:
-            out: list[bytes | KafkaError] = []
-            for r in reads:
-                try:
-                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
-                    out.append(b"".join(result.batches))
-                except KafkaError as e:
-                    out.append(e)
-            return out
-
-        return await self._reads.run(work)
-
-    async def offset_for_timestamp(
-        self, topic: str, partition: int, timestamp: int
-    ) -> TimestampOffset | None:
-        batch = await self._reads.run(lambda s: batch_at_timestamp(s, topic, partition, timestamp))
-        if batch is None:
-            return None
-        for record in decode_records(batch):
-            if record.timestamp >= timestamp:
-                return TimestampOffset(record.offset, record.timestamp)
-        return None
-
-    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
-        batch = await self._reads.run(lambda s: _max_timestamp_batch(s, topic, partition))
-        if batch is None:
-            return None
-        best = max(decode_records(batch), key=lambda r: r.timestamp, default=None)
-        if best is None:
-            return None
-        # The first record with the largest timestamp.
-        first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
-        return TimestampOffset(first.offset, first.timestamp)
 
     def allocate_producer_ids(self, count: int) -> int:
         """A block of producer ids unique in the cluster (once per block, on the loop)."""
@@ -497,7 +378,7 @@ class ClusterMember:
         await self._turn(renew_due_only=True)
         return failed
 
-    def create_topic_blocking(self, topic: Topic) -> None:
+    def create_topic_now(self, topic: Topic) -> None:
         """On the loop, for the coordinator's first use of __consumer_offsets."""
         failed = self._control.run_blocking(lambda s: _create_all(s, [topic]))
         if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
@@ -551,22 +432,6 @@ def _led_partitions(
         )
         ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
         return ends, read_producers(cur, (tp for tp in ends if tp not in held))
-
-    return store.transaction(work)
-
-
-def _max_timestamp_batch(store: Store, topic: str, partition: int) -> bytes | None:
-    def work(cur: Cur) -> bytes | None:
-        cur.execute(
-            """SELECT b.batch FROM kgroups_batches b
-               JOIN kgroups_topics t ON t.topic_id = b.topic_id
-               JOIN kgroups_partitions p ON p.topic_id = b.topic_id AND p.partition = b.partition
-               WHERE t.name = %s AND b.partition = %s AND b.last_offset >= p.log_start_offset
-               ORDER BY b.max_timestamp DESC, b.base_offset LIMIT 1""",
-            (topic, partition),
-        )
-        row = cur.fetchone()
-        return None if row is None else bytes(row[0])
 
     return store.transaction(work)
 

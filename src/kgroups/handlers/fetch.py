@@ -25,16 +25,14 @@ from kio.schema.fetch.v12.response import (
 )
 from kio.static.primitive import Records
 
-from kgroups.cluster.member import StoreRead
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
-from kgroups.postgres_store.store_log import StoreReadNeeded
+from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead
 from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
 from kgroups.records.batch import iter_batches
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
-    from kgroups.runtime.broker_core import ServedLog
     from kgroups.runtime.context import RequestContext
 
 _EMPTY = cast(Records, b"")
@@ -77,9 +75,9 @@ def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ..
             broker.stats.fetched(topic.topic, size)
 
 
-# Cluster mode: (topic index, partition index, what to read) of the partitions
-# whose offsets are no longer in the leader's memory.
-_Miss = tuple[int, int, StoreRead]
+# (topic index, partition index, what to read) of the partitions whose offsets
+# their log does not hold in memory (in cluster mode, older batches).
+_Miss = tuple[int, int, PartitionRead]
 
 
 def _read(
@@ -103,7 +101,7 @@ def _read(
             hw = start = lso = -1
             aborted = None
             try:
-                log = broker.log(topic.topic, p.partition)
+                log = broker.partitions.log(topic.topic, p.partition)
                 hw, start = log.high_watermark, log.log_start_offset
                 lso = log.last_stable_offset
                 limit = min(p.partition_max_bytes, budget)
@@ -118,8 +116,8 @@ def _read(
                     )
                 if committed:
                     aborted = _aborted(log, p.fetch_offset, data)
-            except StoreReadNeeded:
-                read = StoreRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
+            except NotInMemory:
+                read = PartitionRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
                 misses.append((len(topics), len(partitions), read))
             except KafkaError as e:
                 error, failed = e.error_code, True
@@ -141,7 +139,7 @@ def _read(
     return tuple(topics), total, failed, misses
 
 
-def _aborted(log: ServedLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
+def _aborted(log: PartitionLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
     """The aborted transactions overlapping the batches read."""
     if not data:
         return ()
@@ -161,9 +159,8 @@ async def _read_store(
     failed: bool,
     misses: list[_Miss],
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
-    """Fill in the partitions read from the store, in one call off the loop."""
-    assert broker.cluster is not None
-    results = await broker.cluster.read_many([read for _t, _p, read in misses])
+    """Fill in the partitions the home reads (from the store), in one call off the loop."""
+    results = await broker.partitions.read_many([read for _t, _p, read in misses])
     partitions = [list(t.partitions) for t in topics]
     for (ti, pi, _read), result in zip(misses, results, strict=True):
         data = partitions[ti][pi]

@@ -12,7 +12,7 @@ from kio.schema.list_offsets.v7.response import (
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
-from kgroups.postgres_store.store_log import StoreReadNeeded
+from kgroups.partitions.log import NotInMemory
 from kgroups.protocol.types import i32, i64
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ async def handle(
                     offset, timestamp = _lookup(
                         broker, topic.name, p.partition_index, p.timestamp, committed
                     )
-                except StoreReadNeeded:
-                    offset, timestamp = await _lookup_in_store(
+                except NotInMemory:
+                    offset, timestamp = await _lookup_in_home(
                         broker, topic.name, p.partition_index, p.timestamp
                     )
             except KafkaError as e:
@@ -62,7 +62,7 @@ async def handle(
 def _lookup(
     broker: BrokerApi, topic: str, partition: int, timestamp: int, committed: bool
 ) -> tuple[int, int]:
-    log = broker.log(topic, partition)
+    log = broker.partitions.log(topic, partition)
     if timestamp == LATEST:
         # read_committed consumers start no further than the last stable offset.
         return (log.last_stable_offset if committed else log.high_watermark), -1
@@ -80,13 +80,13 @@ def _lookup(
     return offset, ts
 
 
-async def _lookup_in_store(
+async def _lookup_in_home(
     broker: BrokerApi, topic: str, partition: int, timestamp: int
 ) -> tuple[int, int]:
-    """Cluster mode: a lookup by timestamp reads the store."""
-    assert broker.cluster is not None
+    """A lookup by timestamp the log cannot answer from memory (cluster mode:
+    the store holds the batches)."""
     if timestamp == MAX_TIMESTAMP:
-        found = await broker.cluster.max_timestamp_offset(topic, partition)
+        found = await broker.partitions.max_timestamp_offset(topic, partition)
     else:
-        found = await broker.cluster.offset_for_timestamp(topic, partition, timestamp)
+        found = await broker.partitions.offset_for_timestamp(topic, partition, timestamp)
     return (-1, -1) if found is None else (found.offset, found.timestamp)

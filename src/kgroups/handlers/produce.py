@@ -106,7 +106,7 @@ async def _verify(
             if not header.is_transactional or header.producer_id < 0:
                 continue
             try:
-                plog = broker.log(topic.name, data.index)
+                plog = broker.partitions.log(topic.name, data.index)
             except KafkaError:
                 continue  # refused by the append
             if plog.producers.in_transaction(header.producer_id):
@@ -132,7 +132,7 @@ def _append(
             raise KafkaError(
                 ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {topic}"
             )
-        plog = broker.log(topic, partition)
+        plog = broker.partitions.log(topic, partition)
         if broker.faults.active and (error := broker.faults.append_error_for(topic)):
             raise KafkaError(error, f"Append to {topic}-{partition} failed (fault injected)")
         if not records:
@@ -140,7 +140,7 @@ def _append(
         result = plog.append(records, now)
     except KafkaError as e:
         return _failed(partition, e.error_code, e.message), None
-    flushed = broker.appended(topic, partition, plog)
+    flushed = broker.partitions.appended(topic, partition, plog)
     if not result.duplicate:
         broker.stats.produced(topic, len(records), result.last_offset - result.base_offset + 1)
     append_time = (

@@ -71,7 +71,7 @@ async def write_coordinator_markers(
 
 async def _append(broker: BrokerApi, marker: TxnMarker, topic: str, partition: int) -> ErrorCode:
     try:
-        plog = broker.log(topic, partition)
+        plog = broker.partitions.log(topic, partition)
         plog.append_marker(
             marker.producer_id,
             marker.producer_epoch,
@@ -81,7 +81,7 @@ async def _append(broker: BrokerApi, marker: TxnMarker, topic: str, partition: i
         )
     except KafkaError as e:
         return e.error_code
-    flushed = broker.appended(topic, partition, plog)
+    flushed = broker.partitions.appended(topic, partition, plog)
     if flushed is not None:
         try:
             await flushed

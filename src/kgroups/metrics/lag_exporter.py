@@ -38,8 +38,9 @@ from kgroups.metrics.burrow import Commit, group_status, partition_status
 from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
 from kgroups.metrics.http import HttpServer, Page
 from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
-from kgroups.metrics.record_time import RecordTimes, timestamp_in
+from kgroups.metrics.record_time import RecordTimes
 from kgroups.protocol import apis
+from kgroups.records.timestamps import timestamp_in
 
 log = logging.getLogger(__name__)
 

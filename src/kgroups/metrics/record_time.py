@@ -1,62 +1,14 @@
-"""The timestamp of the record at an offset: the age of the first record a
-group has not consumed yet is what lag in seconds is.
-
-Read from the header of the batch holding the offset, never the records: the
-batch's first timestamp is exact for its first record, a LogAppendTime batch
-holds one time for all, and a record inside a CreateTime batch gets a time
-interpolated by offset between the batch's first and largest timestamps (off
-by at most the batch's time span, which is about the producer's linger). So a
-lookup costs an index lookup and a header read, compressed batches included.
-Lookups are cached by (topic, partition, offset) from one scrape to the next:
-only the offsets that moved since cost a read.
+"""Timestamps of records by (topic, partition, offset), cached from one scrape
+to the next: the age of the first record a group has not consumed yet is what
+lag in seconds is, and only the offsets that moved since the last scrape cost
+a read (see kgroups.records.timestamps for how a timestamp is estimated).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
-from kgroups.errors import KafkaError
-from kgroups.records.batch import HEADER_SIZE, BatchHeader, read_header
-from kgroups.storage.log import SegmentLog
+from kgroups.partitions.log import PartitionLog
 
 Key = tuple[str, int, int]
-
-
-def record_timestamp(plog: SegmentLog, offset: int) -> int | None:
-    """The timestamp of the first record at or after ``offset`` of a local log;
-    None past the end or for a record without one."""
-    try:
-        segments = plog.segments
-        i = max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
-        for segment in segments[i:]:
-            found = segment.find(offset)
-            if found is not None:
-                return estimate(found[1], offset)
-    except (KafkaError, OSError, ValueError):
-        return None
-    return None
-
-
-def timestamp_in(batches: bytes, offset: int) -> int | None:
-    """The same for the first batch of ``batches`` (a Fetch answer's records)."""
-    if len(batches) < HEADER_SIZE:
-        return None
-    return estimate(read_header(batches), offset)
-
-
-def estimate(header: BatchHeader, offset: int) -> int | None:
-    """The timestamp of the record at ``offset`` in the batch of ``header``."""
-    if header.magic != 2:
-        return None
-    if header.timestamp_type == 1:  # LogAppendTime
-        found = header.max_timestamp
-    elif offset <= header.base_offset or header.last_offset_delta <= 0:
-        found = header.base_timestamp
-    else:
-        share = min(offset - header.base_offset, header.last_offset_delta)
-        span = header.max_timestamp - header.base_timestamp
-        found = header.base_timestamp + span * share // header.last_offset_delta
-    return found if found >= 0 else None
 
 
 class RecordTimes:
@@ -77,11 +29,11 @@ class RecordTimes:
     def put(self, key: Key, timestamp: int | None) -> None:
         self._current[key] = timestamp
 
-    def lookup(self, plog: SegmentLog, topic: str, partition: int, offset: int) -> int | None:
+    def lookup(self, plog: PartitionLog, topic: str, partition: int, offset: int) -> int | None:
         key = (topic, partition, offset)
         hit, found = self.cached(key)
         if not hit:
-            found = record_timestamp(plog, offset)
+            found = plog.record_timestamp(offset)
             self.put(key, found)
         return found
 

@@ -71,13 +71,15 @@ class PartitionHome(Protocol):
         (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR)."""
         ...
 
-    def appended(self, plog: PartitionLog) -> asyncio.Future[None] | None:
+    def appended(
+        self, topic: str, partition: int, plog: PartitionLog
+    ) -> asyncio.Future[None] | None:
         """Called after every append: a future when making it durable (an
         fsync, a commit to the store) has started and must be waited for."""
         ...
 
-    def served(self) -> Iterable[PartitionLog]:
-        """Every partition log served here now."""
+    def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
+        """Every partition served here now, with its log."""
         ...
 
     async def read_many(self, reads: list[PartitionRead]) -> list[bytes | KafkaError]:
@@ -97,8 +99,9 @@ class PartitionHome(Protocol):
         that failed, by name."""
         ...
 
-    def create_topic_now(self, topic: Topic, config: LogConfig) -> None:
-        """Create one topic on the loop (the coordinators' internal topics)."""
+    def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
+        """Create one topic on the loop (the coordinators' internal topics);
+        the topic as registered."""
         ...
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:

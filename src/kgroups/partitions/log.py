@@ -41,8 +41,6 @@ class PartitionRead:
 
 
 class PartitionLog(Protocol):
-    topic: str
-    partition: int
     config: LogConfig
     producers: ProducerStateManager
     """The idempotent and transactional producers' state of this partition."""
@@ -72,6 +70,11 @@ class PartitionLog(Protocol):
     @property
     def offline(self) -> bool:
         """The log failed (a disk error): it answers KAFKA_STORAGE_ERROR."""
+        ...
+
+    @property
+    def size(self) -> int | None:
+        """Bytes of the partition's batches, when known here."""
         ...
 
     # -- appending -------------------------------------------------------------
@@ -124,4 +127,9 @@ class PartitionLog(Protocol):
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """The record with the largest timestamp (``NotInMemory`` if unknown here)."""
+        ...
+
+    def record_timestamp(self, offset: int) -> int | None:
+        """The estimated timestamp of the record at ``offset`` (lag in seconds);
+        None when not known here."""
         ...

@@ -15,7 +15,7 @@ with a producer id:
   Kafka 3.x, where the producer may have been expired or its data deleted)
 
 Producers idle for ``producer.id.expiration.ms`` are dropped (``expire``, run
-periodically by ``server/producer_expiry.py``), which bounds the state; never a
+periodically by ``storage/producer_expiry.py``), which bounds the state; never a
 producer whose transaction is still open.
 
 Transactions: a producer's first transactional batch opens its transaction

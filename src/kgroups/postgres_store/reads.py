@@ -91,6 +91,24 @@ def batch_at_timestamp(store: Store, topic: str, partition: int, timestamp_ms: i
     return store.transaction(work)
 
 
+def max_timestamp_batch(store: Store, topic: str, partition: int) -> bytes | None:
+    """The batch holding the partition's largest timestamp (ListOffsets -3)."""
+
+    def work(cur: Cur) -> bytes | None:
+        cur.execute(
+            """SELECT b.batch FROM kgroups_batches b
+               JOIN kgroups_topics t ON t.topic_id = b.topic_id
+               JOIN kgroups_partitions p ON p.topic_id = b.topic_id AND p.partition = b.partition
+               WHERE t.name = %s AND b.partition = %s AND b.last_offset >= p.log_start_offset
+               ORDER BY b.max_timestamp DESC, b.base_offset LIMIT 1""",
+            (topic, partition),
+        )
+        row = cur.fetchone()
+        return None if row is None else bytes(row[0])
+
+    return store.transaction(work)
+
+
 def partition_offsets(cur: Cur, topic: str, partition: int) -> tuple[object, LogOffsets]:
     """The partition's topic id and its log start, end and clean offsets."""
     cur.execute(

@@ -11,7 +11,7 @@ the store's log end), so a reader never sees a write that may be lost.
 
 The most recent committed batches are kept in memory to serve the fetches of
 consumers that keep up; older offsets are read from the store
-(``StoreReadNeeded``). A failed commit ends this object: the broker drops it
+(``NotInMemory``). A failed commit ends this object: the broker drops it
 and, if it still leads the partition, starts again from the store's log end.
 
 Transactions are not served in cluster mode yet: Produce refuses transactional
@@ -24,18 +24,15 @@ from collections import deque
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.log import TimestampOffset
+from kgroups.partitions.log import NotInMemory, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.postgres_store.appends import Append
 from kgroups.postgres_store.producer_states import producer_row
+from kgroups.records.timestamps import timestamp_in
 
 # Committed bytes kept in memory per partition for fetches at the tail.
 TAIL_BYTES = 4 * 1024 * 1024
-
-
-class StoreReadNeeded(Exception):
-    """The offsets asked for are no longer (or not yet) in memory: read the store."""
 
 
 class StoreLog(StampingLog):
@@ -107,6 +104,11 @@ class StoreLog(StampingLog):
     @property
     def offline(self) -> bool:
         return False
+
+    @property
+    def size(self) -> int | None:
+        """Unknown here: the store holds the partition's bytes."""
+        return None
 
     @property
     def rolled_since_flush(self) -> bool:
@@ -211,7 +213,7 @@ class StoreLog(StampingLog):
         min_one: bool = True,
     ) -> bytes:
         """Committed batches from the one holding ``offset``, as PartitionLog.read;
-        ``StoreReadNeeded`` when they are not in memory."""
+        ``NotInMemory`` when they are not in memory."""
         end = self._committed if max_offset is None else min(max_offset, self._committed)
         if offset < self._log_start or offset > self._next:
             raise KafkaError(
@@ -222,7 +224,7 @@ class StoreLog(StampingLog):
         if offset >= end:
             return b""
         if not self._tail or offset < self._tail[0][0]:
-            raise StoreReadNeeded
+            raise NotInMemory
         out: list[bytes] = []
         size = 0
         for base, last, _ts, batch in self._tail:
@@ -235,10 +237,18 @@ class StoreLog(StampingLog):
         return b"".join(out)
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
-        raise StoreReadNeeded
+        raise NotInMemory
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
-        raise StoreReadNeeded
+        raise NotInMemory
+
+    def record_timestamp(self, offset: int) -> int | None:
+        """Estimated from the batch in memory that holds ``offset``; None when
+        that batch is only in the store."""
+        for base, last, _ts, batch in self._tail:
+            if last >= offset:
+                return timestamp_in(batch, offset) if base <= offset else None
+        return None
 
     def __repr__(self) -> str:
         return f"StoreLog({self.topic}-{self.partition}, epoch {self.leader_epoch})"

@@ -1,5 +1,5 @@
-"""What the broker offers below the request layer: its logs, topics, clock
-and configuration.
+"""What the broker offers below the request layer: its partitions (through
+the partition seam), topics, clock and configuration.
 
 The coordinator runtime and the background tasks the broker starts depend on
 this protocol, not on server/broker.py, which imports them.
@@ -7,7 +7,7 @@ this protocol, not on server/broker.py, which imports them.
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kgroups.clock import Clock
@@ -15,19 +15,15 @@ from kgroups.config.broker_config import BrokerConfig
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
-from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.partitions.home import PartitionHome
+from kgroups.partitions.topic_registry import TopicRegistry
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
-from kgroups.storage.log import SegmentLog
-from kgroups.storage.log_manager import LogManager
+from kgroups.topics.names import Topic
 
 if TYPE_CHECKING:
     from kgroups.cluster.member import ClusterMember
-    from kgroups.postgres_store.store_log import StoreLog
     from kgroups.security.settings import SaslSettings
-
-    # A partition's log as requests see it: local, or led here in cluster mode.
-    ServedLog = SegmentLog | StoreLog
 
 
 class BrokerCore(Protocol):
@@ -41,12 +37,16 @@ class BrokerCore(Protocol):
     closing: bool
     sasl: SaslSettings
     """Enabled SASL mechanisms and the SCRAM credentials store."""
+    log_dir: Path
+    default_log_config: LogConfig
+    """The broker's log.* settings, which a topic's configs override."""
     topics: TopicRegistry
-    logs: LogManager
+    partitions: PartitionHome
+    """Where the partitions live: ``log`` to reach one, ``appended`` after each append."""
     producer_ids: ProducerIdManager
     append_waiters: AppendWaiters
     cluster: ClusterMember | None
-    """Set in cluster mode (``cluster.store.url``): leases, leaders, store logs."""
+    """Set in cluster mode (``cluster.store.url``): the lease, leaders, live brokers."""
     stats: BrokerStats
     """Request-path counters for the metrics endpoint."""
     faults: Faults
@@ -68,16 +68,6 @@ class BrokerCore(Protocol):
         """The topic, if a request may delete it (else a KafkaError)."""
         ...
 
-    def log(self, topic: str, partition: int) -> ServedLog:
-        """A hosted, online partition's log (else a KafkaError); in cluster
-        mode, a partition this broker leads (else NOT_LEADER_OR_FOLLOWER)."""
-        ...
-
-    def appended(self, topic: str, partition: int, plog: ServedLog) -> asyncio.Future[None] | None:
-        """Called after every append; a future when an fsync (in cluster mode, a
-        commit to the store) is due and started."""
-        ...
-
     def on_topic_gone(self, name: str) -> None:
-        """Cluster mode: another broker deleted the topic."""
+        """The topic was deleted (here, or by another broker of the cluster)."""
         ...

@@ -69,8 +69,7 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
         self.leaders: OffsetsLeaders = (
             ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
         )
-        if cluster is not None:
-            cluster.on_leadership_change(self.on_leadership_change)
+        broker.partitions.on_leadership_change(self.on_leadership_change)
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""

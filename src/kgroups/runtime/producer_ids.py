@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kgroups.durable import replace_file
-from kgroups.postgres_store.store import Cur, Store
 
 BLOCK_SIZE = 1000
 STATE_FILE = "kgroups-producer-ids"
@@ -43,19 +42,3 @@ class ProducerIdManager:
 
     def _persist(self, value: int) -> None:
         replace_file(self._path, str(value).encode("ascii"))
-
-
-def allocate_producer_ids(store: Store, count: int) -> int:
-    """Take the next ``count`` producer ids of the cluster; returns the first."""
-
-    def work(cur: Cur) -> int:
-        cur.execute(
-            "UPDATE kgroups_counters SET next_value = next_value + %s"
-            " WHERE name = 'producer_id' RETURNING next_value - %s",
-            (count, count),
-        )
-        row = cur.fetchone()
-        assert row is not None
-        return int(row[0])
-
-    return store.transaction(work)

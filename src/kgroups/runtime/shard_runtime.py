@@ -34,12 +34,12 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from kgroups.cluster.lease_state import LeadershipChange
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.control_records import marker_commits
 from kgroups.coordinator.txn_load import LoadedTransactions, OpenRecord
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.postgres_store.store_log import StoreReadNeeded
+from kgroups.partitions.home import LeadershipChange
+from kgroups.partitions.log import NotInMemory, PartitionRead
 from kgroups.protocol import apis
 from kgroups.records.batch import (
     decode_records,
@@ -105,7 +105,7 @@ class ShardRuntime(Generic[S]):
         self._retired: set[CoordinatorDriver] = set()
         # Alone, this broker leads every partition; in a cluster it follows
         # the leadership view (partition_gained, partition_lost).
-        self._gain_all = broker.cluster is None
+        self._gain_all = broker.partitions.leads_everything
         # Per partition, the loop timer and the deadline it is set for.
         self._timers: dict[int, tuple[int, asyncio.TimerHandle]] = {}
         # Partitions whose load failed: their groups cannot be served.
@@ -285,7 +285,7 @@ class ShardRuntime(Generic[S]):
         last appearance, how many keyed records were read, and the records of
         transactions without a marker yet (txn_load.py)."""
         started = time.monotonic()
-        plog = self._broker.log(self.topic, partition)
+        plog = self._broker.partitions.log(self.topic, partition)
         offset, end = plog.log_start_offset, plog.log_end_offset
         latest: dict[bytes, bytes | None] = {}
         transactions = LoadedTransactions(latest)
@@ -295,8 +295,8 @@ class ShardRuntime(Generic[S]):
         while offset < end:
             try:
                 chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
-            except StoreReadNeeded:  # cluster mode: older batches are in the store
-                chunk = await self._read_store(partition, offset)
+            except NotInMemory:  # cluster mode: older batches are in the store
+                chunk = await self._read_from_home(partition, offset)
             if not chunk:
                 break
             for pos, header in iter_batches(chunk):
@@ -337,13 +337,9 @@ class ShardRuntime(Generic[S]):
             await asyncio.sleep(0)  # serve other partitions' requests between chunks
         return latest, scanned, transactions.still_open()
 
-    async def _read_store(self, partition: int, offset: int) -> bytes:
-        from kgroups.cluster.member import StoreRead  # cluster mode only
-
-        cluster = self._broker.cluster
-        assert cluster is not None
-        (got,) = await cluster.read_many(
-            [StoreRead(self.topic, partition, offset, _LOAD_CHUNK_BYTES)]
+    async def _read_from_home(self, partition: int, offset: int) -> bytes:
+        (got,) = await self._broker.partitions.read_many(
+            [PartitionRead(self.topic, partition, offset, _LOAD_CHUNK_BYTES)]
         )
         if isinstance(got, KafkaError):
             raise got
@@ -433,7 +429,7 @@ class ShardRuntime(Generic[S]):
         broker = self._broker
         written: list[Append] = []
         try:
-            plog = broker.log(self.topic, partition)
+            plog = broker.partitions.log(self.topic, partition)
             if broker.faults.active and (error := broker.faults.append_error_for(self.topic)):
                 raise KafkaError(error, "fault injected")
             now = broker.clock.now_ms()
@@ -448,7 +444,7 @@ class ShardRuntime(Generic[S]):
                 driver.failed(append, error, broker.clock.now_ms())
         if not written:
             return
-        fsynced = broker.appended(self.topic, partition, plog)
+        fsynced = broker.partitions.appended(self.topic, partition, plog)
         if fsynced is None:
             for append in written:
                 driver.durable(append, broker.clock.now_ms())

@@ -10,7 +10,6 @@ import logging
 import uuid
 
 from kgroups.clock import Clock, SystemClock
-from kgroups.cluster.member import ClusterMember
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.txn_markers import write_coordinator_markers
@@ -21,7 +20,6 @@ from kgroups.network.tls import peer_subject, server_context
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
-from kgroups.postgres_store.store_log import StoreLog
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
@@ -33,11 +31,7 @@ from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
-from kgroups.server.producer_expiry import expire_producers_periodically
-from kgroups.storage.cleaner import LogCleaner
-from kgroups.storage.flusher import Flusher
-from kgroups.storage.log import SegmentLog
-from kgroups.storage.log_manager import LogManager
+from kgroups.server.partition_homes import open_partition_home
 from kgroups.topics.placement import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
@@ -63,13 +57,11 @@ class Broker:
         self.default_log_config = _default_log_config(config)
         self.topics = TopicRegistry(self.log_dir)
         self.sasl = SaslSettings(config, self.log_dir)
-        self.logs = LogManager(self.log_dir, self.default_log_config)
         self.append_waiters = AppendWaiters()
         self.stats = BrokerStats()
         self.faults = Faults()
-        self.flusher = Flusher()
-        url = config.get_str("cluster.store.url")
-        self.cluster: ClusterMember | None = ClusterMember(self, url) if url else None
+        # Where the partitions live: decided here, once (see partition_homes).
+        self.partitions, self.cluster = open_partition_home(self)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
@@ -113,8 +105,7 @@ class Broker:
 
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
-        if self.cluster is None:
-            self._open_logs()
+        await self.partitions.start()
         specs = self.config.listener_specs()
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
@@ -139,22 +130,9 @@ class Broker:
         self.fault_admin = await start_fault_admin(self)
         for server in self._servers.values():
             await server.start_serving()
-        self._background.append(asyncio.create_task(self._flush_loop()))
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
-        self._background.append(asyncio.create_task(self._checkpoint_loop()))
-        self._background.append(asyncio.create_task(expire_producers_periodically(self)))
-        retention_s = self.config.get_int("log.retention.check.interval.ms") / 1000
-        cleaner_s = self.config.get_int("log.cleaner.backoff.ms") / 1000
-        cleaner = self.config.get_bool("log.cleaner.enable")
-        if self.cluster is None:
-            self._background.append(asyncio.create_task(self._retention_loop(retention_s)))
-            if cleaner:
-                self._background.append(asyncio.create_task(self._cleaner_loop(cleaner_s)))
-        else:
-            maintenance = self.cluster.maintenance
-            self._background.append(asyncio.create_task(maintenance.retention_loop(retention_s)))
-            if cleaner:
-                self._background.append(asyncio.create_task(maintenance.cleaner_loop(cleaner_s)))
+        for loop in self.partitions.maintenance():
+            self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
         self.txn_coordinator.start()
         self.metrics = await start_metrics_server(self)
@@ -168,18 +146,6 @@ class Broker:
                 *self.advertised_listeners[spec.name],
             )
         log.info("kgroups broker %d keeps its data in %s", self.broker_id, self.log_dir)
-
-    def _open_logs(self) -> None:
-        now = self.clock.now_ms()
-        self.logs.open_all(
-            now,
-            {t.name: self.topic_config(t) for t in self.topics},
-            registered=self.topics.partition_exists,
-        )
-        for topic in self.topics:
-            for p in range(topic.partitions):
-                if self.logs.get(topic.name, p) is None:
-                    self.logs.create(topic.name, p, self.topic_config(topic))
 
     @property
     def port(self) -> int:
@@ -221,8 +187,7 @@ class Broker:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self.cluster is not None:
             await self.cluster.stop()
-        await self.flusher.close()
-        self.logs.close()
+        await self.partitions.stop()
         for server in self._servers.values():
             await server.wait_closed()
         log.info("kgroups broker %d stopped", self.broker_id)
@@ -278,20 +243,7 @@ class Broker:
     def create_topic(self, name: str, partitions: int | None, configs: dict[str, str]) -> Topic:
         """Create a topic on the loop (requests use ``topic_changes``, off it)."""
         planned, log_config = self.plan_topic(name, partitions, configs)
-        if self.cluster is not None:
-            self.cluster.create_topic_blocking(planned)
-            log.info("created topic %s with %d partition(s)", name, planned.partitions)
-            return planned
-        logs = self.logs.create_partitions(
-            name, planned.partitions, log_config, self.clock.now_ms()
-        )
-        try:
-            topic = self.topics.add(name, planned.partitions, configs)
-        except BaseException:
-            for partition_log in logs:
-                partition_log.delete()
-            raise
-        self.logs.adopt(name, logs)
+        topic = self.partitions.create_topic_now(planned, log_config)
         log.info("created topic %s with %d partition(s)", name, topic.partitions)
         return topic
 
@@ -308,73 +260,11 @@ class Broker:
             )
         return topic
 
-    def log(self, topic: str, partition: int) -> SegmentLog | StoreLog:
-        if self.cluster is not None:
-            return self.cluster.log(topic, partition)
-        plog = self.logs.get(topic, partition)
-        if plog is None:
-            raise KafkaError(
-                ErrorCode.unknown_topic_or_partition,
-                f"This server does not host this topic-partition: {topic}-{partition}",
-            )
-        if plog.offline:
-            raise KafkaError(
-                ErrorCode.kafka_storage_error, f"{topic}-{partition} is offline (disk failure)"
-            )
-        return plog
-
-    def appended(
-        self, topic: str, partition: int, plog: SegmentLog | StoreLog
-    ) -> asyncio.Future[None] | None:
-        """Called after every append: wake fetchers, start an fsync if the policy
-        says so (the future completes when it is done). A store log commits every
-        append; its fetchers wake once the commit is done."""
-        if isinstance(plog, StoreLog):
-            assert self.cluster is not None
-            return self.cluster.writer.request(plog)
-        self.append_waiters.notify(topic, partition)
-        if plog.needs_flush(self.clock.now_ms()):
-            return self.flusher.request(plog)
-        if plog.rolled_since_flush:
-            # As Kafka flushes a segment it rolls: in the background, nobody waits.
-            self.flusher.schedule(plog)
-        return None
-
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)
         log.info("topic %s was deleted", name)
 
     # -- background work ---------------------------------------------------
-
-    async def _retention_loop(self, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            deleted = self.logs.apply_retention(self.clock.now_ms())
-            if deleted:
-                log.info("retention deleted %d segment(s)", deleted)
-                retired = self.logs.take_retired_files()
-                await asyncio.to_thread(self.logs.remove_retired_files, retired)
-
-    async def _cleaner_loop(self, backoff: float) -> None:
-        """Compact the closed segments of compacted topics, off the event loop.
-
-        The heavy passes run in a worker thread over immutable segments; only
-        the swap of the segment list happens here, on the loop (see
-        storage/cleaner.py). Cancelling this task on shutdown waits for a clean
-        in flight, whose commit then finds the log closed and discards it.
-        """
-        loop = asyncio.get_running_loop()
-        cleaner = LogCleaner()
-        while True:
-            for plan in self.logs.cleanable_logs(self.clock.now_ms()):
-                try:
-                    result = await asyncio.shield(loop.run_in_executor(None, cleaner.clean, plan))
-                except (OSError, KafkaError, RuntimeError) as e:
-                    log.warning("log cleaning skipped a partition: %s", e)
-                    continue
-                if result.commit():
-                    await loop.run_in_executor(None, result.remove_replaced_files)
-            await asyncio.sleep(backoff)
 
     async def _idle_connections_loop(self) -> None:
         """Close connections that neither sent a whole request nor were answered
@@ -387,32 +277,6 @@ class Broker:
             for writer, state in list(self._connections.values()):
                 if not state.busy and state.last_active < cutoff:
                     writer.transport.abort()
-
-    async def _flush_loop(self) -> None:
-        """Time-based flush policy (`log.flush.interval.ms`)."""
-        interval_ms = min(self.config.log_flush_interval_ms, 1000)
-        while True:
-            await asyncio.sleep(interval_ms / 1000)
-            for plog in self.logs.flush_due(self.clock.now_ms()):
-                self.flusher.schedule(plog)
-
-    async def _checkpoint_loop(self) -> None:
-        """Checkpoint the logs' recovery points (off the loop), so that recovery
-        after a crash checks only what was appended since its log's last fsync."""
-        loop = asyncio.get_running_loop()
-        interval = self.config.get_int("log.flush.offset.checkpoint.interval.ms") / 1000
-        written: dict[tuple[str, int], int] = {}
-        while True:
-            await asyncio.sleep(interval)
-            points = self.logs.recovery_points()
-            if points == written:
-                continue
-            try:
-                await loop.run_in_executor(None, self.logs.write_recovery_points, points)
-            except OSError as e:
-                log.error("cannot checkpoint recovery points: %s", e)
-                continue
-            written = points
 
 
 def warn_if_unguarded(config: BrokerConfig, specs: list[ListenerSpec]) -> None:

@@ -104,15 +104,17 @@ class BrokerMetrics:
                 out.sample(_TOPIC + name, value, topic=topic)
 
     def _logs(self, out: Exposition) -> None:
-        logs = sorted(
-            (topic, partition, plog)
-            for topic, partition, plog in self._broker.logs.logs()
-            if not plog.closed and not plog.offline
-        )
+        logs = sorted(self._broker.partitions.served(), key=lambda served: served[:2])
         labels = [partition_labels(t, p) for t, p, _ in logs]
         plogs = [plog for _, _, plog in logs]
+        sizes = [
+            (label, size)
+            for label, p in zip(labels, plogs, strict=True)
+            if (size := p.size) is not None
+        ]
+        out.family(_LOG + "size", "gauge", "Bytes of the partition's segments.")
+        out.series(_LOG + "size", [label for label, _ in sizes], [size for _, size in sizes])
         for name, help_text, values in (
-            ("size", "Bytes of the partition's segments.", [p.size for p in plogs]),
             ("logendoffset", "The partition's log end offset.", [p.log_end_offset for p in plogs]),
             ("logstartoffset", "The first offset kept.", [p.log_start_offset for p in plogs]),
         ):
@@ -135,10 +137,11 @@ class BrokerMetrics:
         now = broker.clock.now_ms()
         times = self._record_times
         rows: list[PartitionLag] = []
+        served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}
         for g in groups:
             for tp, committed in sorted(g.offsets.items()):
-                plog = broker.logs.get(tp.topic, tp.partition)
-                if plog is None or plog.closed or plog.offline:
+                plog = served.get((tp.topic, tp.partition))
+                if plog is None:
                     continue
                 end = plog.high_watermark
                 first_ms = None

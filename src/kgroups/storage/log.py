@@ -53,6 +53,7 @@ from kgroups.storage.log_read import (
     max_timestamp_offset,
     offset_for_timestamp,
     read_batches,
+    record_timestamp,
 )
 from kgroups.storage.log_retention import (
     delete_oldest,
@@ -367,6 +368,10 @@ class SegmentLog(StampingLog):
         """The record with the largest timestamp, the first such (ListOffsets -3)."""
         self._check_open()
         return max_timestamp_offset(self._segments)
+
+    def record_timestamp(self, offset: int) -> int | None:
+        """The estimated timestamp of the record at ``offset`` (lag in seconds)."""
+        return record_timestamp(self._segments, offset)
 
     # -- durability -------------------------------------------------------------------------
 

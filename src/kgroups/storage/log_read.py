@@ -10,11 +10,19 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from kgroups.errors import KafkaError
 from kgroups.partitions.log import TimestampOffset
 from kgroups.records.batch import decode_records
+from kgroups.records.timestamps import estimate
 from kgroups.storage.segment import Segment
 
-__all__ = ["TimestampOffset", "max_timestamp_offset", "offset_for_timestamp", "read_batches"]
+__all__ = [
+    "TimestampOffset",
+    "max_timestamp_offset",
+    "offset_for_timestamp",
+    "read_batches",
+    "record_timestamp",
+]
 
 
 def read_batches(
@@ -84,3 +92,17 @@ def max_timestamp_offset(segments: Sequence[Segment]) -> TimestampOffset | None:
         if record.timestamp == best.max_timestamp:
             return TimestampOffset(record.offset, record.timestamp)
     return TimestampOffset(header.last_offset, header.max_timestamp)
+
+
+def record_timestamp(segments: Sequence[Segment], offset: int) -> int | None:
+    """The estimated timestamp of the first record at or after ``offset``, from
+    its batch's header; None past the end or for a record without one."""
+    try:
+        i = max(0, bisect_right([s.base_offset for s in segments], offset) - 1)
+        for segment in segments[i:]:
+            found = segment.find(offset)
+            if found is not None:
+                return estimate(found[1], offset)
+    except (KafkaError, OSError, ValueError):
+        return None
+    return None

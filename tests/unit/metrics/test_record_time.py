@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kgroups.metrics.record_time import timestamp_in
 from kgroups.records.batch import encode_batch
+from kgroups.records.timestamps import timestamp_in
 
 
 def _batch(timestamps: list[int], base_offset: int = 100, **kw: int) -> bytes:

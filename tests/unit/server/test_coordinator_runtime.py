@@ -89,6 +89,16 @@ class FakeBroker:
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         self.topics.created = True
 
+    @property
+    def partitions(self) -> FakeBroker:
+        """The broker is its own partition home here: one log, led from start."""
+        return self
+
+    leads_everything = True
+
+    def on_leadership_change(self, listener: object) -> None:
+        pass
+
     def log(self, topic: str, partition: int) -> FakeLog:
         return self.plog
 

@@ -15,28 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
 
 from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 from kgroups.storage.producer_snapshots import write_snapshot_file
 
-if TYPE_CHECKING:
-    from kgroups.runtime.broker_core import BrokerCore
-
-__all__ = ["expire_idle_producers", "expire_producers_periodically"]
+__all__ = ["expire_idle_producers"]
 
 log = logging.getLogger(__name__)
-
-
-async def expire_producers_periodically(broker: BrokerCore) -> None:
-    interval_s = broker.config.get_int("producer.id.expiration.check.interval.ms") / 1000
-    expiration_ms = broker.config.get_int("producer.id.expiration.ms")
-    while True:
-        await asyncio.sleep(interval_s)
-        expired = await expire_idle_producers(broker.logs, broker.clock.now_ms(), expiration_ms)
-        if expired:
-            log.info("forgot %d idle producer id(s)", expired)
 
 
 async def expire_idle_producers(logs: LogManager, now_ms: int, expiration_ms: int) -> int:

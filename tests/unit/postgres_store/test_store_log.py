@@ -7,8 +7,9 @@ import pytest
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.log import NotInMemory
 from kgroups.postgres_store import store_log
-from kgroups.postgres_store.store_log import StoreLog, StoreReadNeeded
+from kgroups.postgres_store.store_log import StoreLog
 from kgroups.records.batch import decode_records, encode_batch, iter_batches
 
 
@@ -55,7 +56,7 @@ def test_only_committed_batches_are_read() -> None:
 
 def test_offsets_before_the_memory_tail_are_read_from_the_store() -> None:
     slog = led(10)
-    with pytest.raises(StoreReadNeeded):
+    with pytest.raises(NotInMemory):
         slog.read(0, 1 << 20)
     with pytest.raises(KafkaError) as e:
         slog.read(11, 1 << 20)
@@ -69,7 +70,7 @@ def test_the_memory_tail_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         slog.append(batch(bytes([i]) * 50), 0)
         slog.take_pending()
         slog.committed(i)
-    with pytest.raises(StoreReadNeeded):
+    with pytest.raises(NotInMemory):
         slog.read(0, 1 << 20)
     assert values(slog.read(9, 1 << 20)) == [(9, bytes([9]) * 50)]
 

@@ -1,0 +1,270 @@
+"""A broker in a cluster: its partitions live in the PostgreSQL store, and it
+serves those it leads (the store's ``PartitionHome``).
+
+The cluster member (kgroups.cluster.member) decides what is led here, from
+its lease, and tells this home after every turn (``follow``): a partition
+gained gets a ``StoreLog`` starting at the store's log end, a partition lost is
+failed and dropped. Appends are made durable by the store writer, which
+commits every led log's pending batches in one transaction each round; a
+refused or unknown commit drops that partition, and its followers (the
+coordinators) drop what they built on it until it is loaded again.
+
+Topics are cluster metadata: creating one also elects its leaders, so the
+member does it (``ClusterMetadata``) and this home forwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any, Protocol
+
+from kgroups.clock import Clock
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.append_waiters import AppendWaiters
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.home import LeadershipChange
+from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.maintenance import StoreMaintenance
+from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch, read
+from kgroups.postgres_store.store import Store
+from kgroups.postgres_store.store_log import StoreLog
+from kgroups.postgres_store.thread import StoreThread
+from kgroups.postgres_store.writer import StoreWriter
+from kgroups.records.batch import decode_records
+from kgroups.topics.names import Topic
+
+__all__ = ["ClusterMetadata", "StoreHome"]
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+
+class ClusterMetadata(Protocol):
+    """What the home asks of the cluster member."""
+
+    def writer(self) -> Writer | None:
+        """Who writes now, if the lease may be trusted for a write."""
+        ...
+
+    def leader_epoch(self, topic: str, partition: int) -> int | None:
+        """The epoch at which this broker leads the partition, if it does."""
+        ...
+
+    def knows_partition(self, topic: str, partition: int) -> bool: ...
+
+    def poke(self) -> None:
+        """Read the cluster again soon: something here found the view stale."""
+        ...
+
+    async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]: ...
+
+    def create_topic_now(self, topic: Topic) -> None: ...
+
+    async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]: ...
+
+
+class StoreHome:
+    leads_everything = False
+
+    def __init__(
+        self,
+        url: str,
+        broker_id: int,
+        metadata: ClusterMetadata,
+        append_waiters: AppendWaiters,
+        clock: Clock,
+        producer_expiration_ms: int,
+        retention_check_ms: int,
+        cleaner_backoff_ms: int | None,
+    ) -> None:
+        self._broker_id = broker_id
+        self._metadata = metadata
+        self._waiters = append_waiters
+        self._retention_s = retention_check_ms / 1000
+        self._cleaner_s = None if cleaner_backoff_ms is None else cleaner_backoff_ms / 1000
+        self._reads = StoreThread(url, "kgroups-store-reads")
+        self.writer = StoreWriter(
+            StoreThread(url, "kgroups-store-writer"),
+            metadata.writer,
+            self._committed,
+            self._failed,
+        )
+        self.logs: dict[TopicPartition, StoreLog] = {}
+        self.store_maintenance = StoreMaintenance(
+            url, lambda: self.logs, metadata.writer, clock, producer_expiration_ms
+        )
+        self._listeners: list[Callable[[LeadershipChange], None]] = []
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Nothing to open: partitions come as the member's turns gain them."""
+
+    async def flush(self) -> None:
+        """Commit what was appended; stop taking commits (before a hand-over)."""
+        await self.writer.close()
+
+    async def stop(self) -> None:
+        await self.writer.close()
+        self.drop(list(self.logs), ErrorCode.not_leader_or_follower)
+        for thread in (self._reads, self.writer.thread, self.store_maintenance.thread):
+            await asyncio.to_thread(thread.close)
+
+    def maintenance(self) -> list[Coroutine[Any, Any, None]]:
+        loops = [self.store_maintenance.retention_loop(self._retention_s)]
+        if self._cleaner_s is not None:
+            loops.append(self.store_maintenance.cleaner_loop(self._cleaner_s))
+        return loops
+
+    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
+        self._listeners.append(listener)
+
+    # -- following leadership ----------------------------------------------------
+
+    def held(self) -> set[TopicPartition]:
+        """The partitions whose log here is sound."""
+        return {tp for tp, slog in self.logs.items() if slog.failed is None}
+
+    def follow(
+        self,
+        leading: Mapping[TopicPartition, int],
+        configs: Mapping[str, LogConfig],
+        ends: Mapping[TopicPartition, tuple[int, int]] | None = None,
+        producers: Mapping[TopicPartition, ProducerStateManager] | None = None,
+    ) -> None:
+        """Make the logs follow what the lease says this broker leads, at which
+        leader epoch; ``ends`` and ``producers`` (read in one store transaction)
+        are what a newly gained partition starts from. ``configs`` are the
+        topics' log configs by name."""
+        lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
+        self.drop(lost, ErrorCode.not_leader_or_follower)
+        gained: dict[TopicPartition, int] = {}
+        for tp, epoch in leading.items():
+            if tp in self.logs or ends is None or tp not in ends:
+                continue
+            config = configs.get(tp[0])
+            state = None if producers is None else producers.get(tp)
+            if config is None or state is None:
+                self._metadata.poke()  # dropped during this turn: the next one reads it
+                continue
+            start, end = ends[tp]
+            self.logs[tp] = StoreLog(tp[0], tp[1], epoch, start, end, config, state)
+            gained[tp] = epoch
+        if gained or lost:
+            log.info(
+                "broker %d now leads %d partition(s): +%d -%d",
+                self._broker_id,
+                len(self.logs),
+                len(gained),
+                len(lost),
+            )
+            self._tell(LeadershipChange(gained, frozenset(lost)))
+
+    def drop(self, partitions: Iterable[TopicPartition], error: ErrorCode) -> None:
+        for tp in partitions:
+            slog = self.logs.pop(tp, None)
+            if slog is not None and slog.failed is None:
+                slog.fail(KafkaError(error, f"{tp[0]}-{tp[1]} is no longer led here"))
+            self._waiters.notify(*tp)
+
+    def _tell(self, change: LeadershipChange) -> None:
+        for listener in self._listeners:
+            listener(change)
+
+    def _committed(self, slog: StoreLog) -> None:
+        self._waiters.notify(slog.topic, slog.partition)
+
+    def _failed(self, slog: StoreLog) -> None:
+        """A refused or unknown commit: start the partition again from the store."""
+        tp = (slog.topic, slog.partition)
+        if self.logs.get(tp) is slog:
+            del self.logs[tp]
+            # What was built on the uncommitted appends is gone with them: its
+            # followers drop the partition, and take it up again once reloaded.
+            self._tell(LeadershipChange({}, frozenset((tp,))))
+        self._waiters.notify(*tp)
+        self._metadata.poke()
+
+    # -- partitions ------------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> StoreLog:
+        if not self._metadata.knows_partition(topic, partition):
+            self._metadata.poke()
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition,
+                f"This server does not host this topic-partition: {topic}-{partition}",
+            )
+        epoch = self._metadata.leader_epoch(topic, partition)
+        slog = self.logs.get((topic, partition))
+        if epoch is None or slog is None or slog.leader_epoch != epoch or slog.failed:
+            self._metadata.poke()
+            raise KafkaError(
+                ErrorCode.not_leader_or_follower,
+                f"broker {self._broker_id} does not lead {topic}-{partition}",
+            )
+        return slog
+
+    def appended(
+        self, topic: str, partition: int, plog: PartitionLog
+    ) -> asyncio.Future[None] | None:
+        """Every append is committed to the store before it is acknowledged;
+        its fetchers wake once the commit is done."""
+        assert isinstance(plog, StoreLog)
+        return self.writer.request(plog)
+
+    def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
+        return ((t, p, slog) for (t, p), slog in self.logs.items() if slog.failed is None)
+
+    async def read_many(self, reads: list[PartitionRead]) -> list[bytes | KafkaError]:
+        """Read from the store what a leader no longer holds in memory."""
+
+        def work(store: Store) -> list[bytes | KafkaError]:
+            out: list[bytes | KafkaError] = []
+            for r in reads:
+                try:
+                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
+                    out.append(b"".join(result.batches))
+                except KafkaError as e:
+                    out.append(e)
+            return out
+
+        return await self._reads.run(work)
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int
+    ) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: batch_at_timestamp(s, topic, partition, timestamp))
+        if batch is None:
+            return None
+        for record in decode_records(batch):
+            if record.timestamp >= timestamp:
+                return TimestampOffset(record.offset, record.timestamp)
+        return None
+
+    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
+        batch = await self._reads.run(lambda s: max_timestamp_batch(s, topic, partition))
+        if batch is None:
+            return None
+        best = max(decode_records(batch), key=lambda r: r.timestamp, default=None)
+        if best is None:
+            return None
+        # The first record with the largest timestamp.
+        first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
+        return TimestampOffset(first.offset, first.timestamp)
+
+    # -- topics: cluster metadata, kept by the member ------------------------------
+
+    async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
+        return await self._metadata.create_topics([topic for topic, _config in planned])
+
+    def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
+        self._metadata.create_topic_now(topic)
+        return topic
+
+    async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
+        return await self._metadata.delete_topics([topic.name for topic in doomed])

@@ -1,0 +1,214 @@
+"""A broker alone: every partition is a directory of segment files under
+``log.dirs``, led here from start (the local ``PartitionHome``).
+
+An append is made durable by the flush policy: ``appended`` starts an fsync
+when the policy asks for one (the future the caller waits on), and otherwise
+lets the data reach the disk with the next flush.
+
+Making or removing thousands of partition directories is seconds of file
+system calls, so that work runs on a worker thread, and all the topics of one
+request are registered (or unregistered) with a single durable registry write.
+Creation is all or nothing per topic: its partitions are created first, then
+the registry write makes the topic exist. A failure (EMFILE, a full disk)
+removes the partitions made so far and answers KAFKA_STORAGE_ERROR for that
+topic. Deletion writes the registry first (the commit point), then closes the
+logs on the loop and removes their directories off it. A crash between the
+two steps leaves directories of an unregistered topic, which the next start
+sets aside as strays (``storage/log_manager.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgroups.clock import Clock
+from kgroups.config.broker_config import BrokerConfig
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.append_waiters import AppendWaiters
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.home import LeadershipChange
+from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.topic_registry import TopicRegistry
+from kgroups.storage.background import local_maintenance
+from kgroups.storage.flusher import Flusher
+from kgroups.storage.log import SegmentLog
+from kgroups.storage.log_manager import LogManager
+from kgroups.topics.names import Topic
+
+__all__ = ["LocalHome"]
+
+log = logging.getLogger(__name__)
+
+
+class LocalHome:
+    leads_everything = True
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        log_dir: Path,
+        default_config: LogConfig,
+        topics: TopicRegistry,
+        append_waiters: AppendWaiters,
+        clock: Clock,
+        topic_gone: Callable[[str], None],
+    ) -> None:
+        self._config = config
+        self._topics = topics
+        self._waiters = append_waiters
+        self._clock = clock
+        self._topic_gone = topic_gone
+        self.logs = LogManager(log_dir, default_config)
+        self.flusher = Flusher()
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open (and recover) every partition of every registered topic."""
+        now = self._clock.now_ms()
+        configs = {t.name: self._topic_config(t) for t in self._topics}
+        self.logs.open_all(now, configs, registered=self._topics.partition_exists)
+        for topic in self._topics:
+            for p in range(topic.partitions):
+                if self.logs.get(topic.name, p) is None:
+                    self.logs.create(topic.name, p, configs[topic.name])
+
+    async def stop(self) -> None:
+        await self.flusher.close()
+        self.logs.close()
+
+    def maintenance(self) -> list[Coroutine[Any, Any, None]]:
+        return local_maintenance(self._config, self.logs, self.flusher, self._clock)
+
+    def on_leadership_change(self, listener: Callable[[LeadershipChange], None]) -> None:
+        """Nothing to hear: every partition is led here, always."""
+
+    # -- partitions ------------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> SegmentLog:
+        plog = self.logs.get(topic, partition)
+        if plog is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition,
+                f"This server does not host this topic-partition: {topic}-{partition}",
+            )
+        if plog.offline:
+            raise KafkaError(
+                ErrorCode.kafka_storage_error, f"{topic}-{partition} is offline (disk failure)"
+            )
+        return plog
+
+    def appended(
+        self, topic: str, partition: int, plog: PartitionLog
+    ) -> asyncio.Future[None] | None:
+        """Wake fetchers; start an fsync if the flush policy says so (the future
+        completes when it is done)."""
+        assert isinstance(plog, SegmentLog)
+        self._waiters.notify(topic, partition)
+        if plog.needs_flush(self._clock.now_ms()):
+            return self.flusher.request(plog)
+        if plog.rolled_since_flush:
+            # As Kafka flushes a segment it rolls: in the background, nobody waits.
+            self.flusher.schedule(plog)
+        return None
+
+    def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
+        return (
+            (topic, partition, plog)
+            for topic, partition, plog in self.logs.logs()
+            if not plog.closed and not plog.offline
+        )
+
+    async def read_many(self, reads: list[PartitionRead]) -> list[bytes | KafkaError]:
+        """Local logs answer every read from their files; this serves callers
+        that collected reads anyway."""
+        out: list[bytes | KafkaError] = []
+        for r in reads:
+            try:
+                out.append(self.log(r.topic, r.partition).read(r.offset, r.max_bytes))
+            except KafkaError as e:
+                out.append(e)
+        return out
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int
+    ) -> TimestampOffset | None:
+        return self.log(topic, partition).offset_for_timestamp(timestamp)
+
+    async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
+        return self.log(topic, partition).max_timestamp_offset()
+
+    # -- topics ----------------------------------------------------------------
+
+    async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
+        failed: dict[str, KafkaError] = {}
+        made: list[tuple[Topic, list[SegmentLog]]] = []
+        now = self._clock.now_ms()
+        for topic, config in planned:
+            try:
+                logs = await asyncio.to_thread(
+                    self.logs.create_partitions, topic.name, topic.partitions, config, now
+                )
+            except (OSError, KafkaError) as e:
+                failed[topic.name] = storage_error(f"creating topic {topic.name}", e)
+                continue
+            made.append((topic, logs))
+        if not made:
+            return failed
+        try:
+            await self._topics.add_all(topic for topic, _logs in made)
+        except OSError as e:
+            error = storage_error("writing the topic registry", e)
+            for topic, logs in made:
+                failed[topic.name] = error
+                await asyncio.to_thread(_discard, logs)
+            return failed
+        for topic, logs in made:
+            self.logs.adopt(topic.name, logs)
+        return failed
+
+    def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
+        logs = self.logs.create_partitions(
+            topic.name, topic.partitions, config, self._clock.now_ms()
+        )
+        try:
+            created = self._topics.add(topic.name, topic.partitions, topic.configs)
+        except BaseException:
+            _discard(logs)
+            raise
+        self.logs.adopt(topic.name, logs)
+        return created
+
+    async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
+        try:
+            await self._topics.remove_all(topic.name for topic in doomed)
+        except OSError as e:
+            error = storage_error("writing the topic registry", e)
+            return {topic.name: error for topic in doomed}
+        directories = []
+        for topic in doomed:
+            directories += self.logs.detach(topic.name, topic.partitions)
+            for p in range(topic.partitions):
+                self._waiters.notify(topic.name, p)
+            self._topic_gone(topic.name)
+        await asyncio.to_thread(self.logs.remove_directories, directories)
+        return {}
+
+    def _topic_config(self, topic: Topic) -> LogConfig:
+        return self.logs.default_config.with_overrides(topic.configs)
+
+
+def _discard(logs: Sequence[SegmentLog]) -> None:
+    for partition_log in logs:
+        partition_log.delete()
+
+
+def storage_error(what: str, cause: BaseException) -> KafkaError:
+    log.error("%s failed: %s", what, cause)
+    if isinstance(cause, KafkaError):
+        return cause
+    return KafkaError(ErrorCode.kafka_storage_error, f"{what} failed: {cause}")
