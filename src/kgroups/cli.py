@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="kgroups",
         description="A Kafka-wire-compatible broker built around Kafka's group coordinator.",
     )
-    parser.add_argument("--version", action="version", version=f"kgroups {__version__}")
+    parser.add_argument("--version", action="version", version=f"kgroups {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     serve = commands.add_parser("serve", help="run a broker", description="Run a broker.")
@@ -231,6 +232,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     analytics_arguments(analytics)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version; the package's own when run from a source tree."""
+    try:
+        return importlib.metadata.version("kgroups")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
 
 
 def _bootstrap(parser: argparse.ArgumentParser, default: str | None = DEFAULT_BOOTSTRAP) -> None:
@@ -447,11 +456,8 @@ def _run(args: argparse.Namespace) -> int:
         print(fault.run(args))
         return 0
     if args.command == "analytics":
-        try:
-            from kgroups.spark.analytics.main import run as run_analytics
-        except ImportError:
-            print("kgroups: analytics needs the spark extra: pip install 'kgroups[spark]'")
-            return 2
+        from kgroups.spark.analytics.main import run as run_analytics
+
         return run_analytics(args)
     raise AssertionError(args.command)
 
