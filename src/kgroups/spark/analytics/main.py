@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from kgroups.extras import require
+
 __all__ = ["add_arguments", "main", "run"]
 
 
@@ -86,6 +88,8 @@ def _now_ms(value: str | None) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    for package in ("pyspark", "pyarrow", "pandas"):
+        require(package, "kgroups analytics")
     if args.window < 2:
         raise ValueError("--window must be at least 2 commits")
     now_ms = _now_ms(args.now)
