@@ -69,7 +69,7 @@ def _hold_fsyncs(broker: Broker) -> tuple[list[asyncio.Future[None]], Any]:
         fsyncs.append(asyncio.get_running_loop().create_future())
         return fsyncs[-1]
 
-    appended, broker.appended = broker.appended, pending_fsync  # type: ignore[method-assign]
+    appended, broker.partitions.appended = broker.partitions.appended, pending_fsync  # type: ignore[method-assign]
     return fsyncs, appended
 
 
@@ -106,7 +106,7 @@ def test_a_late_fsync_failure_rolls_back_the_commits_built_on_it(tmp_path: Path)
             assert _error(other) == ErrorCode.none
             fsyncs[2].set_exception(OSError("fsync failed"))  # g's second fsync fails later
             await asyncio.sleep(0.05)
-            broker.appended = appended  # type: ignore[method-assign]
+            broker.partitions.appended = appended  # type: ignore[method-assign]
             assert await admin.committed("g") == {("t", 0): 5}
             assert await admin.committed("h") == {("t", 0): 1}
 
@@ -137,7 +137,7 @@ def test_commits_of_one_loop_turn_share_a_write_and_an_fsync_and_its_failure(
             fsyncs[0].set_exception(OSError("fsync failed"))
             await asyncio.wait(together, timeout=10)
             assert all(_error(task) == ErrorCode.not_coordinator for task in together)
-            broker.appended = appended  # type: ignore[method-assign]
+            broker.partitions.appended = appended  # type: ignore[method-assign]
             assert await admin.committed("g") == {("t", 0): 5}
             assert await admin.committed("h") == {("t", 0): 5}
             assert await admin.committed("i") == {}

@@ -215,7 +215,7 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
                 stuck.append(asyncio.get_running_loop().create_future())
                 return stuck[-1]
 
-            appended, broker.appended = broker.appended, never_durable  # type: ignore[method-assign]
+            appended, broker.partitions.appended = broker.partitions.appended, never_durable  # type: ignore[method-assign]
 
             # A stuck commit of g: another group's heartbeat is answered at once;
             # reading g's offsets waits, then gives up like the commit.
@@ -243,7 +243,7 @@ def test_an_append_that_never_becomes_durable_times_out(tmp_path: Path) -> None:
             assert error(beating) == ErrorCode.coordinator_not_available
             assert stuck and not any(f.done() for f in stuck)
 
-            broker.appended = appended  # type: ignore[method-assign]
+            broker.partitions.appended = appended  # type: ignore[method-assign]
             for f in stuck:
                 f.set_result(None)
             response = await asyncio.wait_for(commit(7), 10)
@@ -302,7 +302,7 @@ def test_a_heartbeat_on_the_spot_answers_as_the_general_path_but_waits_behind_it
                 apis.JOIN_GROUP, 3, "join_group", dataclasses.replace(_join("m"), member_id=member)
             )
             assert rejoined.generation_id == generation + 1
-            broker.appended = never_durable  # type: ignore[method-assign]
+            broker.partitions.appended = never_durable  # type: ignore[method-assign]
             syncing = asyncio.ensure_future(
                 call(apis.SYNC_GROUP, 5, "sync_group", _sync("m", member, generation + 1))
             )
