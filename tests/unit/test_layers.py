@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("testing",),
     ("commands",),
     ("spark",),
-    ("cli", "__main__"),
+    ("cli",),
+    ("__main__",),
 ]
 
 # The homes of the partitions, and who may name them: the homes themselves,

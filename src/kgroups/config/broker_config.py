@@ -74,7 +74,7 @@ def _ip_overrides(value: str) -> str:
 
 
 def _authorizer(value: str) -> str:
-    from kgroups.security.authorizer import CLASS_NAMES
+    from kgroups.config.authorizers import AUTHORIZER_CLASS_NAMES as CLASS_NAMES
 
     if value and value not in CLASS_NAMES:
         raise ValueError(f"unknown authorizer {value!r}: use one of {sorted(CLASS_NAMES)}")

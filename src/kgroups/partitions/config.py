@@ -25,6 +25,11 @@ _INT_MIN = -(2**31)
 CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
 
+# Kafka's default dedupe buffer (128 MiB) holds about 5 million hashed keys; a
+# dict holding the keys themselves spends ~150 bytes on each, so a million keys
+# keep the cleaner near 150 MB. A log with more live keys takes several rounds.
+DEFAULT_MAP_ENTRIES = 1_000_000
+
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:

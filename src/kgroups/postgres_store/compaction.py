@@ -30,13 +30,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import DEFAULT_MAP_ENTRIES, LogConfig
 from kgroups.postgres_store.fencing import FENCE, Writer, refusal
 from kgroups.postgres_store.reads import partition_offsets
 from kgroups.postgres_store.store import Cur, Store
 from kgroups.records.batch import read_header, records_section
 from kgroups.records.filter import filtered_batch, parse_records
-from kgroups.storage.cleaner import DEFAULT_MAP_ENTRIES
 
 _PAGE_ROWS = 500
 

@@ -19,15 +19,6 @@ WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
-CLASS_NAMES = frozenset(
-    {
-        "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "kafka.security.authorizer.AclAuthorizer",
-        "kafka.security.auth.SimpleAclAuthorizer",
-    }
-)
-
-
 class ResourceType(IntEnum):
     UNKNOWN = 0
     ANY = 1

@@ -68,6 +68,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgroups.partitions.config import DEFAULT_MAP_ENTRIES
 from kgroups.records.batch import (
     HEADER_SIZE,
     BatchHeader,
@@ -83,14 +84,10 @@ from kgroups.storage.log_files import CLEANED_SUFFIX
 from kgroups.storage.offset_map import OffsetMap
 from kgroups.storage.segment import INT32_MAX, Segment
 
-__all__ = ["DEFAULT_MAP_ENTRIES", "CleanResult", "CleanStats", "LogCleaner"]
+__all__ = ["CleanResult", "CleanStats", "LogCleaner"]
 
 log = logging.getLogger(__name__)
 
-# Kafka's default dedupe buffer (128 MiB) holds about 5 million hashed keys; a
-# dict holding the keys themselves spends ~150 bytes on each, so a million keys
-# keep the cleaner near 150 MB. A log with more live keys takes several rounds.
-DEFAULT_MAP_ENTRIES = 1_000_000
 _READ_CHUNK = 1024 * 1024
 _WRITE_CHUNK = 1024 * 1024
 

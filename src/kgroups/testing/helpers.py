@@ -9,7 +9,7 @@ import importlib.util
 import time
 from collections.abc import Iterable, Mapping
 
-from kgroups.commands import topics
+from kgroups.client import topic_admin
 
 
 def _confluent() -> bool:
@@ -24,7 +24,7 @@ class KafkaHelpers:
         self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None
     ) -> str:
         configs = [f"{k}={v}" for k, v in (config or {}).items()]
-        asyncio.run(topics.create(self.bootstrap_servers, name, partitions, configs))
+        asyncio.run(topic_admin.create(self.bootstrap_servers, name, partitions, configs))
         return name
 
     def produce(
