@@ -29,23 +29,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
-from kgroups.coordinator.control_records import marker_commits
-from kgroups.coordinator.txn_load import LoadedTransactions, OpenRecord
+from kgroups.coordinator.txn_load import OpenRecord
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.home import LeadershipChange
-from kgroups.partitions.log import NotInMemory, PartitionRead
 from kgroups.protocol import apis
 from kgroups.records.batch import (
-    decode_records,
     encode_batch,
-    iter_batches,
-    iter_key_values,
 )
 from kgroups.runtime.coordinator_driver import (
     TIMED_OUT,
@@ -54,6 +48,7 @@ from kgroups.runtime.coordinator_driver import (
     HostedShard,
     ShardResult,
 )
+from kgroups.runtime.partition_scan import scan_partition
 from kgroups.runtime.pending_writes import EVERYTHING, Reach
 from kgroups.task_owner import TaskOwner
 
@@ -65,9 +60,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 S = TypeVar("S", bound=HostedShard)
-# Records read per step while loading, between which the loop serves requests.
-_LOAD_CHUNK_BYTES = 4 * 1024 * 1024
-_PROGRESS_EVERY_S = 2.0
 # Records of several results share a log batch up to this size, below the
 # 1 MiB a batch of `__consumer_offsets` may have.
 _BATCH_BYTES = 512 * 1024
@@ -281,69 +273,7 @@ class ShardRuntime(Generic[S]):
     async def _scan(
         self, partition: int
     ) -> tuple[dict[bytes, bytes | None], int, list[OpenRecord]]:
-        """The newest value of each key of the partition, in the order of their
-        last appearance, how many keyed records were read, and the records of
-        transactions without a marker yet (txn_load.py)."""
-        started = time.monotonic()
-        plog = self._broker.partitions.log(self.topic, partition)
-        offset, end = plog.log_start_offset, plog.log_end_offset
-        latest: dict[bytes, bytes | None] = {}
-        transactions = LoadedTransactions(latest)
-        pending_keys = transactions.keys
-        scanned = 0
-        next_report = started + _PROGRESS_EVERY_S
-        while offset < end:
-            try:
-                chunk = plog.read(offset, _LOAD_CHUNK_BYTES, max_offset=end)
-            except NotInMemory:  # cluster mode: older batches are in the store
-                chunk = await self._read_from_home(partition, offset)
-            if not chunk:
-                break
-            for pos, header in iter_batches(chunk):
-                if header.base_offset >= end:
-                    break
-                if header.last_offset >= offset:
-                    batch = chunk[pos : pos + header.size]
-                    if header.is_control:
-                        for record in decode_records(batch):
-                            commit = None if record.key is None else marker_commits(record.key)
-                            if commit is not None:
-                                transactions.marker(header.producer_id, commit)
-                    elif header.is_transactional:
-                        for key, value in iter_key_values(batch):
-                            if key is not None:
-                                transactions.record(header.producer_id, key, value)
-                                scanned += 1
-                    else:
-                        for key, value in iter_key_values(batch):
-                            if key is not None:
-                                if pending_keys and key in pending_keys:
-                                    transactions.plain(key, value)
-                                latest.pop(key, None)
-                                latest[key] = value
-                                scanned += 1
-                offset = header.last_offset + 1
-            if time.monotonic() >= next_report:
-                next_report += _PROGRESS_EVERY_S
-                done = (offset - plog.log_start_offset) / max(1, end - plog.log_start_offset)
-                log.info(
-                    "loading %s-%d: %.0f%% (%d records, %d live keys)",
-                    self.topic,
-                    partition,
-                    100 * done,
-                    scanned,
-                    len(latest),
-                )
-            await asyncio.sleep(0)  # serve other partitions' requests between chunks
-        return latest, scanned, transactions.still_open()
-
-    async def _read_from_home(self, partition: int, offset: int) -> bytes:
-        (got,) = await self._broker.partitions.read_many(
-            [PartitionRead(self.topic, partition, offset, _LOAD_CHUNK_BYTES)]
-        )
-        if isinstance(got, KafkaError):
-            raise got
-        return got
+        return await scan_partition(self._broker.partitions, self.topic, partition)
 
     def shard(self, partition: int) -> S:
         if partition in self._failed:
