@@ -13,20 +13,20 @@ that such members can read it.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
 
-from kgroups.assignors.base import PartitionRacks, RebalanceProtocol
-from kgroups.assignors.gc_pause import cyclic_gc_paused
+from kgroups.assignors.base import RebalanceProtocol
 from kgroups.assignors.protocol import NO_GENERATION, Assignment, Subscription
-from kgroups.assignors.sticky_assignment import OwnedBefore, assign_sticky
+from kgroups.assignors.sticky_assignment import OwnedBefore
+from kgroups.assignors.sticky_family import StickyFamily
 
 __all__ = ["CooperativeStickyAssignor"]
 
 _GENERATION = struct.Struct(">i")
 
 
-class CooperativeStickyAssignor:
+class CooperativeStickyAssignor(StickyFamily):
     name = "cooperative-sticky"
+    cooperative = True
     supported_protocols: tuple[RebalanceProtocol, ...] = (
         RebalanceProtocol.COOPERATIVE,
         RebalanceProtocol.EAGER,
@@ -41,25 +41,12 @@ class CooperativeStickyAssignor:
     def on_assignment(self, assignment: Assignment, generation_id: int) -> None:
         self._generation = generation_id
 
-    @cyclic_gc_paused()
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        owned = {m: owned_before(s) for m, s in subscriptions.items()}
-        return assign_sticky(
-            partitions_per_topic, subscriptions, owned, partition_racks, cooperative=True
-        )
-
-
-def owned_before(subscription: Subscription) -> OwnedBefore:
-    generation = subscription.generation_id
-    if generation < 0 and subscription.user_data is not None:
-        if len(subscription.user_data) >= _GENERATION.size:
-            (generation,) = _GENERATION.unpack_from(subscription.user_data)
-        else:
-            generation = NO_GENERATION  # unreadable
-    return OwnedBefore(partitions=subscription.owned_partitions, generation=generation)
+    @staticmethod
+    def owned_before(subscription: Subscription) -> OwnedBefore:
+        generation = subscription.generation_id
+        if generation < 0 and subscription.user_data is not None:
+            if len(subscription.user_data) >= _GENERATION.size:
+                (generation,) = _GENERATION.unpack_from(subscription.user_data)
+            else:
+                generation = NO_GENERATION  # unreadable
+        return OwnedBefore(partitions=subscription.owned_partitions, generation=generation)

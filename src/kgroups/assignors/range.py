@@ -21,42 +21,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from itertools import islice, repeat
 
-from kgroups.assignors.base import PartitionRacks, WithoutMemory
-from kgroups.assignors.gc_pause import cyclic_gc_paused
-from kgroups.assignors.member_order import (
-    java_string_key,
-    members_in_java_order,
-    subscribers_by_topic,
-)
+from kgroups.assignors.base import PartitionRacks
+from kgroups.assignors.member_order import java_string_key
 from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
 from kgroups.assignors.rack_awareness import racks_worth_matching
+from kgroups.assignors.topic_deal import DealOrder, TopicDealer
 
 __all__ = ["RangeAssignor"]
 
 
-class RangeAssignor(WithoutMemory):
+class RangeAssignor(TopicDealer):
     name = "range"
 
-    @cyclic_gc_paused()
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        members = members_in_java_order(subscriptions, subscriptions)
-        subscribers = subscribers_by_topic(members, subscriptions)
-        topics = [
-            (topic, partitions_per_topic[topic], subscribers[topic])
-            for topic in sorted(subscribers, key=java_string_key)
-            if partitions_per_topic.get(topic, 0) > 0
-        ]
-
+    def deal(self, order: DealOrder, racks: PartitionRacks | None) -> dict[str, Assignment]:
+        topics, subscriptions = order.topics, order.subscriptions
         member_racks = {m: s.rack_id for m, s in subscriptions.items() if s.rack_id}
-        if member_racks and partition_racks:
+        if member_racks and racks:
             states = [
-                _TopicRanges(topic, count, subscribed, member_racks, partition_racks)
+                _TopicRanges(topic, count, subscribed, member_racks, racks)
                 for topic, count, subscribed in topics
             ]
             if any(t.needs_rack_matching for t in states):

@@ -11,48 +11,32 @@ assignor is for.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping
 from itertools import repeat
 
-from kgroups.assignors.base import PartitionRacks, WithoutMemory
-from kgroups.assignors.gc_pause import cyclic_gc_paused
-from kgroups.assignors.member_order import (
-    java_string_key,
-    members_in_java_order,
-    subscribers_by_topic,
-)
-from kgroups.assignors.protocol import Assignment, Subscription, TopicPartition
+from kgroups.assignors.base import PartitionRacks
+from kgroups.assignors.protocol import Assignment, TopicPartition
+from kgroups.assignors.topic_deal import DealOrder, TopicDealer
 
 __all__ = ["RoundRobinAssignor"]
 
 
-class RoundRobinAssignor(WithoutMemory):
+class RoundRobinAssignor(TopicDealer):
     name = "roundrobin"
 
-    @cyclic_gc_paused()
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        members = members_in_java_order(subscriptions, subscriptions)
+    def deal(self, order: DealOrder, racks: PartitionRacks | None) -> dict[str, Assignment]:
+        members = order.members
         seat_of = {member_id: seat for seat, member_id in enumerate(members)}
-        subscribers = subscribers_by_topic(members, subscriptions)
-
         dealt: list[list[TopicPartition]] = [[] for _ in members]
         next_seat = 0
-        for topic in sorted(subscribers, key=java_string_key):
-            count = partitions_per_topic.get(topic, 0)
-            if count <= 0:
-                continue
+        for topic, count, subscribed in order.topics:
             # The deal for one topic only visits its subscribers, in seat order,
             # starting at the first one at or after where the last deal stopped.
-            seats = [seat_of[member_id] for member_id in subscribers[topic]]
+            seats = [seat_of[member_id] for member_id in subscribed]
             first = bisect_left(seats, next_seat) % len(seats)
             partitions = list(map(TopicPartition, repeat(topic), range(count)))
             for turn in range(min(count, len(seats))):
                 dealt[seats[(first + turn) % len(seats)]].extend(partitions[turn :: len(seats)])
             next_seat = seats[(first + count - 1) % len(seats)] + 1
-        return {member_id: Assignment(dealt[seat_of[member_id]]) for member_id in subscriptions}
+        return {
+            member_id: Assignment(dealt[seat_of[member_id]]) for member_id in order.subscriptions
+        }

@@ -10,19 +10,18 @@ the subscription's owned partitions (v1+) and generation (v2+).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from kgroups.assignors.base import PartitionRacks, RebalanceProtocol
-from kgroups.assignors.gc_pause import cyclic_gc_paused
+from kgroups.assignors.base import RebalanceProtocol
 from kgroups.assignors.protocol import NO_GENERATION, Assignment, Subscription, TopicPartition
-from kgroups.assignors.sticky_assignment import OwnedBefore, assign_sticky
+from kgroups.assignors.sticky_assignment import OwnedBefore
+from kgroups.assignors.sticky_family import StickyFamily
 from kgroups.assignors.sticky_user_data import encode_sticky_user_data, read_sticky_user_data
 
 __all__ = ["StickyAssignor"]
 
 
-class StickyAssignor:
+class StickyAssignor(StickyFamily):
     name = "sticky"
+    cooperative = False
     supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
 
     def __init__(self) -> None:
@@ -38,27 +37,14 @@ class StickyAssignor:
         self._last_assignment = list(assignment.partitions)
         self._generation = generation_id
 
-    @cyclic_gc_paused()
-    def assign(
-        self,
-        partitions_per_topic: Mapping[str, int],
-        subscriptions: Mapping[str, Subscription],
-        *,
-        partition_racks: PartitionRacks | None = None,
-    ) -> dict[str, Assignment]:
-        owned = {m: owned_before(s) for m, s in subscriptions.items()}
-        return assign_sticky(
-            partitions_per_topic, subscriptions, owned, partition_racks, cooperative=False
+    @staticmethod
+    def owned_before(subscription: Subscription) -> OwnedBefore:
+        if subscription.user_data:
+            previous = read_sticky_user_data(subscription.user_data)
+            if previous is None:
+                return OwnedBefore()  # unreadable: as if the member owned nothing
+            generation = NO_GENERATION if previous.generation is None else previous.generation
+            return OwnedBefore(sticky_user_data=previous, generation=generation)
+        return OwnedBefore(
+            partitions=subscription.owned_partitions, generation=subscription.generation_id
         )
-
-
-def owned_before(subscription: Subscription) -> OwnedBefore:
-    if subscription.user_data:
-        previous = read_sticky_user_data(subscription.user_data)
-        if previous is None:
-            return OwnedBefore()  # unreadable: as if the member owned nothing
-        generation = NO_GENERATION if previous.generation is None else previous.generation
-        return OwnedBefore(sticky_user_data=previous, generation=generation)
-    return OwnedBefore(
-        partitions=subscription.owned_partitions, generation=subscription.generation_id
-    )

@@ -43,6 +43,20 @@ def _filter_fields(f: AclFilter) -> dict[str, Any]:
     }
 
 
+def _binding(resource: Any, acl: Any) -> AclBinding:
+    """An ACL as DescribeAcls and DeleteAcls answer it: the resource's fields
+    from ``resource``, the rest from ``acl`` (one object in a DeleteAcls match)."""
+    return AclBinding(
+        ResourceType(resource.resource_type),
+        resource.resource_name,
+        PatternType(resource.pattern_type),
+        acl.principal,
+        acl.host,
+        Operation(acl.operation),
+        Permission(acl.permission_type),
+    )
+
+
 async def create_acls(admin: Admin, bindings: list[AclBinding]) -> None:
     conn = await admin.cluster.any_connection()
     response = await conn.send(
@@ -73,19 +87,7 @@ async def describe_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
         version=conn.version_for(apis.DESCRIBE_ACLS, 1, 3),
     )
     _check(response.error_code, response.error_message)
-    return [
-        AclBinding(
-            ResourceType(r.resource_type),
-            r.resource_name,
-            PatternType(r.pattern_type),
-            a.principal,
-            a.host,
-            Operation(a.operation),
-            Permission(a.permission_type),
-        )
-        for r in response.resources
-        for a in r.acls
-    ]
+    return [_binding(r, a) for r in response.resources for a in r.acls]
 
 
 async def delete_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
@@ -96,15 +98,4 @@ async def delete_acls(admin: Admin, f: AclFilter) -> list[AclBinding]:
     )
     (result,) = response.filter_results
     _check(result.error_code, result.error_message)
-    return [
-        AclBinding(
-            ResourceType(m.resource_type),
-            m.resource_name,
-            PatternType(m.pattern_type),
-            m.principal,
-            m.host,
-            Operation(m.operation),
-            Permission(m.permission_type),
-        )
-        for m in result.matching_acls
-    ]
+    return [_binding(m, m) for m in result.matching_acls]

@@ -21,25 +21,19 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kgroups.client.cluster import ClusterClient, TopicInfo
+from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.consumer_protocol_coordinator import ConsumerProtocolCoordinator
 from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator import ConsumerCoordinator
 from kgroups.client.coordinator_link import CoordinatorLink, open_connection
-from kgroups.client.exceptions import InvalidTopicError, NoOffsetForPartitionError
 from kgroups.client.fetcher import Fetcher
 from kgroups.client.group_metadata import ConsumerGroupMetadata
 from kgroups.client.offset_lookup import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, list_offsets
-from kgroups.client.subscription_state import (
-    EARLIEST,
-    LATEST,
-    NONE,
-    SubscriptionState,
-    SubscriptionType,
-)
+from kgroups.client.starting_positions import reset_positions, seek_to_committed
+from kgroups.client.subscribed_topics import raise_invalid_topics, topics_matching_pattern
+from kgroups.client.subscription_state import EARLIEST, LATEST, SubscriptionState, SubscriptionType
 from kgroups.errors import ErrorCode
-from kgroups.topics.names import is_legal_topic_name
 
 __all__ = ["AsyncConsumer", "CommitCallback"]
 
@@ -47,8 +41,6 @@ log = logging.getLogger(__name__)
 
 CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], Any]
 """Called with the offsets of an asynchronous commit and its error (None if it worked)."""
-
-_INTERNAL_TOPIC_PREFIX = "__"
 
 
 class AsyncConsumer:
@@ -222,7 +214,7 @@ class AsyncConsumer:
         subs = self._subscriptions
         topics = subs.metadata_topics()
         known = self._cluster.metadata.topics
-        _raise_invalid_topics(topics, known)
+        raise_invalid_topics(topics, known)
         due = (
             self._fetcher.metadata_stale
             or now - self._metadata_refreshed_at >= self.config.metadata_max_age_ms / 1000
@@ -245,18 +237,13 @@ class AsyncConsumer:
             return
         self._metadata_refreshed_at = now
         self._fetcher.metadata_stale = False
-        _raise_invalid_topics(topics, self._cluster.metadata.topics)
+        raise_invalid_topics(topics, self._cluster.metadata.topics)
         if subs.has_pattern_subscription():
-            matched = [
-                t
-                for t, info in self._cluster.metadata.topics.items()
-                if subs.matches_subscribed_pattern(t)
-                and not (
-                    self.config.exclude_internal_topics
-                    and (info.internal or t.startswith(_INTERNAL_TOPIC_PREFIX))
+            subs.subscribe_from_pattern(
+                topics_matching_pattern(
+                    subs, self._cluster.metadata.topics, self.config.exclude_internal_topics
                 )
-            ]
-            subs.subscribe_from_pattern(matched)
+            )
         if self._coordinator is not None:
             self._coordinator.on_metadata_update()
         self._fetcher.kick()
@@ -267,54 +254,12 @@ class AsyncConsumer:
         subs = self._subscriptions
         initializing = subs.initializing_partitions()
         if initializing:
-            states = {tp: subs.state(tp) for tp in initializing}
-            committed: Mapping[TopicPartition, OffsetAndMetadata | None] = {}
-            if self._coordinator is not None:
-                try:
-                    committed = await self._coordinator.committer.fetch(
-                        set(initializing), deadline, retry_stale_epoch=True
-                    )
-                except TimeoutError:
-                    return False
-            for tp, state in states.items():
-                if subs.state_or_none(tp) is not state or state.position is not None:
-                    continue  # revoked, or positioned, while we waited
-                if state.reset_strategy is not None:
-                    continue
-                offset = committed.get(tp)
-                if offset is not None:
-                    log.info("%s starts at committed offset %s", tp, offset.offset)
-                    subs.seek(tp, offset.offset)
-                else:
-                    subs.request_reset([tp])
-        resets = subs.partitions_awaiting_reset()
-        if resets:
-            stuck = sorted(tp for tp, s in resets.items() if s == NONE)
-            if stuck:
-                raise NoOffsetForPartitionError(stuck)
-            reset_states = {tp: subs.state(tp) for tp in resets}
-            timestamps = {
-                tp: EARLIEST_TIMESTAMP if s == EARLIEST else LATEST_TIMESTAMP
-                for tp, s in resets.items()
-            }
-            try:
-                offsets = await list_offsets(
-                    self._cluster,
-                    timestamps,
-                    read_committed=self._fetcher.read_committed,
-                    request_timeout=self.config.request_timeout_ms / 1000,
-                    retry_backoff=self.config.retry_backoff_ms / 1000,
-                    deadline=deadline
-                    if deadline is not None
-                    else self._clock() + self.config.default_api_timeout_ms / 1000,
-                )
-            except TimeoutError:
+            committer = None if self._coordinator is None else self._coordinator.committer
+            if not await seek_to_committed(subs, initializing, committer, deadline):
                 return False
-            for tp, found in offsets.items():
-                pending = reset_states[tp]
-                if subs.state_or_none(tp) is pending and pending.reset_strategy is not None:
-                    log.info("%s reset to offset %s (%s)", tp, found, pending.reset_strategy)
-                    subs.seek(tp, found)
+        resets = subs.partitions_awaiting_reset()
+        if resets and not await reset_positions(subs, resets, self._offsets_for, deadline):
+            return False
         self._fetcher.kick()
         return True
 
@@ -383,13 +328,20 @@ class AsyncConsumer:
         self, timestamps: dict[TopicPartition, int], timeout: float | None
     ) -> dict[TopicPartition, int]:
         seconds = timeout if timeout is not None else self.config.default_api_timeout_ms / 1000
+        return await self._offsets_for(timestamps, self._clock() + seconds)
+
+    async def _offsets_for(
+        self, timestamps: dict[TopicPartition, int], deadline: float | None
+    ) -> dict[TopicPartition, int]:
         return await list_offsets(
             self._cluster,
             timestamps,
             read_committed=self._fetcher.read_committed,
             request_timeout=self.config.request_timeout_ms / 1000,
             retry_backoff=self.config.retry_backoff_ms / 1000,
-            deadline=self._clock() + seconds,
+            deadline=deadline
+            if deadline is not None
+            else self._clock() + self.config.default_api_timeout_ms / 1000,
         )
 
     # -- committing ----------------------------------------------------------
@@ -493,17 +445,3 @@ class AsyncConsumer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-def _raise_invalid_topics(topics: Iterable[str], known: Mapping[str, TopicInfo]) -> None:
-    """Kafka's rules for names are checked here as well as by the brokers, which
-    may answer INVALID_TOPIC_EXCEPTION: such a topic never gets partitions, and
-    the consumer would otherwise wait for them in silence."""
-    invalid = [
-        t
-        for t in topics
-        if not is_legal_topic_name(t)
-        or ((info := known.get(t)) is not None and info.error == ErrorCode.invalid_topic_exception)
-    ]
-    if invalid:
-        raise InvalidTopicError(invalid)

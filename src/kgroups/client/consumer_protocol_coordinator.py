@@ -30,23 +30,19 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from kgroups.client.assignment_reconciliation import plan_reconciliation
-from kgroups.client.auto_commit import AutoCommit
 from kgroups.client.consumer_config import ConsumerConfig
 from kgroups.client.consumer_membership import ConsumerMembership, MemberState
-from kgroups.client.consumer_record import OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator_link import CoordinatorLink, GroupCluster
 from kgroups.client.exceptions import RetriableError
+from kgroups.client.group_coordinator_base import GroupCoordinatorBase
 from kgroups.client.group_membership import Generation
 from kgroups.client.heartbeat_manager import HEARTBEAT_VERSIONS, HeartbeatManager
-from kgroups.client.offset_committer import OffsetCommitter
-from kgroups.client.rebalance_listener import invoke_listener
 from kgroups.client.subscription_state import SubscriptionState
 from kgroups.errors import KafkaError
 from kgroups.protocol import apis
-from kgroups.task_owner import TaskOwner
 
 __all__ = ["ConsumerProtocolCoordinator"]
 
@@ -72,7 +68,7 @@ class TopicNames:
         return names
 
 
-class ConsumerProtocolCoordinator:
+class ConsumerProtocolCoordinator(GroupCoordinatorBase[ConsumerMembership]):
     def __init__(
         self,
         config: ConsumerConfig,
@@ -82,40 +78,20 @@ class ConsumerProtocolCoordinator:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        assert config.group_id is not None
-        self.config = config
-        self.group_id = config.group_id
-        self.subscriptions = subscriptions
-        self.cluster = cluster
-        self.link = link
-        self._clock = clock
-        self.member = ConsumerMembership(config, subscriptions, now=clock())
+        member = ConsumerMembership(config, subscriptions, now=clock())
+        # OffsetCommit v9 is the first whose member epoch the coordinator checks.
+        super().__init__(
+            config, subscriptions, cluster, link, member, clock=clock, lowest_commit_version=9
+        )
         self.names = TopicNames(cluster)
-        self.committer = OffsetCommitter(
-            link,
-            self.member,
-            request_timeout_ms=config.request_timeout_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            require_stable=config.isolation_level == "read_committed",
-            lowest_commit_version=9,
-            clock=clock,
-        )
-        self._tasks = TaskOwner(f"group {self.group_id}")
-        self.auto_commit = AutoCommit(
-            config, subscriptions, link, self.committer, self.member, self._tasks, clock
-        )
         self.heartbeat = HeartbeatManager(
-            self.member,
+            member,
             link,
             request_timeout_ms=config.request_timeout_ms,
             retry_backoff_ms=config.retry_backoff_ms,
             on_poll_expired=self._leave_on_poll_timeout,
             clock=clock,
         )
-        self.listener_errors: list[Exception] = []
-        self._heartbeat_task: asyncio.Task[None] | None = None
-        self._reconcile_task: asyncio.Task[None] | None = None
-        self._closed = False
 
     # -- the member's standing -------------------------------------------------
 
@@ -127,19 +103,9 @@ class ConsumerProtocolCoordinator:
     def state(self) -> MemberState:
         return self.member.state
 
-    @property
-    def fatal_error(self) -> KafkaError | None:
-        return self.member.fatal_error
-
-    def check_fatal(self) -> None:
-        self.member.check_fatal()
-
     def may_consume_during_rebalance(self) -> bool:
         """Partitions kept through a reconciliation are consumed throughout."""
         return self.member.fatal_error is None
-
-    def generation_for_new_commit(self) -> Generation:
-        return self.member.generation_for_new_commit()
 
     # -- poll ------------------------------------------------------------------
 
@@ -165,11 +131,6 @@ class ConsumerProtocolCoordinator:
         self.auto_commit.maybe_commit_async(self._clock())
         return True
 
-    def raise_listener_errors(self) -> None:
-        if self.listener_errors:
-            error, self.listener_errors = self.listener_errors[0], []
-            raise error
-
     async def _joined(self, deadline: float | None) -> bool:
         """While joining, wait for the coordinator's answer (as the classic
         consumer waits for its JoinGroup), so that the first assignment is
@@ -188,17 +149,17 @@ class ConsumerProtocolCoordinator:
 
     async def _apply_changes(self, deadline: float | None) -> bool:
         member = self.member
-        if self._reconcile_task is None:
+        if self._rebalance_task is None:
             if not (member.needs_release() or member.reconcile_needed()):
                 return True
-            self._reconcile_task = self._tasks.start(self._reconcile_loop(), "reconcile")
-        task = self._reconcile_task
+            self._rebalance_task = self._tasks.start(self._reconcile_loop(), "reconcile")
+        task = self._rebalance_task
         remaining = None if deadline is None else max(0.0, deadline - self._clock())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), remaining)
         if not task.done():
             return False
-        self._reconcile_task = None
+        self._rebalance_task = None
         self._tasks.raise_failure()
         return True
 
@@ -280,11 +241,6 @@ class ConsumerProtocolCoordinator:
         if member.on_reconciled(plan.resolved, incarnation, self._clock()):
             self.heartbeat.wake()
 
-    async def _invoke(self, hook: str, partitions: frozenset[TopicPartition]) -> None:
-        error = await invoke_listener(self.subscriptions.listener, hook, partitions)
-        if error is not None:
-            self.listener_errors.append(error)
-
     # -- leaving ---------------------------------------------------------------
 
     async def on_leave_prepare(self) -> None:
@@ -321,12 +277,7 @@ class ConsumerProtocolCoordinator:
     async def _leave_on_poll_timeout(self) -> None:
         await self.maybe_leave_group("consumer poll timeout has expired", stale=True)
 
-    # -- offsets ---------------------------------------------------------------
-
-    async def maybe_auto_commit_sync(
-        self, timeout: float, offsets: Mapping[TopicPartition, OffsetAndMetadata] | None = None
-    ) -> None:
-        await self.auto_commit.commit_sync(timeout, offsets)
+    # -- metadata --------------------------------------------------------------
 
     def on_metadata_update(self) -> None:
         """Topic ids not resolved before may be now: reconcile again."""
@@ -336,24 +287,9 @@ class ConsumerProtocolCoordinator:
 
     # -- closing ---------------------------------------------------------------
 
-    async def close(self, timeout: float, *, leave: bool = True) -> None:
-        if self._closed:
-            return
-        deadline = self._clock() + timeout
-        try:
-            if self.subscriptions.partitions_auto_assigned():
-                running = self._reconcile_task
-                if running is not None and not running.done():
-                    with contextlib.suppress(Exception):
-                        await asyncio.wait_for(asyncio.shield(running), timeout)
-                await self.maybe_auto_commit_sync(max(0.0, deadline - self._clock()))
-                await self.on_leave_prepare()
-                if leave and not self.link.unknown():
-                    await self.maybe_leave_group("the consumer is being closed")
-            elif self.config.enable_auto_commit:
-                await self.maybe_auto_commit_sync(timeout)
-        finally:
-            self._closed = True
-            self.heartbeat.stop()
-            await self._tasks.close()
-            await self.link.close()
+    async def _leave_on_close(self) -> None:
+        if not self.link.unknown():
+            await self.maybe_leave_group("the consumer is being closed")
+
+    def _stop_heartbeat(self) -> None:
+        self.heartbeat.stop()

@@ -43,18 +43,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from kio.schema.sync_group.v5.request import SyncGroupRequestAssignment
 
 from kgroups.assignors.protocol import Assignment, decode_assignment
 from kgroups.client.assignor_choice import common_rebalance_protocol, make_assignors
-from kgroups.client.auto_commit import AutoCommit
 from kgroups.client.consumer_config import ConsumerConfig
-from kgroups.client.consumer_record import OffsetAndMetadata, TopicPartition
 from kgroups.client.coordinator_link import CoordinatorLink, GroupCluster
 from kgroups.client.exceptions import RetriableError
+from kgroups.client.group_coordinator_base import GroupCoordinatorBase
 from kgroups.client.group_member import REJOIN_NOW, GroupMember, HeartbeatStep, coordinator_moved
 from kgroups.client.group_membership import Generation, MemberState
 from kgroups.client.leader_assignment import (
@@ -63,13 +62,10 @@ from kgroups.client.leader_assignment import (
     member_subscriptions,
     partition_counts,
 )
-from kgroups.client.offset_committer import OffsetCommitter
-from kgroups.client.rebalance_listener import invoke_listener
 from kgroups.client.rebalance_plan import Handover, after_assignment, before_rejoin
 from kgroups.client.subscription_state import SubscriptionState
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
-from kgroups.task_owner import TaskOwner
 
 __all__ = ["ConsumerCoordinator"]
 
@@ -79,7 +75,7 @@ log = logging.getLogger(__name__)
 _JOIN_GRACE = 5.0
 
 
-class ConsumerCoordinator:
+class ConsumerCoordinator(GroupCoordinatorBase[GroupMember]):
     def __init__(
         self,
         config: ConsumerConfig,
@@ -89,43 +85,23 @@ class ConsumerCoordinator:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        assert config.group_id is not None
-        self.config = config
-        self.group_id = config.group_id
-        self.subscriptions = subscriptions
-        self.cluster = cluster
-        self.link = link
-        self._clock = clock
-        self.assignors = make_assignors(config.partition_assignment_strategy)
-        self.protocol = common_rebalance_protocol(self.assignors)
+        assignors = make_assignors(config.partition_assignment_strategy)
+        protocol = common_rebalance_protocol(assignors)
+        member = GroupMember(config, subscriptions, assignors, protocol, now=clock())
+        super().__init__(
+            config, subscriptions, cluster, link, member, clock=clock, lowest_commit_version=7
+        )
+        self.assignors = assignors
+        self.protocol = protocol
         self.request_timeout = config.request_timeout_ms / 1000
         self.retry_backoff = config.retry_backoff_ms / 1000
         self.join_timeout = max(
             self.request_timeout, config.rebalance_timeout_ms / 1000 + _JOIN_GRACE
         )
-        self.member = GroupMember(config, subscriptions, self.assignors, self.protocol, now=clock())
         self.assignment_snapshot: dict[str, int] | None = None
         """Partition counts the leader assigned from; a change means rebalance."""
         self.link.on_discovered = lambda: self.member.heartbeat.reset_session(self._clock())
-        self.committer = OffsetCommitter(
-            link,
-            self.member,
-            request_timeout_ms=config.request_timeout_ms,
-            retry_backoff_ms=config.retry_backoff_ms,
-            require_stable=config.isolation_level == "read_committed",
-            clock=clock,
-        )
-        self.listener_errors: list[Exception] = []
-        """Exceptions from rebalance hooks, raised from the next poll."""
-
-        self._tasks = TaskOwner(f"group {self.group_id}")
-        self._join_task: asyncio.Task[None] | None = None
-        self._heartbeat_task: asyncio.Task[None] | None = None
         self._heartbeat_wakeup = asyncio.Event()
-        self.auto_commit = AutoCommit(
-            config, subscriptions, link, self.committer, self.member, self._tasks, clock
-        )
-        self._closed = False
 
     # -- the member's standing (kept by GroupMember) --------------------------
 
@@ -153,21 +129,11 @@ class ConsumerCoordinator:
     def is_leader(self) -> bool:
         return self.member.is_leader
 
-    @property
-    def fatal_error(self) -> KafkaError | None:
-        return self.member.fatal_error
-
-    def check_fatal(self) -> None:
-        self.member.check_fatal()
-
     def request_rejoin(self, reason: str) -> None:
         self.member.request_rejoin(reason)
 
     def may_consume_during_rebalance(self) -> bool:
         return self.member.may_consume_during_rebalance()
-
-    def generation_for_new_commit(self) -> Generation:
-        return self.member.generation_for_new_commit()
 
     # -- poll ----------------------------------------------------------------
 
@@ -184,7 +150,7 @@ class ConsumerCoordinator:
             if not await self.link.ensure_ready(deadline):
                 return False
             self._start_heartbeat()
-            join_running = self._join_task is not None
+            join_running = self._rebalance_task is not None
             if self.member.rejoin_needed_or_pending(join_running) and not (
                 await self._ensure_active_group(deadline)
             ):
@@ -197,21 +163,16 @@ class ConsumerCoordinator:
         self.maybe_auto_commit_async(self._clock())
         return True
 
-    def raise_listener_errors(self) -> None:
-        if self.listener_errors:
-            error, self.listener_errors = self.listener_errors[0], []
-            raise error
-
     async def _ensure_active_group(self, deadline: float | None) -> bool:
-        if self._join_task is None:
-            self._join_task = self._tasks.start(self._join_group_if_needed(), "join")
-        task = self._join_task
+        if self._rebalance_task is None:
+            self._rebalance_task = self._tasks.start(self._join_group_if_needed(), "join")
+        task = self._rebalance_task
         remaining = None if deadline is None else max(0.0, deadline - self._clock())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), remaining)
         if not task.done():
             return False
-        self._join_task = None
+        self._rebalance_task = None
         self._tasks.raise_failure()  # a fatal error of the join surfaces here
         return not self.member.rejoin_needed
 
@@ -338,11 +299,6 @@ class ConsumerCoordinator:
         )
         await self._invoke("on_partitions_assigned", change.added)
 
-    async def _invoke(self, hook: str, partitions: frozenset[TopicPartition]) -> None:
-        error = await invoke_listener(self.subscriptions.listener, hook, partitions)
-        if error is not None:
-            self.listener_errors.append(error)
-
     async def on_leave_prepare(self) -> None:
         """Before leaving (close, unsubscribe): revoke, or report lost, what we own."""
         owned = self.subscriptions.assigned_partitions()
@@ -432,13 +388,6 @@ class ConsumerCoordinator:
     def maybe_auto_commit_async(self, now: float) -> None:
         self.auto_commit.maybe_commit_async(now)
 
-    async def maybe_auto_commit_sync(
-        self, timeout: float, offsets: Mapping[TopicPartition, OffsetAndMetadata] | None = None
-    ) -> None:
-        """Commit what was consumed, as auto-commit does before giving partitions up;
-        failures are logged, not raised (Java's rule)."""
-        await self.auto_commit.commit_sync(timeout, offsets)
-
     # -- metadata ------------------------------------------------------------
 
     def on_metadata_update(self) -> None:
@@ -451,28 +400,8 @@ class ConsumerCoordinator:
 
     # -- closing -------------------------------------------------------------
 
-    async def close(self, timeout: float, *, leave: bool = True) -> None:
-        if self._closed:
-            return
-        deadline = self._clock() + timeout
-        try:
-            if self.subscriptions.partitions_auto_assigned():
-                join = self._join_task
-                if join is not None and not join.done():
-                    # A cooperative member may have handed out records during
-                    # this rebalance; it can commit them only once in the new
-                    # generation, so let the rebalance finish first.
-                    with contextlib.suppress(Exception):
-                        await asyncio.wait_for(asyncio.shield(join), timeout)
-                timeout = max(0.0, deadline - self._clock())
-                await self.maybe_auto_commit_sync(timeout)
-                await self.on_leave_prepare()
-                if leave:
-                    await self.maybe_leave_group("the consumer is being closed")
-            elif self.config.enable_auto_commit:
-                await self.maybe_auto_commit_sync(timeout)
-        finally:
-            self._closed = True
-            self._heartbeat_wakeup.set()
-            await self._tasks.close()
-            await self.link.close()
+    async def _leave_on_close(self) -> None:
+        await self.maybe_leave_group("the consumer is being closed")
+
+    def _stop_heartbeat(self) -> None:
+        self._heartbeat_wakeup.set()  # the loop sees the consumer closed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 from kgroups.client.record_metadata import RecordMetadata
@@ -96,34 +97,16 @@ def _wake(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class DeliveryFuture:
-    __slots__ = (
-        "_index",
-        "_key_size",
-        "_outcome",
-        "_timestamp",
-        "_value_size",
-        "partition",
-        "topic",
-    )
-
-    def __init__(
-        self,
-        outcome: BatchOutcome,
-        index: int,
-        topic: str,
-        partition: int,
-        timestamp: int,
-        key_size: int,
-        value_size: int,
-    ) -> None:
-        self._outcome = outcome
-        self._index = index
-        self.topic = topic
-        self.partition = partition
-        self._timestamp = timestamp
-        self._key_size = key_size
-        self._value_size = value_size
+    _outcome: BatchOutcome
+    _index: int
+    """The record's place in its batch: its offset is the batch's base offset plus this."""
+    topic: str
+    partition: int
+    _timestamp: int
+    _key_size: int
+    _value_size: int
 
     def done(self) -> bool:
         return self._outcome.done

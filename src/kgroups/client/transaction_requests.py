@@ -53,6 +53,7 @@ _NOT_IN_GENERATION = (
 
 
 class TransactionRequests:
+    # Wired like Sender from the producer's parts, but no step of the two is shared.
     def __init__(
         self,
         config: ProducerConfig,

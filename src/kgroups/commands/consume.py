@@ -11,14 +11,15 @@ from kio.schema.fetch.v12 import FetchRequest
 from kio.static.primitive import i32Timedelta
 
 from kgroups.client.admin import EARLIEST, LATEST, Admin
-from kgroups.client.cluster import ClusterClient
 from kgroups.client.consumer_record import TopicPartition
 from kgroups.client.fetch_request import fetch_request
 from kgroups.client.security import PLAINTEXT, ClientSecurity
+from kgroups.commands.open_topic import open_topic
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import FETCH
 from kgroups.records.batch import decode_records, iter_batches
 
+_CLIENT_ID = "kgroups-consumer"
 _MAX_WAIT = i32Timedelta.parse(timedelta(milliseconds=500))
 
 
@@ -35,19 +36,13 @@ async def run(
     security: ClientSecurity = PLAINTEXT,
 ) -> int:
     out = sys.stdout if out is None else out  # read now: tests and embedders swap it
-    client = ClusterClient(bootstrap, "kgroups-consumer", security)
-    seen = 0
-    try:
-        info = await client.topic(topic)
+    async with open_topic(bootstrap, _CLIENT_ID, security, topic, partition) as (client, info):
         partitions = [partition] if partition is not None else sorted(info.partitions)
-        if partition is not None and partition not in info.partitions:
-            raise KafkaError(
-                ErrorCode.unknown_topic_or_partition, f"topic {topic} has no partition {partition}"
-            )
         conn = await client.leader(topic, partitions[0])
         positions = await Admin(bootstrap, client).log_offsets(
             topic, partitions, EARLIEST if from_beginning else LATEST
         )
+        seen = 0
         idle_since = time.monotonic()
         fetch_version = conn.version_for(FETCH, 4, 12)
         while max_messages is None or seen < max_messages:
@@ -77,8 +72,6 @@ async def run(
                 idle_since = time.monotonic()
             elif timeout_ms is not None and (time.monotonic() - idle_since) * 1000 >= timeout_ms:
                 break
-    finally:
-        await client.close()
     return seen
 
 

@@ -15,11 +15,13 @@ from kio.static.primitive import Records, i32Timedelta
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.partitioner import partition_for_key
 from kgroups.client.security import PLAINTEXT, ClientSecurity
+from kgroups.commands.open_topic import open_topic
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.apis import PRODUCE
 from kgroups.protocol.types import TopicName, i16, i32
 from kgroups.records.batch import encode_batch
 
+_CLIENT_ID = "kgroups-producer"
 _BATCH = 500
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
 
@@ -36,17 +38,11 @@ async def run(
     security: ClientSecurity = PLAINTEXT,
 ) -> int:
     source = sys.stdin if source is None else source  # read now: tests and embedders swap it
-    client = ClusterClient(bootstrap, "kgroups-producer", security)
-    sent = 0
-    try:
-        info = await client.topic(topic)
+    async with open_topic(bootstrap, _CLIENT_ID, security, topic, partition) as (client, info):
         count = len(info.partitions)
-        if partition is not None and partition not in info.partitions:
-            raise KafkaError(
-                ErrorCode.unknown_topic_or_partition, f"topic {topic} has no partition {partition}"
-            )
         pending: Pending = defaultdict(list)
         next_partition = 0
+        sent = 0
         for line in source:
             text = line.rstrip("\n")
             key: bytes | None = None
@@ -64,8 +60,6 @@ async def run(
             if len(pending[target]) >= _BATCH:
                 sent += await _send(client, topic, {target: pending.pop(target)}, acks)
         sent += await _send(client, topic, pending, acks)
-    finally:
-        await client.close()
     return sent
 
 

@@ -85,6 +85,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Idempotent producers' state per partition, written in the append's
         # transaction, so a new leader knows each producer's last batches.
         # batches: the producer's last (up to five) batches, packed.
+        # Keyed like kgroups_batches, yet written out: a migration stays the SQL it ran as.
         """CREATE TABLE kgroups_producers (
             topic_id UUID NOT NULL,
             partition INTEGER NOT NULL,

@@ -82,8 +82,9 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
     slow = read_varint
     out: list[ScannedRecord] = []
     append = out.append
-    # Each varint: b < 0x80 is one byte, c < 0x80 two; zig-zag decoded as (n >> 1) ^ -(n & 1).
-    # Written out at every field rather than in a helper: a call per field is what this loop avoids.
+    # Each varint: b < 0x80 is one byte, c < 0x80 two, zig-zag decoded as (n >> 1) ^ -(n & 1)
+    # where n is b, or (b & 0x7F) | c << 7 (whose low bit is b's). Written out at every field
+    # rather than in a helper: a call per field is what this loop avoids.
     pos = 0
     try:
         for i in range(count):
@@ -92,40 +93,31 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
             if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                n = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
             else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = (b & 0x7F) | (c << 7)
-                    n = (n >> 1) ^ -(n & 1)
-                    pos += 2
-                else:
-                    n, pos = slow(data, pos)
+                n, pos = slow(data, pos)
             end = pos + n
             pos += 1  # record attributes: unused in v2
             b = data[pos]
             if b < 0x80:
                 timestamp_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                timestamp_delta = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
             else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = (b & 0x7F) | (c << 7)
-                    timestamp_delta = (n >> 1) ^ -(n & 1)
-                    pos += 2
-                else:
-                    timestamp_delta, pos = slow(data, pos)
+                timestamp_delta, pos = slow(data, pos)
             b = data[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                offset_delta = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
             else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = (b & 0x7F) | (c << 7)
-                    offset_delta = (n >> 1) ^ -(n & 1)
-                    pos += 2
-                else:
-                    offset_delta, pos = slow(data, pos)
+                offset_delta, pos = slow(data, pos)
             if not bodies:
                 if end < pos + 3:  # key length, value length, header count
                     raise malformed(f"record {i} is shorter than its fields")
@@ -136,14 +128,11 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
             if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                n = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
             else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = (b & 0x7F) | (c << 7)
-                    n = (n >> 1) ^ -(n & 1)
-                    pos += 2
-                else:
-                    n, pos = slow(data, pos)
+                n, pos = slow(data, pos)
             if n < 0:
                 key = None
             else:
@@ -153,21 +142,18 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
             if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                n = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
             else:
-                c = data[pos + 1]
-                if c < 0x80:
-                    n = (b & 0x7F) | (c << 7)
-                    n = (n >> 1) ^ -(n & 1)
-                    pos += 2
-                else:
-                    n, pos = slow(data, pos)
-            if n < 0:
-                null = True
-                value = None
-            else:
+                n, pos = slow(data, pos)
+            if n >= 0:
                 null = False
                 value = data[pos : pos + n]
                 pos += n
+            else:
+                null = True
+                value = None
             if data[pos]:  # a header count other than 0
                 headers, pos = read_headers(data, pos)
             else:

@@ -19,6 +19,7 @@ WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
+
 class ResourceType(IntEnum):
     UNKNOWN = 0
     ANY = 1

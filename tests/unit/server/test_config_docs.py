@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kgroups.config.broker_config import SETTINGS
+from kgroups.config.broker_settings import SETTINGS
 
 DOC = Path(__file__).parents[3] / "docs" / "configuration.md"
 
