@@ -27,16 +27,7 @@ def open_partition_home(broker: BrokerApi) -> tuple[PartitionHome, ClusterMember
     """The broker's partition home, and its cluster membership when in a cluster."""
     url = broker.config.get_str("cluster.store.url")
     if not url:
-        home = LocalHome(
-            broker.config,
-            broker.log_dir,
-            broker.default_log_config,
-            broker.topics,
-            broker.append_waiters,
-            broker.clock,
-            broker.on_topic_gone,
-        )
-        return home, None
+        return LocalHome(broker), None
     require("psycopg", "cluster mode (cluster.store.url)")
     from kgroups.cluster.member import ClusterMember
 

@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kgroups.clock import Clock
 from kgroups.config.broker_config import BrokerConfig
@@ -39,30 +39,34 @@ from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_manager import LogManager
 from kgroups.topics.names import Topic
 
-__all__ = ["LocalHome"]
+__all__ = ["LocalHome", "LocalHost"]
 
 log = logging.getLogger(__name__)
+
+
+class LocalHost(Protocol):
+    """What the local home uses of its broker (BrokerCore has it all)."""
+
+    config: BrokerConfig
+    clock: Clock
+    log_dir: Path
+    default_log_config: LogConfig
+    topics: TopicRegistry
+    append_waiters: AppendWaiters
+
+    def on_topic_gone(self, name: str) -> None: ...
 
 
 class LocalHome:
     leads_everything = True
 
-    def __init__(
-        self,
-        config: BrokerConfig,
-        log_dir: Path,
-        default_config: LogConfig,
-        topics: TopicRegistry,
-        append_waiters: AppendWaiters,
-        clock: Clock,
-        topic_gone: Callable[[str], None],
-    ) -> None:
-        self._config = config
-        self._topics = topics
-        self._waiters = append_waiters
-        self._clock = clock
-        self._topic_gone = topic_gone
-        self.logs = LogManager(log_dir, default_config)
+    def __init__(self, broker: LocalHost) -> None:
+        self._broker = broker
+        self._config = broker.config
+        self._topics = broker.topics
+        self._waiters = broker.append_waiters
+        self._clock = broker.clock
+        self.logs = LogManager(broker.log_dir, broker.default_log_config)
         self.flusher = Flusher()
 
     # -- lifecycle -------------------------------------------------------------
@@ -194,7 +198,7 @@ class LocalHome:
             directories += self.logs.detach(topic.name, topic.partitions)
             for p in range(topic.partitions):
                 self._waiters.notify(topic.name, p)
-            self._topic_gone(topic.name)
+            self._broker.on_topic_gone(topic.name)
         await asyncio.to_thread(self.logs.remove_directories, directories)
         return {}
 
