@@ -19,7 +19,7 @@ from kgroups.coordinator.delayed_operations import (
     Timers,
 )
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers
+from kgroups.coordinator.offset_removal import OffsetRemoval
 from kgroups.coordinator.timers import TimerKey
 from kgroups.coordinator.turn import Turn
 
@@ -29,7 +29,7 @@ class DueOperations:
         self,
         timers: Timers,
         membership: Membership,
-        offsets: OffsetHandlers,
+        removal: OffsetRemoval,
         consumer: ConsumerGroupCoordinator,
         consumer_side: ConsumerSide,
         config: CoordinatorConfig,
@@ -37,7 +37,7 @@ class DueOperations:
     ) -> None:
         self._timers = timers
         self._membership = membership
-        self._offsets = offsets
+        self._removal = removal
         self._consumer = consumer
         self._consumer_side = consumer_side
         self._retention_check_interval_ms = config.offsets_retention_check_interval_ms
@@ -80,6 +80,6 @@ class DueOperations:
                     for g, group in self._consumer.table.groups.items()
                     if group.members
                 }
-                self._offsets.expire_offsets(now_ms, turn.fx, subscribed)
+                self._removal.expire_offsets(now_ms, turn.fx, subscribed)
                 timers.schedule(key, now_ms + self._retention_check_interval_ms, operation)
         self._consumer_side.expire(turn)

@@ -15,7 +15,7 @@ Each call journals what it changes, so a batch that fails to append is
 rolled back to a snapshot (rollback.py, call_journal.py).
 
 The shard routes each request to the kind of group its group id names:
-classic (membership.py, offset_handlers.py) or KIP-848 consumer groups
+classic (membership.py, offset_handlers.py, offset_removal.py) or KIP-848 consumer groups
 (consumer_side.py). Timers fire through due_operations.py, transaction
 markers reach pending offsets through txn_batches.py.
 """
@@ -67,6 +67,7 @@ from kgroups.coordinator.injected_faults import InjectedFaults
 from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import OffsetHandlers
+from kgroups.coordinator.offset_removal import OffsetRemoval
 from kgroups.coordinator.responses import commit_response
 from kgroups.coordinator.result import AppendToken, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
@@ -103,6 +104,7 @@ class GroupCoordinatorShard:
         # Offsets committed inside transactions, pending until their marker.
         self._txn = txn = TransactionalOffsets()
         self._offsets = offsets = OffsetHandlers(table, membership, config, partition_exists, txn)
+        self._removal = removal = OffsetRemoval(table, config, txn)
         self._txn_batches = txn_batches = TxnBatches(txn, table)
         # KIP-848 consumer groups, beside the classic ones: a group id names
         # one or the other (a consumer group's offsets live in the classic
@@ -128,7 +130,7 @@ class GroupCoordinatorShard:
             table, membership, offsets, consumer, classic_members, topics, config, guard
         )
         self._due = DueOperations(
-            timers, membership, offsets, consumer, consumer_side, config, guard
+            timers, membership, removal, consumer, consumer_side, config, guard
         )
         self._faults = InjectedFaults(calls, table, membership, consumer, consumer_side, topics)
 
@@ -377,7 +379,7 @@ class GroupCoordinatorShard:
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.offset_delete())
         else:
-            self._offsets.offset_delete(req, ctx, fx)
+            self._removal.offset_delete(req, ctx, fx)
         return self._result(fx, now_ms)
 
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -388,14 +390,14 @@ class GroupCoordinatorShard:
             fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
             decided = self._consumer_side.delete_groups(req.groups_names, fx)
-            self._offsets.delete_groups(req, ctx, fx, decided)
+            self._removal.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
     def on_topics_deleted(self, topics: Collection[str], now_ms: int) -> Result:
         """Tombstones for every offset of these deleted topics, in every group."""
         fx = Effects()
         self._begin()
-        self._offsets.delete_topic_offsets(frozenset(topics), fx)
+        self._removal.delete_topic_offsets(frozenset(topics), fx)
         return self._result(fx, now_ms)
 
     # -- descriptions ------------------------------------------------------
