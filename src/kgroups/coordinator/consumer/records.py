@@ -37,7 +37,7 @@ id order and partitions ascending, so the same state gives the same bytes.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeAlias
@@ -214,6 +214,9 @@ ConsumerGroupValue: TypeAlias = (
     | CurrentMemberAssignmentValue
     | RegularExpressionValue
 )
+
+Emit = Callable[[ConsumerGroupKey, ConsumerGroupValue | None], None]
+"""Writes one record, applied at once (the coordinator's ``_emit``)."""
 
 
 def _write_assignment(writer: Writer, assignment: Assignment) -> None:
