@@ -184,7 +184,7 @@ class GroupCoordinatorShard(ShardPartition):
         fx.reply(
             ctx.reply_to,
             consumer_group_describe_response(
-                req.group_ids, self._consumer, self._topic_name, self._loading
+                req.group_ids, self._consumer, self._parts.topic_name, self._loading
             ),
         )
         return self._result(fx, now_ms)
@@ -288,7 +288,7 @@ class GroupCoordinatorShard(ShardPartition):
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.offset_delete())
         else:
-            self._removal.offset_delete(req, ctx, fx)
+            self._parts.removal.offset_delete(req, ctx, fx)
         return self._result(fx, now_ms)
 
     def delete_groups(self, req: DeleteGroupsRequest, ctx: RequestContext, now_ms: int) -> Result:
@@ -299,14 +299,14 @@ class GroupCoordinatorShard(ShardPartition):
             fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
             decided = self._consumer_side.delete_groups(req.groups_names, fx)
-            self._removal.delete_groups(req, ctx, fx, decided)
+            self._parts.removal.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
     def on_topics_deleted(self, topics: Collection[str], now_ms: int) -> Result:
         """Tombstones for every offset of these deleted topics, in every group."""
         fx = Effects()
         self._begin()
-        self._removal.delete_topic_offsets(frozenset(topics), fx)
+        self._parts.removal.delete_topic_offsets(frozenset(topics), fx)
         return self._result(fx, now_ms)
 
     # -- descriptions ------------------------------------------------------

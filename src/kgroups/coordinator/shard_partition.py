@@ -1,5 +1,5 @@
-"""A group coordinator shard's parts, and the life of its
-``__consumer_offsets`` partition as the shell drives it.
+"""A group coordinator shard's parts (built in shard_parts.py), and the life
+of its ``__consumer_offsets`` partition as the shell drives it.
 
 Sans-IO: every entry point takes the current time and returns a Result —
 records to append to this partition as one batch, and the replies to send
@@ -25,29 +25,16 @@ from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator.call_journal import CallJournal
 from kgroups.coordinator.config import CoordinatorConfig
-from kgroups.coordinator.consumer import (
-    ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
-    TopicImage,
-    TopicsView,
-)
-from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
+from kgroups.coordinator.consumer import ConsumerGroupConfig, TopicsView
 from kgroups.coordinator.consumer.records import is_consumer_group_key
 from kgroups.coordinator.consumer_messages import TopicNames
 from kgroups.coordinator.consumer_side import ConsumerSide
-from kgroups.coordinator.delayed_operations import Timers
 from kgroups.coordinator.due_operations import DueOperations
 from kgroups.coordinator.effects import Effects
-from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.injected_faults import InjectedFaults
-from kgroups.coordinator.member import kafka_member_id
-from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers
-from kgroups.coordinator.offset_removal import OffsetRemoval
 from kgroups.coordinator.result import AppendToken, Result
+from kgroups.coordinator.shard_parts import ShardParts
 from kgroups.coordinator.turn import Turn
-from kgroups.coordinator.txn_batches import TxnBatches
-from kgroups.coordinator.txn_offsets import TransactionalOffsets
 from kgroups.coordinator.views import GroupView, group_view
 
 
@@ -70,29 +57,23 @@ class ShardPartition:
     ) -> None:
         self.partition = partition
         self.config = config
-        self._table = table = GroupTable()
-        self._timers = timers = Timers()
-        self._membership = membership = Membership(
-            table, timers, config, new_member_id or kafka_member_id
-        )
-        # Offsets committed inside transactions, pending until their marker.
-        self._txn = txn = TransactionalOffsets()
-        self._offsets = offsets = OffsetHandlers(table, membership, config, partition_exists, txn)
-        self._removal = removal = OffsetRemoval(table, config, txn)
-        self._txn_batches = txn_batches = TxnBatches(txn, table)
-        # KIP-848 consumer groups, beside the classic ones: a group id names
-        # one or the other (a consumer group's offsets live in the classic
-        # table, as those of a group without members).
-        self._consumer = consumer = ConsumerGroupCoordinator(consumer_config)
-        # Classic-protocol members inside consumer groups, and conversions (migration).
-        self._classic_members = classic_members = ClassicProtocolMembers(consumer, topic_name)
-        self._topics = topics = topics if topics is not None else TopicImage()
-        self._topic_name = topic_name
         self._loading = False
         self._retention_armed = False
-        self._calls = calls = CallJournal(
-            table, timers, consumer, membership, txn, txn_batches, self._arm_retention
+        self._parts = parts = ShardParts(
+            config, partition_exists, new_member_id, consumer_config, topics, topic_name
         )
+        # The parts a request, a load or a timer uses, one attribute lookup
+        # away; the rarer calls find theirs in ``_parts``.
+        self._table = parts.table
+        self._timers = parts.timers
+        self._membership = parts.membership
+        self._txn = parts.txn
+        self._offsets = parts.offsets
+        self._txn_batches = parts.txn_batches
+        self._consumer = parts.consumer
+        self._classic_members = parts.classic_members
+        self._topics = parts.topics
+        self._calls = calls = CallJournal(parts, self._arm_retention)
         # Bound once: the journal costs a request no call more than before.
         self._begin = calls.begin
         self._begin_without_records = calls.begin_without_records
@@ -100,13 +81,9 @@ class ShardPartition:
         self._guard_if_in_flight = guard = calls.guard_if_in_flight
         self._result = calls.result
         self._in_flight = calls.in_flight
-        self._consumer_side = consumer_side = ConsumerSide(
-            table, membership, offsets, consumer, classic_members, topics, config, guard
-        )
-        self._due = DueOperations(
-            timers, membership, removal, consumer, consumer_side, config, guard
-        )
-        self._faults = InjectedFaults(calls, table, membership, consumer, consumer_side, topics)
+        self._consumer_side = consumer_side = ConsumerSide(parts, guard)
+        self._due = DueOperations(parts, consumer_side, guard)
+        self._faults = InjectedFaults(parts, calls, consumer_side)
 
     @property
     def loading(self) -> bool:
