@@ -164,6 +164,7 @@ class ClassicMemberMetadata:
     supported_protocols: tuple[tuple[str, bytes], ...]
 
 
+# Kafka's type 5 value: a wire schema apart from the classic member's in coordinator/records.py.
 @dataclass(frozen=True, slots=True)
 class MemberMetadataValue:
     instance_id: str | None
