@@ -34,6 +34,7 @@ from kgroups.handlers.common import NO_THROTTLE
 from kgroups.protocol.types import i32
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 
+# Alike in every guard family yet nothing to share: names from checks.py, a guard's signature.
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.runtime.context import RequestContext

@@ -35,6 +35,7 @@ from kgroups.protocol.types import TopicName, i32, i64
 from kgroups.protocol.versions import metadata_request
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 
+# Alike in every guard family yet nothing to share: names from checks.py, a guard's signature.
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.runtime.context import RequestContext
