@@ -9,51 +9,47 @@ from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
-_UNAVAILABLE = frozenset(
-    {
-        ErrorCode.unknown_topic_or_partition,
-        ErrorCode.not_enough_replicas,
-        ErrorCode.not_enough_replicas_after_append,
-    }
+_UNAVAILABLE = (
+    ErrorCode.unknown_topic_or_partition,
+    ErrorCode.not_enough_replicas,
+    ErrorCode.not_enough_replicas_after_append,
 )
-_MOVED = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error})
-_TOO_LARGE = frozenset(
-    {ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.invalid_fetch_size}
+_MOVED = (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error)
+_TOO_LARGE = (
+    ErrorCode.message_too_large,
+    ErrorCode.record_list_too_large,
+    ErrorCode.invalid_fetch_size,
+)
+
+# What every answer below makes of a partition unavailable or moved; each adds
+# its own cases, and answers any other error UNKNOWN_SERVER_ERROR.
+_NOT_HERE = dict.fromkeys(_UNAVAILABLE, ErrorCode.coordinator_not_available) | dict.fromkeys(
+    _MOVED, ErrorCode.not_coordinator
+)
+_GROUP_METADATA = _NOT_HERE | {
+    # Members retry the rebalance rather than look for a new coordinator.
+    ErrorCode.request_timed_out: ErrorCode.rebalance_in_progress,
+}
+_OFFSET_COMMIT = (
+    _NOT_HERE
+    | dict.fromkeys(_TOO_LARGE, ErrorCode.invalid_commit_offset_size)
+    | {ErrorCode.request_timed_out: ErrorCode.request_timed_out}
 )
 
 
 def group_metadata_append_error(error: ErrorCode) -> ErrorCode:
     """For JoinGroup and SyncGroup answers that waited on a group metadata record."""
-    if error in _UNAVAILABLE:
-        return ErrorCode.coordinator_not_available
-    if error in _MOVED:
-        return ErrorCode.not_coordinator
-    if error is ErrorCode.request_timed_out:
-        # Members retry the rebalance rather than look for a new coordinator.
-        return ErrorCode.rebalance_in_progress
-    return ErrorCode.unknown_server_error
+    return _GROUP_METADATA.get(error, ErrorCode.unknown_server_error)
 
 
 def offset_commit_append_error(error: ErrorCode) -> ErrorCode:
     """For OffsetCommit answers."""
-    if error in _UNAVAILABLE:
-        return ErrorCode.coordinator_not_available
-    if error in _MOVED:
-        return ErrorCode.not_coordinator
-    if error in _TOO_LARGE:
-        return ErrorCode.invalid_commit_offset_size
-    if error is ErrorCode.request_timed_out:
-        return ErrorCode.request_timed_out
-    return ErrorCode.unknown_server_error
+    return _OFFSET_COMMIT.get(error, ErrorCode.unknown_server_error)
 
 
 def deletion_append_error(error: ErrorCode) -> ErrorCode:
     """For OffsetDelete and DeleteGroups answers."""
-    if error in _UNAVAILABLE:
-        return ErrorCode.coordinator_not_available
-    if error in _MOVED:
-        return ErrorCode.not_coordinator
-    return ErrorCode.unknown_server_error
+    return _NOT_HERE.get(error, ErrorCode.unknown_server_error)
 
 
 def retriable_append_error(error: ErrorCode) -> ErrorCode:

@@ -17,31 +17,20 @@ from kgroups.coordinator.delayed_operations import Timers
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.failed_replies import failed_response
 from kgroups.coordinator.group_table import GroupTable
-from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.result import AppendToken, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS, InFlight, Kept, Part, Snapshot
+from kgroups.coordinator.shard_parts import ShardParts
 from kgroups.coordinator.turn import Turn
-from kgroups.coordinator.txn_batches import TxnBatches
-from kgroups.coordinator.txn_offsets import TransactionalOffsets
 
 
 class CallJournal:
-    def __init__(
-        self,
-        table: GroupTable,
-        timers: Timers,
-        consumer: ConsumerGroupCoordinator,
-        membership: Membership,
-        txn: TransactionalOffsets,
-        txn_batches: TxnBatches,
-        first_result: Callable[[int], None],
-    ) -> None:
-        self._table = table
-        self._timers = timers
-        self._consumer = consumer
-        self._membership = membership
-        self._txn = txn
-        self._txn_batches = txn_batches
+    def __init__(self, parts: ShardParts, first_result: Callable[[int], None]) -> None:
+        self._table = parts.table
+        self._timers = parts.timers
+        self._consumer = parts.consumer
+        self._membership = parts.membership
+        self._txn = parts.txn
+        self._txn_batches = parts.txn_batches
         # Called with the time of the first call that tells it (None after).
         self._first_result: Callable[[int], None] | None = first_result
         self._batch_ids = itertools.count(1)

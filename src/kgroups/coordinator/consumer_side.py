@@ -22,55 +22,39 @@ from kio.schema.leave_group.v5.request import LeaveGroupRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
-from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.consumer import (
     ConsumerGroup,
-    ConsumerGroupCoordinator,
     HeartbeatAnswer,
     HeartbeatError,
     HeartbeatRequest,
-    TopicsView,
 )
-from kgroups.coordinator.consumer.classic_members import ClassicProtocolMembers
 from kgroups.coordinator.consumer.offsets import offset_commit_error, offset_fetch_error
 from kgroups.coordinator.consumer_messages import heartbeat_error, heartbeat_request
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import group_metadata_record, group_tombstone
-from kgroups.coordinator.group_table import GroupTable
-from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import (
-    OffsetHandlers,
     fetch_response,
     txn_commit_response,
 )
 from kgroups.coordinator.parked_requests import answer_parked
 from kgroups.coordinator.responses import heartbeat_response, join_error
+from kgroups.coordinator.shard_parts import ShardParts
 from kgroups.coordinator.turn import Turn
 
 _MILLISECOND = datetime.timedelta(milliseconds=1)
 
 
 class ConsumerSide:
-    def __init__(
-        self,
-        table: GroupTable,
-        membership: Membership,
-        offsets: OffsetHandlers,
-        consumer: ConsumerGroupCoordinator,
-        classic_members: ClassicProtocolMembers,
-        topics: TopicsView,
-        config: CoordinatorConfig,
-        guard: Callable[[str], None],
-    ) -> None:
-        self._table = table
-        self._membership = membership
-        self._offsets = offsets
-        self._consumer = consumer
-        self._classic_members = classic_members
-        self._topics = topics
-        self._config = config
+    def __init__(self, parts: ShardParts, guard: Callable[[str], None]) -> None:
+        self._table = parts.table
+        self._membership = parts.membership
+        self._offsets = parts.offsets
+        self._consumer = parts.consumer
+        self._classic_members = parts.classic_members
+        self._topics = parts.topics
+        self._config = parts.config
         # Journals a classic group whose changes build on a batch in flight.
         self._guard = guard
 

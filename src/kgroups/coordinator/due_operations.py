@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kgroups.coordinator.config import CoordinatorConfig
-from kgroups.coordinator.consumer import ConsumerGroupCoordinator
 from kgroups.coordinator.consumer_side import ConsumerSide
 from kgroups.coordinator.delayed_operations import (
     RETENTION_KEY,
@@ -16,44 +14,34 @@ from kgroups.coordinator.delayed_operations import (
     MemberDeadline,
     RetentionCheck,
     SyncDeadline,
-    Timers,
 )
-from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_handlers import OffsetHandlers
+from kgroups.coordinator.shard_parts import ShardParts
 from kgroups.coordinator.timers import TimerKey
 from kgroups.coordinator.turn import Turn
 
 
 class DueOperations:
     def __init__(
-        self,
-        timers: Timers,
-        membership: Membership,
-        offsets: OffsetHandlers,
-        consumer: ConsumerGroupCoordinator,
-        consumer_side: ConsumerSide,
-        config: CoordinatorConfig,
-        guard: Callable[[str], None],
+        self, parts: ShardParts, consumer_side: ConsumerSide, guard: Callable[[str], None]
     ) -> None:
-        self._timers = timers
-        self._membership = membership
-        self._offsets = offsets
-        self._consumer = consumer
+        self._parts = parts
         self._consumer_side = consumer_side
-        self._retention_check_interval_ms = config.offsets_retention_check_interval_ms
+        self._retention_check_interval_ms = parts.config.offsets_retention_check_interval_ms
         # Journals a classic group whose changes build on a batch in flight.
         self._guard = guard
 
     def arm_retention(self, now_ms: int) -> None:
         """Start the periodic sweep of expired offsets."""
-        self._timers.schedule(
+        self._parts.timers.schedule(
             RETENTION_KEY, now_ms + self._retention_check_interval_ms, RetentionCheck()
         )
 
     def fire(self, turn: Turn) -> None:
         """Every delayed operation due at ``turn.now``."""
         now_ms = turn.now
-        timers = self._timers
+        parts = self._parts
+        timers = parts.timers
+        membership = parts.membership
         fired: set[TimerKey] = set()
         while True:
             due = timers.pop_due(now_ms)
@@ -69,17 +57,17 @@ class DueOperations:
             if not isinstance(operation, RetentionCheck):
                 self._guard(key.group_id)
             if isinstance(operation, MemberDeadline):
-                self._membership.on_member_deadline(key.group_id, key.member_id, operation, turn)
+                membership.on_member_deadline(key.group_id, key.member_id, operation, turn)
             elif isinstance(operation, JoinDeadline):
-                self._membership.on_join_deadline(key.group_id, operation, turn)
+                membership.on_join_deadline(key.group_id, operation, turn)
             elif isinstance(operation, SyncDeadline):
-                self._membership.on_sync_deadline(key.group_id, operation, turn)
+                membership.on_sync_deadline(key.group_id, operation, turn)
             else:
                 subscribed = {
                     g: group.subscribed_topic_names()
-                    for g, group in self._consumer.table.groups.items()
+                    for g, group in parts.consumer.table.groups.items()
                     if group.members
                 }
-                self._offsets.expire_offsets(now_ms, turn.fx, subscribed)
+                parts.removal.expire_offsets(now_ms, turn.fx, subscribed)
                 timers.schedule(key, now_ms + self._retention_check_interval_ms, operation)
         self._consumer_side.expire(turn)

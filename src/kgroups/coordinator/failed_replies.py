@@ -4,6 +4,7 @@ taken back because a batch could not be stored."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeVar
 
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
@@ -29,6 +30,9 @@ from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, heartbeat_response,
 from kgroups.coordinator.result import Response
 from kgroups.coordinator.views import described
 
+# Both commit responses, one shape: topics of partitions, each with its error.
+_CommitResponse = TypeVar("_CommitResponse", OffsetCommitResponse, TxnOffsetCommitResponse)
+
 
 def failed_response(response: Response, error: ErrorCode) -> Response:
     """``response`` with the client's error for the storage ``error``.
@@ -37,39 +41,9 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
     that does not exist, a group that was not found) keep it.
     """
     if isinstance(response, OffsetCommitResponse):
-        commit_error = offset_commit_append_error(error)
-        return dataclasses.replace(
-            response,
-            topics=tuple(
-                dataclasses.replace(
-                    topic,
-                    partitions=tuple(
-                        dataclasses.replace(p, error_code=commit_error)
-                        if p.error_code is ErrorCode.none
-                        else p
-                        for p in topic.partitions
-                    ),
-                )
-                for topic in response.topics
-            ),
-        )
+        return _commit_failed(response, error)
     if isinstance(response, TxnOffsetCommitResponse):
-        commit_error = offset_commit_append_error(error)
-        return dataclasses.replace(
-            response,
-            topics=tuple(
-                dataclasses.replace(
-                    topic,
-                    partitions=tuple(
-                        dataclasses.replace(p, error_code=commit_error)
-                        if p.error_code is ErrorCode.none
-                        else p
-                        for p in topic.partitions
-                    ),
-                )
-                for topic in response.topics
-            ),
-        )
+        return _commit_failed(response, error)
     if isinstance(response, ErrorCode):
         return error  # a transaction marker: the append's own error
     if isinstance(response, JoinGroupResponse):
@@ -124,3 +98,23 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
             response, groups=tuple(described(g.group_id, retriable) for g in response.groups)
         )
     return response  # ListGroups: not about any one group
+
+
+def _commit_failed(response: _CommitResponse, error: ErrorCode) -> _CommitResponse:
+    """Each partition stored without error answers the commit's append error."""
+    commit_error = offset_commit_append_error(error)
+    return dataclasses.replace(
+        response,
+        topics=tuple(
+            dataclasses.replace(
+                topic,
+                partitions=tuple(
+                    dataclasses.replace(p, error_code=commit_error)
+                    if p.error_code is ErrorCode.none
+                    else p
+                    for p in topic.partitions
+                ),
+            )
+            for topic in response.topics
+        ),
+    )

@@ -1,25 +1,18 @@
-"""OffsetCommit, OffsetFetch, OffsetDelete and DeleteGroups.
+"""OffsetCommit, TxnOffsetCommit and OffsetFetch on classic groups.
 
 Commits are fenced like Kafka's: a group managed by the coordinator takes
 commits only from members of its current generation, while generation -1
 commits ("simple" consumers, admin tools) go to groups without members.
-Every stored or removed offset is a record applied through the replay path.
+Every stored offset is a record applied through the replay path; the ways
+offsets go are in offset_removal.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
-from kio.schema.delete_groups.v2.response import DeletableGroupResult, DeleteGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.offset_commit.v9.request import OffsetCommitRequest, OffsetCommitRequestPartition
-from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
-from kio.schema.offset_delete.v0.response import (
-    OffsetDeleteResponse,
-    OffsetDeleteResponsePartition,
-    OffsetDeleteResponseTopic,
-)
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponse,
@@ -42,22 +35,14 @@ from kgroups.coordinator.current_member import (
 )
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.group_records import (
-    group_tombstone,
-    offset_record,
-    offset_tombstone,
-)
+from kgroups.coordinator.group_records import offset_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.member import Member
 from kgroups.coordinator.membership import Membership
-from kgroups.coordinator.offset_expiry import expired_offsets
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE, commit_response
 from kgroups.coordinator.state import (
     CREATE_AND_STORE,
-    DELETE_GROUP,
-    DELETE_OFFSETS,
-    DELETE_UNSUBSCRIBED_OFFSETS,
     MEMBERS_ONLY,
     READ_OFFSETS,
     STORE_AND_KEEP_ALIVE,
@@ -72,8 +57,6 @@ from kgroups.coordinator.txn_offsets import TransactionalOffsets
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 
 NO_OFFSET = -1
-_NOTHING_DECIDED: Mapping[str, ErrorCode] = {}
-_NO_TOPICS: Mapping[str, frozenset[str]] = {}
 NO_METADATA = ""
 # Building a NamedTuple straight from a tuple skips its generated __new__: the
 # commit path builds two per partition.
@@ -109,16 +92,6 @@ class OffsetHandlers:
             },
         )
         self._fetches = rules_by_state(Request.OFFSET_FETCH, {READ_OFFSETS: _read_offsets})
-        self._offset_deletes = answers_by_state(
-            Request.OFFSET_DELETE,
-            {
-                DELETE_OFFSETS: _no_offsets_kept,
-                DELETE_UNSUBSCRIBED_OFFSETS: _subscribed_offsets_kept,
-            },
-        )
-        self._group_deletes = answers_by_state(
-            Request.DELETE_GROUPS, {DELETE_GROUP: self._delete_group}
-        )
 
     # -- OffsetCommit ------------------------------------------------------
 
@@ -307,148 +280,6 @@ class OffsetHandlers:
             ErrorCode.none,
         )
 
-    # -- OffsetDelete ------------------------------------------------------
-
-    def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, fx: Effects) -> None:
-        if not req.group_id:
-            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.invalid_group_id))
-            return
-        group = self._table.get(req.group_id)
-        if group is None:
-            error = answer_without_group(Request.OFFSET_DELETE)
-            fx.reply(ctx.reply_to, _offset_delete_error(error))
-            return
-        requested = [
-            TopicPartition(topic.name, p.partition_index)
-            for topic in req.topics
-            for p in topic.partitions
-        ]
-        answer = self._offset_deletes[group.state]
-        subscribed = answer if isinstance(answer, ErrorCode) else answer(group, requested)
-        if isinstance(subscribed, ErrorCode):
-            fx.reply(ctx.reply_to, _offset_delete_error(subscribed))
-            return
-
-        eligible = [tp for tp in requested if tp not in subscribed]
-        self._remove_offsets(group, eligible, fx)
-        by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
-        for tp in requested:
-            error = ErrorCode.group_subscribed_to_topic if tp in subscribed else ErrorCode.none
-            by_topic.setdefault(tp.topic, []).append(
-                OffsetDeleteResponsePartition(partition_index=i32(tp.partition), error_code=error)
-            )
-        fx.reply(
-            ctx.reply_to,
-            OffsetDeleteResponse(
-                error_code=ErrorCode.none,
-                throttle_time=NO_THROTTLE,
-                topics=tuple(
-                    OffsetDeleteResponseTopic(name=TopicName(topic), partitions=tuple(partitions))
-                    for topic, partitions in by_topic.items()
-                ),
-            ),
-        )
-
-    # -- DeleteGroups ------------------------------------------------------
-
-    def delete_groups(
-        self,
-        req: DeleteGroupsRequest,
-        ctx: RequestContext,
-        fx: Effects,
-        consumer_groups: Mapping[str, ErrorCode] = _NOTHING_DECIDED,
-    ) -> None:
-        """``consumer_groups``: the answers for the consumer groups (KIP-848)
-        among them; the offsets of those deleted go too."""
-        outcome: list[tuple[str, ErrorCode | None]] = []
-        for group_id in dict.fromkeys(req.groups_names):
-            group = self._table.get(group_id)
-            decided = consumer_groups.get(group_id)
-            if decided is not None:
-                if decided is ErrorCode.none and group is not None:
-                    self._delete_group(group, fx)
-                outcome.append((group_id, decided))
-                continue
-            if group is None:
-                outcome.append((group_id, answer_without_group(Request.DELETE_GROUPS)))
-                continue
-            answer = self._group_deletes[group.state]
-            if isinstance(answer, ErrorCode):
-                outcome.append((group_id, answer))
-            else:
-                answer(group, fx)
-                outcome.append((group_id, None))
-        fx.reply(ctx.reply_to, _delete_groups_response(outcome, ErrorCode.none))
-
-    def _delete_group(self, group: ClassicGroup, fx: Effects) -> None:
-        # Its last offsets gone, an Empty group goes too; pending
-        # transactional offsets go with them.
-        pending = self._txn.partitions(group.group_id) - group.offsets.keys()
-        self._remove_offsets(group, [*group.offsets, *pending], fx)
-
-    # -- retention ---------------------------------------------------------
-
-    def expire_offsets(
-        self, now: int, fx: Effects, consumer_groups: Mapping[str, frozenset[str]] = _NO_TOPICS
-    ) -> None:
-        """Drop expired offsets, and Empty groups left without any.
-
-        Like Kafka, a lost batch of these tombstones is not retried: the
-        offsets come back on the next load and expire again.
-        ``consumer_groups``: the topics each consumer group with members
-        subscribes to, whose offsets are kept.
-        """
-        retention = self._config.offsets_retention_ms
-        for group in list(self._table):
-            topics = consumer_groups.get(group.group_id)
-            expired = expired_offsets(group, now, retention, topics)
-            if group.group_id in self._pending_groups:
-                # Not while a transaction may still commit the partition.
-                expired = [tp for tp in expired if not self._txn.has(group.group_id, tp)]
-            self._remove_offsets(group, expired, fx)
-
-    def delete_topic_offsets(self, topics: frozenset[str], fx: Effects) -> None:
-        """Deleted topics' offsets go from every group (Kafka's onPartitionsDeleted),
-        so a topic created again under the same name does not inherit them."""
-        for group in list(self._table):
-            gone = [tp for tp in group.offsets if tp.topic in topics]
-            if group.group_id in self._pending_groups:
-                pending = self._txn.partitions(group.group_id) - group.offsets.keys()
-                gone += [tp for tp in pending if tp.topic in topics]
-            if gone:
-                self._remove_offsets(group, gone, fx)
-
-    # -- shared by the deletions -------------------------------------------
-
-    def _remove_offsets(
-        self, group: ClassicGroup, partitions: list[TopicPartition], fx: Effects
-    ) -> None:
-        """Tombstone the offsets, committed or pending in a transaction; a
-        group left Empty with none goes too."""
-        group_id = group.group_id
-        pending = group_id in self._pending_groups
-        removed = [
-            tp
-            for tp in partitions
-            if tp in group.offsets or (pending and self._txn.has(group_id, tp))
-        ]
-        committed = sum(1 for tp in removed if tp in group.offsets)
-        goes_too = group.is_in(GroupState.EMPTY) and committed == len(group.offsets)
-        if removed or goes_too:
-            self._table.guard(group_id)
-        for tp in removed:
-            fx.emit(offset_tombstone(group_id, tp), self._table)
-            if pending:
-                self._txn.remove(group_id, tp)
-        if goes_too and self._txn.has_group(group_id):
-            return  # kept while a transaction may still commit offsets to it
-        if goes_too:
-            if group.generation_id > 0:
-                fx.emit(group_tombstone(group.group_id), self._table)
-            else:
-                # Never stored as metadata: forgetting it needs no record.
-                self._table.drop(group)
-
 
 def _store_offsets(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> None:
     """Stored as they come."""
@@ -463,20 +294,6 @@ def _members_only(group: ClassicGroup | None, req: OffsetCommitRequest, now: int
 
 def _read_offsets(group: ClassicGroup | None) -> Mapping[TopicPartition, CommittedOffset]:
     return {} if group is None else group.offsets
-
-
-def _no_offsets_kept(group: ClassicGroup, requested: list[TopicPartition]) -> set[TopicPartition]:
-    return set()
-
-
-def _subscribed_offsets_kept(
-    group: ClassicGroup, requested: list[TopicPartition]
-) -> set[TopicPartition] | ErrorCode:
-    """The offsets a consumer group still consumes, which stay."""
-    if not group.is_consumer_group():
-        # Only a consumer group's subscriptions can be read.
-        return ErrorCode.non_empty_group
-    return {tp for tp in requested if group.is_subscribed_to_topic(tp.topic)}
 
 
 def _java_length(text: str) -> int:
@@ -543,23 +360,5 @@ def fetch_response(
         throttle_time=NO_THROTTLE,
         groups=(
             OffsetFetchResponseGroup(group_id=GroupId(group_id), topics=topics, error_code=error),
-        ),
-    )
-
-
-def _offset_delete_error(error: ErrorCode) -> OffsetDeleteResponse:
-    return OffsetDeleteResponse(error_code=error, throttle_time=NO_THROTTLE, topics=())
-
-
-def _delete_groups_response(
-    outcome: Iterable[tuple[str, ErrorCode | None]], default: ErrorCode
-) -> DeleteGroupsResponse:
-    return DeleteGroupsResponse(
-        throttle_time=NO_THROTTLE,
-        results=tuple(
-            DeletableGroupResult(
-                group_id=GroupId(group_id), error_code=default if error is None else error
-            )
-            for group_id, error in outcome
         ),
     )

@@ -136,46 +136,26 @@ def described(
 
 
 def listed_groups(
-    groups: Iterable[ClassicGroup],
+    group_type: str,
+    groups: Iterable[tuple[str, str, str]],
     states_filter: Iterable[str],
     types_filter: Iterable[str],
 ) -> tuple[ListedGroup, ...]:
-    """Groups matching both filters; an empty filter matches everything (case-insensitive)."""
+    """``groups`` (id, protocol type, state) of one type, those matching both
+    filters; an empty filter matches everything (case-insensitive)."""
     states = {s.lower() for s in states_filter}
     types = {t.lower() for t in types_filter}
-    if types and CLASSIC_GROUP_TYPE not in types:
+    if types and group_type not in types:
         return ()
     return tuple(
         ListedGroup(
-            group_id=GroupId(group.group_id),
-            protocol_type=group.protocol_type or "",
-            group_state=str(group.state),
-            group_type=CLASSIC_GROUP_TYPE,
+            group_id=GroupId(group_id),
+            protocol_type=protocol_type,
+            group_state=state,
+            group_type=group_type,
         )
-        for group in groups
-        if not states or group.state.lower_name in states
-    )
-
-
-def listed_consumer_groups(
-    groups: Iterable[ConsumerGroup],
-    states_filter: Iterable[str],
-    types_filter: Iterable[str],
-) -> tuple[ListedGroup, ...]:
-    """Consumer groups (KIP-848) matching both filters, as ``listed_groups``."""
-    states = {s.lower() for s in states_filter}
-    types = {t.lower() for t in types_filter}
-    if types and CONSUMER_GROUP_TYPE not in types:
-        return ()
-    return tuple(
-        ListedGroup(
-            group_id=GroupId(group.group_id),
-            protocol_type=CONSUMER_PROTOCOL_TYPE,
-            group_state=str(group.state),
-            group_type=CONSUMER_GROUP_TYPE,
-        )
-        for group in groups
-        if not states or str(group.state).lower() in states
+        for group_id, protocol_type, state in groups
+        if not states or state.lower() in states
     )
 
 
@@ -203,13 +183,18 @@ def list_groups_response(
     error: ErrorCode,
 ) -> ListGroupsResponse:
     """A shard's groups of both kinds (the shell concatenates the shards' lists)."""
+    states, types = req.states_filter, req.types_filter
+    classic_groups = (
+        (g.group_id, g.protocol_type or "", str(g.state))
+        for g in classic
+        if g.group_id not in consumer
+    )
+    consumer_groups = (
+        (g.group_id, CONSUMER_PROTOCOL_TYPE, str(g.state)) for g in consumer.values()
+    )
     return ListGroupsResponse(
         throttle_time=NO_THROTTLE,
         error_code=error,
-        groups=listed_groups(
-            (g for g in classic if g.group_id not in consumer),
-            req.states_filter,
-            req.types_filter,
-        )
-        + listed_consumer_groups(consumer.values(), req.states_filter, req.types_filter),
+        groups=listed_groups(CLASSIC_GROUP_TYPE, classic_groups, states, types)
+        + listed_groups(CONSUMER_GROUP_TYPE, consumer_groups, states, types),
     )

@@ -55,6 +55,8 @@ from kgroups.coordinator.consumer.coordinator import ConsumerGroupCoordinator, R
 from kgroups.coordinator.consumer.group import ConsumerGroup
 from kgroups.coordinator.consumer.heartbeat_messages import HeartbeatError
 from kgroups.coordinator.consumer.member import ConsumerGroupMember, MemberState
+from kgroups.coordinator.consumer.member_removal import remove_member
+from kgroups.coordinator.consumer.reconciliation_step import reconcile_member
 from kgroups.coordinator.consumer.records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
@@ -235,7 +237,7 @@ class ClassicProtocolMembers:
         c._advance(group, bump, topics, now_ms)
         owned = _owned(subscription.owned_partitions, topics)
         if not member.is_reconciled_to(group.assignment_epoch):
-            c._reconcile(group, member, owned, now_ms)
+            reconcile_member(group, member, owned, now_ms, c._emit, c.timers)
         c.schedule_session(group.group_id, member, now_ms)
         # The member has its rebalance timeout to send SyncGroup.
         c.timers.schedule(
@@ -388,8 +390,7 @@ class ClassicProtocolMembers:
             members=tuple(self._classic_member(group, m, protocol) for m in members),
         )
         for member in members:
-            c._remove_member_records(group_id, member.member_id)
-            c._cancel_timers(group_id, member.member_id)
+            remove_member(group_id, member.member_id, c._emit, c.timers)
         return c.delete_group(group_id), value  # with the records above
 
     def _classic_member(

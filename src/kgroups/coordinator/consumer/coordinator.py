@@ -21,7 +21,9 @@ partitions to revoke) are deadlines on the caller's clock: the shell asks
 
 The checks made before anything is written are in heartbeat_checks.py, the
 target assignment in target_assignment.py, the member's metadata record in
-member_metadata.py.
+member_metadata.py, the regexes' records in regex_refresh.py, a
+reconciliation step's in reconciliation_step.py, and what members leaving
+and a group's deletion write in member_removal.py.
 """
 
 from __future__ import annotations
@@ -49,25 +51,18 @@ from kgroups.coordinator.consumer.member import (
     ConsumerGroupMember,
     MemberState,
 )
-from kgroups.coordinator.consumer.member_metadata import (
-    heartbeat_metadata,
-    replacement_metadata,
-    same_metadata,
+from kgroups.coordinator.consumer.member_metadata import heartbeat_metadata, same_metadata
+from kgroups.coordinator.consumer.member_removal import (
+    delete_empty_group,
+    fence_member,
+    next_group_epoch,
+    replace_member,
 )
-from kgroups.coordinator.consumer.reconciliation import (
-    FencedMemberEpoch,
-    OwnedPartitions,
-    reconcile,
-)
-
-# The record vocabulary table.py replays, by name: the two sides of one format.
+from kgroups.coordinator.consumer.reconciliation_step import reconcile_member
 from kgroups.coordinator.consumer.records import (
     CURRENT_MEMBER_ASSIGNMENT,
     GROUP_METADATA,
     MEMBER_METADATA,
-    PARTITION_METADATA,
-    TARGET_ASSIGNMENT_MEMBER,
-    TARGET_ASSIGNMENT_METADATA,
     ConsumerGroupKey,
     ConsumerGroupValue,
     CurrentMemberAssignmentValue,
@@ -75,21 +70,13 @@ from kgroups.coordinator.consumer.records import (
     GroupMetadataValue,
     MemberKey,
     MemberMetadataValue,
-    RegularExpressionKey,
-    RegularExpressionValue,
-    TargetAssignmentMemberValue,
     encode_record,
 )
-from kgroups.coordinator.consumer.regex import regexes_due, resolve
+from kgroups.coordinator.consumer.regex import regexes_due
+from kgroups.coordinator.consumer.regex_refresh import drop_unused_regex, refresh_regexes
 from kgroups.coordinator.consumer.table import ConsumerGroupTable
 from kgroups.coordinator.consumer.target_assignment import target_assignment
-from kgroups.coordinator.consumer.timer_keys import (
-    CLASSIC_JOIN,
-    REBALANCE,
-    SESSION,
-    ConsumerTimerKey,
-    session_key,
-)
+from kgroups.coordinator.consumer.timer_keys import REBALANCE, ConsumerTimerKey, session_key
 from kgroups.coordinator.consumer.topics import TopicsView, metadata_hash
 from kgroups.coordinator.consumer_assignors import EMPTY_ASSIGNMENT, assignor, assignors
 from kgroups.coordinator.timers import TimerQueue
@@ -217,14 +204,16 @@ class ConsumerGroupCoordinator:
         group = self.table.groups[group_id]  # created by the first record
         member = group.members[member_id]
         if old_regex and old_regex != member.subscribed_topic_regex:
-            self._drop_unused_regex(group, old_regex)
+            drop_unused_regex(group, old_regex, self._emit)
         # 2. The target assignment.
         self._advance(group, bump, topics, now_ms)
 
         # 3. One reconciliation step.
         old_assigned = member.assigned_partitions
         if not member.is_reconciled_to(group.assignment_epoch):
-            self._reconcile(group, member, request.owned_partitions, now_ms)
+            reconcile_member(
+                group, member, request.owned_partitions, now_ms, self._emit, self.timers
+            )
 
         self.schedule_session(group_id, member, now_ms)
         full = joining or (
@@ -250,7 +239,8 @@ class ConsumerGroupCoordinator:
         resolution or the subscribed topics changed, then compute the target
         assignment if it lags."""
         if group.subscribed_regexes():
-            bump |= self._maybe_refresh_regexes(group, topics, now_ms)
+            interval_ms = self.config.regex_refresh_interval_ms
+            bump |= refresh_regexes(group, topics, now_ms, interval_ms, self._emit)
         if bump or group.topics_version_seen != topics.version:
             group.topics_version_seen = topics.version
             new_hash = metadata_hash(group.subscribed_topic_names(), topics)
@@ -294,84 +284,8 @@ class ConsumerGroupCoordinator:
     ) -> ConsumerGroupMember:
         """A static member rejoining under a new member id takes over the old
         one's assignment, at epoch 0."""
-        group_id = group.group_id
-        target = group.target_of(old.member_id)
-        self._remove_member_records(group_id, old.member_id)
-        self._cancel_timers(group_id, old.member_id)
-        self._emit(
-            MemberKey(MEMBER_METADATA, group_id, member_id),
-            replacement_metadata(old),
-        )
-        self._emit(
-            MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
-            TargetAssignmentMemberValue(target),
-        )
-        self._emit(
-            MemberKey(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id),
-            CurrentMemberAssignmentValue(
-                0, 0, old.state, old.assigned_partitions, old.partitions_pending_revocation
-            ),
-        )
-        return self.table.groups[group_id].members[member_id]
-
-    # -- regular expressions -------------------------------------------------
-
-    def _drop_unused_regex(self, group: ConsumerGroup, regex: str) -> None:
-        if not group.regex_subscribers(regex) and regex in group.regexes:
-            self._emit(RegularExpressionKey(group.group_id, regex), None)
-
-    def _maybe_refresh_regexes(self, group: ConsumerGroup, topics: TopicsView, now_ms: int) -> bool:
-        """Resolve the group's regexes again when due (regex.py); whether a
-        regex now resolves to other topics (the group epoch must move on)."""
-        if not regexes_due(group, topics, now_ms, self.config.regex_refresh_interval_ms):
-            return False
-        group.regexes_version_seen = topics.version
-        changed = False
-        for regex, matched in resolve(group.subscribed_regexes(), topics.names()).items():
-            old = group.regexes.get(regex)
-            changed |= old is None or old[0] != matched
-            self._emit(
-                RegularExpressionKey(group.group_id, regex),
-                RegularExpressionValue(matched, topics.version, now_ms),
-            )
-        return changed
-
-    # -- reconciliation ------------------------------------------------------
-
-    def _reconcile(
-        self,
-        group: ConsumerGroup,
-        member: ConsumerGroupMember,
-        owned: OwnedPartitions | None,
-        now_ms: int,
-    ) -> None:
-        try:
-            step = reconcile(
-                member,
-                group.assignment_epoch,
-                group.target_of(member.member_id),
-                group.partition_epoch,
-                owned,
-            )
-        except FencedMemberEpoch as e:
-            raise HeartbeatError(ErrorCode.fenced_member_epoch, str(e)) from None
-        if not step.differs_from(member):
-            return
-        self._emit(
-            MemberKey(CURRENT_MEMBER_ASSIGNMENT, group.group_id, member.member_id),
-            CurrentMemberAssignmentValue(
-                step.member_epoch,
-                step.previous_member_epoch,
-                int(step.state),
-                step.assigned_partitions,
-                step.partitions_pending_revocation,
-            ),
-        )
-        key = ConsumerTimerKey(REBALANCE, group.group_id, member.member_id)
-        if step.state is MemberState.UNREVOKED_PARTITIONS:
-            self.timers.schedule(key, now_ms + member.rebalance_timeout_ms, step.member_epoch)
-        else:
-            self.timers.cancel(key)
+        replace_member(self.table, group, old, member_id, self._emit, self.timers)
+        return self.table.groups[group.group_id].members[member_id]
 
     # -- leaving and fencing -------------------------------------------------
 
@@ -401,23 +315,9 @@ class ConsumerGroupCoordinator:
         return HeartbeatAnswer(member_id=request.member_id, member_epoch=request.member_epoch)
 
     def _fence(self, group: ConsumerGroup, member_id: str, topics: TopicsView) -> None:
-        """Remove the member; the group epoch moves on so that the others get
-        its partitions."""
-        group_id = group.group_id
-        regex = group.members[member_id].subscribed_topic_regex
-        self.removed_from.add(group_id)
-        self._remove_member_records(group_id, member_id)
-        if regex:
-            self._drop_unused_regex(group, regex)
-        # The remaining subscriptions may cover fewer topics.
-        group.topics_version_seen = topics.version
-        self._emit(
-            GroupKey(GROUP_METADATA, group_id),
-            GroupMetadataValue(
-                group.group_epoch + 1, metadata_hash(group.subscribed_topic_names(), topics)
-            ),
-        )
-        self._cancel_timers(group_id, member_id)
+        """Remove the member; the others get its partitions."""
+        self.removed_from.add(group.group_id)
+        fence_member(group, member_id, topics, self._emit, self.timers)
 
     def fence_now(self, group_id: str, member_id: str, topics: TopicsView) -> list[Record]:
         """The member's session ends now (a fault a test injects): fenced; the
@@ -432,24 +332,8 @@ class ConsumerGroupCoordinator:
         member reconciles to a new assignment epoch (a fault a test injects)."""
         group = self.table.get(group_id)
         if group is not None:
-            self._emit(
-                GroupKey(GROUP_METADATA, group_id),
-                GroupMetadataValue(
-                    group.group_epoch + 1,
-                    metadata_hash(group.subscribed_topic_names(), topics),
-                ),
-            )
+            next_group_epoch(group, topics, self._emit)
         return self._take_records()
-
-    def _remove_member_records(self, group_id: str, member_id: str) -> None:
-        self._emit(MemberKey(CURRENT_MEMBER_ASSIGNMENT, group_id, member_id), None)
-        self._emit(MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id), None)
-        self._emit(MemberKey(MEMBER_METADATA, group_id, member_id), None)
-
-    def _cancel_timers(self, group_id: str, member_id: str) -> None:
-        self.timers.cancel(ConsumerTimerKey(SESSION, group_id, member_id))
-        self.timers.cancel(ConsumerTimerKey(REBALANCE, group_id, member_id))
-        self.timers.cancel(ConsumerTimerKey(CLASSIC_JOIN, group_id, member_id))
 
     # -- timers --------------------------------------------------------------
 
@@ -492,11 +376,5 @@ class ConsumerGroupCoordinator:
             return []
         if group.members:
             raise HeartbeatError(ErrorCode.non_empty_group, f"Group {group_id} is not empty.")
-        for member_id in list(group.target_assignment):
-            self._emit(MemberKey(TARGET_ASSIGNMENT_MEMBER, group_id, member_id), None)
-        for regex in list(group.regexes):
-            self._emit(RegularExpressionKey(group_id, regex), None)
-        self._emit(GroupKey(TARGET_ASSIGNMENT_METADATA, group_id), None)
-        self._emit(GroupKey(PARTITION_METADATA, group_id), None)
-        self._emit(GroupKey(GROUP_METADATA, group_id), None)
+        delete_empty_group(group, self._emit)
         return self._take_records()

@@ -50,18 +50,3 @@ def same_metadata(member: ConsumerGroupMember, value: MemberMetadataValue) -> bo
         and member.server_assignor == value.server_assignor
         and member.classic == value.classic_member_metadata
     )
-
-
-def replacement_metadata(old: ConsumerGroupMember) -> MemberMetadataValue:
-    """A static member rejoining under a new member id keeps the old one's metadata."""
-    return MemberMetadataValue(
-        instance_id=old.instance_id,
-        rack_id=old.rack_id,
-        client_id=old.client_id,
-        client_host=old.client_host,
-        subscribed_topic_names=old.subscribed_topic_names,
-        subscribed_topic_regex=old.subscribed_topic_regex,
-        rebalance_timeout_ms=old.rebalance_timeout_ms,
-        server_assignor=old.server_assignor,
-        classic_member_metadata=old.classic,
-    )

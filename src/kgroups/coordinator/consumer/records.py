@@ -37,7 +37,7 @@ id order and partitions ascending, so the same state gives the same bytes.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TypeAlias
@@ -164,6 +164,7 @@ class ClassicMemberMetadata:
     supported_protocols: tuple[tuple[str, bytes], ...]
 
 
+# Kafka's type 5 value: a wire schema apart from the classic member's in coordinator/records.py.
 @dataclass(frozen=True, slots=True)
 class MemberMetadataValue:
     instance_id: str | None
@@ -214,6 +215,9 @@ ConsumerGroupValue: TypeAlias = (
     | CurrentMemberAssignmentValue
     | RegularExpressionValue
 )
+
+Emit = Callable[[ConsumerGroupKey, ConsumerGroupValue | None], None]
+"""Writes one record, applied at once (the coordinator's ``_emit``)."""
 
 
 def _write_assignment(writer: Writer, assignment: Assignment) -> None:

@@ -4,6 +4,7 @@ credentials."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.alter_user_scram_credentials.v0 import AlterUserScramCredentialsResponse
@@ -33,6 +34,7 @@ from kgroups.handlers.common import NO_THROTTLE
 from kgroups.protocol.types import i32
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 
+# Alike in every guard family yet nothing to share: names from checks.py, a guard's signature.
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.runtime.context import RequestContext
@@ -67,23 +69,20 @@ async def describe_configs(
 
     denied = [r for r in body.resources if not may(r)]
     return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "resources",
-        denied,
-        "results",
-        lambda denied: tuple(
-            DescribeConfigsResult(
-                error_code=_CONFIG_RESOURCES[r.resource_type][1],
-                error_message=None,
-                resource_type=r.resource_type,
-                resource_name=r.resource_name,
-                configs=(),
-            )
-            for r in denied
-        ),
+        broker, ctx, body, handler, "resources", denied, "results", _configs_refused
+    )
+
+
+def _configs_refused(denied: Sequence[Any]) -> tuple[DescribeConfigsResult, ...]:
+    return tuple(
+        DescribeConfigsResult(
+            error_code=_CONFIG_RESOURCES[r.resource_type][1],
+            error_message=None,
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+            configs=(),
+        )
+        for r in denied
     )
 
 

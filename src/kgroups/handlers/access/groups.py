@@ -4,6 +4,7 @@ finding coordinators."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.delete_groups.v2.response import DeletableGroupResult
@@ -28,6 +29,7 @@ from kgroups.handlers.access.checks import (
     allowed,
     serve_allowed,
 )
+from kgroups.handlers.access.refusals import partitions_refused
 from kgroups.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
 from kgroups.handlers.groups import fetch_group_of, group_error_response
 from kgroups.protocol.types import BrokerId, i32, i64
@@ -52,28 +54,34 @@ def group_guard(op: Operation) -> Guard:
     return guard
 
 
-async def offset_commit(
-    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
-) -> object:
-    if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
-        return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
-    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "topics",
-        denied,
-        "topics",
-        lambda denied: (
-            group_error_response(
-                ctx,
-                ErrorCode.topic_authorization_failed,
-                dataclasses.replace(body, topics=tuple(denied)),
-            ).topics
-        ),
-    )
+def group_topics_guard(
+    op: Operation, refused: Callable[[RequestContext, Any], tuple[Any, ...]]
+) -> Guard:
+    """Group ``op`` for the whole request, then Topic READ per topic
+    (OffsetCommit, OffsetDelete): the denied topics are answered
+    ``refused(ctx, the request cut down to them)``, the others served."""
+
+    async def guard(
+        az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+    ) -> object:
+        if not allowed(az, ctx, op, GROUP, body.group_id):
+            return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
+        denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
+
+        def refuse(denied: Sequence[Any]) -> tuple[Any, ...]:
+            return refused(ctx, dataclasses.replace(body, topics=tuple(denied)))
+
+        return await serve_allowed(broker, ctx, body, handler, "topics", denied, "topics", refuse)
+
+    return guard
+
+
+offset_commit = group_topics_guard(
+    Operation.READ,
+    lambda ctx, denied: (
+        group_error_response(ctx, ErrorCode.topic_authorization_failed, denied).topics
+    ),
+)
 
 
 async def list_groups(
@@ -125,48 +133,23 @@ async def delete_groups(
     names = body.groups_names
     denied = [g for g in names if not allowed(az, ctx, Operation.DELETE, GROUP, g)]
     return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "groups_names",
-        denied,
-        "results",
-        lambda denied: tuple(
-            DeletableGroupResult(group_id=g, error_code=ErrorCode.group_authorization_failed)
-            for g in denied
-        ),
+        broker, ctx, body, handler, "groups_names", denied, "results", _groups_refused
     )
 
 
-async def offset_delete(
-    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
-) -> object:
-    if not allowed(az, ctx, Operation.DELETE, GROUP, body.group_id):
-        return group_error_response(ctx, ErrorCode.group_authorization_failed, body)
-    denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "topics",
-        denied,
-        "topics",
-        lambda denied: tuple(
-            OffsetDeleteResponseTopic(
-                name=t.name,
-                partitions=tuple(
-                    OffsetDeleteResponsePartition(
-                        partition_index=p.partition_index,
-                        error_code=ErrorCode.topic_authorization_failed,
-                    )
-                    for p in t.partitions
-                ),
-            )
-            for t in denied
-        ),
+def _groups_refused(denied: Sequence[Any]) -> tuple[DeletableGroupResult, ...]:
+    return tuple(
+        DeletableGroupResult(group_id=g, error_code=ErrorCode.group_authorization_failed)
+        for g in denied
     )
+
+
+_offset_delete_refused = partitions_refused(
+    OffsetDeleteResponseTopic, OffsetDeleteResponsePartition
+)
+offset_delete = group_topics_guard(
+    Operation.DELETE, lambda ctx, denied: _offset_delete_refused(denied.topics)
+)
 
 
 _KEY_TYPES = {0: (GROUP, ErrorCode.group_authorization_failed), 1: (TXN, TXN_DENIED)}
@@ -194,15 +177,9 @@ async def find_coordinator(
         )
     keys = body.coordinator_keys
     denied = [k for k in keys if not allowed(az, ctx, Operation.DESCRIBE, rtype, k)]
-    return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "coordinator_keys",
-        denied,
-        "coordinators",
-        lambda denied: tuple(
+
+    def refuse(denied: Sequence[str]) -> tuple[Coordinator, ...]:
+        return tuple(
             Coordinator(
                 key=k,
                 node_id=BrokerId(-1),
@@ -212,7 +189,10 @@ async def find_coordinator(
                 error_message=None,
             )
             for k in denied
-        ),
+        )
+
+    return await serve_allowed(
+        broker, ctx, body, handler, "coordinator_keys", denied, "coordinators", refuse
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import kio.schema.add_partitions_to_txn.v3.response as add_v3
@@ -11,6 +11,7 @@ import kio.schema.add_partitions_to_txn.v4.response as add_v4
 from kio.schema.add_offsets_to_txn.v4 import AddOffsetsToTxnResponse
 from kio.schema.end_txn.v4 import EndTxnResponse
 from kio.schema.init_producer_id.v4 import InitProducerIdResponse
+from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponseTopic
 from kio.schema.write_txn_markers.v2 import WriteTxnMarkersResponse
 from kio.schema.write_txn_markers.v2.response import (
     WritableTxnMarkerPartitionResult,
@@ -90,22 +91,12 @@ async def txn_offset_commit(
     if not allowed(az, ctx, Operation.READ, GROUP, body.group_id):
         return txn_commit_response(body, ErrorCode.group_authorization_failed, {})
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.name)]
-    return await serve_allowed(
-        broker,
-        ctx,
-        body,
-        handler,
-        "topics",
-        denied,
-        "topics",
-        lambda denied: (
-            txn_commit_response(
-                dataclasses.replace(body, topics=tuple(denied)),
-                ErrorCode.topic_authorization_failed,
-                {},
-            ).topics
-        ),
-    )
+
+    def refuse(denied: Sequence[Any]) -> tuple[TxnOffsetCommitResponseTopic, ...]:
+        cut = dataclasses.replace(body, topics=tuple(denied))
+        return txn_commit_response(cut, ErrorCode.topic_authorization_failed, {}).topics
+
+    return await serve_allowed(broker, ctx, body, handler, "topics", denied, "topics", refuse)
 
 
 async def describe_transactions(
