@@ -106,6 +106,10 @@ class LeaseState:
     def valid_until_ms(self) -> int:
         return self._valid_until
 
+    def now_ms(self) -> int:
+        """The lease's own clock (monotonic), which ``valid_until_ms`` is on."""
+        return self._clock.now_ms()
+
     # -- leadership ------------------------------------------------------------
 
     def observe(self, leaders: Iterable[LeaderView]) -> LeadershipChange:
@@ -134,4 +138,8 @@ class LeaseState:
         return self._leading.get((topic, partition))
 
     def leading(self) -> dict[TopicPartition, int]:
+        """The partitions this broker leads, by leader epoch: none while it
+        cannot vouch for its lease (a view read before it ran out included)."""
+        if not self.may_write():
+            return {}
         return dict(self._leading)

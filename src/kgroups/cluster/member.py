@@ -135,6 +135,8 @@ class ClusterMember:
         self._task: asyncio.Task[None] | None = None
         self._last_error_log = 0.0
         self._move_live = True  # a broker that joins evens the spread
+        # Fires when the lease can no longer be vouched for (see _arm_step_down).
+        self._step_down: asyncio.TimerHandle | None = None
         self._security_version: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------
@@ -161,6 +163,8 @@ class ClusterMember:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._step_down is not None:
+            self._step_down.cancel()
         await self.home.flush()
         epoch = self.lease.lease_epoch
         if epoch is not None:
@@ -235,6 +239,7 @@ class ClusterMember:
                 self._log_unavailable(e)
                 return False
             lease.registered(epoch, sent)
+            self._arm_step_down()
             self._move_live = True
             log.info("broker %d registered with lease epoch %d", broker_id, epoch)
             return True
@@ -251,6 +256,7 @@ class ClusterMember:
             self._wake.set()
             return False
         lease.renewed(sent)
+        self._arm_step_down()
         return True
 
     def _read(
@@ -297,6 +303,31 @@ class ClusterMember:
         self._broker.sasl.credentials.replace(security.credentials)
         self._security_version = security.version
 
+    def _arm_step_down(self) -> None:
+        """Step down at the instant the lease can no longer be vouched for
+        (last acknowledged renewal sent + session timeout - margin), whether or
+        not a turn is running: a renewal stuck on a cut connection must not keep
+        this broker answering as a leader and coordinator."""
+        if self._step_down is not None:
+            self._step_down.cancel()
+        delay_ms = max(0, self.lease.valid_until_ms() - self.lease.now_ms())
+        loop = asyncio.get_running_loop()
+        self._step_down = loop.call_later(delay_ms / 1000, self._vouch_or_step_down)
+
+    def _vouch_or_step_down(self) -> None:
+        self._step_down = None
+        if self.lease.may_write():  # renewed meanwhile
+            self._arm_step_down()
+            return
+        if self.home.held():
+            log.warning(
+                "broker %d cannot vouch for its lease (no renewal acknowledged in time): "
+                "it leads and coordinates nothing until the store answers again",
+                self._broker.broker_id,
+            )
+        self._apply_leading()
+        self._wake.set()
+
     def _apply_leading(
         self,
         ends: dict[TopicPartition, tuple[int, int]] | None = None,
@@ -326,6 +357,9 @@ class ClusterMember:
         p = self.leaders.get((topic, partition))
         if p is None or p.leader_id is None or p.leader_id not in self.live.ids:
             return -1, (-1 if p is None else p.leader_epoch)
+        if p.leader_id == self._broker.broker_id and not self.lease.may_write():
+            # Whatever the last read said, this broker cannot vouch for it now.
+            return -1, p.leader_epoch
         return p.leader_id, p.leader_epoch
 
     def address(self, broker_id: int, listener: str) -> tuple[str, int] | None:

@@ -38,9 +38,7 @@ from kgroups.coordinator.txn_load import OpenRecord
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.home import LeadershipChange
 from kgroups.protocol import apis
-from kgroups.records.batch import (
-    encode_batch,
-)
+from kgroups.runtime.append_batches import encoded_batches
 from kgroups.runtime.coordinator_driver import (
     TIMED_OUT,
     Append,
@@ -60,9 +58,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 S = TypeVar("S", bound=HostedShard)
-# Records of several results share a log batch up to this size, below the
-# 1 MiB a batch of `__consumer_offsets` may have.
-_BATCH_BYTES = 512 * 1024
+# An append refused for these means the partition is not (or may no longer
+# be) led here: its groups are dropped.
+_LEADERSHIP_GONE = frozenset({ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch})
 
 # What a request that timed out is answered, as Kafka answers it: a commit
 # whose append timed out, a SyncGroup whose assignment did not get stored;
@@ -363,7 +361,7 @@ class ShardRuntime(Generic[S]):
             if broker.faults.active and (error := broker.faults.append_error_for(self.topic)):
                 raise KafkaError(error, "fault injected")
             now = broker.clock.now_ms()
-            for chunk, batch in _encoded(appends, now):
+            for chunk, batch in encoded_batches(appends, now):
                 plog.append_batch(batch, now)
                 written.extend(chunk)
         except (KafkaError, OSError) as e:
@@ -372,6 +370,11 @@ class ShardRuntime(Generic[S]):
             error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
             for append in appends[len(written) :]:
                 driver.failed(append, error, broker.clock.now_ms())
+            if error in _LEADERSHIP_GONE:
+                # Another broker leads the partition, or may by now: what this
+                # shard holds can no longer be answered from.
+                self.partition_lost(partition)
+                return
         if not written:
             return
         fsynced = broker.partitions.appended(self.topic, partition, plog)
@@ -441,45 +444,6 @@ class ShardRuntime(Generic[S]):
             return
         driver.on_clock(self._broker.clock.now_ms())
         self._drive(partition)
-
-
-def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
-    """The appends' records as log batches, in order. A transactional append
-    (offsets of a transaction, or its marker) is a batch of its own, with its
-    producer; the others share batches (``_shared``)."""
-    if all(append.producer is None for append in appends):
-        return _shared(appends, now)
-    out: list[tuple[list[Append], bytes]] = []
-    run: list[Append] = []
-    for append in appends:
-        producer = append.producer
-        if producer is None:
-            run.append(append)
-            continue
-        if run:
-            out += _shared(run, now)
-            run = []
-        batch = encode_batch(
-            [(k, v, (), now) for k, v in append.records],
-            producer_id=producer.producer_id,
-            producer_epoch=producer.producer_epoch,
-            is_transactional=True,
-            is_control=producer.control,
-        )
-        out.append(([append], batch))
-    if run:
-        out += _shared(run, now)
-    return out
-
-
-def _shared(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
-    """Plain appends' records: one batch, unless it would pass _BATCH_BYTES;
-    then halves, down to one append per batch."""
-    batch = encode_batch([(k, v, (), now) for append in appends for k, v in append.records])
-    if len(batch) <= _BATCH_BYTES or len(appends) == 1:
-        return [(appends, batch)]
-    half = len(appends) // 2
-    return _shared(appends[:half], now) + _shared(appends[half:], now)
 
 
 def _send(replies: Iterable[tuple[object, object]]) -> None:

@@ -79,3 +79,19 @@ def test_a_new_leader_epoch_is_both_lost_and_gained() -> None:
 def test_the_session_must_outlast_a_heartbeat_and_the_margin() -> None:
     with pytest.raises(ValueError):
         LeaseState(1, ManualClock(), heartbeat_interval_ms=2000, session_timeout_ms=3000)
+
+
+def test_past_its_validity_the_broker_leads_nothing_even_by_an_older_read() -> None:
+    """A view of the leaders read before the lease ran out, applied after,
+    gives this broker no partition to serve."""
+    clock = ManualClock()
+    state = registered(clock)
+    state.observe([LeaderView("t", 0, 1, 3, 7)])
+    assert state.leading() == {("t", 0): 7}
+    clock.advance(8000)  # 9000 - margin (1000): no renewal acknowledged since
+    assert state.leading() == {}
+    assert state.leader_epoch("t", 0) is None
+    state.observe([LeaderView("t", 0, 1, 3, 7)])  # a read that was in flight
+    assert state.leading() == {}
+    state.renewed(state.renew_sent())  # the store answers again
+    assert state.leading() == {("t", 0): 7}

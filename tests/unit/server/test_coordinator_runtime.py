@@ -38,7 +38,7 @@ class FakeLog:
 
     def __init__(self) -> None:
         self.records: list[tuple[bytes, bytes | None]] = []
-        self.refuse: OSError | None = None
+        self.refuse: OSError | KafkaError | None = None
 
     def append_batch(self, batch: bytes, now: int) -> None:
         if self.refuse is not None:
@@ -281,6 +281,41 @@ def test_a_refused_append_answers_with_the_error_and_the_next_one_is_stored() ->
         fetching = fetch(runtime, "g")
         await turns()
         assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 6
+
+    run(scenario)
+
+
+def test_an_append_refused_for_lost_leadership_drops_the_groups() -> None:
+    """The log says another broker leads the partition (or may by now): the
+    groups this shard holds are no longer answered from, not even a fetch."""
+
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        assert commit_error(stored) == ErrorCode.none
+        broker.plog.refuse = KafkaError(ErrorCode.not_leader_or_follower, "led elsewhere")
+        refused = commit(runtime, "g", 6)
+        await turns()
+        assert commit_error(refused) == ErrorCode.not_coordinator
+        fetching = fetch(runtime, "g")
+        await turns()
+        error = fetching.exception()
+        assert isinstance(error, KafkaError) and error.error_code == ErrorCode.not_coordinator
+
+    run(scenario)
+
+
+def test_an_append_refused_by_the_disk_keeps_the_groups() -> None:
+    async def scenario(broker: FakeBroker, runtime: CoordinatorRuntime) -> None:
+        stored = commit(runtime, "g", 5)
+        await fsynced(broker)
+        broker.plog.refuse = KafkaError(ErrorCode.kafka_storage_error, "disk gone")
+        commit(runtime, "g", 6)
+        await turns()
+        fetching = fetch(runtime, "g")
+        await turns()
+        assert commit_error(stored) == ErrorCode.none
+        assert fetching.result().groups[0].topics[0].partitions[0].committed_offset == 5
 
     run(scenario)
 
