@@ -203,6 +203,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting(
         "transaction.state.log.num.partitions", integer, 50, "__transaction_state partitions.", 1
     ),
+    Setting(
+        "transaction.state.log.segment.bytes",
+        integer,
+        104857600,
+        "__transaction_state segment.",
+        1,
+    ),
     Setting("transaction.max.timeout.ms", integer, 900000, "Largest transaction timeout.", 1),
     Setting(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",

@@ -14,7 +14,7 @@ from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.topic_changes import NewTopic, create_topics
 from kgroups.protocol.types import TopicName, i8, i16, i32
 from kgroups.topics.names import Topic
-from kgroups.topics.placement import OFFSETS_TOPIC
+from kgroups.topics.placement import INTERNAL_TOPICS
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -49,12 +49,13 @@ async def handle(
 
 
 def _parse(broker: BrokerApi, topic: CreatableTopic) -> NewTopic:
-    if topic.name == OFFSETS_TOPIC and broker.topics.get(OFFSETS_TOPIC) is None:
-        # The coordinator creates it with offsets.topic.*: a client's partition
-        # count or retention would cost every group its offsets.
+    if topic.name in INTERNAL_TOPICS and broker.topics.get(topic.name) is None:
+        # Its coordinator creates it with offsets.topic.* or transaction.state.log.*:
+        # a client's partition count or retention would cost every group its
+        # offsets, or strand open transactions.
         raise KafkaError(
             ErrorCode.invalid_request,
-            f"Creation of internal topic {OFFSETS_TOPIC} is prohibited; the broker creates it.",
+            f"Creation of internal topic {topic.name} is prohibited; the broker creates it.",
         )
     if topic.replication_factor not in (-1, 1) and not topic.assignments:
         raise KafkaError(

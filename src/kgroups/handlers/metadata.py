@@ -2,15 +2,16 @@
 
 Topics unknown to the broker are created on the spot when both the broker
 (`auto.create.topics.enable`) and the request (v4+) allow it, with
-`num.partitions` partitions; `__consumer_offsets` is created as the group
-coordinator creates it, with offsets.topic.*. Internal topics are flagged as
+`num.partitions` partitions; an internal topic is created as its coordinator
+creates it (`__consumer_offsets` with offsets.topic.*, `__transaction_state`
+with transaction.state.log.*), as Kafka does. Internal topics are flagged as
 such. An illegal topic name is answered INVALID_TOPIC_EXCEPTION either way.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -35,7 +36,7 @@ from kgroups.protocol.types import BrokerId, TopicName, i32
 from kgroups.protocol.versions import build, metadata_request
 from kgroups.security.authorizer import ResourceType
 from kgroups.topics.names import Topic, is_legal_topic_name
-from kgroups.topics.placement import OFFSETS_TOPIC
+from kgroups.topics.placement import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -141,19 +142,29 @@ async def _auto_create(
         )
     )
     outcome: dict[str, Topic | KafkaError] = {}
-    if OFFSETS_TOPIC in names:  # made the coordinator's way, never with defaults
-        names.remove(OFFSETS_TOPIC)
+    for name, make in _internal_topic_makers(broker).items():
+        if name not in names:
+            continue
+        names.remove(name)  # made the coordinator's way, never with defaults
         try:
-            broker.coordinator.ensure_offsets_topic()
-            offsets_topic = broker.topics.get(OFFSETS_TOPIC)
-            assert offsets_topic is not None
-            outcome[OFFSETS_TOPIC] = offsets_topic
+            make()
+            made = broker.topics.get(name)
+            assert made is not None
+            outcome[name] = made
         except KafkaError as e:
-            outcome[OFFSETS_TOPIC] = e
+            outcome[name] = e
     if names:
         results = await create_topics(broker, [NewTopic(name, None, {}) for name in names])
         outcome.update(zip(names, results, strict=True))
     return outcome
+
+
+def _internal_topic_makers(broker: BrokerApi) -> dict[str, Callable[[], None]]:
+    """Each internal topic and the coordinator call that creates it."""
+    return {
+        OFFSETS_TOPIC: broker.coordinator.ensure_offsets_topic,
+        TRANSACTION_STATE_TOPIC: broker.txn_coordinator.ensure_topic,
+    }
 
 
 def _lookup(

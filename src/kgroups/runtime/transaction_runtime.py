@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Kafka's transaction.state.log.segment.bytes default.
-_SEGMENT_BYTES = 104_857_600
 # The AddPartitionsToTxn version a partition leader verifies with (KIP-890).
 _VERIFY_VERSION = 4
 
@@ -65,13 +63,23 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         return self._gain_all
 
     def ensure_topic(self) -> None:
-        """Create `__transaction_state` on first use, with an empty shard per partition."""
+        """Create `__transaction_state` on first use, with an empty shard per partition.
+
+        Its topic configs are Kafka's for the transaction log, as far as a log
+        here has them: no replicas, so no min.insync.replicas nor unclean
+        leader election, and no compression.type (the coordinator's batches
+        are written uncompressed and kept as written).
+        """
         if self._broker.topics.get(TRANSACTION_STATE_TOPIC) is not None:
             return
+        cfg = self._broker.config
         self._broker.create_topic(
             TRANSACTION_STATE_TOPIC,
             self.partitions,
-            {"cleanup.policy": "compact", "segment.bytes": str(_SEGMENT_BYTES)},
+            {
+                "cleanup.policy": "compact",
+                "segment.bytes": str(cfg.get_int("transaction.state.log.segment.bytes")),
+            },
         )
         if self._gain_all:
             for p in range(self.partitions):

@@ -32,7 +32,6 @@ from kgroups.security.settings import SaslSettings
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
-from kgroups.topics.placement import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +253,7 @@ class Broker:
         topic = self.topics.get(name)
         if topic is None or self.topics.is_reserved(name):
             raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Unknown topic {name}")
-        if name == OFFSETS_TOPIC:
+        if topic.internal:  # its coordinator's state: groups' offsets, open transactions
             raise KafkaError(
                 ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}"
             )
