@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -37,6 +37,7 @@ from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.txn_load import OpenRecord
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.home import LeadershipChange
+from kgroups.partitions.log import PartitionLog
 from kgroups.protocol import apis
 from kgroups.records.batch import (
     encode_batch,
@@ -354,23 +355,34 @@ class ShardRuntime(Generic[S]):
         self._schedule(partition, driver)
 
     def _write(self, partition: int, driver: CoordinatorDriver, appends: list[Append]) -> None:
-        """Append the batches' records, as few log batches as fit; report each
+        """Append the batches' records, as few log batches as fit (a
+        transaction's marker through the log's marker path); report each
         append durable now, or once fsynced, or failed."""
         broker = self._broker
         written: list[Append] = []
+        tried = 0  # appends written, or refused on their own, in order
         try:
             plog = broker.partitions.log(self.topic, partition)
             if broker.faults.active and (error := broker.faults.append_error_for(self.topic)):
                 raise KafkaError(error, "fault injected")
             now = broker.clock.now_ms()
             for chunk, batch in _encoded(appends, now):
-                plog.append_batch(batch, now)
-                written.extend(chunk)
+                if batch is not None:
+                    plog.append_batch(batch, now)
+                    written.extend(chunk)
+                else:
+                    (marker_append,) = chunk
+                    refused = self._append_marker(plog, partition, marker_append, now)
+                    if refused is None:
+                        written.append(marker_append)
+                    else:
+                        driver.failed(marker_append, refused, now)
+                tried += len(chunk)
         except (KafkaError, OSError) as e:
             # The log cut the failed write back: what came before it stays.
             log.error("append to %s-%d failed: %s", self.topic, partition, e)
             error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
-            for append in appends[len(written) :]:
+            for append in appends[tried:]:
                 driver.failed(append, error, broker.clock.now_ms())
         if not written:
             return
@@ -381,6 +393,30 @@ class ShardRuntime(Generic[S]):
         else:
             self._syncing.add(fsynced)
             fsynced.add_done_callback(partial(self._fsynced, partition, driver, written))
+
+    def _append_marker(
+        self, plog: PartitionLog, partition: int, append: Append, now: int
+    ) -> ErrorCode | None:
+        """Write a transaction's marker through the log's marker path, as on
+        any partition: the log ends the transaction in its producer state
+        (last stable offset, aborted transactions). None once written, else
+        the error of a marker the log refused (an older producer or
+        coordinator epoch, a failed write). It fails alone: the shard applies
+        a marker only once durable, so no later append builds on it."""
+        producer = append.producer
+        assert producer is not None and producer.marker is not None
+        try:
+            plog.append_marker(
+                producer.producer_id,
+                producer.producer_epoch,
+                producer.marker.coordinator_epoch,
+                producer.marker.commit,
+                now,
+            )
+        except KafkaError as e:
+            log.info("transaction marker for %s-%d refused: %s", self.topic, partition, e)
+            return e.error_code
+        return None
 
     def _fsynced(
         self,
@@ -443,13 +479,14 @@ class ShardRuntime(Generic[S]):
         self._drive(partition)
 
 
-def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
+def _encoded(appends: list[Append], now: int) -> Sequence[tuple[list[Append], bytes | None]]:
     """The appends' records as log batches, in order. A transactional append
     (offsets of a transaction, or its marker) is a batch of its own, with its
-    producer; the others share batches (``_shared``)."""
+    producer; the others share batches (``_shared``). A marker has no bytes
+    here (None): the log writes it (``append_marker``)."""
     if all(append.producer is None for append in appends):
         return _shared(appends, now)
-    out: list[tuple[list[Append], bytes]] = []
+    out: list[tuple[list[Append], bytes | None]] = []
     run: list[Append] = []
     for append in appends:
         producer = append.producer
@@ -459,12 +496,14 @@ def _encoded(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]
         if run:
             out += _shared(run, now)
             run = []
+        if producer.marker is not None:
+            out.append(([append], None))
+            continue
         batch = encode_batch(
             [(k, v, (), now) for k, v in append.records],
             producer_id=producer.producer_id,
             producer_epoch=producer.producer_epoch,
             is_transactional=True,
-            is_control=producer.control,
         )
         out.append(([append], batch))
     if run:
