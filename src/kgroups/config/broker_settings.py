@@ -24,6 +24,7 @@ from kgroups.config.setting_values import (
     integer,
     ip_overrides,
     lower_choice,
+    ratio,
     text,
 )
 from kgroups.config.tls_settings import tls_versions
@@ -174,6 +175,26 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.enable", boolean, True, "Run the log cleaner."),
     Setting("log.cleaner.backoff.ms", integer, 15000, "Pause between cleaning rounds.", 0),
     Setting("log.cleaner.delete.retention.ms", integer, 86400000, "Tombstone retention.", 0),
+    Setting(
+        "log.cleaner.min.cleanable.ratio",
+        ratio,
+        "0.5",
+        "Share of a log not yet cleaned that makes it worth cleaning.",
+    ),
+    Setting(
+        "log.cleaner.min.compaction.lag.ms",
+        integer,
+        0,
+        "Age before a record may be compacted away.",
+        0,
+    ),
+    Setting(
+        "log.cleaner.max.compaction.lag.ms",
+        integer,
+        LONG_MAX,
+        "Age by which a record is compacted whatever the ratio.",
+        1,
+    ),
     Setting("offsets.topic.num.partitions", integer, 50, "__consumer_offsets partitions.", 1),
     Setting("offsets.topic.segment.bytes", integer, 104857600, "__consumer_offsets segment.", 1),
     Setting("offsets.retention.minutes", integer, 10080, "Committed offset retention.", 1),

@@ -7,6 +7,7 @@ ValueError saying what was expected.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from kgroups.config.authorizers import AUTHORIZER_CLASS_NAMES
@@ -27,6 +28,15 @@ def integer(value: str) -> int:
 
 
 def text(value: str) -> str:
+    return value.strip()
+
+
+def ratio(value: str) -> str:
+    """A number from 0 to 1, kept as written: the default of a topic config
+    that the topic's own value overrides."""
+    number = float(value.strip())
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise ValueError("expected a number between 0 and 1")
     return value.strip()
 
 

@@ -52,13 +52,23 @@ class AppendToken:
     replies: tuple[tuple[object, Response], ...] = ()
 
 
+class EndMarker(NamedTuple):
+    """How a producer's transaction ends: commit or abort, as decided by the
+    transaction coordinator of ``coordinator_epoch``."""
+
+    commit: bool
+    coordinator_epoch: int
+
+
 class ProducerBatch(NamedTuple):
-    """Records written for a producer's transaction: a transactional batch
-    of their own, or (``control``) the transaction's marker."""
+    """Records written for a producer's transaction, in a batch of their own:
+    its offsets, or (``marker`` set) the marker that ends it. The partition's
+    log writes a marker itself, as on any partition, so that its producer
+    state, aborted transactions and last stable offset follow."""
 
     producer_id: int
     producer_epoch: int
-    control: bool = False
+    marker: EndMarker | None = None
 
 
 @dataclass(slots=True)

@@ -41,7 +41,7 @@ from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.responses import commit_response
-from kgroups.coordinator.result import ProducerBatch, Result
+from kgroups.coordinator.result import EndMarker, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.shard_partition import ShardPartition
 from kgroups.coordinator.turn import Turn
@@ -244,13 +244,17 @@ class GroupCoordinatorShard(ShardPartition):
     ) -> Result:
         """The transaction's marker, to append; once it is durable the
         producer's pending offsets are committed or dropped, and ``reply_to``
-        is answered NONE (or the append's error)."""
+        is answered NONE (or the append's error: the log refuses a marker of
+        an older producer or coordinator epoch)."""
         fx = Effects()
+        # The record the marker's batch holds; the log writes it (append_marker).
         fx.records.append(control_record(commit, coordinator_epoch))
         fx.reply(reply_to, ErrorCode.none)
         result = self._result(fx, now_ms)
         assert result.append_token is not None
-        result.producer = ProducerBatch(producer_id, producer_epoch, control=True)
+        result.producer = ProducerBatch(
+            producer_id, producer_epoch, EndMarker(commit, coordinator_epoch)
+        )
         self._txn_batches.marker_appended(result.append_token.batch_id, producer_id, commit)
         return result
 

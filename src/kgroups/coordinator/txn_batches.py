@@ -41,10 +41,12 @@ class TxnBatches:
                 self._end_transaction(*self._markers.pop(done))
 
     def failed(self, batch_id: int) -> None:
-        """A marker not stored applies nothing; pending offsets not stored go,
-        with the changes of later batches in flight, which built on them
-        (newest first)."""
-        self._markers.pop(batch_id, None)
+        """A marker not stored applies nothing, and takes nothing else back:
+        it changes no pending offset until durable, so no later batch builds
+        on it. Pending offsets not stored go, with the changes of later
+        batches in flight, which built on them (newest first)."""
+        if self._markers.pop(batch_id, None) is not None:
+            return
         for failed_id in sorted((b for b in self._undo if b >= batch_id), reverse=True):
             self._txn.undo(self._undo.pop(failed_id))
 

@@ -3,8 +3,10 @@ partitions, whether sent by a transaction coordinator (WriteTxnMarkers) or, late
 by the coordinator in this process.
 
 A marker ends a producer's transaction on one partition (``append_marker``).
-Partitions of ``__consumer_offsets`` belong to the group coordinator, which
-writes the marker itself and then applies or drops the transaction's offsets.
+Partitions of ``__consumer_offsets`` belong to the group coordinator: it has
+the partition's log write the marker the same way, in order with its own
+records, and once the marker is durable it applies or drops the
+transaction's offsets.
 """
 
 from __future__ import annotations

@@ -201,9 +201,13 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
         coordinator_epoch: int,
         commit: bool,
     ) -> ErrorCode:
-        """Write the transaction's marker into the partition; once it is
-        durable, the producer's pending offsets there are committed (or
-        dropped, on abort). The marker's error code: NONE once stored."""
+        """Write the transaction's marker into the partition, through the
+        log's marker path as on any partition (so the transaction ends in
+        the partition's producer state and its last stable offset moves on);
+        once it is durable, the producer's pending offsets there are
+        committed (or dropped, on abort). The marker's error code: NONE once
+        stored, else the append's error or the log's refusal of a stale
+        marker."""
         if partition in self._failed:
             return ErrorCode.coordinator_not_available
         shard = self._shards.get(partition)

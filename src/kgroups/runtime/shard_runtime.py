@@ -38,7 +38,7 @@ from kgroups.coordinator.txn_load import OpenRecord
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.home import LeadershipChange
 from kgroups.protocol import apis
-from kgroups.runtime.append_batches import encoded_batches
+from kgroups.runtime.append_batches import append_marker, encoded_batches
 from kgroups.runtime.coordinator_driver import (
     TIMED_OUT,
     Append,
@@ -352,27 +352,41 @@ class ShardRuntime(Generic[S]):
         self._schedule(partition, driver)
 
     def _write(self, partition: int, driver: CoordinatorDriver, appends: list[Append]) -> None:
-        """Append the batches' records, as few log batches as fit; report each
+        """Append the batches' records, as few log batches as fit (a
+        transaction's marker through the log's marker path); report each
         append durable now, or once fsynced, or failed."""
         broker = self._broker
         written: list[Append] = []
+        tried = 0  # appends written, or refused on their own, in order
         try:
             plog = broker.partitions.log(self.topic, partition)
             if broker.faults.active and (error := broker.faults.append_error_for(self.topic)):
                 raise KafkaError(error, "fault injected")
             now = broker.clock.now_ms()
             for chunk, batch in encoded_batches(appends, now):
-                plog.append_batch(batch, now)
-                written.extend(chunk)
+                if batch is not None:
+                    plog.append_batch(batch, now)
+                    written.extend(chunk)
+                else:
+                    (marker_append,) = chunk
+                    refused = append_marker(plog, marker_append, now)
+                    if refused is None:
+                        written.append(marker_append)
+                    else:
+                        driver.failed(marker_append, refused, now)
+                tried += len(chunk)
         except (KafkaError, OSError) as e:
             # The log cut the failed write back: what came before it stays.
             log.error("append to %s-%d failed: %s", self.topic, partition, e)
             error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
-            for append in appends[len(written) :]:
+            for append in appends[tried:]:
                 driver.failed(append, error, broker.clock.now_ms())
             if error in _LEADERSHIP_GONE:
                 # Another broker leads the partition, or may by now: what this
-                # shard holds can no longer be answered from.
+                # shard holds can no longer be answered from, and what it just
+                # wrote will never be committed.
+                for append in written:
+                    driver.failed(append, error, broker.clock.now_ms())
                 self.partition_lost(partition)
                 return
         if not written:

@@ -318,4 +318,10 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
         message_timestamp_type=config.get_str("log.message.timestamp.type"),
         max_message_bytes=config.get_int("message.max.bytes"),
         delete_retention_ms=config.get_int("log.cleaner.delete.retention.ms"),
+    ).with_overrides(
+        {
+            "min.cleanable.dirty.ratio": config.get_str("log.cleaner.min.cleanable.ratio"),
+            "min.compaction.lag.ms": str(config.get_int("log.cleaner.min.compaction.lag.ms")),
+            "max.compaction.lag.ms": str(config.get_int("log.cleaner.max.compaction.lag.ms")),
+        }
     )

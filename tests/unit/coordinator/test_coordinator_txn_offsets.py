@@ -22,7 +22,7 @@ from kio.schema.txn_offset_commit.v5.request import (
 from kio.static.primitive import i16, i32, i64
 
 from kgroups.coordinator.control_records import marker_commits
-from kgroups.coordinator.result import ProducerBatch, Record
+from kgroups.coordinator.result import EndMarker, ProducerBatch, Record
 from kgroups.coordinator.txn_load import LoadedTransactions, replay_loaded
 from kgroups.runtime.coordinator_driver import CoordinatorDriver
 
@@ -69,7 +69,7 @@ class TxnHarness(Harness):
                         transactions.plain(key, value)
                     latest.pop(key, None)
                     latest[key] = value
-                elif producer.control:
+                elif producer.marker is not None:
                     commit = marker_commits(key)
                     assert commit is not None
                     transactions.marker(producer.producer_id, commit)
@@ -211,7 +211,7 @@ def test_the_transactional_records_go_in_a_batch_of_the_producer(h: TxnHarness) 
     h.txn_commit("g", {("t", 0): 10})
     h.end_txn(commit=True)
     producers = [producer for producer, _records in h.batches]
-    assert producers == [None, ProducerBatch(PID, 0), ProducerBatch(PID, 0, control=True)]
+    assert producers == [None, ProducerBatch(PID, 0), ProducerBatch(PID, 0, EndMarker(True, 7))]
     marker = h.batches[2][1]
     assert marker == [(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x07")]
 
@@ -282,6 +282,35 @@ def test_a_marker_that_fails_to_append_applies_nothing(h: TxnHarness) -> None:
     assert h.stable_fetch("g", {"t": [0]})["t", 0][1] is ErrorCode.unstable_offset_commit
     assert h.end_txn(commit=True) is OK  # the coordinator sends it again
     assert offset(h, "g", "t", 0) == 10
+
+
+def test_a_refused_marker_takes_back_no_later_batch(h: TxnHarness) -> None:
+    h.txn_commit("g", {("t", 0): 10})
+    # The marker, then another producer's offsets, appended in one turn; the
+    # log refuses the marker (a stale coordinator epoch) and stores the offsets.
+    h.held = []
+    marker_token = h.token("marker")
+    h.handle(h.shard.complete_transaction(PID, 0, 7, True, marker_token, h.now))
+    txn_token = h.token("txn commit")
+    request = txn_request("g", {("t", 1): 20}, producer_id=OTHER_PID)
+    h.handle(h.shard.txn_offset_commit(request, h.ctx(txn_token, 5), h.now))
+    marker, offsets = h.held
+    h.held = None
+    h.driver.submit(marker, h.now)
+    h.driver.submit(offsets, h.now)
+    refused, stored = h.driver.appends
+    h.driver.appends.clear()
+    h.driver.failed(refused, ErrorCode.transaction_coordinator_fenced, h.now)
+    h.driver.durable(stored, h.now)
+    h._drive()
+    assert h.reply(marker_token) is ErrorCode.transaction_coordinator_fenced
+    assert h.stable_fetch("g", {"t": [0, 1]}) == {
+        ("t", 0): (-1, ErrorCode.unstable_offset_commit),
+        ("t", 1): (-1, ErrorCode.unstable_offset_commit),
+    }
+    assert h.end_txn(commit=True, producer_id=OTHER_PID) is OK
+    assert h.end_txn(commit=True) is OK
+    assert h.fetch("g", {"t": [0, 1]}) == {("t", 0): (10, -1, ""), ("t", 1): (20, -1, "")}
 
 
 def test_a_txn_commit_that_fails_to_append_leaves_nothing_pending(h: TxnHarness) -> None:

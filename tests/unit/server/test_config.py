@@ -112,3 +112,27 @@ def test_the_consumer_group_protocol_is_served_by_default() -> None:
     assert BrokerConfig().rebalance_protocols() == {"classic", "consumer"}
     spaced = BrokerConfig({"group.coordinator.rebalance.protocols": "classic, share"})
     assert spaced.rebalance_protocols() == {"classic", "share"}
+
+
+def test_the_cleaners_broker_defaults_become_every_topics_defaults(tmp_path: Path) -> None:
+    from kgroups.server.broker import Broker
+
+    config = BrokerConfig(
+        {
+            "log.dirs": str(tmp_path),
+            "log.cleaner.min.cleanable.ratio": "0.2",
+            "log.cleaner.min.compaction.lag.ms": "1000",
+            "log.cleaner.max.compaction.lag.ms": "60000",
+        }
+    )
+    defaults = Broker(config).default_log_config
+    assert defaults.min_cleanable_dirty_ratio == 0.2
+    assert defaults.min_compaction_lag_ms == 1000
+    assert defaults.max_compaction_lag_ms == 60000
+    # A topic's own value still wins.
+    assert (
+        defaults.with_overrides({"min.cleanable.dirty.ratio": "0.9"}).min_cleanable_dirty_ratio
+        == 0.9
+    )
+    with pytest.raises(ConfigError, match=r"log\.cleaner\.min\.cleanable\.ratio"):
+        BrokerConfig({"log.cleaner.min.cleanable.ratio": "1.5"})
