@@ -124,6 +124,7 @@ def test_a_paused_leader_is_taken_over_and_fenced(brokers: tuple[Broker, Broker]
     b.observe()
     [pa] = a.state.leading()
     [pb] = b.state.leading()
+    stale_epoch = a.state.leading()[pa]
     assert a.produce(pa[1], b"a1") == 0
 
     # A pauses: no renewals. It stops writing on its own, before the store
@@ -139,7 +140,7 @@ def test_a_paused_leader_is_taken_over_and_fenced(brokers: tuple[Broker, Broker]
     # Past the session timeout: the store refuses A even if A tries anyway
     # (a request that was in flight when it paused).
     advance(clock, MARGIN_MS + MARGIN_MS, b)
-    stale_epoch = a.state.leading()[pa]
+    assert a.state.leading() == {}  # A leads nothing it could vouch for
     with pytest.raises(LeaseExpired):
         append(a.sync(), a.writer(), "t", pa[1], stale_epoch, [encode_batch([(None, b"x", (), 0)])])
 
