@@ -37,17 +37,12 @@ from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
-from kgroups.records.control import encode_marker
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
-from kgroups.storage.log_open import (
-    aborted_entry,
-    load_producer_state,
-    new_segment,
-    open_segments,
-)
+from kgroups.storage.log_markers import append_marker
+from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
 from kgroups.storage.log_read import (
     TimestampOffset,
     max_timestamp_offset,
@@ -186,6 +181,11 @@ class SegmentLog(StampingLog):
         return tuple(self._segments)
 
     @property
+    def active_segment(self) -> Segment:
+        """The newest segment, the one taking appends."""
+        return self._active
+
+    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -280,28 +280,10 @@ class SegmentLog(StampingLog):
         commit: bool,
         now_ms: int,
     ) -> int:
-        """Append a commit or abort marker ending the producer's transaction; its offset.
-
-        INVALID_PRODUCER_EPOCH for an older producer epoch, TRANSACTION_COORDINATOR_FENCED
-        for an older coordinator epoch than the producer's last marker.
-        """
+        """Append a commit or abort marker ending the producer's transaction; its offset
+        (see ``log_markers`` for the errors)."""
         self._check_open()
-        producers = self.producers
-        producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        marker = encode_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
-        offset = self.append(marker, now_ms, from_client=False).base_offset
-        done = producers.complete_txn(
-            producer_id, producer_epoch, coordinator_epoch, commit, offset
-        )
-        if done.aborted:
-            try:
-                self.txn_index.add(aborted_entry(producers, done), self._active.base_offset)
-            except OSError as exc:
-                # The marker is written; opening the log rebuilds the entry from it.
-                log.warning(
-                    "cannot write the aborted transaction index of %s: %s", self.directory, exc
-                )
-        return offset
+        return append_marker(self, producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
 
     def append_records(
         self, records: Sequence[RecordInput], now_ms: int, *, compression: int = 0
