@@ -42,7 +42,7 @@ from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_markers import append_marker
-from kgroups.storage.log_open import load_producer_state, new_segment, open_segments
+from kgroups.storage.log_open import load_transaction_state, new_segment, open_segments
 from kgroups.storage.log_read import (
     TimestampOffset,
     max_timestamp_offset,
@@ -133,16 +133,9 @@ class SegmentLog(StampingLog):
 
     def _load_producer_state(self) -> None:
         """Latest usable snapshot at or below the log end, then the headers after it."""
-        loaded = load_producer_state(self.directory, self._segments, self._bases, self._next_offset)
-        self.producers = loaded.producers
-        # Entries from the replayed range are rebuilt from the markers found there.
-        index = TxnIndex.load(self.directory, self._bases, loaded.replayed_from)
-        try:
-            for entry, base in loaded.aborted:
-                index.add(entry, base)
-        except OSError as exc:
-            log.warning("cannot write the aborted transaction index of %s: %s", self.directory, exc)
-        self.txn_index = index
+        self.producers, self.txn_index = load_transaction_state(
+            self.directory, self._segments, self._bases, self._next_offset
+        )
 
     # -- offsets --------------------------------------------------------------------------
 
