@@ -56,9 +56,9 @@ from kgroups.storage.log_retention import (
     swap_in,
     truncate_segments,
 )
-from kgroups.storage.producer_snapshots import delete_snapshots, snapshot_at_roll, write_snapshot
+from kgroups.storage.producer_snapshots import snapshot_at_roll, write_snapshot
 from kgroups.storage.segment import Segment
-from kgroups.storage.txn_index import TxnIndex, txn_index_path
+from kgroups.storage.txn_index import TxnIndex
 
 __all__ = ["AppendResult", "SegmentLog", "TimestampOffset"]
 
@@ -399,43 +399,19 @@ class SegmentLog(StampingLog):
     # -- retention and truncation ---------------------------------------------------------------
 
     def apply_retention(self, now_ms: int) -> int:
-        """Delete the oldest segments past ``retention.ms`` or beyond ``retention.bytes``.
-
-        As in Kafka, a segment counts as old by its largest record timestamp, and an
-        active segment that is entirely expired is first rolled (so a quiet topic
-        empties too); the active segment itself is never deleted. Returns the
-        number of segments deleted.
-        """
+        """Delete the oldest segments past ``retention.ms`` or beyond ``retention.bytes``
+        (see ``log_retention``); returns how many. The active segment is never deleted."""
         self._check_open()
-        config = self.config
-        if not config.delete:
-            return 0
         segments = self._segments
-        count = expired_segment_count(segments, config, now_ms)
+        count = expired_segment_count(segments, self.config, now_ms)
         if count == 0:
             return 0
         if count == len(segments):
             self._roll(now_ms)
-        return self._delete_oldest(count)
-
-    def _delete_oldest(self, count: int) -> int:
         self._layout_version += 1
-        # Unlinked off the loop: see ``take_retired_files``.
-        gone = self._bases[:count]
-        self._retired_files.extend(delete_oldest(self._segments, self._bases, count))
-        for base in gone:
-            path = txn_index_path(self.directory, base)
-            if path.exists():
-                self._retired_files.append(path)
-        self.txn_index.forget_below(self.log_start_offset)
-        self._flushes.dir_changes += 1
-        delete_snapshots(self.directory, below=self.log_start_offset)
-        log.info(
-            "%s: deleted %d segment(s); log start offset is now %d",
-            self.directory.name,
-            count,
-            self.log_start_offset,
-        )
+        # Files unlinked off the loop: see ``take_retired_files``.
+        bases, flushes, retired = self._bases, self._flushes, self._retired_files
+        delete_oldest(self.directory, segments, bases, count, self.txn_index, flushes, retired)
         return count
 
     def take_retired_files(self) -> list[Path]:
@@ -454,38 +430,27 @@ class SegmentLog(StampingLog):
         if offset >= self._next_offset:
             return
         truncate_segments(self.directory, self.config, self._segments, self._bases, offset, now_ms)
-        self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
-        self._next_offset = self._active.next_offset
+        self._next_offset = end = self._active.next_offset
         flushes = self._flushes
-        flushes.recovery_point = min(flushes.recovery_point, self._next_offset)
-        self._flushes.dir_changes += 1
+        # Lowered only once the log end is: a flush finishing meanwhile takes the lower.
+        flushes.recovery_point = min(flushes.recovery_point, end)
+        flushes.dir_changes += 1
         self._layout_version += 1
-        lower_clean_offset(self.directory, self._next_offset)
-        self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
+        lower_clean_offset(self.directory, end)
+        self.txn_index.rewrite(self._bases, self.log_start_offset, end)
         self._load_producer_state()
-        log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
+        log.info("%s: truncated to offset %d", self.directory.name, end)
 
     def replace_segments(
-        self,
-        old: Sequence[Segment],
-        new: Segment,
-        *,
-        on_step: Callable[[str], None] | None = None,
+        self, old: Sequence[Segment], new: Segment, *, on_step: Callable[[str], None] | None = None
     ) -> list[Path]:
-        """Put ``new`` (a cleaner's output, files suffixed ``.cleaned``) in place of the
-        consecutive closed segments ``old``. Runs on the loop: renames only.
-
-        Renaming ``new`` to ``.swap`` is the commit point: a crash before it leaves
-        the old segments (``open`` discards ``.cleaned`` files); after it, ``open``
-        completes the swap, replacing every segment whose base offset lies within
-        ``new``'s offsets, so ``new`` must end at ``old``'s last offset. The old
-        segments are then renamed ``.deleted`` and closed, and ``new`` becomes
-        live. Returns the ``.deleted`` files, for the caller to remove off the loop
-        (``open`` removes any left). ``on_step`` is called after each step.
+        """Put ``new`` (a cleaner's output) in place of the consecutive closed segments
+        ``old``, crash-safely (see ``log_retention.swap_in``). Returns the old files,
+        for the caller to remove off the loop. ``on_step`` is called after each step.
         """
         self._check_open()
-        doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step or _no_step)
+        doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step)
         # The old segments' aborted transactions now belong to ``new``.
         self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._layout_version += 1
@@ -538,7 +503,3 @@ class SegmentLog(StampingLog):
             f"SegmentLog({self.directory.name}, offsets "
             f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
         )
-
-
-def _no_step(_name: str) -> None:
-    pass
