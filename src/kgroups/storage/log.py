@@ -56,7 +56,7 @@ from kgroups.storage.log_retention import (
     swap_in,
     truncate_segments,
 )
-from kgroups.storage.producer_snapshots import snapshot_at_roll, write_snapshot
+from kgroups.storage.producer_snapshots import snapshot_at_close, snapshot_at_roll
 from kgroups.storage.segment import Segment
 from kgroups.storage.txn_index import TxnIndex
 
@@ -298,10 +298,7 @@ class SegmentLog(StampingLog):
         self._bases.append(base)
         self._active = segment
         self._flushes.dir_changes += 1
-        try:
-            snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
-        except OSError as exc:
-            log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
+        snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
         return segment
 
     # -- reading ------------------------------------------------------------------------------
@@ -475,11 +472,8 @@ class SegmentLog(StampingLog):
             raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.name} is offline")
         try:
             self._active.seal()
-            try:
-                write_snapshot(self.producers, self.directory, self._next_offset)
+            if snapshot_at_close(self.producers, self.directory, self._next_offset):
                 self._flushes.dir_changes += 1
-            except OSError as exc:
-                log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
             self._sync(all_files=True)
         finally:
             self._closed = True
