@@ -6,11 +6,9 @@ Offsets grow without gaps from ``log_start_offset`` to ``log_end_offset``; the
 segments partition that range, the newest (the *active* segment) taking appends.
 An append validates the producer's batches, checks idempotent-producer state,
 stamps offsets into a copy of the payload and writes it with a single
-``os.write``. When the write returns the data is in the page cache: acknowledged
-produce requests survive ``kill -9``. Surviving power loss needs ``flush()``
-(fsync), which the flush policy (``flush.messages`` / ``flush.ms``) or the caller's
-own group-commit decides; ``flush()`` may run on a worker thread while the event
-loop keeps appending.
+``os.write``: acknowledged produce requests survive ``kill -9``. Surviving power
+loss needs ``flush()`` (see ``log_flush``), which may run on a worker thread while
+the event loop keeps appending.
 
 With one replica, the high watermark is the log end offset. The last stable
 offset (LSO) is the first offset of the oldest open transaction (else the high
@@ -19,10 +17,12 @@ transaction; aborted ones are listed in the segments' ``.txnindex`` files
 (``txn_index``).
 
 Opening (``log_open``) recovers what a crash may have left unchecked and
-rebuilds the idempotent producer state; an append's checks and offset stamping
-are in ``log_append``, reads in ``log_read``, fsync and what is left to fsync in
-``log_flush``, and retention, truncation and compaction's swap in
-``log_retention``.
+rebuilds the idempotent producer state and the aborted transaction index; an
+append's checks and offset stamping are in ``partitions.stamping``, transaction
+markers in ``log_markers``, reads in ``log_read``, fsync and what is left to
+fsync in ``log_flush``, retention, truncation and compaction's swap in
+``log_retention``, producer snapshots in ``producer_snapshots``. This class keeps
+the segment list and offsets, and says when the files change.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ class SegmentLog(StampingLog):
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
     ) -> AppendResult:
-        """Validate, assign offsets and write a producer's batches (see log_append).
+        """Validate, assign offsets and write a producer's batches (see ``stamp``).
 
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
@@ -476,9 +476,7 @@ class SegmentLog(StampingLog):
                 self._flushes.dir_changes += 1
             self._sync(all_files=True)
         finally:
-            self._closed = True
-            for segment in self._segments:
-                segment.close()
+            self.abandon()
 
     def delete(self) -> None:
         """Close without flushing and remove the partition directory."""
