@@ -6,11 +6,9 @@ Offsets grow without gaps from ``log_start_offset`` to ``log_end_offset``; the
 segments partition that range, the newest (the *active* segment) taking appends.
 An append validates the producer's batches, checks idempotent-producer state,
 stamps offsets into a copy of the payload and writes it with a single
-``os.write``. When the write returns the data is in the page cache: acknowledged
-produce requests survive ``kill -9``. Surviving power loss needs ``flush()``
-(fsync), which the flush policy (``flush.messages`` / ``flush.ms``) or the caller's
-own group-commit decides; ``flush()`` may run on a worker thread while the event
-loop keeps appending.
+``os.write``: acknowledged produce requests survive ``kill -9``. Surviving power
+loss needs ``flush()`` (see ``log_flush``), which may run on a worker thread while
+the event loop keeps appending.
 
 With one replica, the high watermark is the log end offset. The last stable
 offset (LSO) is the first offset of the oldest open transaction (else the high
@@ -19,10 +17,12 @@ transaction; aborted ones are listed in the segments' ``.txnindex`` files
 (``txn_index``).
 
 Opening (``log_open``) recovers what a crash may have left unchecked and
-rebuilds the idempotent producer state; an append's checks and offset stamping
-are in ``log_append``, reads in ``log_read``, fsync and what is left to fsync in
-``log_flush``, and retention, truncation and compaction's swap in
-``log_retention``.
+rebuilds the idempotent producer state and the aborted transaction index; an
+append's checks and offset stamping are in ``partitions.stamping``, transaction
+markers in ``log_markers``, reads in ``log_read``, fsync and what is left to
+fsync in ``log_flush``, retention, truncation and compaction's swap in
+``log_retention``, producer snapshots in ``producer_snapshots``. This class keeps
+the segment list and offsets, and says when the files change.
 """
 
 from __future__ import annotations
@@ -37,17 +37,12 @@ from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
-from kgroups.records.control import encode_marker
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
-from kgroups.storage.log_open import (
-    aborted_entry,
-    load_producer_state,
-    new_segment,
-    open_segments,
-)
+from kgroups.storage.log_markers import append_marker
+from kgroups.storage.log_open import load_transaction_state, new_segment, open_segments
 from kgroups.storage.log_read import (
     TimestampOffset,
     max_timestamp_offset,
@@ -61,9 +56,9 @@ from kgroups.storage.log_retention import (
     swap_in,
     truncate_segments,
 )
-from kgroups.storage.producer_snapshots import delete_snapshots, snapshot_at_roll, write_snapshot
+from kgroups.storage.producer_snapshots import snapshot_at_close, snapshot_at_roll
 from kgroups.storage.segment import Segment
-from kgroups.storage.txn_index import TxnIndex, txn_index_path
+from kgroups.storage.txn_index import TxnIndex
 
 __all__ = ["AppendResult", "SegmentLog", "TimestampOffset"]
 
@@ -138,16 +133,9 @@ class SegmentLog(StampingLog):
 
     def _load_producer_state(self) -> None:
         """Latest usable snapshot at or below the log end, then the headers after it."""
-        loaded = load_producer_state(self.directory, self._segments, self._bases, self._next_offset)
-        self.producers = loaded.producers
-        # Entries from the replayed range are rebuilt from the markers found there.
-        index = TxnIndex.load(self.directory, self._bases, loaded.replayed_from)
-        try:
-            for entry, base in loaded.aborted:
-                index.add(entry, base)
-        except OSError as exc:
-            log.warning("cannot write the aborted transaction index of %s: %s", self.directory, exc)
-        self.txn_index = index
+        self.producers, self.txn_index = load_transaction_state(
+            self.directory, self._segments, self._bases, self._next_offset
+        )
 
     # -- offsets --------------------------------------------------------------------------
 
@@ -184,6 +172,11 @@ class SegmentLog(StampingLog):
     @property
     def segments(self) -> tuple[Segment, ...]:
         return tuple(self._segments)
+
+    @property
+    def active_segment(self) -> Segment:
+        """The newest segment, the one taking appends."""
+        return self._active
 
     @property
     def closed(self) -> bool:
@@ -233,7 +226,7 @@ class SegmentLog(StampingLog):
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
     ) -> AppendResult:
-        """Validate, assign offsets and write a producer's batches (see log_append).
+        """Validate, assign offsets and write a producer's batches (see ``stamp``).
 
         ``from_client=False`` is for the broker's own writes (coordinator records):
         Kafka's producer-only checks and idempotence checks are skipped.
@@ -280,28 +273,10 @@ class SegmentLog(StampingLog):
         commit: bool,
         now_ms: int,
     ) -> int:
-        """Append a commit or abort marker ending the producer's transaction; its offset.
-
-        INVALID_PRODUCER_EPOCH for an older producer epoch, TRANSACTION_COORDINATOR_FENCED
-        for an older coordinator epoch than the producer's last marker.
-        """
+        """Append a commit or abort marker ending the producer's transaction; its offset
+        (see ``log_markers`` for the errors)."""
         self._check_open()
-        producers = self.producers
-        producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        marker = encode_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
-        offset = self.append(marker, now_ms, from_client=False).base_offset
-        done = producers.complete_txn(
-            producer_id, producer_epoch, coordinator_epoch, commit, offset
-        )
-        if done.aborted:
-            try:
-                self.txn_index.add(aborted_entry(producers, done), self._active.base_offset)
-            except OSError as exc:
-                # The marker is written; opening the log rebuilds the entry from it.
-                log.warning(
-                    "cannot write the aborted transaction index of %s: %s", self.directory, exc
-                )
-        return offset
+        return append_marker(self, producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
 
     def append_records(
         self, records: Sequence[RecordInput], now_ms: int, *, compression: int = 0
@@ -323,10 +298,7 @@ class SegmentLog(StampingLog):
         self._bases.append(base)
         self._active = segment
         self._flushes.dir_changes += 1
-        try:
-            snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
-        except OSError as exc:
-            log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
+        snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
         return segment
 
     # -- reading ------------------------------------------------------------------------------
@@ -424,43 +396,19 @@ class SegmentLog(StampingLog):
     # -- retention and truncation ---------------------------------------------------------------
 
     def apply_retention(self, now_ms: int) -> int:
-        """Delete the oldest segments past ``retention.ms`` or beyond ``retention.bytes``.
-
-        As in Kafka, a segment counts as old by its largest record timestamp, and an
-        active segment that is entirely expired is first rolled (so a quiet topic
-        empties too); the active segment itself is never deleted. Returns the
-        number of segments deleted.
-        """
+        """Delete the oldest segments past ``retention.ms`` or beyond ``retention.bytes``
+        (see ``log_retention``); returns how many. The active segment is never deleted."""
         self._check_open()
-        config = self.config
-        if not config.delete:
-            return 0
         segments = self._segments
-        count = expired_segment_count(segments, config, now_ms)
+        count = expired_segment_count(segments, self.config, now_ms)
         if count == 0:
             return 0
         if count == len(segments):
             self._roll(now_ms)
-        return self._delete_oldest(count)
-
-    def _delete_oldest(self, count: int) -> int:
         self._layout_version += 1
-        # Unlinked off the loop: see ``take_retired_files``.
-        gone = self._bases[:count]
-        self._retired_files.extend(delete_oldest(self._segments, self._bases, count))
-        for base in gone:
-            path = txn_index_path(self.directory, base)
-            if path.exists():
-                self._retired_files.append(path)
-        self.txn_index.forget_below(self.log_start_offset)
-        self._flushes.dir_changes += 1
-        delete_snapshots(self.directory, below=self.log_start_offset)
-        log.info(
-            "%s: deleted %d segment(s); log start offset is now %d",
-            self.directory.name,
-            count,
-            self.log_start_offset,
-        )
+        # Files unlinked off the loop: see ``take_retired_files``.
+        bases, flushes, retired = self._bases, self._flushes, self._retired_files
+        delete_oldest(self.directory, segments, bases, count, self.txn_index, flushes, retired)
         return count
 
     def take_retired_files(self) -> list[Path]:
@@ -479,38 +427,27 @@ class SegmentLog(StampingLog):
         if offset >= self._next_offset:
             return
         truncate_segments(self.directory, self.config, self._segments, self._bases, offset, now_ms)
-        self._bases = [s.base_offset for s in self._segments]
         self._active = self._segments[-1]
-        self._next_offset = self._active.next_offset
+        self._next_offset = end = self._active.next_offset
         flushes = self._flushes
-        flushes.recovery_point = min(flushes.recovery_point, self._next_offset)
-        self._flushes.dir_changes += 1
+        # Lowered only once the log end is: a flush finishing meanwhile takes the lower.
+        flushes.recovery_point = min(flushes.recovery_point, end)
+        flushes.dir_changes += 1
         self._layout_version += 1
-        lower_clean_offset(self.directory, self._next_offset)
-        self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
+        lower_clean_offset(self.directory, end)
+        self.txn_index.rewrite(self._bases, self.log_start_offset, end)
         self._load_producer_state()
-        log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
+        log.info("%s: truncated to offset %d", self.directory.name, end)
 
     def replace_segments(
-        self,
-        old: Sequence[Segment],
-        new: Segment,
-        *,
-        on_step: Callable[[str], None] | None = None,
+        self, old: Sequence[Segment], new: Segment, *, on_step: Callable[[str], None] | None = None
     ) -> list[Path]:
-        """Put ``new`` (a cleaner's output, files suffixed ``.cleaned``) in place of the
-        consecutive closed segments ``old``. Runs on the loop: renames only.
-
-        Renaming ``new`` to ``.swap`` is the commit point: a crash before it leaves
-        the old segments (``open`` discards ``.cleaned`` files); after it, ``open``
-        completes the swap, replacing every segment whose base offset lies within
-        ``new``'s offsets, so ``new`` must end at ``old``'s last offset. The old
-        segments are then renamed ``.deleted`` and closed, and ``new`` becomes
-        live. Returns the ``.deleted`` files, for the caller to remove off the loop
-        (``open`` removes any left). ``on_step`` is called after each step.
+        """Put ``new`` (a cleaner's output) in place of the consecutive closed segments
+        ``old``, crash-safely (see ``log_retention.swap_in``). Returns the old files,
+        for the caller to remove off the loop. ``on_step`` is called after each step.
         """
         self._check_open()
-        doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step or _no_step)
+        doomed = swap_in(self.directory, self._segments, self._bases, old, new, on_step)
         # The old segments' aborted transactions now belong to ``new``.
         self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._layout_version += 1
@@ -535,16 +472,11 @@ class SegmentLog(StampingLog):
             raise KafkaError(ErrorCode.kafka_storage_error, f"{self.directory.name} is offline")
         try:
             self._active.seal()
-            try:
-                write_snapshot(self.producers, self.directory, self._next_offset)
+            if snapshot_at_close(self.producers, self.directory, self._next_offset):
                 self._flushes.dir_changes += 1
-            except OSError as exc:
-                log.warning("cannot write producer snapshot in %s: %s", self.directory, exc)
             self._sync(all_files=True)
         finally:
-            self._closed = True
-            for segment in self._segments:
-                segment.close()
+            self.abandon()
 
     def delete(self) -> None:
         """Close without flushing and remove the partition directory."""
@@ -563,7 +495,3 @@ class SegmentLog(StampingLog):
             f"SegmentLog({self.directory.name}, offsets "
             f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
         )
-
-
-def _no_step(_name: str) -> None:
-    pass

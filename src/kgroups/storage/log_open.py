@@ -29,9 +29,16 @@ from kgroups.storage.log_files import (
 )
 from kgroups.storage.producer_snapshots import delete_snapshots, list_snapshots
 from kgroups.storage.segment import Segment
-from kgroups.storage.txn_index import AbortedTxn, txn_index_path
+from kgroups.storage.txn_index import AbortedTxn, TxnIndex, txn_index_path
 
-__all__ = ["LoadedState", "aborted_entry", "load_producer_state", "new_segment", "open_segments"]
+__all__ = [
+    "LoadedState",
+    "aborted_entry",
+    "load_producer_state",
+    "load_transaction_state",
+    "new_segment",
+    "open_segments",
+]
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +163,22 @@ def load_producer_state(
                 aborted.append((aborted_entry(state, done), segment.base_offset))
         start = segment.next_offset
     return LoadedState(state, replayed_from, aborted)
+
+
+def load_transaction_state(
+    directory: Path, segments: Sequence[Segment], bases: list[int], end: int
+) -> tuple[ProducerStateManager, TxnIndex]:
+    """The producers' state (``load_producer_state``) and the aborted transaction
+    index, both as of the log end ``end``."""
+    loaded = load_producer_state(directory, segments, bases, end)
+    # Entries from the replayed range are rebuilt from the markers found there.
+    index = TxnIndex.load(directory, bases, loaded.replayed_from)
+    try:
+        for entry, base in loaded.aborted:
+            index.add(entry, base)
+    except OSError as exc:
+        log.warning("cannot write the aborted transaction index of %s: %s", directory, exc)
+    return loaded.producers, index
 
 
 def aborted_entry(state: ProducerStateManager, done: CompletedTxn) -> AbortedTxn:

@@ -1,27 +1,41 @@
 """Shrinking a partition log: which segments retention deletes, truncation, and
 swapping a cleaner's output in for the segments it replaces.
 
-Retention deletes whole segments, oldest first. Compaction (``cleaner``) rewrites
-closed segments on a worker thread and hands the result to the log on the loop.
+Retention deletes whole segments, oldest first. As in Kafka, a segment counts as
+old by its largest record timestamp, and an active segment that is entirely
+expired is first rolled (so a quiet topic empties too); the active segment itself
+is never deleted. Compaction (``cleaner``) rewrites closed segments on a worker
+thread and hands the result to the log on the loop.
+
+These functions change the segment list and base offsets they are given in
+place; ``SegmentLog`` keeps the rest of its bookkeeping itself.
 """
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kgroups.partitions.config import LogConfig
 from kgroups.storage.log_files import DELETED_SUFFIX, SWAP_SUFFIX
+from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_open import new_segment
+from kgroups.storage.producer_snapshots import delete_snapshots
 from kgroups.storage.segment import Segment
+from kgroups.storage.txn_index import TxnIndex, txn_index_path
 
 __all__ = ["delete_oldest", "expired_segment_count", "swap_in", "truncate_segments"]
+
+log = logging.getLogger(__name__)
 
 
 def expired_segment_count(segments: Sequence[Segment], config: LogConfig, now_ms: int) -> int:
     """How many of the oldest segments are past ``retention.ms`` or beyond
-    ``retention.bytes`` (a segment counts as old by its largest record timestamp)."""
+    ``retention.bytes`` (none unless ``cleanup.policy`` has ``delete``)."""
+    if not config.delete:
+        return 0
     count = 0
     if config.retention_ms >= 0:
         for segment in segments:
@@ -40,10 +54,19 @@ def expired_segment_count(segments: Sequence[Segment], config: LogConfig, now_ms
     return count
 
 
-def delete_oldest(segments: list[Segment], bases: list[int], count: int) -> list[Path]:
-    """Take the ``count`` oldest segments out of ``segments`` and ``bases`` (in
-    place), renamed ``.deleted`` and closed. Returns their files, for the caller
-    to unlink off the loop: freeing a big file's blocks can take a while
+def delete_oldest(
+    directory: Path,
+    segments: list[Segment],
+    bases: list[int],
+    count: int,
+    txn_index: TxnIndex,
+    flushes: FlushState,
+    retired: list[Path],
+) -> None:
+    """Take the ``count`` oldest segments out of ``segments`` and ``bases``, renamed
+    ``.deleted`` and closed, with their aborted transactions and the producer
+    snapshots below the new log start. Their files are added to ``retired``, for
+    the caller to unlink off the loop: freeing a big file's blocks can take a while
     (``open`` removes leftovers)."""
     doomed = segments[:count]
     del segments[:count]
@@ -53,19 +76,28 @@ def delete_oldest(segments: list[Segment], bases: list[int], count: int) -> list
         segment.change_suffix(DELETED_SUFFIX)
         segment.close()
         files.extend(f.path for f in segment.files())
-    return files
+    retired.extend(files)
+    for segment in doomed:
+        path = txn_index_path(directory, segment.base_offset)
+        if path.exists():
+            retired.append(path)
+    start = segments[0].base_offset
+    txn_index.forget_below(start)
+    flushes.dir_changes += 1  # after the renames, so that a flush covers them
+    delete_snapshots(directory, below=start)
+    log.info("%s: deleted %d segment(s); log start offset is now %d", directory.name, count, start)
 
 
 def truncate_segments(
     directory: Path,
     config: LogConfig,
     segments: list[Segment],
-    bases: Sequence[int],
+    bases: list[int],
     offset: int,
     now_ms: int,
 ) -> None:
-    """Cut ``segments`` (in place) before the batch holding ``offset``; at or below
-    the log start, replace them all by one empty segment starting at ``offset``."""
+    """Cut ``segments`` and ``bases`` before the batch holding ``offset``; at or
+    below the log start, replace them all by one empty segment starting at ``offset``."""
     if offset <= segments[0].base_offset:
         for segment in segments:
             segment.delete()
@@ -76,6 +108,7 @@ def truncate_segments(
             segment.delete()
         del segments[keep:]
         segments[-1].truncate_to(offset)
+    bases[:] = [s.base_offset for s in segments]
 
 
 def swap_in(
@@ -84,10 +117,21 @@ def swap_in(
     bases: list[int],
     old: Sequence[Segment],
     new: Segment,
-    step: Callable[[str], None],
+    step: Callable[[str], None] | None,
 ) -> list[Path]:
-    """Rename and splice ``new`` in place of ``old`` in ``segments`` and ``bases``
-    (see ``SegmentLog.replace_segments``); returns the ``.deleted`` files."""
+    """Rename and splice ``new`` (a cleaner's output, files suffixed ``.cleaned``)
+    in place of the consecutive closed segments ``old`` in ``segments`` and
+    ``bases``. Renames only, so it runs on the loop.
+
+    Renaming ``new`` to ``.swap`` is the commit point: a crash before it leaves
+    the old segments (``open`` discards ``.cleaned`` files); after it, ``open``
+    completes the swap, replacing every segment whose base offset lies within
+    ``new``'s offsets, so ``new`` must end at ``old``'s last offset. The old
+    segments are then renamed ``.deleted`` and closed, and ``new`` becomes live.
+    Returns the ``.deleted`` files, for the caller to remove off the loop
+    (``open`` removes any left). ``step``, if given, is called after each step.
+    """
+    step = step or _no_step
     first = next((i for i, s in enumerate(segments) if s is old[0]), -1)
     end = first + len(old)
     if (
@@ -110,3 +154,7 @@ def swap_in(
     new.change_suffix("")
     step("live")
     return doomed
+
+
+def _no_step(_name: str) -> None:
+    pass

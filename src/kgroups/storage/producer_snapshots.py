@@ -1,14 +1,21 @@
 """Idempotent producers' state snapshots on disk: ``<offset>.snapshot`` files
-in a partition directory, Kafka's names, written durably and pruned at rolls."""
+in a partition directory, Kafka's names, written durably and pruned at rolls.
+
+A log that cannot write one at a roll or at a clean shutdown logs it and goes
+on: opening it replays the batches after an older snapshot instead.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from pathlib import Path
 
 from kgroups.durable import replace_file
 from kgroups.partitions.producer_state import SNAPSHOT_SUFFIX, ProducerStateManager
 from kgroups.storage.txn_index import sync_txn_indexes
+
+log = logging.getLogger(__name__)
 
 # Snapshots a roll keeps (besides those dropped with the segments they follow).
 _SNAPSHOTS_KEPT = 3
@@ -18,11 +25,29 @@ def snapshot_at_roll(
     producers: ProducerStateManager, directory: Path, offset: int, log_start_offset: int
 ) -> None:
     """Snapshot at a new segment's base offset, keeping the last few (and
-    none below the log start)."""
-    write_snapshot(producers, directory, offset)
-    snapshots = list_snapshots(directory)
-    keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
-    delete_snapshots(directory, below=max(keep_from, log_start_offset))
+    none below the log start); a failure is logged."""
+    try:
+        write_snapshot(producers, directory, offset)
+        snapshots = list_snapshots(directory)
+        keep_from = snapshots[-_SNAPSHOTS_KEPT][0] if len(snapshots) > _SNAPSHOTS_KEPT else 0
+        delete_snapshots(directory, below=max(keep_from, log_start_offset))
+    except OSError as exc:
+        _cannot_write(directory, exc)
+
+
+def snapshot_at_close(producers: ProducerStateManager, directory: Path, offset: int) -> bool:
+    """Snapshot at the log end of a log being closed; whether it was written
+    (a failure is logged)."""
+    try:
+        write_snapshot(producers, directory, offset)
+    except OSError as exc:
+        _cannot_write(directory, exc)
+        return False
+    return True
+
+
+def _cannot_write(directory: Path, exc: OSError) -> None:
+    log.warning("cannot write producer snapshot in %s: %s", directory, exc)
 
 
 def write_snapshot(producers: ProducerStateManager, directory: Path, offset: int) -> Path:
