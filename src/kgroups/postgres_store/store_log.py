@@ -64,7 +64,8 @@ class StoreLog(StampingLog):
         self.failed: KafkaError | None = None
 
     # -- what the handlers read ---------------------------------------------
-    # The offsets PartitionLog answers too, here from what the store committed.
+    # The offsets every PartitionLog answers, here from what the store
+    # committed: alike in shape to SegmentLog's, but read from other state.
 
     @property
     def log_start_offset(self) -> int:

@@ -73,20 +73,7 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
-        if self._broker.topics.get(OFFSETS_TOPIC) is not None:
-            return
-        cfg = self._broker.config
-        self._broker.create_topic(
-            OFFSETS_TOPIC,
-            self.partitions,
-            {
-                "cleanup.policy": "compact",
-                "segment.bytes": str(cfg.get_int("offsets.topic.segment.bytes")),
-            },
-        )
-        if self._gain_all:
-            for p in range(self.partitions):
-                self._new_shard(p, 0)  # nothing to load
+        self._create_internal_topic(self._broker.config.get_int("offsets.topic.segment.bytes"))
 
     def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
         topics = self._broker.topics

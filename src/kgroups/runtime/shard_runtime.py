@@ -121,6 +121,17 @@ class ShardRuntime(Generic[S]):
         """Replay the partition's log into the shard, then ``finish_load``."""
         raise NotImplementedError
 
+    def _create_internal_topic(self, segment_bytes: int) -> None:
+        """Create this runtime's topic on first use, compacted, with an empty
+        shard per partition when a broker alone leads them all."""
+        if self._broker.topics.get(self.topic) is not None:
+            return
+        configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        self._broker.create_topic(self.topic, self.partitions, configs)
+        if self._gain_all:
+            for p in range(self.partitions):
+                self._new_shard(p, 0)  # nothing to load
+
     def _markers_due(self, partition: int, driver: CoordinatorDriver) -> None:
         """Transaction markers whose records are durable (transaction coordinator only)."""
         driver.markers.clear()

@@ -70,20 +70,9 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         leader election, and no compression.type (the coordinator's batches
         are written uncompressed and kept as written).
         """
-        if self._broker.topics.get(TRANSACTION_STATE_TOPIC) is not None:
-            return
-        cfg = self._broker.config
-        self._broker.create_topic(
-            TRANSACTION_STATE_TOPIC,
-            self.partitions,
-            {
-                "cleanup.policy": "compact",
-                "segment.bytes": str(cfg.get_int("transaction.state.log.segment.bytes")),
-            },
+        self._create_internal_topic(
+            self._broker.config.get_int("transaction.state.log.segment.bytes")
         )
-        if self._gain_all:
-            for p in range(self.partitions):
-                self._new_shard(p, 0)  # nothing to load
 
     def partition_for(self, transactional_id: str) -> int:
         """The id's partition (Kafka's hash, as for groups); creates the topic."""
