@@ -12,7 +12,10 @@ Which one a broker gets is decided once, at start-up, in
 ``kgroups.server.partition_homes``; nothing above this seam imports either.
 The coordinator runtimes follow ``on_leadership_change`` to load and drop the
 internal topics' partitions; request handlers take a partition's log with
-``log`` and report each append with ``appended``.
+``log`` and report each append with ``appended``. Retention, compaction,
+truncation and forgetting idle producers are each home's own background work
+(``maintenance``), on its own files or rows; a cluster's appends carry the
+leader epoch and the log end they expect, checked by the store at commit.
 """
 
 from __future__ import annotations
