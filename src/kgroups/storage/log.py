@@ -21,8 +21,8 @@ transaction; aborted ones are listed in the segments' ``.txnindex`` files
 Opening (``log_open``) recovers what a crash may have left unchecked and
 rebuilds the idempotent producer state; an append's checks and offset stamping
 are in ``log_append``, reads in ``log_read``, fsync and what is left to fsync in
-``log_flush``, and retention, truncation and compaction's swap in
-``log_retention``.
+``log_flush``, retention, truncation and compaction's swap in
+``log_retention``, and the leader epochs the batches carry in ``log_epochs``.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.leader_epochs import EpochEndOffset, LeaderEpochs
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
 from kgroups.records.control import encode_marker
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
+from kgroups.storage.log_epochs import epochs_of
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_open import (
@@ -103,6 +105,7 @@ class SegmentLog(StampingLog):
         self._layout_version = 0
         self._flushes = FlushState(min(recovery_point, self._next_offset))
         self._retired_files: list[Path] = []
+        self._epochs: LeaderEpochs | None = None  # read back when first asked (log_epochs)
 
     # -- opening ------------------------------------------------------------------
 
@@ -373,6 +376,20 @@ class SegmentLog(StampingLog):
         """The estimated timestamp of the record at ``offset`` (lag in seconds)."""
         return record_timestamp(self._segments, offset)
 
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """The largest epoch up to ``epoch`` and where it ends (OffsetForLeaderEpoch)."""
+        return self._known_epochs().end_offset_for(epoch, self.log_start_offset, self._next_offset)
+
+    def log_start_epoch(self) -> int:
+        return self._known_epochs().epoch_at_start(self.log_start_offset)
+
+    def _known_epochs(self) -> LeaderEpochs:
+        self._check_open()
+        if self._epochs is None:
+            # Appends after this are at leader_epoch, the latest known: nothing to add.
+            self._epochs = epochs_of(self._segments, self.leader_epoch, self._next_offset)
+        return self._epochs
+
     # -- durability -------------------------------------------------------------------------
 
     @property
@@ -489,6 +506,7 @@ class SegmentLog(StampingLog):
         lower_clean_offset(self.directory, self._next_offset)
         self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._load_producer_state()
+        self._epochs = None
         log.info("%s: truncated to offset %d", self.directory.name, self._next_offset)
 
     def replace_segments(
