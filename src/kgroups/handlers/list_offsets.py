@@ -1,8 +1,9 @@
 """ListOffsets: earliest (-2), latest (-1), max timestamp (-3), or by timestamp.
 
-The answer carries the leader epoch of what was found, as Kafka's does:
-latest, the partition's own; earliest, the epoch at the log start; by time,
-the epoch of the batch holding the record; -1 when nothing was found.
+Each partition's current leader epoch is checked first (v4+), and the answer
+carries the leader epoch of what was found, as Kafka's does: latest, the
+partition's own; earliest, the epoch at the log start; by time, the epoch of
+the batch holding the record; -1 when nothing was found.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kio.schema.list_offsets.v7.response import (
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.current_leader_epoch import check_current_leader_epoch
 from kgroups.partitions.log import NotInMemory, TimestampOffset
 from kgroups.protocol.types import i32, i64
 
@@ -66,6 +68,7 @@ def _lookup(
     broker: BrokerApi, topic: str, p: ListOffsetsPartition, committed: bool
 ) -> TimestampOffset:
     log = broker.partitions.log(topic, p.partition_index)
+    check_current_leader_epoch(log, p.current_leader_epoch)
     timestamp = p.timestamp
     if timestamp == LATEST:
         # read_committed consumers start no further than the last stable offset.
