@@ -71,6 +71,11 @@ from kio.schema.offset_fetch.v5 import OffsetFetchRequest as OffsetFetchRequestV
 from kio.schema.offset_fetch.v5.request import OffsetFetchRequestTopic as OffsetFetchRequestTopicV5
 from kio.schema.offset_fetch.v9 import OffsetFetchRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kio.schema.offset_for_leader_epoch.v4 import OffsetForLeaderEpochRequest
+from kio.schema.offset_for_leader_epoch.v4.request import (
+    OffsetForLeaderPartition,
+    OffsetForLeaderTopic,
+)
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
 from kio.schema.sync_group.v5 import SyncGroupRequest
@@ -381,6 +386,23 @@ CASES = [
                 ListOffsetsTopic(
                     name="orders",
                     partitions=(ListOffsetsPartition(partition_index=i32(0), timestamp=i64(-1)),),
+                ),
+            ),
+        ),
+        T,
+        "orders",
+        O.DESCRIBE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.topics[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "OffsetForLeaderEpoch",
+        OffsetForLeaderEpochRequest(
+            replica_id=BrokerId(-1),
+            topics=(
+                OffsetForLeaderTopic(
+                    topic="orders",
+                    partitions=(OffsetForLeaderPartition(partition=i32(0), leader_epoch=i32(0)),),
                 ),
             ),
         ),
@@ -1092,3 +1114,17 @@ def test_a_group_answered_with_an_error_carries_no_authorized_operations(
     (group,) = described.groups
     assert group.error_code == ErrorCode.group_id_not_found
     assert group.authorized_operations == -(2**31)
+
+
+def test_offset_for_leader_epoch_answers_any_topic_with_cluster_action(
+    broker: BrokerThread,
+) -> None:
+    """Brokers ask it of each other under CLUSTER_ACTION, consumers under Topic DESCRIBE."""
+    case = next(c for c in CASES if c.name == "OffsetForLeaderEpoch")
+    add_acls(
+        broker,
+        AclBinding(
+            C, CLUSTER_NAME, PatternType.LITERAL, ALICE, "*", O.CLUSTER_ACTION, Permission.ALLOW
+        ),
+    )
+    assert case.error(call_as(broker, ALICE, case.request)) not in DENIALS

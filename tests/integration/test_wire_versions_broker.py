@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 from typing import Any, cast
 from uuid import UUID
@@ -167,6 +168,25 @@ async def _scenario(bootstrap: str) -> None:
             )
             p = r.topics[0].partitions[0]
             assert (p.error_code, p.offset) == (ErrorCode.none, expected), (v, ts)
+
+    for v in _versions(apis.OFFSET_FOR_LEADER_EPOCH):
+        m = importlib.import_module(f"kio.schema.offset_for_leader_epoch.v{v}.request")
+        partition = build(
+            m.OffsetForLeaderPartition,
+            partition=i32(0),
+            current_leader_epoch=i32(0),
+            leader_epoch=i32(0),
+        )
+        r = await send(
+            apis.OFFSET_FOR_LEADER_EPOCH,
+            v,
+            replica_id=BrokerId(-1),
+            topics=(
+                build(m.OffsetForLeaderTopic, topic=TopicName("topic-v2"), partitions=(partition,)),
+            ),
+        )
+        p = r.topics[0].partitions[0]
+        assert (p.error_code, p.leader_epoch, p.end_offset) == (ErrorCode.none, 0, 7), v
 
     for v in _versions(apis.DESCRIBE_CONFIGS):
         r = await send(

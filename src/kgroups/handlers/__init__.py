@@ -26,6 +26,7 @@ from kgroups.handlers import (
     init_producer_id,
     list_offsets,
     metadata,
+    offset_for_leader_epoch,
     produce,
     sasl,
     scram_credentials,
@@ -62,6 +63,7 @@ ROUTES: dict[int, Route] = {
     apis.PRODUCE: Route(produce.handle),
     apis.FETCH: Route(fetch.handle),
     apis.LIST_OFFSETS: Route(list_offsets.handle),
+    apis.OFFSET_FOR_LEADER_EPOCH: Route(offset_for_leader_epoch.handle),
     apis.INIT_PRODUCER_ID: Route(init_producer_id.handle),
     apis.WRITE_TXN_MARKERS: Route(write_txn_markers.handle),
     # v0-v3 carry one transaction, v4 several: the handler reads both shapes.

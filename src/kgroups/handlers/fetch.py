@@ -5,6 +5,11 @@ otherwise it parks the request until an append to one of the fetched
 partitions or `max_wait` passes, then reads again. Batches go out exactly as
 they were stored: no decompression, no re-encoding.
 
+Each partition's current leader epoch (v9+) is checked before it is read, as
+Kafka checks it: FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH for that partition.
+The epochs of a follower's fetch (last_fetched_epoch, diverging_epoch) are not:
+kgroups has no followers.
+
 At isolation level read_committed (1) records are read only up to the last
 stable offset, and the aborted transactions overlapping what is returned are
 listed, for the consumer to drop their records. Both levels report the LSO.
@@ -27,6 +32,7 @@ from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.current_leader_epoch import check_current_leader_epoch
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead
 from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
 from kgroups.records.batch import iter_batches
@@ -102,6 +108,8 @@ def _read(
             aborted = None
             try:
                 log = broker.partitions.log(topic.topic, p.partition)
+                if p.current_leader_epoch >= 0:  # any epoch below zero asks for no check
+                    check_current_leader_epoch(log, p.current_leader_epoch)
                 hw, start = log.high_watermark, log.log_start_offset
                 lso = log.last_stable_offset
                 limit = min(p.partition_max_bytes, budget)

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from kgroups.errors import KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
 from kgroups.topics.names import Topic
 
@@ -94,6 +95,12 @@ class PartitionHome(Protocol):
     ) -> TimestampOffset | None: ...
 
     async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None: ...
+
+    async def end_offset_for_epoch(self, topic: str, partition: int, epoch: int) -> EpochEndOffset:
+        """What the log could not answer from memory (``NotInMemory``)."""
+        ...
+
+    async def log_start_epoch(self, topic: str, partition: int) -> int: ...
 
     # -- topics ----------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult
 
@@ -24,6 +25,8 @@ __all__ = ["NotInMemory", "PartitionLog", "PartitionRead", "TimestampOffset"]
 class TimestampOffset(NamedTuple):
     offset: int
     timestamp: int
+    leader_epoch: int = NO_EPOCH
+    """Of the batch holding the record (ListOffsets answers it)."""
 
 
 class NotInMemory(Exception):
@@ -45,7 +48,8 @@ class PartitionLog(Protocol):
     producers: ProducerStateManager
     """The idempotent and transactional producers' state of this partition."""
     leader_epoch: int
-    """Stamped into every appended batch (0 on a single broker)."""
+    """Stamped into every appended batch (0 on a single broker); the epoch a
+    request's current leader epoch is checked against."""
 
     # -- offsets and watermarks ----------------------------------------------
 
@@ -127,6 +131,17 @@ class PartitionLog(Protocol):
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """The record with the largest timestamp (``NotInMemory`` if unknown here)."""
+        ...
+
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """The largest epoch up to ``epoch`` the log knows, and where it ends
+        (OffsetForLeaderEpoch; see ``leader_epochs``); ``NotInMemory`` if the
+        home must read the older batches."""
+        ...
+
+    def log_start_epoch(self) -> int:
+        """The leader epoch at the log start, -1 if unknown (ListOffsets
+        earliest); ``NotInMemory`` if the home must read it."""
         ...
 
     def record_timestamp(self, offset: int) -> int | None:

@@ -25,8 +25,10 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.home import LeadershipChange
-from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
+from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.postgres_store.epoch_reads import end_offset_for_epoch, log_start_epoch
 from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.maintenance import StoreMaintenance
 from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch, read
@@ -34,7 +36,7 @@ from kgroups.postgres_store.store import Store
 from kgroups.postgres_store.store_log import StoreLog
 from kgroups.postgres_store.thread import StoreThread
 from kgroups.postgres_store.writer import StoreWriter
-from kgroups.records.batch import decode_records
+from kgroups.records.batch import decode_records, read_header
 from kgroups.topics.names import Topic
 
 __all__ = ["ClusterMetadata", "StoreHome"]
@@ -243,7 +245,7 @@ class StoreHome:
             return None
         for record in decode_records(batch):
             if record.timestamp >= timestamp:
-                return TimestampOffset(record.offset, record.timestamp)
+                return TimestampOffset(record.offset, record.timestamp, _epoch(batch))
         return None
 
     async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
@@ -255,7 +257,32 @@ class StoreHome:
             return None
         # The first record with the largest timestamp.
         first = next(r for r in decode_records(batch) if r.timestamp == best.timestamp)
-        return TimestampOffset(first.offset, first.timestamp)
+        return TimestampOffset(first.offset, first.timestamp, _epoch(batch))
+
+    async def end_offset_for_epoch(self, topic: str, partition: int, epoch: int) -> EpochEndOffset:
+        """An epoch older than the leader's own: its batches are in the store."""
+        slog = self.log(topic, partition)
+        try:
+            return slog.end_offset_for_epoch(epoch)
+        except NotInMemory:
+            pass
+        own, start, end = slog.leader_epoch, slog.epoch_start, slog.log_end_offset
+        return await self._reads.run(
+            lambda s: end_offset_for_epoch(s, topic, partition, epoch, own, start, end)
+        )
+
+    async def log_start_epoch(self, topic: str, partition: int) -> int:
+        slog = self.log(topic, partition)
+        try:
+            return slog.log_start_epoch()
+        except NotInMemory:
+            pass
+        own, start = slog.leader_epoch, slog.epoch_start
+        log_start, epoch = await self._reads.run(
+            lambda s: log_start_epoch(s, topic, partition, own, start)
+        )
+        slog.learnt_start_epoch(log_start, epoch)
+        return epoch
 
     # -- topics: cluster metadata, kept by the member ------------------------------
 
@@ -268,3 +295,7 @@ class StoreHome:
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
+
+
+def _epoch(batch: bytes) -> int:
+    return max(read_header(batch).partition_leader_epoch, NO_EPOCH)

@@ -14,6 +14,11 @@ consumers that keep up; older offsets are read from the store
 (``NotInMemory``). A failed commit ends this object: the broker drops it
 and, if it still leads the partition, starts again from the store's log end.
 
+Every batch is stamped with this leader's epoch, which begins where the log
+ended when the leader took it (``epoch_start``): the leader answers its own
+epoch's end (OffsetForLeaderEpoch) from memory, and older epochs, which are in
+the batches before it, from the store (``epoch_reads``).
+
 Transactions are not served in cluster mode yet: Produce refuses transactional
 ids, markers are refused, and the last stable offset is the high watermark.
 """
@@ -24,6 +29,7 @@ from collections import deque
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset, LeaderEpochs
 from kgroups.partitions.log import NotInMemory, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
@@ -52,6 +58,10 @@ class StoreLog(StampingLog):
         self.config = config
         self.producers = producers if producers is not None else ProducerStateManager()
         self._log_start = log_start_offset
+        # Batches from here on are at leader_epoch: it starts here, or earlier
+        # if this broker led at it before and its log was started again.
+        self.epoch_start = next_offset
+        self._start_epoch: tuple[int, int] | None = None  # (log start, its epoch), from the store
         self._committed = next_offset  # the high watermark: what the store holds
         self._next = next_offset  # the log end: offsets assigned here
         # (base offset, last offset, max timestamp, bytes): assigned, not yet committed.
@@ -242,6 +252,30 @@ class StoreLog(StampingLog):
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         raise NotInMemory
+
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """Answered here for this leader's epoch (and those after it), or when
+        nothing older than it is left; older epochs are in the store's batches."""
+        if epoch < self.leader_epoch and epoch != NO_EPOCH and self._log_start < self.epoch_start:
+            raise NotInMemory
+        return self._own_epoch().end_offset_for(epoch, self._log_start, self._committed)
+
+    def log_start_epoch(self) -> int:
+        if self._log_start >= self.epoch_start:
+            return self.leader_epoch
+        if self._start_epoch is not None and self._start_epoch[0] == self._log_start:
+            return self._start_epoch[1]
+        raise NotInMemory
+
+    def learnt_start_epoch(self, log_start: int, epoch: int) -> None:
+        """The store's answer for ``log_start``, kept while the log starts there
+        (ListOffsets earliest is asked of every partition, over and over)."""
+        self._start_epoch = (log_start, epoch)
+
+    def _own_epoch(self) -> LeaderEpochs:
+        known = LeaderEpochs()
+        known.assign(self.leader_epoch, self.epoch_start)
+        return known
 
     def record_timestamp(self, offset: int) -> int | None:
         """Estimated from the batch in memory that holds ``offset``; None when

@@ -44,6 +44,7 @@ API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 INIT_PRODUCER_ID = 22
+OFFSET_FOR_LEADER_EPOCH = 23
 ADD_PARTITIONS_TO_TXN = 24
 ADD_OFFSETS_TO_TXN = 25
 END_TXN = 26
@@ -85,6 +86,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
         ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
         ApiRange(INIT_PRODUCER_ID, "InitProducerId", 0, 4),
+        ApiRange(OFFSET_FOR_LEADER_EPOCH, "OffsetForLeaderEpoch", 2, 4),
         # AddPartitionsToTxn v5 and EndTxn v5 are transaction.version 2
         # (KIP-890 part 2), which is not served: clients keep to v4.
         ApiRange(ADD_PARTITIONS_TO_TXN, "AddPartitionsToTxn", 0, 4),

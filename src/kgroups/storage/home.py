@@ -31,6 +31,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.home import LeadershipChange
+from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
 from kgroups.partitions.topic_registry import TopicRegistry
 from kgroups.storage.background import local_maintenance
@@ -145,6 +146,12 @@ class LocalHome:
 
     async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
         return self.log(topic, partition).max_timestamp_offset()
+
+    async def end_offset_for_epoch(self, topic: str, partition: int, epoch: int) -> EpochEndOffset:
+        return self.log(topic, partition).end_offset_for_epoch(epoch)
+
+    async def log_start_epoch(self, topic: str, partition: int) -> int:
+        return self.log(topic, partition).log_start_epoch()
 
     # -- topics ----------------------------------------------------------------
 

@@ -21,8 +21,9 @@ rebuilds the idempotent producer state and the aborted transaction index; an
 append's checks and offset stamping are in ``partitions.stamping``, transaction
 markers in ``log_markers``, reads in ``log_read``, fsync and what is left to
 fsync in ``log_flush``, retention, truncation and compaction's swap in
-``log_retention``, producer snapshots in ``producer_snapshots``. This class keeps
-the segment list and offsets, and says when the files change.
+``log_retention``, producer snapshots in ``producer_snapshots``, and the leader
+epochs the batches carry in ``log_epochs``. This class keeps the segment list
+and offsets, and says when the files change.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.config import LogConfig
+from kgroups.partitions.leader_epochs import EpochEndOffset, LeaderEpochs
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
+from kgroups.storage.log_epochs import epochs_of
 from kgroups.storage.log_files import remove_log_directory
 from kgroups.storage.log_flush import FlushState
 from kgroups.storage.log_markers import append_marker
@@ -96,8 +99,10 @@ class SegmentLog(StampingLog):
         # Bumped when segments are removed or rewritten (not by appends or rolls),
         # so work planned against an older layout is not applied to this one.
         self._layout_version = 0
-        self._flushes = FlushState(min(recovery_point, self._next_offset))
+        # What was fsynced: its recovery_point is the offset below which all is.
+        self.flushes = FlushState(min(recovery_point, self._next_offset))
         self._retired_files: list[Path] = []
+        self._epochs: LeaderEpochs | None = None  # read back when first asked (log_epochs)
 
     # -- opening ------------------------------------------------------------------
 
@@ -257,7 +262,7 @@ class SegmentLog(StampingLog):
             raise self._write_failed(exc) from exc
         self._next_offset = last_offset + 1
         record_producers(self.producers, stamped)
-        self._flushes.add(last_offset + 1 - first_offset, now_ms)
+        self.flushes.add(last_offset + 1 - first_offset, now_ms)
         return AppendResult(
             first_offset,
             last_offset,
@@ -297,7 +302,7 @@ class SegmentLog(StampingLog):
         self._segments.append(segment)
         self._bases.append(base)
         self._active = segment
-        self._flushes.dir_changes += 1
+        self.flushes.dir_changes += 1
         snapshot_at_roll(self.producers, self.directory, base, self.log_start_offset)
         return segment
 
@@ -345,48 +350,49 @@ class SegmentLog(StampingLog):
         """The estimated timestamp of the record at ``offset`` (lag in seconds)."""
         return record_timestamp(self._segments, offset)
 
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset:
+        """The largest epoch up to ``epoch`` and where it ends (OffsetForLeaderEpoch)."""
+        return self._known_epochs().end_offset_for(epoch, self.log_start_offset, self._next_offset)
+
+    def log_start_epoch(self) -> int:
+        return self._known_epochs().epoch_at_start(self.log_start_offset)
+
+    def _known_epochs(self) -> LeaderEpochs:
+        self._check_open()
+        if self._epochs is None:
+            # Appends after this are at leader_epoch, the latest known: nothing to add.
+            self._epochs = epochs_of(self._segments, self.leader_epoch, self._next_offset)
+        return self._epochs
+
     # -- durability -------------------------------------------------------------------------
-
-    @property
-    def recovery_point(self) -> int:
-        """Everything below this offset is known to be fsynced."""
-        return self._flushes.recovery_point
-
-    @property
-    def unflushed_messages(self) -> int:
-        return self._flushes.unflushed
 
     @property
     def rolled_since_flush(self) -> bool:
         """Files were created, renamed or deleted since the last flush."""
-        return self._flushes.dir_changes != self._flushes.dir_synced
+        return self.flushes.dir_changes != self.flushes.dir_synced
 
     def needs_flush(self, now_ms: int) -> bool:
         """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
         config = self.config
-        return not self._offline and self._flushes.is_due(
+        return not self._offline and self.flushes.is_due(
             now_ms, config.flush_messages, config.flush_ms
         )
 
     def flush(self) -> None:
-        """fsync everything appended so far; safe on a worker thread.
-
-        The active segment's indexes are left out: recovery rebuilds them anyway.
-        A failed fsync takes the log offline: the kernel may have dropped the
-        pages it could not write, so what was appended is no longer known to be
-        stored (Kafka treats it as a log directory failure).
-        """
+        """fsync everything appended so far (not the active segment's indexes:
+        recovery rebuilds them); safe on a worker thread. A failed fsync takes the
+        log offline: the kernel may have dropped the pages it could not write, so
+        what was appended is no longer known to be stored (as Kafka's log
+        directory failure)."""
         self._sync(all_files=False)
 
     def _sync(self, *, all_files: bool) -> None:
         if self._offline:
             self._check_open()
-        self._flushes.sync(
-            self._segments, self.directory, self._log_end, self._flush_failed, all_files=all_files
+        end = lambda: self._next_offset  # noqa: E731 - read when the fsync is done
+        self.flushes.sync(
+            self._segments, self.directory, end, self._flush_failed, all_files=all_files
         )
-
-    def _log_end(self) -> int:
-        return self._next_offset
 
     def _flush_failed(self, exc: OSError) -> KafkaError:
         if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
@@ -407,7 +413,7 @@ class SegmentLog(StampingLog):
             self._roll(now_ms)
         self._layout_version += 1
         # Files unlinked off the loop: see ``take_retired_files``.
-        bases, flushes, retired = self._bases, self._flushes, self._retired_files
+        bases, flushes, retired = self._bases, self.flushes, self._retired_files
         delete_oldest(self.directory, segments, bases, count, self.txn_index, flushes, retired)
         return count
 
@@ -429,7 +435,7 @@ class SegmentLog(StampingLog):
         truncate_segments(self.directory, self.config, self._segments, self._bases, offset, now_ms)
         self._active = self._segments[-1]
         self._next_offset = end = self._active.next_offset
-        flushes = self._flushes
+        flushes = self.flushes
         # Lowered only once the log end is: a flush finishing meanwhile takes the lower.
         flushes.recovery_point = min(flushes.recovery_point, end)
         flushes.dir_changes += 1
@@ -437,6 +443,7 @@ class SegmentLog(StampingLog):
         lower_clean_offset(self.directory, end)
         self.txn_index.rewrite(self._bases, self.log_start_offset, end)
         self._load_producer_state()
+        self._epochs = None
         log.info("%s: truncated to offset %d", self.directory.name, end)
 
     def replace_segments(
@@ -451,12 +458,8 @@ class SegmentLog(StampingLog):
         # The old segments' aborted transactions now belong to ``new``.
         self.txn_index.rewrite(self._bases, self.log_start_offset, self._next_offset)
         self._layout_version += 1
-        self._flushes.dir_changes += 1
+        self.flushes.dir_changes += 1
         return doomed
-
-    def expire_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
-        """Forget idle producer ids (producer.id.expiration.ms, default one day)."""
-        return self.producers.expire(now_ms, expiration_ms)
 
     # -- shutting down ----------------------------------------------------------------------------
 
@@ -473,7 +476,7 @@ class SegmentLog(StampingLog):
         try:
             self._active.seal()
             if snapshot_at_close(self.producers, self.directory, self._next_offset):
-                self._flushes.dir_changes += 1
+                self.flushes.dir_changes += 1
             self._sync(all_files=True)
         finally:
             self.abandon()
@@ -491,7 +494,5 @@ class SegmentLog(StampingLog):
             segment.close()
 
     def __repr__(self) -> str:
-        return (
-            f"SegmentLog({self.directory.name}, offsets "
-            f"{self.log_start_offset}..{self._next_offset}, {len(self._segments)} segment(s))"
-        )
+        span = f"{self.log_start_offset}..{self._next_offset}"
+        return f"SegmentLog({self.directory.name}, {span}, {len(self._segments)} segment(s))"

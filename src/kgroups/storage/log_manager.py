@@ -171,7 +171,7 @@ class LogManager:
 
     def recovery_points(self) -> dict[tuple[str, int], int]:
         """Every open log's recovery point (taken on the loop; write off it)."""
-        return {key: plog.recovery_point for key, plog in self._logs.items()}
+        return {key: plog.flushes.recovery_point for key, plog in self._logs.items()}
 
     def write_recovery_points(self, points: Mapping[tuple[str, int], int]) -> None:
         """Replace ``recovery-point-offset-checkpoint`` (fsynced, atomically)."""

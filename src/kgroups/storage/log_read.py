@@ -11,8 +11,9 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from kgroups.errors import KafkaError
+from kgroups.partitions.leader_epochs import NO_EPOCH
 from kgroups.partitions.log import TimestampOffset
-from kgroups.records.batch import decode_records
+from kgroups.records.batch import BatchHeader, decode_records
 from kgroups.records.timestamps import estimate
 from kgroups.storage.segment import Segment
 
@@ -72,7 +73,7 @@ def offset_for_timestamp(segments: Sequence[Segment], timestamp: int) -> Timesta
                 continue
             for record in decode_records(segment.read(pos, pos + header.size)):
                 if record.timestamp >= timestamp:
-                    return TimestampOffset(record.offset, record.timestamp)
+                    return TimestampOffset(record.offset, record.timestamp, _epoch(header))
     return None
 
 
@@ -90,8 +91,13 @@ def max_timestamp_offset(segments: Sequence[Segment]) -> TimestampOffset | None:
     pos, header = found
     for record in decode_records(best.read(pos, pos + header.size)):
         if record.timestamp == best.max_timestamp:
-            return TimestampOffset(record.offset, record.timestamp)
-    return TimestampOffset(header.last_offset, header.max_timestamp)
+            return TimestampOffset(record.offset, record.timestamp, _epoch(header))
+    return TimestampOffset(header.last_offset, header.max_timestamp, _epoch(header))
+
+
+def _epoch(header: BatchHeader) -> int:
+    """A batch's leader epoch, -1 for one written without (as Kafka answers it)."""
+    return max(header.partition_leader_epoch, NO_EPOCH)
 
 
 def record_timestamp(segments: Sequence[Segment], offset: int) -> int | None:

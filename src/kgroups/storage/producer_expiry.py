@@ -31,7 +31,7 @@ async def expire_idle_producers(logs: LogManager, now_ms: int, expiration_ms: in
     for _topic, _partition, partition_log in logs.logs():
         if partition_log.closed:
             continue
-        expired = partition_log.expire_producers(now_ms, expiration_ms)
+        expired = partition_log.producers.expire(now_ms, expiration_ms)
         if expired:
             total += expired
             await _write_snapshot(partition_log)

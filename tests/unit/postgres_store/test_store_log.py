@@ -83,3 +83,35 @@ def test_a_failed_log_takes_no_more_appends() -> None:
     with pytest.raises(KafkaError) as e:
         slog.append(batch(b"b"), 0)
     assert e.value.error_code == ErrorCode.not_leader_or_follower
+
+
+def test_its_own_epoch_ends_at_what_the_store_committed() -> None:
+    slog = led(10)
+    assert slog.end_offset_for_epoch(3) == (3, 10)
+    slog.append(batch(b"a", b"b"), 0)
+    assert slog.end_offset_for_epoch(3) == (3, 10)  # not committed yet
+    slog.take_pending()
+    slog.committed(11)
+    assert slog.end_offset_for_epoch(3) == (3, 12)
+    assert slog.end_offset_for_epoch(4) == (-1, -1)
+    assert slog.end_offset_for_epoch(-1) == (-1, -1)
+
+
+def test_older_epochs_are_the_stores_unless_nothing_before_this_one_is_left() -> None:
+    slog = led(10)
+    with pytest.raises(NotInMemory):
+        slog.end_offset_for_epoch(2)
+    with pytest.raises(NotInMemory):
+        slog.log_start_epoch()
+    empty = StoreLog("t", 0, 3, 10, 10, LogConfig())
+    assert empty.end_offset_for_epoch(2) == (2, 10)
+    assert empty.end_offset_for_epoch(0) == (0, 10)
+    assert empty.log_start_epoch() == 3
+    slog.learnt_start_epoch(0, 1)
+    assert slog.log_start_epoch() == 1
+    slog.advance_log_start(4)
+    with pytest.raises(NotInMemory):
+        slog.log_start_epoch()  # what the store said was for another log start
+    slog.advance_log_start(10)  # retention passed every older batch
+    assert slog.end_offset_for_epoch(1) == (1, 10)
+    assert slog.log_start_epoch() == 3

@@ -236,7 +236,7 @@ def test_no_descriptor_for_an_fsync_fails_the_flush_but_not_the_log(
     with pytest.raises(KafkaError) as exc:
         plog.flush()
     assert storage_error(exc)
-    assert not plog.offline and plog.unflushed_messages == 1
+    assert not plog.offline and plog.flushes.unflushed == 1
     plog.flush()
-    assert plog.unflushed_messages == 0 and plog.recovery_point == 1
+    assert plog.flushes.unflushed == 0 and plog.flushes.recovery_point == 1
     plog.close()

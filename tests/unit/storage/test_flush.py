@@ -22,7 +22,7 @@ def test_flush_messages_policy(tmp_path: Path) -> None:
     plog.append(make_batch(1), NOW)
     assert plog.needs_flush(NOW)
     plog.flush()
-    assert not plog.needs_flush(NOW) and plog.unflushed_messages == 0
+    assert not plog.needs_flush(NOW) and plog.flushes.unflushed == 0
     plog.close()
 
 
@@ -110,7 +110,7 @@ def test_flush_from_a_thread_while_appending_rolling_and_deleting(
     assert not errors, errors
     assert flushes > 1
     plog.flush()
-    assert plog.unflushed_messages == 0
+    assert plog.flushes.unflushed == 0
     assert plog.log_end_offset == 1000
     plog.close()
     plog = SegmentLog.open(tmp_path / "t-0", config, NOW)

@@ -171,7 +171,7 @@ def test_expiry_keeps_producers_with_an_open_transaction(plog: SegmentLog) -> No
     plog.append(txn_batch(0, pid=PID + 1), NOW)
     plog.append_marker(PID + 1, 0, 0, True, NOW)
     day = 86_400_000
-    assert plog.expire_producers(NOW + 2 * day, day) == 1
+    assert plog.producers.expire(NOW + 2 * day, day) == 1
     assert plog.producers.get(PID) is not None
     assert plog.last_stable_offset == 0
 

@@ -150,18 +150,18 @@ def test_many_segments_index_lookups_after_reopen(tmp_path: Path) -> None:
 
 def test_offset_for_timestamp(tmp_path: Path) -> None:
     plog = open_log(tmp_path / "t-0", SMALL)
-    # Batch i holds records with timestamps NOW + i*10 + j.
+    # Batch i holds records with timestamps NOW + i*10 + j; all at leader epoch 0.
     written = fill(plog, 120)
     for i in (0, 1, 37, 119):
         base = written[i][0]
-        assert plog.offset_for_timestamp(NOW + i * 10) == (base, NOW + i * 10)
+        assert plog.offset_for_timestamp(NOW + i * 10) == (base, NOW + i * 10, 0)
     # Between batches: the first record at or after the timestamp.
     i = 50
     count = written[i][1] - written[i][0] + 1
     hit = plog.offset_for_timestamp(NOW + i * 10 + count)
     assert hit is not None and hit.offset == written[i + 1][0]
     assert plog.offset_for_timestamp(NOW + 10_000) is None
-    assert plog.offset_for_timestamp(0) == (0, NOW)
+    assert plog.offset_for_timestamp(0) == (0, NOW, 0)
     plog.close()
 
 
@@ -169,10 +169,10 @@ def test_offset_for_timestamp_with_unordered_timestamps(tmp_path: Path) -> None:
     plog = open_log(tmp_path / "t-0", LogConfig(index_interval_bytes=1))
     for ts in (500, 100, 900, 300, 950):
         plog.append(encode_batch([(b"k", b"v", [], ts)]), NOW)
-    assert plog.offset_for_timestamp(200) == (0, 500)
-    assert plog.offset_for_timestamp(600) == (2, 900)
-    assert plog.offset_for_timestamp(901) == (4, 950)
-    assert plog.max_timestamp_offset() == (4, 950)
+    assert plog.offset_for_timestamp(200) == (0, 500, 0)
+    assert plog.offset_for_timestamp(600) == (2, 900, 0)
+    assert plog.offset_for_timestamp(901) == (4, 950, 0)
+    assert plog.max_timestamp_offset() == (4, 950, 0)
     plog.close()
 
 

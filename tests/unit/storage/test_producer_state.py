@@ -132,6 +132,6 @@ def test_truncation_rewinds_producer_state(plog: SegmentLog) -> None:
 
 def test_expiration(plog: SegmentLog) -> None:
     plog.append(batch(0, pid=1), NOW)
-    assert plog.expire_producers(NOW + 1000, expiration_ms=1000) == 0
-    assert plog.expire_producers(NOW + 1001, expiration_ms=1000) == 1
+    assert plog.producers.expire(NOW + 1000, 1000) == 0
+    assert plog.producers.expire(NOW + 1001, 1000) == 1
     assert plog.append(batch(10, pid=1), NOW).base_offset == 2  # unknown again

@@ -105,10 +105,10 @@ def test_flush_advances_the_recovery_point_and_the_checkpoint_follows(tmp_path: 
     fill(manager, 10)
     plog = manager.get("t", 0)
     assert plog is not None
-    assert plog.recovery_point == 0
+    assert plog.flushes.recovery_point == 0
     assert manager.recovery_points() == {("t", 0): 0}
     plog.flush()
-    assert plog.recovery_point == 20
+    assert plog.flushes.recovery_point == 20
     manager.write_recovery_points(manager.recovery_points())
     assert (tmp_path / RECOVERY_POINT_FILE).read_text() == "0\n1\nt 0 20\n"
     manager.close()
@@ -121,9 +121,9 @@ def test_truncation_lowers_the_recovery_point(tmp_path: Path) -> None:
     plog = manager.get("t", 0)
     assert plog is not None
     plog.flush()
-    assert plog.recovery_point == 20
+    assert plog.flushes.recovery_point == 20
     plog.truncate_to(12)
-    assert plog.recovery_point == plog.log_end_offset == 12
+    assert plog.flushes.recovery_point == plog.log_end_offset == 12
     manager.close()
 
 

@@ -29,6 +29,7 @@ GUARDS: dict[int, Guard] = {
     apis.LIST_TRANSACTIONS: transactions.list_transactions,
     apis.FETCH: topics.fetch,
     apis.LIST_OFFSETS: topics.list_offsets,
+    apis.OFFSET_FOR_LEADER_EPOCH: topics.offset_for_leader_epoch,
     apis.DELETE_GROUPS: groups.delete_groups,
     apis.OFFSET_DELETE: groups.offset_delete,
     apis.FIND_COORDINATOR: groups.find_coordinator,

@@ -1,5 +1,5 @@
-"""Guards of the topic APIs: Produce, Fetch, ListOffsets, Metadata, creating and
-deleting topics."""
+"""Guards of the topic APIs: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
+Metadata, creating and deleting topics."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ from kio.schema.list_offsets.v7.response import (
     ListOffsetsTopicResponse,
 )
 from kio.schema.metadata.v12.response import MetadataResponseTopic
+from kio.schema.offset_for_leader_epoch.v4.response import (
+    EpochEndOffset,
+    OffsetForLeaderTopicResult,
+)
 from kio.schema.produce.v9 import ProduceResponse
 from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
 
@@ -203,6 +207,32 @@ async def list_offsets(
     denied = [t for t in body.topics if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.name)]
     return await serve_allowed(
         broker, ctx, body, handler, "topics", denied, "topics", _list_offsets_refused
+    )
+
+
+async def offset_for_leader_epoch(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    # Brokers ask it of their leaders under Cluster CLUSTER_ACTION; consumers
+    # (KIP-320) need Topic DESCRIBE.
+    if allowed(az, ctx, Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+        return await handler(broker, ctx, body)
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.topic)]
+    return await serve_allowed(
+        broker, ctx, body, handler, "topics", denied, "topics", _epochs_refused
+    )
+
+
+def _epochs_refused(denied: Sequence[Any]) -> tuple[OffsetForLeaderTopicResult, ...]:
+    refused = ErrorCode.topic_authorization_failed
+    return tuple(
+        OffsetForLeaderTopicResult(
+            topic=t.topic,
+            partitions=tuple(
+                EpochEndOffset(error_code=refused, partition=p.partition) for p in t.partitions
+            ),
+        )
+        for t in denied
     )
 
 
