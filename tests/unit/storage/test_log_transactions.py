@@ -231,3 +231,29 @@ def test_a_torn_txnindex_entry_is_cut_before_the_next_one(tmp_path: Path) -> Non
     assert plog.aborted_transactions(0, 10) == [(PID, 0), (PID + 1, 3)]
     assert len(path.read_bytes()) == 2 * 34
     plog.close()
+
+
+def test_a_snapshot_that_predates_the_ending_of_a_transaction_is_outgrown_by_removing_it(
+    tmp_path: Path,
+) -> None:
+    """A marker appended as a plain batch (how offsets partitions' markers were
+    written before) leaves the transaction open in the producers' state, and a
+    snapshot keeps it open across restarts; without snapshots, opening rebuilds
+    the state from the batches and the marker ends it (docs/offsets.md)."""
+    directory = tmp_path / "__consumer_offsets-0"
+    plog = SegmentLog.open(directory, LogConfig(segment_bytes=100_000), NOW)
+    plog.append(txn_batch(0), NOW)
+    plog.append_batch(encode_marker(PID, 0, coordinator_epoch=0, commit=True, timestamp=NOW), NOW)
+    plog.append(plain(), NOW)
+    assert plog.last_stable_offset == 0  # the old path did not end the transaction
+    plog.close()  # writes a snapshot at the log end
+
+    reopened = SegmentLog.open(directory, LogConfig(segment_bytes=100_000), NOW, recover=False)
+    assert reopened.last_stable_offset == 0
+    reopened.close()
+
+    for _offset, path in list_snapshots(directory):
+        path.unlink()
+    rebuilt = SegmentLog.open(directory, LogConfig(segment_bytes=100_000), NOW, recover=False)
+    assert rebuilt.last_stable_offset == rebuilt.high_watermark == 4
+    rebuilt.close()
