@@ -102,6 +102,12 @@ class PartitionHome(Protocol):
 
     async def log_start_epoch(self, topic: str, partition: int) -> int: ...
 
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        """What the log could not answer from memory (``NotInMemory``)."""
+        ...
+
     # -- topics ----------------------------------------------------------------
 
     async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:

@@ -28,6 +28,7 @@ from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.postgres_store.aborted_txns import aborted_transactions
 from kgroups.postgres_store.epoch_reads import end_offset_for_epoch, log_start_epoch
 from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.maintenance import StoreMaintenance
@@ -229,7 +230,7 @@ class StoreHome:
             out: list[bytes | KafkaError] = []
             for r in reads:
                 try:
-                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
+                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes, r.max_offset)
                     out.append(b"".join(result.batches))
                 except KafkaError as e:
                     out.append(e)
@@ -283,6 +284,18 @@ class StoreHome:
         )
         slog.learnt_start_epoch(log_start, epoch)
         return epoch
+
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        """Aborts older than the leader holds in memory: the store's index."""
+        try:
+            return self.log(topic, partition).aborted_transactions(start, end)
+        except NotInMemory:
+            pass
+        return await self._reads.run(
+            lambda s: aborted_transactions(s, topic, partition, start, end)
+        )
 
     # -- topics: cluster metadata, kept by the member ------------------------------
 

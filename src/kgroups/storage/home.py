@@ -134,7 +134,8 @@ class LocalHome:
         out: list[bytes | KafkaError] = []
         for r in reads:
             try:
-                out.append(self.log(r.topic, r.partition).read(r.offset, r.max_bytes))
+                plog = self.log(r.topic, r.partition)
+                out.append(plog.read(r.offset, r.max_bytes, r.max_offset))
             except KafkaError as e:
                 out.append(e)
         return out
@@ -152,6 +153,11 @@ class LocalHome:
 
     async def log_start_epoch(self, topic: str, partition: int) -> int:
         return self.log(topic, partition).log_start_epoch()
+
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        return self.log(topic, partition).aborted_transactions(start, end)
 
     # -- topics ----------------------------------------------------------------
 
