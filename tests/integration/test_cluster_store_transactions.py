@@ -87,11 +87,17 @@ def next_leader_epoch(store: Store) -> int:
 
 
 def gain(
-    url: str, store: Store, member: Member, epoch: int, config: LogConfig, clock: ManualClock
+    url: str,
+    store: Store,
+    member: Member,
+    epoch: int,
+    config: LogConfig,
+    clock: ManualClock,
+    producer_expiration_ms: int = 7 * DAY_MS,
 ) -> tuple[StoreHome, StoreLog]:
     """A home that gains the partition, as the member does: the log's start and
     end and the producers' state, read from the store."""
-    home = StoreHome(url, 1, member, AppendWaiters(), clock, 7 * DAY_MS, 300_000, None)
+    home = StoreHome(url, 1, member, AppendWaiters(), clock, producer_expiration_ms, 300_000, None)
     offsets = log_offsets(store, TOPIC, 0)
     producers = store.transaction(lambda cur: read_producers(cur, [TP]))
     member.epoch = epoch
@@ -231,6 +237,30 @@ def test_a_marker_not_committed_never_moves_the_next_leaders_lso(
 
     asyncio.run(fenced_leader())
     asyncio.run(next_leader())
+
+
+def test_a_producer_with_an_open_transaction_is_not_expired(store_url: str, store: Store) -> None:
+    member, epoch = leading(store)
+    clock = ManualClock(NOW)
+
+    def rows() -> set[int]:
+        return set(store.transaction(lambda cur: read_producers(cur, [TP]))[TP].producers)
+
+    async def run() -> None:
+        home, slog = gain(store_url, store, member, epoch, LogConfig(), clock, DAY_MS)
+        try:
+            await append(home, txn(7, 0, (b"k", b"x")))
+            clock.advance(2 * DAY_MS)
+            await home.store_maintenance.apply_retention()
+            assert slog.producers.get(7) is not None and rows() == {7}
+            assert slog.last_stable_offset == 0
+            await mark(home, 7, commit=True)
+            await home.store_maintenance.apply_retention()
+            assert slog.producers.get(7) is None and rows() == set()
+        finally:
+            await home.stop()
+
+    asyncio.run(run())
 
 
 def test_a_new_log_start_drops_the_aborts_wholly_before_it(store_url: str, store: Store) -> None:

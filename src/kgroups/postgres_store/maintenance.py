@@ -99,7 +99,7 @@ class StoreMaintenance:
     async def _expire_producers(self, slog: StoreLog) -> None:
         """Forget producers idle for ``producer.id.expiration.ms``, here and in the store."""
         now_ms = self._clock.now_ms()
-        if not slog.producers.expire(now_ms, self.producer_expiration_ms):
+        if not slog.expire_producers(now_ms, self.producer_expiration_ms):
             return
         topic, partition = slog.topic, slog.partition
         before_ms = now_ms - self.producer_expiration_ms

@@ -249,6 +249,11 @@ class StoreLog(StampingLog):
         while self._tail and self._tail[0][0] < end:
             self._tail_bytes -= len(self._tail.popleft()[3])
 
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget idle producers (``ProducerStateManager.expire``), but not one
+        whose new state is still to be sent: its row would never be updated."""
+        return self.producers.expire(now_ms, expiration_ms, keep=self._changed_producers)
+
     def fail(self, error: KafkaError) -> None:
         """A commit failed or its outcome is unknown: this log is over."""
         self.failed = error
