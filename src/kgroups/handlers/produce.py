@@ -44,9 +44,6 @@ async def handle(
     message: str | None = None
     if request.acks not in (0, 1, -1):
         request_error = ErrorCode.invalid_required_acks
-    elif request.transactional_id is not None and broker.cluster is not None:
-        request_error = ErrorCode.transactional_id_authorization_failed
-        message = "transactions are not supported in cluster mode"
     refused: dict[tuple[str, int], ErrorCode] = {}
     if (
         request.transactional_id is not None
@@ -119,8 +116,20 @@ async def _verify(
                 data.index,
             )
             if error != ErrorCode.none:
-                refused[(topic.name, data.index)] = error
+                refused[(topic.name, data.index)] = _UNVERIFIED.get(error, error)
     return refused
+
+
+# A coordinator that cannot answer yet: the producer retries, as Kafka tells it.
+_UNVERIFIED = dict.fromkeys(
+    (
+        ErrorCode.concurrent_transactions,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.not_coordinator,
+    ),
+    ErrorCode.not_enough_replicas,
+)
 
 
 def _append(

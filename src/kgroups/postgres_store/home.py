@@ -66,7 +66,9 @@ class ClusterMetadata(Protocol):
 
     async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]: ...
 
-    def create_topic_now(self, topic: Topic) -> None: ...
+    def create_topic_now(self, topic: Topic) -> Topic:
+        """The topic as the store holds it (created by another broker, maybe)."""
+        ...
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]: ...
 
@@ -303,8 +305,7 @@ class StoreHome:
         return await self._metadata.create_topics([topic for topic, _config in planned])
 
     def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
-        self._metadata.create_topic_now(topic)
-        return topic
+        return self._metadata.create_topic_now(topic)
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
