@@ -56,18 +56,16 @@ def _coordinator(port: int, transactional_id: str) -> int:
 
 
 def _state(brokers: list[BrokerProcess], transactional_id: str) -> str:
-    """The transaction's state as its coordinator describes it."""
-    node = _coordinator(_live(brokers).port, transactional_id)
+    """The transaction's state as its coordinator, one of ``brokers``, describes it."""
+    node = _coordinator(brokers[0].port, transactional_id)
+    (coordinator,) = (b for b in brokers if b.properties["broker.id"] == str(node))
     answer = call_once(
-        brokers[node - 1].port,
+        coordinator.port,
         DescribeTransactionsRequest(transactional_ids=(TransactionalId(transactional_id),)),
     )
     (described,) = answer.transaction_states
+    assert described.error_code == ErrorCode.none
     return str(described.transaction_state)
-
-
-def _live(brokers: list[BrokerProcess]) -> BrokerProcess:
-    return next(b for b in brokers if b.proc is not None and b.proc.poll() is None)
 
 
 def _confluent_producer(bootstrap: str, transactional_id: str) -> Any:
@@ -259,7 +257,8 @@ def test_a_coordinator_killed_mid_transaction_is_replaced(tmp_path: Path, store_
         assert sorted(committed) == sorted(
             f"{when}-{p}".encode() for when in ("before", "after") for p in range(PARTITIONS)
         )
-        assert _coordinator(_live(brokers).port, "survivor") != int(victim.properties["broker.id"])
+        others = [b for b in brokers if b is not victim]
+        assert _coordinator(others[0].port, "survivor") != int(victim.properties["broker.id"])
 
 
 def test_a_leader_killed_before_its_marker_gets_it_from_its_successor(
@@ -282,13 +281,13 @@ def test_a_leader_killed_before_its_marker_gets_it_from_its_successor(
         assert producer.flush(30) == 0
         assert victim.proc is not None
         os.kill(victim.proc.pid, signal.SIGSTOP)
+        others = [b for b in brokers if b is not victim]
         try:
             producer.commit_transaction(60)  # answered once PrepareCommit is stored
-            assert _state(brokers, "marked") == "PrepareCommit"
+            assert _state(others, "marked") == "PrepareCommit"
         finally:
             victim.kill()
-        wait_for(lambda: _state(brokers, "marked") == "CompleteCommit", timeout=60)
-        live = _bootstrap([b for b in brokers if b is not victim])
-        committed = _read(live, "t", PARTITIONS, "read_committed")
+        wait_for(lambda: _state(others, "marked") == "CompleteCommit", timeout=60)
+        committed = _read(_bootstrap(others), "t", PARTITIONS, "read_committed")
         assert sorted(committed) == sorted(f"marked-{p}".encode() for p in range(PARTITIONS))
-        assert leaders(_live(brokers).port, "t")[partition] != node
+        assert leaders(others[0].port, "t")[partition] != node
