@@ -19,6 +19,8 @@ the anomaly it finds; a correct broker gives none.
   offset) behind a commit acknowledged before that read began.
 - aborted-read: a read_committed consumer returned a record of an aborted
   transaction.
+- fatal: a client's fatal error (an idempotent producer's sequence lost, say):
+  no fault the nemesis injects excuses one.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def check(ops: list[Op], session_bound_s: float) -> Result:
         _ownership(ops, session_bound_s),
         _commits(ops),
         _aborted_reads(ops),
+        _fatal_errors(ops),
     ):
         for kind, item in rule:
             if isinstance(item, Anomaly):
@@ -283,6 +286,12 @@ def _aborted_reads(ops: list[Op]) -> Finding:
                             f"{op.process} read aborted {value!r} at {partition}/{offset}",
                         ),
                     )
+
+
+def _fatal_errors(ops: list[Op]) -> Finding:
+    for op in ops:
+        if op.f == "fatal":
+            yield "", Anomaly("fatal", f"{op.process} at t={op.time:.3f}: {op.value.get('error')}")
 
 
 def _few(items: list[Any], n: int = 10) -> str:

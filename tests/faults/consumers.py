@@ -124,17 +124,22 @@ class KgroupsMember:
         self.name, self.bootstrap, self.topic, self.group = name, bootstrap, topic, group
         self.protocol, self.history = protocol, history
         self.owned: set[int] = set()
+        self.consumed: dict[int, int] = {}  # partition -> next offset, while owned
 
     # The rebalance listener's hooks.
     def on_partitions_assigned(self, partitions: list[Any]) -> None:
         gained = sorted(tp.partition for tp in partitions)
         self.owned |= set(gained)
+        for p in gained:  # a position from an earlier ownership is not ours to commit
+            self.consumed.pop(p, None)
         self.history.add(self.name, OK, "assigned", group=self.group, partitions=gained)
 
     def on_partitions_revoked(self, partitions: list[Any]) -> None:
         gone = sorted(tp.partition for tp in partitions)
         if gone:
             self.owned -= set(gone)
+            for p in gone:
+                self.consumed.pop(p, None)
             self.history.add(self.name, OK, "revoked", group=self.group, partitions=gone)
 
     def run(self, stop: threading.Event) -> None:
@@ -159,7 +164,6 @@ class KgroupsMember:
             config["heartbeat.interval.ms"] = GROUP_HEARTBEAT_MS
         consumer = AsyncConsumer(config)
         consumer.subscribe([self.topic], listener=self)
-        consumed: dict[int, int] = {}  # partition -> next offset
         next_commit = time.monotonic() + COMMIT_EVERY_S
         try:
             while not stop.is_set():
@@ -171,7 +175,7 @@ class KgroupsMember:
                     continue
                 records = [[r.partition, r.offset, (r.value or b"").decode()] for r in polled]
                 for p, o, _v in records:
-                    consumed[p] = o + 1
+                    self.consumed[p] = o + 1
                 if records:
                     self.history.add(
                         self.name,
@@ -183,7 +187,7 @@ class KgroupsMember:
                     )
                 if time.monotonic() >= next_commit:
                     next_commit = time.monotonic() + COMMIT_EVERY_S
-                    offsets = {p: o for p, o in consumed.items() if p in self.owned}
+                    offsets = {p: o for p, o in self.consumed.items() if p in self.owned}
                     if offsets:
                         self.history.add(
                             self.name, INVOKE, "commit", group=self.group, offsets=offsets

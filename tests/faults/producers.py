@@ -58,11 +58,16 @@ class ConfluentProducer:
                 )
             except Exception as e:  # a full queue, a fatal producer: never sent
                 self.history.add(self.name, INFO, "produce", value=value, error=str(e))
-            producer.poll(0)
+            try:
+                producer.poll(0)
+            except Exception as e:  # librdkafka raises its fatal errors here too
+                self.history.add(self.name, INFO, "fatal", error=str(e))
+                self.fatal = True
             if self.fatal:  # the client is unusable: its sends are left unknown
                 self.fatal = False
                 producer = self._client()
-        producer.flush(30)
+        with contextlib.suppress(Exception):
+            producer.flush(30)
 
     def _delivered(self, err: Any, msg: Any, value: str) -> None:
         if err is None:
@@ -76,7 +81,7 @@ class ConfluentProducer:
             )
         else:
             self.history.add(self.name, INFO, "produce", value=value, error=str(err))
-            if err.fatal():
+            if err.fatal() and not self.fatal:
                 self.history.add(self.name, INFO, "fatal", error=str(err))
                 self.fatal = True
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from faults.checker import check
-from faults.history import INVOKE, OK, Op
+from faults.history import INFO, INVOKE, OK, Op
 
 BOUND = 5.0
 
@@ -174,3 +174,8 @@ def test_a_read_committed_consumer_returning_an_aborted_record() -> None:
     assert kinds(h.add(3, "r2", OK, "poll", read_committed=True, records=[[0, 0, "x"]])) == [
         "aborted-read"
     ]
+
+
+def test_a_fatal_client_error_is_an_anomaly() -> None:
+    h = H().add(1, "p", INFO, "fatal", error="OUT_OF_ORDER_SEQUENCE_NUMBER")
+    assert kinds(h) == ["fatal"]
