@@ -2,7 +2,9 @@
 PostgreSQL, idempotent producers, consumer groups of both protocols and a
 read_committed reader, while brokers are killed, paused and cut off from the
 store or from their clients; then the history is checked. The seed is
-printed on failure; `bench/faults.py --seed N` replays its faults."""
+printed on failure; `KGROUPS_FAULT_SEED=N` replays its faults here, as does
+`bench/faults.py --seed N --minutes 0.75` (the schedule depends on the seed
+and the length)."""
 
 from __future__ import annotations
 
