@@ -50,13 +50,13 @@ def schedule(
     faults: list[Fault] = []
     t = rng.uniform(1, 3)
     while True:
-        hold = rng.uniform(1.5, 8)
-        if t + hold > seconds:
+        at, hold = round(t, 2), round(rng.uniform(1.5, 8), 2)
+        if at + hold > seconds:
             return faults
-        busy = [f for f in faults if f.at + f.hold > t]
+        busy = [f for f in faults if f.at + f.hold > at - 0.05]  # 50 ms apart at least
         free = [b for b in range(brokers) if b not in {f.target for f in busy}]
         if len(busy) < concurrency and free:
-            faults.append(Fault(round(t, 2), rng.choice(kinds), rng.choice(free), round(hold, 2)))
+            faults.append(Fault(at, rng.choice(kinds), rng.choice(free), hold))
         t += rng.uniform(0.5, 5)
 
 
