@@ -55,6 +55,9 @@ async def handle(
     now = broker.clock.now_ms()
     responses: list[list[PartitionProduceResponse]] = []
     flushes: list[tuple[list[PartitionProduceResponse], int, asyncio.Future[None]]] = []
+    # Refusals drawn from producer state a stale leader may hold (cluster mode).
+    doubtful: list[tuple[list[PartitionProduceResponse], int, str]] = []
+    leads_everything = broker.partitions.leads_everything
     for topic in request.topic_data:
         partitions: list[PartitionProduceResponse] = []
         responses.append(partitions)
@@ -68,7 +71,12 @@ async def handle(
             response, flushed = _append(broker, topic.name, data.index, data.records, now)
             if flushed is not None:
                 flushes.append((partitions, len(partitions), flushed))
+            elif response.error_code in _PRODUCER_STATE_ERRORS and not leads_everything:
+                doubtful.append((partitions, len(partitions), topic.name))
             partitions.append(response)
+    for partitions, i, name in doubtful:
+        if not await _still_leader(broker, name, partitions[i].index):
+            partitions[i] = _failed(partitions[i].index, ErrorCode.not_leader_or_follower, None)
     for partitions, i, flushed in flushes:
         try:
             await flushed
@@ -86,6 +94,28 @@ async def handle(
         for topic, partitions in zip(request.topic_data, responses, strict=True)
     )
     return ProduceResponse(responses=topics, throttle_time=NO_THROTTLE)
+
+
+# What a leader answers from the producer state it keeps in memory: in a
+# cluster, a broker whose partition moved (before its next read of the store
+# shows it) would answer them from a state the new leader has moved past, and
+# OUT_OF_ORDER_SEQUENCE_NUMBER is fatal for an idempotent producer.
+_PRODUCER_STATE_ERRORS = frozenset(
+    {
+        ErrorCode.out_of_order_sequence_number,
+        ErrorCode.invalid_producer_epoch,
+        ErrorCode.unknown_producer_id,
+        ErrorCode.invalid_txn_state,
+    }
+)
+
+
+async def _still_leader(broker: BrokerApi, topic: str, partition: int) -> bool:
+    try:
+        plog = broker.partitions.log(topic, partition)
+    except KafkaError:
+        return False
+    return await broker.partitions.confirm_leadership(topic, partition, plog)
 
 
 async def _verify(

@@ -30,7 +30,7 @@ from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, Tim
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.postgres_store.aborted_txns import aborted_transactions
 from kgroups.postgres_store.epoch_reads import end_offset_for_epoch, log_start_epoch
-from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.fencing import Writer, still_leads
 from kgroups.postgres_store.maintenance import StoreMaintenance
 from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch, read
 from kgroups.postgres_store.store import Store
@@ -221,6 +221,26 @@ class StoreHome:
         its fetchers wake once the commit is done."""
         assert isinstance(plog, StoreLog)
         return self.writer.request(plog)
+
+    async def confirm_leadership(self, topic: str, partition: int, plog: PartitionLog) -> bool:
+        """Asked of the store: this broker's view of who leads may be a turn old."""
+        assert isinstance(plog, StoreLog)
+        writer = self._metadata.writer()
+        if writer is not None:
+            epoch = plog.leader_epoch
+            try:
+                if await self._reads.run(
+                    lambda s: s.transaction(
+                        lambda cur: still_leads(cur, s, writer, topic, partition, epoch)
+                    )
+                ):
+                    return True
+            except Exception as e:  # the store cannot say: neither can this broker
+                log.warning("cannot confirm the leadership of %s-%d: %s", topic, partition, e)
+                return False
+        if self.logs.get((topic, partition)) is plog:
+            self._failed(plog)  # dropped, and read again from the store if led here
+        return False
 
     def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
         return ((t, p, slog) for (t, p), slog in self.logs.items() if slog.failed is None)
