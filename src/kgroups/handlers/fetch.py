@@ -63,6 +63,8 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
                 topics, size, failed = await _read_store(
                     broker, topics, size, failed, misses, committed
                 )
+            if failed and not broker.partitions.leads_everything:
+                topics = await _confirm_out_of_range(broker, topics)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
                 if size:
@@ -153,6 +155,30 @@ def _read(
             )
         topics.append(FetchableTopicResponse(topic=topic.topic, partitions=tuple(partitions)))
     return tuple(topics), total, failed, misses
+
+
+async def _confirm_out_of_range(
+    broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]
+) -> tuple[FetchableTopicResponse, ...]:
+    """In a cluster, an offset beyond this broker's log end may be one a new
+    leader wrote after the partition moved, before this broker's next read of
+    the store shows the move; a consumer told OFFSET_OUT_OF_RANGE would reset
+    its position. The store says whether this broker still leads."""
+    confirmed = []
+    for t in topics:
+        partitions = list(t.partitions)
+        for i, p in enumerate(partitions):
+            if p.error_code != ErrorCode.offset_out_of_range:
+                continue
+            try:
+                plog = broker.partitions.log(t.topic, p.partition_index)
+                led = await broker.partitions.confirm_leadership(t.topic, p.partition_index, plog)
+            except KafkaError:
+                led = False
+            if not led:
+                partitions[i] = replace(p, error_code=ErrorCode.not_leader_or_follower)
+        confirmed.append(replace(t, partitions=tuple(partitions)))
+    return tuple(confirmed)
 
 
 def _aborted(log: PartitionLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:

@@ -25,7 +25,7 @@ from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduc
 from kio.static.primitive import TZAware
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -75,7 +75,7 @@ async def handle(
                 doubtful.append((partitions, len(partitions), topic.name))
             partitions.append(response)
     for partitions, i, name in doubtful:
-        if not await _still_leader(broker, name, partitions[i].index):
+        if not await still_leader(broker, name, partitions[i].index):
             partitions[i] = _failed(partitions[i].index, ErrorCode.not_leader_or_follower, None)
     for partitions, i, flushed in flushes:
         try:
@@ -108,14 +108,6 @@ _PRODUCER_STATE_ERRORS = frozenset(
         ErrorCode.invalid_txn_state,
     }
 )
-
-
-async def _still_leader(broker: BrokerApi, topic: str, partition: int) -> bool:
-    try:
-        plog = broker.partitions.log(topic, partition)
-    except KafkaError:
-        return False
-    return await broker.partitions.confirm_leadership(topic, partition, plog)
 
 
 async def _verify(
