@@ -25,7 +25,13 @@ from typing import Protocol
 
 from kgroups.clock import Clock, MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
-from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
+from kgroups.cluster.leadership import (
+    PartitionLeader,
+    elect_leaders,
+    hand_over,
+    partition_leaders,
+    surplus,
+)
 from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
 from kgroups.config.broker_config import BrokerConfig
@@ -206,10 +212,10 @@ class ClusterMember:
             try:
                 if not await self._keep_lease(renew_due_only):
                     return
-                move_live = self._move_live
+                give_away = await self._let_go_of_surplus() if self._move_live else frozenset()
                 held = self.home.held()
                 known = self._security_version
-                view = await self._control.run(lambda s: self._read(s, move_live, held, known))
+                view = await self._control.run(lambda s: self._read(s, give_away, held, known))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
                 return
@@ -259,10 +265,23 @@ class ClusterMember:
         self._arm_step_down()
         return True
 
+    async def _let_go_of_surplus(self) -> frozenset[TopicPartition]:
+        """The partitions this broker is to give away to even the spread, once
+        it has stopped serving them (the give-away is in this turn's read)."""
+        broker_id = self._broker.broker_id
+        give_away = await self._control.run(lambda s: surplus(s, broker_id))
+        if give_away:
+            self.home.release(give_away)
+        return give_away
+
     def _read(
-        self, store: Store, move_live: bool, held: set[TopicPartition], known: int | None
+        self,
+        store: Store,
+        give_away: frozenset[TopicPartition],
+        held: set[TopicPartition],
+        known: int | None,
     ) -> ClusterView:
-        elect_leaders(store, move_live=move_live)
+        elect_leaders(store, giver=self._broker.broker_id, give_away=give_away)
         leaders = partition_leaders(store)
         epoch = self.lease.lease_epoch
         ends: dict[TopicPartition, tuple[int, int]] = {}
