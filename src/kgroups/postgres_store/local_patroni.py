@@ -311,11 +311,8 @@ def _binaries() -> dict[str, str]:
         Path("/usr/lib/postgresql").glob("*/bin/postgres"),
         key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
     )
-    missing = [
-        package
-        for package, found in (("patroni", patroni), ("etcd-server", etcd), ("postgresql", versions))
-        if not found
-    ]
+    found = {"patroni": patroni, "etcd-server": etcd, "postgresql": versions}
+    missing = [package for package, there in found.items() if not there]
     if missing or patroni is None or etcd is None:
         raise RuntimeError(
             f"a local highly available store needs the Debian packages {', '.join(missing)} "
