@@ -147,6 +147,18 @@ class LocalPatroni:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    @property
+    def etcd_address(self) -> str:
+        return f"127.0.0.1:{self._etcd_port}"
+
+    @property
+    def etcd_pid(self) -> int | None:
+        return None if self._etcd is None else self._etcd.pid
+
+    def patroni_pid(self, name: str) -> int | None:
+        process = self._patroni.get(name)
+        return None if process is None else process.pid
+
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
 
