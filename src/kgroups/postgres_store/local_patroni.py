@@ -3,8 +3,8 @@ managed by Patroni, with synchronous replication.
 
 For tests and ``kgroups dev-cluster --ha``: Debian's ``postgresql``,
 ``patroni`` and ``etcd-server`` packages (``make store-ha`` installs them).
-One etcd member, ``nodes`` Patroni members (the first to bootstrap is the
-primary, the others stream from it); every port ephemeral on 127.0.0.1,
+One etcd member, ``nodes`` Patroni members (the one that initializes the
+cluster is the primary, the others stream from it); every port ephemeral on 127.0.0.1,
 everything in one temporary directory, removed by ``stop()``.
 
 Patroni runs in ``synchronous_mode`` (PostgreSQL's ``synchronous_commit=on``
@@ -94,11 +94,11 @@ class LocalPatroni:
             self.nodes.append(Node(f"pg{i}", _free_port(), _free_port(), node_dir / "data"))
             if user is not None:
                 os.chown(node_dir, user.pw_uid, user.pw_gid)
-        # The first node alone, so that it bootstraps the cluster; then the others.
+        # All at once: one wins the race to initialize the cluster, the others
+        # wait for it and copy it.
         for node in self.nodes:
             self._start_patroni(node, binaries, user)
-            if node is self.nodes[0]:
-                self._wait(lambda: self.primary() is not None, "no primary")
+        self._wait(lambda: self.primary() is not None, "no primary")
         self._wait(self._replicated, "the standbys did not catch up")
         return self
 
