@@ -25,6 +25,7 @@ from cluster_brokers import (
     create_topic,
     fetch_records,
     leaders,
+    produce,
     running_cluster,
     wait_for,
 )
@@ -234,3 +235,84 @@ def test_killing_the_primary_under_load_loses_nothing_and_clients_resume(
             consumer.close()
         last = load.commits[-1][0]
         assert all(last <= tp.offset <= last + 1 for tp in committed), (last, committed)
+
+
+def _store_rows(url: str) -> tuple[dict[int, int], dict[int, int], dict[int, float]]:
+    """Read from the current primary: each broker's lease epoch, each partition's
+    leader epoch, and how long each broker's lease has left on its clock (s)."""
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        brokers = conn.execute(
+            """SELECT broker_id, lease_epoch,
+                   EXTRACT(EPOCH FROM lease_expires_at - clock_timestamp())
+               FROM kgroups_brokers"""
+        ).fetchall()
+        partitions = conn.execute(
+            """SELECT p.partition, p.leader_epoch FROM kgroups_partitions p
+               JOIN kgroups_topics t ON t.topic_id = p.topic_id WHERE t.name = 't'"""
+        ).fetchall()
+    return (
+        {int(b): int(e) for b, e, _left in brokers},
+        {int(p): int(e) for p, e in partitions},
+        {int(b): float(left) for b, _e, left in brokers},
+    )
+
+
+def test_leases_go_on_under_the_new_primary_and_run_out_on_its_clock(
+    tmp_path: Path, ha_store: LocalPatroni
+) -> None:
+    """A failover shorter than the session timeout: every lease the old primary
+    granted and a broker trusted was on the standby (synchronous commit), so
+    the brokers renew them on the new primary, keep their lease epochs and
+    their partitions, and no leader epoch moves. A broker killed afterwards
+    loses its partitions once its lease ran out on the new primary's clock,
+    never sooner."""
+    url = ha_store.create_database("kgroups")
+    session_ms = 8000  # longer than the failover
+    with running_cluster(tmp_path, url, 3, f"broker.session.timeout.ms={session_ms}") as brokers:
+        ports = {i + 1: b.port for i, b in enumerate(brokers)}
+        assert create_topic(ports[1], "t", PARTITIONS) == ErrorCode.none
+        wait_for(lambda: set(leaders(ports[1], "t").values()) == {1, 2, 3})
+        before = leaders(ports[1], "t")
+        lease_epochs, leader_epochs, _left = _store_rows(url)
+
+        primary = ha_store.primary()
+        assert primary is not None
+        pid = ha_store.postmaster_pid(primary)
+        assert pid is not None
+        import os
+
+        os.kill(pid, signal.SIGKILL)
+        killed = now()
+        wait_for(lambda: (ha_store.primary() or primary) != primary, 60)
+        wait_for(lambda: _writable(ha_store, url), 60)
+        failover = now() - killed
+        assert failover < session_ms / 1000 - 2, "the failover outlasted the leases"
+
+        # Each partition takes writes again at the leader it had.
+        for partition, leader in before.items():
+            wait_for(lambda p=partition, b=leader: produce(ports[b], "t", p, b"x")[0] == 0, 30)
+        resumed = now() - killed
+        after_epochs, after_leaders, left = _store_rows(url)
+        assert after_epochs == lease_epochs  # renewed, not registered again
+        assert after_leaders == leader_epochs  # no partition moved
+        assert leaders(ports[1], "t") == before
+        # Renewed on the new primary: each lease runs a session timeout from
+        # a renewal made there.
+        assert all(s > session_ms / 1000 - 3 for s in left.values()), left
+        print(f"failover {failover:.2f} s; writes at the same leaders after {resumed:.2f} s")
+
+        # A broker killed now: its partitions move once its lease ran out on
+        # the new primary's clock, as that primary granted it, never sooner.
+        victim = before[0]
+        read_at = now()
+        lease_left = _store_rows(url)[2][victim]
+        brokers[victim - 1].kill()
+        survivor = next(b for b in ports if b != victim)
+        wait_for(
+            lambda: victim not in leaders(ports[survivor], "t").values(), session_ms / 1000 + 20
+        )
+        moved = now() - read_at
+        print(f"the lease had {lease_left:.2f} s left; its partitions moved after {moved:.2f} s")
+        assert lease_left < moved < lease_left + 3
