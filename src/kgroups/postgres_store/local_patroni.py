@@ -103,8 +103,11 @@ class LocalPatroni:
         return self
 
     def stop(self) -> None:
+        for process in self._patroni.values():  # all at once: none takes over from another
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
         for name in list(self._patroni):
-            self.stop_node(name)
+            self.stop_node(name, signalled=True)
         etcd, self._etcd = self._etcd, None
         if etcd is not None:
             _end(etcd)
@@ -112,11 +115,11 @@ class LocalPatroni:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    def stop_node(self, name: str) -> None:
+    def stop_node(self, name: str, *, signalled: bool = False) -> None:
         """Stop one member: Patroni stops its PostgreSQL (fast shutdown) on SIGTERM."""
         process = self._patroni.pop(name, None)
         if process is not None:
-            _end(process)
+            _end(process, signalled=signalled)
         node = self.node(name)
         pid = self.postmaster_pid(node)
         if pid is not None:  # left behind by a Patroni that did not stop it
@@ -364,9 +367,10 @@ def _spawn(
         )
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
+def _end(process: subprocess.Popen[bytes], *, signalled: bool = False) -> None:
     if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+        if not signalled:
+            process.send_signal(signal.SIGTERM)
         try:
             process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
