@@ -413,13 +413,22 @@ class ClusterMember:
         await self._turn(renew_due_only=True)
         return failed
 
-    def create_topic_now(self, topic: Topic) -> None:
-        """On the loop, for the coordinator's first use of __consumer_offsets."""
-        failed = self._control.run_blocking(lambda s: _create_all(s, [topic]))
+    def create_topic_now(self, topic: Topic) -> Topic:
+        """On the loop, for a coordinator's first use of its internal topic.
+
+        Another broker may have created it first: then the store's topic,
+        with its id, is the one this broker learns, not its own plan."""
+
+        def work(store: Store) -> tuple[dict[str, KafkaError], list[Topic]]:
+            return _create_all(store, [topic]), list_topics(store)
+
+        failed, stored = self._control.run_blocking(work)
         if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
             raise failed[topic.name]
-        self._broker.topics.mirror_add(topic)
+        created = next((t for t in stored if t.name == topic.name), topic)
+        self._broker.topics.mirror_add(created)
         self.poke()
+        return created
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from kgroups.runtime.broker_core import BrokerCore
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
+from kgroups.runtime.peer_brokers import PeerBrokers
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.runtime.txn_verification import TransactionVerifier
 from kgroups.security.acl_store import DurableAuthorizer
@@ -20,5 +21,7 @@ class BrokerApi(BrokerCore, Protocol):
     txn_coordinator: TransactionRuntime
     transactions: TransactionVerifier | None
     """Verifies transactional produce (KIP-890); None accepts every batch."""
+    peers: PeerBrokers | None
+    """In a cluster, the requests sent to other brokers (markers, verification)."""
     authorizer: DurableAuthorizer | None
     """The ACLs, when authorizer.class.name is set; None allows everything."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kio.static import primitive
 from kio.static.primitive import i32Timedelta
 
-from kgroups.errors import ErrorCode
+from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.types import i32
 from kgroups.security.authorizer import OPERATIONS, ResourceType
 
@@ -53,3 +53,13 @@ def with_own_address(
         return addresses
     own = own_address(broker, listener)
     return addresses if registered == own else {**addresses, broker.broker_id: own}
+
+
+async def still_leader(broker: BrokerCore, topic: str, partition: int) -> bool:
+    """Whether this broker leads the partition, as the partitions' home (in a
+    cluster: the store) says now, not as this broker's last view said."""
+    try:
+        plog = broker.partitions.log(topic, partition)
+    except KafkaError:
+        return False
+    return await broker.partitions.confirm_leadership(topic, partition, plog)

@@ -13,6 +13,8 @@ kgroups has no followers.
 At isolation level read_committed (1) records are read only up to the last
 stable offset, and the aborted transactions overlapping what is returned are
 listed, for the consumer to drop their records. Both levels report the LSO.
+What a log does not hold in memory (in cluster mode, older batches and
+aborts) its home reads, within the same bounds.
 """
 
 from __future__ import annotations
@@ -57,7 +59,12 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
         try:
             topics, size, failed, misses = _read(broker, request)
             if misses:
-                topics, size, failed = await _read_store(broker, topics, size, failed, misses)
+                committed = request.isolation_level == READ_COMMITTED
+                topics, size, failed = await _read_store(
+                    broker, topics, size, failed, misses, committed
+                )
+            if failed and not broker.partitions.leads_everything:
+                topics = await _confirm_out_of_range(broker, topics)
             remaining = deadline - loop.time()
             if size >= request.min_bytes or failed or remaining <= 0 or broker.closing:
                 if size:
@@ -125,7 +132,10 @@ def _read(
                 if committed:
                     aborted = _aborted(log, p.fetch_offset, data)
             except NotInMemory:
-                read = PartitionRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1))
+                data = b""  # read again by the home, with what the log lacked
+                aborted = () if committed else None
+                end = lso if committed else hw
+                read = PartitionRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1), end)
                 misses.append((len(topics), len(partitions), read))
             except KafkaError as e:
                 error, failed = e.error_code, True
@@ -147,16 +157,48 @@ def _read(
     return tuple(topics), total, failed, misses
 
 
+async def _confirm_out_of_range(
+    broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]
+) -> tuple[FetchableTopicResponse, ...]:
+    """In a cluster, an offset beyond this broker's log end may be one a new
+    leader wrote after the partition moved, before this broker's next read of
+    the store shows the move; a consumer told OFFSET_OUT_OF_RANGE would reset
+    its position. The store says whether this broker still leads."""
+    confirmed = []
+    for t in topics:
+        partitions = list(t.partitions)
+        for i, p in enumerate(partitions):
+            if p.error_code != ErrorCode.offset_out_of_range:
+                continue
+            try:
+                plog = broker.partitions.log(t.topic, p.partition_index)
+                led = await broker.partitions.confirm_leadership(t.topic, p.partition_index, plog)
+            except KafkaError:
+                led = False
+            if not led:
+                partitions[i] = replace(p, error_code=ErrorCode.not_leader_or_follower)
+        confirmed.append(replace(t, partitions=tuple(partitions)))
+    return tuple(confirmed)
+
+
 def _aborted(log: PartitionLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
     """The aborted transactions overlapping the batches read."""
     if not data:
         return ()
+    return _answer(log.aborted_transactions(fetch_offset, _end_of(data, fetch_offset)))
+
+
+def _end_of(data: bytes, fetch_offset: int) -> int:
     end = fetch_offset
     for _pos, header in iter_batches(data):
         end = header.next_offset
+    return end
+
+
+def _answer(aborted: list[tuple[int, int]]) -> tuple[AbortedTransaction, ...]:
     return tuple(
         AbortedTransaction(producer_id=ProducerId(pid), first_offset=i64(first))
-        for pid, first in log.aborted_transactions(fetch_offset, end)
+        for pid, first in aborted
     )
 
 
@@ -166,12 +208,24 @@ async def _read_store(
     size: int,
     failed: bool,
     misses: list[_Miss],
+    committed: bool,
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool]:
-    """Fill in the partitions the home reads (from the store), in one call off the loop."""
-    results = await broker.partitions.read_many([read for _t, _p, read in misses])
+    """Fill in the partitions the home reads (from the store), in one call off the
+    loop; at read_committed, with the aborted transactions the home finds."""
+    home = broker.partitions
+    results = await home.read_many([read for _t, _p, read in misses])
     partitions = [list(t.partitions) for t in topics]
-    for (ti, pi, _read), result in zip(misses, results, strict=True):
+    for (ti, pi, read), result in zip(misses, results, strict=True):
         data = partitions[ti][pi]
+        if committed and result and not isinstance(result, KafkaError):
+            end = _end_of(result, read.offset)
+            try:
+                aborted = await home.aborted_transactions(
+                    read.topic, read.partition, read.offset, end
+                )
+                data = replace(data, aborted_transactions=_answer(aborted))
+            except KafkaError as e:
+                result = e
         if isinstance(result, KafkaError):
             partitions[ti][pi] = replace(data, error_code=result.error_code)
             failed = True

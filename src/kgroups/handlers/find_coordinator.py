@@ -1,11 +1,9 @@
-"""FindCoordinator: the leader of the group's `__consumer_offsets` partition.
+"""FindCoordinator: the leader of the group's `__consumer_offsets` partition,
+or of the transactional id's `__transaction_state` partition (key type 1).
 
-The coordinator runtime's ``leaders`` says who that is (this broker when it
+Each coordinator runtime's ``leaders`` says who that is (this broker when it
 runs alone; none while the partition has no leader: COORDINATOR_NOT_AVAILABLE).
-Asking creates `__consumer_offsets` on first use. A transactional id's
-coordinator (key type 1) is this broker, which creates `__transaction_state`
-on first use; in a cluster transactions are not served and the answer is
-COORDINATOR_NOT_AVAILABLE.
+Asking creates the internal topic on first use.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from kio.schema.find_coordinator.v4.response import Coordinator
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE, own_address
 from kgroups.protocol.types import BrokerId, i32
+from kgroups.runtime.shard_leaders import Leader
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -85,31 +84,26 @@ def _find(broker: BrokerApi, listener: str, key_type: int, key: str) -> Found:
         partition = coordinator.partition_for(key)  # creates the topic on first use
     except KafkaError as e:
         return _no_coordinator(e.error_code, e.message)
-    leader = coordinator.leaders.leader_of(partition, listener)
+    return _at_leader(broker, listener, coordinator.leaders.leader_of(partition, listener))
+
+
+def _find_transaction(broker: BrokerApi, listener: str, transactional_id: str) -> Found:
+    if not transactional_id:
+        return _no_coordinator(ErrorCode.invalid_request, "Empty transactional id")
+    runtime = broker.txn_coordinator
+    try:
+        partition = runtime.partition_for(transactional_id)  # creates the topic on first use
+    except KafkaError as e:
+        return _no_coordinator(e.error_code, e.message)
+    return _at_leader(broker, listener, runtime.leaders.leader_of(partition, listener))
+
+
+def _at_leader(broker: BrokerApi, listener: str, leader: Leader | None) -> Found:
     if leader is None:
         return _no_coordinator(ErrorCode.coordinator_not_available, None)
     if leader.broker_id == broker.broker_id:
         return ErrorCode.none, None, leader.broker_id, *own_address(broker, listener)
     return ErrorCode.none, None, leader.broker_id, leader.host, leader.port
-
-
-def _find_transaction(broker: BrokerApi, listener: str, transactional_id: str) -> Found:
-    runtime = broker.txn_coordinator
-    if not runtime.available:
-        return _no_coordinator(
-            ErrorCode.coordinator_not_available,
-            "Transactions are served by a single broker only, not in cluster mode",
-        )
-    if not transactional_id:
-        return _no_coordinator(ErrorCode.invalid_request, "Empty transactional id")
-    try:
-        partition = runtime.partition_for(transactional_id)  # creates the topic on first use
-    except KafkaError as e:
-        return _no_coordinator(e.error_code, e.message)
-    if runtime.leader_epoch(partition) is None:
-        return _no_coordinator(ErrorCode.coordinator_not_available, None)
-    host, port = own_address(broker, listener)
-    return ErrorCode.none, None, broker.broker_id, host, port
 
 
 def _no_coordinator(error: ErrorCode, message: str | None) -> Found:

@@ -173,10 +173,6 @@ async def txn_offset_commit(
     """Offsets committed inside a transaction, pending until its marker."""
     if not request.group_id:
         return txn_commit_response(request, ErrorCode.invalid_group_id, {})
-    if not broker.txn_coordinator.available:
-        # No transaction can end here (cluster mode): a pending offset would
-        # never be settled, and would hide the group's committed one.
-        return txn_commit_response(request, ErrorCode.transactional_id_authorization_failed, {})
     try:
         response: TxnOffsetCommitResponse = await broker.coordinator.call(
             request.group_id,

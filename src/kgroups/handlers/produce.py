@@ -25,7 +25,7 @@ from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduc
 from kio.static.primitive import TZAware
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -44,9 +44,6 @@ async def handle(
     message: str | None = None
     if request.acks not in (0, 1, -1):
         request_error = ErrorCode.invalid_required_acks
-    elif request.transactional_id is not None and broker.cluster is not None:
-        request_error = ErrorCode.transactional_id_authorization_failed
-        message = "transactions are not supported in cluster mode"
     refused: dict[tuple[str, int], ErrorCode] = {}
     if (
         request.transactional_id is not None
@@ -58,6 +55,9 @@ async def handle(
     now = broker.clock.now_ms()
     responses: list[list[PartitionProduceResponse]] = []
     flushes: list[tuple[list[PartitionProduceResponse], int, asyncio.Future[None]]] = []
+    # Refusals drawn from producer state a stale leader may hold (cluster mode).
+    doubtful: list[tuple[list[PartitionProduceResponse], int, str]] = []
+    leads_everything = broker.partitions.leads_everything
     for topic in request.topic_data:
         partitions: list[PartitionProduceResponse] = []
         responses.append(partitions)
@@ -71,7 +71,12 @@ async def handle(
             response, flushed = _append(broker, topic.name, data.index, data.records, now)
             if flushed is not None:
                 flushes.append((partitions, len(partitions), flushed))
+            elif response.error_code in _PRODUCER_STATE_ERRORS and not leads_everything:
+                doubtful.append((partitions, len(partitions), topic.name))
             partitions.append(response)
+    for partitions, i, name in doubtful:
+        if not await still_leader(broker, name, partitions[i].index):
+            partitions[i] = _failed(partitions[i].index, ErrorCode.not_leader_or_follower, None)
     for partitions, i, flushed in flushes:
         try:
             await flushed
@@ -89,6 +94,20 @@ async def handle(
         for topic, partitions in zip(request.topic_data, responses, strict=True)
     )
     return ProduceResponse(responses=topics, throttle_time=NO_THROTTLE)
+
+
+# What a leader answers from the producer state it keeps in memory: in a
+# cluster, a broker whose partition moved (before its next read of the store
+# shows it) would answer them from a state the new leader has moved past, and
+# OUT_OF_ORDER_SEQUENCE_NUMBER is fatal for an idempotent producer.
+_PRODUCER_STATE_ERRORS = frozenset(
+    {
+        ErrorCode.out_of_order_sequence_number,
+        ErrorCode.invalid_producer_epoch,
+        ErrorCode.unknown_producer_id,
+        ErrorCode.invalid_txn_state,
+    }
+)
 
 
 async def _verify(
@@ -119,8 +138,20 @@ async def _verify(
                 data.index,
             )
             if error != ErrorCode.none:
-                refused[(topic.name, data.index)] = error
+                refused[(topic.name, data.index)] = _UNVERIFIED.get(error, error)
     return refused
+
+
+# A coordinator that cannot answer yet: the producer retries, as Kafka tells it.
+_UNVERIFIED = dict.fromkeys(
+    (
+        ErrorCode.concurrent_transactions,
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.coordinator_not_available,
+        ErrorCode.not_coordinator,
+    ),
+    ErrorCode.not_enough_replicas,
+)
 
 
 def _append(

@@ -4,8 +4,9 @@ DescribeTransactions and ListTransactions.
 
 Each builds the version-free request of transactions/messages.py, runs it on
 the id's shard (runtime/transaction_runtime.py) and writes the answer in the
-client's version. In a cluster transactions are not served: every call is
-answered COORDINATOR_NOT_AVAILABLE (FindCoordinator already says so).
+client's version. In a cluster the shard runs on the leader of the id's
+`__transaction_state` partition; another broker answers NOT_COORDINATOR and
+the client looks for the coordinator again.
 """
 
 from __future__ import annotations
@@ -155,10 +156,7 @@ async def describe_transactions(
     ids = tuple(dict.fromkeys(request.transactional_ids))
     by_partition: dict[int, list[str]] = {}
     for txn_id in ids:
-        if not runtime.available:
-            described[txn_id] = m.DescribedTransaction(ErrorCode.coordinator_not_available, txn_id)
-        else:
-            by_partition.setdefault(runtime.partition_for(txn_id), []).append(txn_id)
+        by_partition.setdefault(runtime.partition_for(txn_id), []).append(txn_id)
     for partition, part_ids in by_partition.items():
         wanted = tuple(part_ids)
         try:
@@ -208,10 +206,10 @@ async def list_transactions(
         int(request.duration_filter),
         request.transactional_id_pattern,
     )
-    error = ErrorCode.none if runtime.available else ErrorCode.coordinator_not_available
+    error = ErrorCode.none
     unknown: tuple[str, ...] = ()
     listed: list[m.ListedTransaction] = []
-    for partition in runtime.served_partitions() if runtime.available else []:
+    for partition in runtime.served_partitions():
         try:
             answer = await runtime.call_partition(
                 partition, ctx, lambda s, c, now: s.list_transactions(req, c, now)
@@ -243,10 +241,7 @@ async def list_transactions(
 
 async def _call(broker: BrokerApi, ctx: RequestContext, transactional_id: str, handler: Any) -> Any:
     """The shard's answer, or the error that kept the call from it."""
-    runtime = broker.txn_coordinator
-    if not runtime.available:
-        return ErrorCode.coordinator_not_available
     try:
-        return await runtime.call(transactional_id, ctx, handler)
+        return await broker.txn_coordinator.call(transactional_id, ctx, handler)
     except KafkaError as e:
         return e.error_code

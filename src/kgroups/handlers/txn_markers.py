@@ -1,6 +1,7 @@
 """Writing transaction markers: the one path commit and abort markers take into
-partitions, whether sent by a transaction coordinator (WriteTxnMarkers) or, later,
-by the coordinator in this process.
+the partitions led here, whether sent by another broker's transaction
+coordinator (WriteTxnMarkers) or by the coordinator in this process
+(marker_routes).
 
 A marker ends a producer's transaction on one partition (``append_marker``).
 Partitions of ``__consumer_offsets`` belong to the group coordinator: it has
@@ -17,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.topics.placement import OFFSETS_TOPIC
-from kgroups.transactions.result import TxnMarkers
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
 
-__all__ = ["TxnMarker", "write_coordinator_markers", "write_txn_markers"]
+__all__ = ["TxnMarker", "write_txn_markers"]
 
 log = logging.getLogger(__name__)
 
@@ -50,25 +50,6 @@ async def write_txn_markers(
                 errors[(topic, partition)] = await _append(broker, marker, topic, partition)
         results.append(errors)
     return results
-
-
-async def write_coordinator_markers(
-    broker: BrokerApi, markers: list[TxnMarkers]
-) -> list[dict[tuple[str, int], ErrorCode]]:
-    """The markers of this broker's transaction coordinator, written in process."""
-    return await write_txn_markers(
-        broker,
-        [
-            TxnMarker(
-                m.producer_id,
-                m.producer_epoch,
-                m.coordinator_epoch,
-                m.commit,
-                tuple(sorted(m.partitions)),
-            )
-            for m in markers
-        ],
-    )
 
 
 async def _append(broker: BrokerApi, marker: TxnMarker, topic: str, partition: int) -> ErrorCode:

@@ -82,6 +82,12 @@ class PartitionHome(Protocol):
         fsync, a commit to the store) has started and must be waited for."""
         ...
 
+    async def confirm_leadership(self, topic: str, partition: int, plog: PartitionLog) -> bool:
+        """Whether the partition is still led here by ``plog``, asked where
+        leadership is decided, for an answer drawn from the log's memory that
+        a stale leader would get wrong. False drops the log."""
+        ...
+
     def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
         """Every partition served here now, with its log."""
         ...
@@ -101,6 +107,12 @@ class PartitionHome(Protocol):
         ...
 
     async def log_start_epoch(self, topic: str, partition: int) -> int: ...
+
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        """What the log could not answer from memory (``NotInMemory``)."""
+        ...
 
     # -- topics ----------------------------------------------------------------
 

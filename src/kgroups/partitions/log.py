@@ -41,6 +41,8 @@ class PartitionRead:
     partition: int
     offset: int
     max_bytes: int
+    max_offset: int | None = None
+    """Only batches below it (the last stable offset of a read_committed fetch)."""
 
 
 class PartitionLog(Protocol):

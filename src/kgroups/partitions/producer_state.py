@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import NamedTuple
 
 from crc32c import crc32c
@@ -284,8 +284,9 @@ class ProducerStateManager:
 
     # -- maintenance --------------------------------------------------------------
 
-    def expire(self, now_ms: int, expiration_ms: int) -> int:
-        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms).
+    def expire(self, now_ms: int, expiration_ms: int, keep: Container[int] = ()) -> int:
+        """Forget producers silent for ``expiration_ms`` (producer.id.expiration.ms),
+        except those in ``keep``.
 
         As in Kafka, a producer's last write is the timestamp of its last batch
         (the broker's clock for LogAppendTime topics). Returns how many went.
@@ -294,7 +295,9 @@ class ProducerStateManager:
         expired = [
             pid
             for pid, entry in self.producers.items()
-            if now_ms - entry.last_timestamp >= expiration_ms and pid not in ongoing
+            if now_ms - entry.last_timestamp >= expiration_ms
+            and pid not in ongoing
+            and pid not in keep
         ]
         for pid in expired:
             del self.producers[pid]

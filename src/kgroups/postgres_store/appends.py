@@ -9,6 +9,9 @@ their base offset and partition leader epoch written into their headers (both
 outside the CRC, as Kafka's leader writes them). A writer that was replaced, or
 whose lease ran out, changes nothing and gets ``NotLeader`` / ``LeaseExpired``.
 
+An append that carries abort markers also inserts their entries in the
+aborted transaction index (``aborted_txns``), in the same transaction.
+
 Many partitions' appends share one transaction, one UPDATE and one INSERT
 (three round trips in all), the way the local log shares one fsync among the
 requests that arrived meanwhile.
@@ -26,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgroups.errors import KafkaError
+from kgroups.postgres_store.aborted_txns import INSERT as INSERT_ABORTED
+from kgroups.postgres_store.aborted_txns import AbortedTxn, aborted_columns
 from kgroups.postgres_store.fencing import FENCE, Writer, refusal
 from kgroups.postgres_store.producer_states import UPSERT, ProducerRow, producer_columns
 from kgroups.postgres_store.store import Cur, Store
@@ -51,6 +56,9 @@ class Append:
     # The producers these batches carry, as they stand once they are in: their
     # rows are written in the same transaction (see ``producer_states``).
     producers: Sequence[ProducerRow] = ()
+    # The transactions aborted by markers among these batches (offsets as the
+    # leader assigned them, so with ``expected_base`` only).
+    aborted: Sequence[AbortedTxn] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +93,8 @@ def append_many(
         key = (a.topic, a.partition)
         if key in groups and appends[groups[key][0]].leader_epoch != a.leader_epoch:
             raise ValueError(f"two leader epochs for {a.topic}-{a.partition} in one append")
+        if a.aborted and a.expected_base is None:
+            raise ValueError("aborted transactions' offsets need the leader's expected base")
         groups.setdefault(key, []).append(i)
     if not groups:
         return []
@@ -113,6 +123,7 @@ def append_many(
         answers: list[Appended | KafkaError | None] = [None] * len(appends)
         rows: list[tuple[object, int, int, int, int, bytes]] = []
         producers: dict[tuple[object, int, int], ProducerRow] = {}
+        aborted: list[tuple[object, int, AbortedTxn]] = []
         for name, part, topic_id, base, log_start in cur.fetchall():
             offset = int(base)
             for i in groups[(name, part)]:
@@ -120,6 +131,7 @@ def append_many(
                 epoch = appends[i].leader_epoch
                 for row in appends[i].producers:  # a later append's row is newer
                     producers[(topic_id, part, row[0])] = row
+                aborted += ((topic_id, part, entry) for entry in appends[i].aborted)
                 for batch in appends[i].batches:
                     stamped, last, max_ts = _stamp(batch, offset, epoch)
                     rows.append((topic_id, part, offset, last, max_ts, stamped))
@@ -136,6 +148,8 @@ def append_many(
                 insert = f"WITH inserted AS ({insert} RETURNING 1) {UPSERT}"
                 params += producer_columns([(k[0], k[1], r) for k, r in producers.items()])
             cur.execute(insert, params)
+        if aborted:
+            cur.execute(INSERT_ABORTED, aborted_columns(aborted))
         for key in keys:
             if answers[groups[key][0]] is None:
                 error = refusal(cur, store, writer, *key)

@@ -4,7 +4,8 @@ The rules are the local cleaner's (``storage/cleaner.py``), applied to stored
 batches instead of segment files:
 
 - The *closed* part of the log is compacted: everything before the last
-  ``segment.bytes`` of batches, which play the part of the active segment.
+  ``segment.bytes`` of batches, which play the part of the active segment,
+  and before the last stable offset (a transaction still open may abort).
 - A round runs once the *dirty* part (from ``clean_offset``, where the last
   round ended, to the closed end) is at least ``min.cleanable.dirty.ratio`` of
   the closed part.
@@ -13,7 +14,10 @@ batches instead of segment files:
   closed part up to what was mapped: a record stays if it is the newest of
   its key (keyless records go); a tombstone goes once it was compacted by an
   earlier round and its batch's newest timestamp is more than
-  ``delete.retention.ms`` old. Control batches stay.
+  ``delete.retention.ms`` old. The records of aborted transactions go; a
+  transaction's marker goes once none of its batches is left, by the
+  tombstones' rule (``compaction_txns``), an abort marker with its entry in
+  the aborted transaction index.
 - A batch keeps its offsets, base timestamp and producer fields (a filtered
   batch, as the local cleaner writes them); a batch left with no record is
   deleted, which leaves a gap in the offsets, as Kafka's compacted logs have.
@@ -31,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kgroups.partitions.config import DEFAULT_MAP_ENTRIES, LogConfig
+from kgroups.postgres_store.aborted_txns import AbortedTxn, aborted_in, delete_aborted
+from kgroups.postgres_store.compaction_txns import TxnCleaning, aborted_ranges, in_aborted
 from kgroups.postgres_store.fencing import FENCE, Writer, refusal
 from kgroups.postgres_store.reads import partition_offsets
 from kgroups.postgres_store.store import Cur, Store
@@ -62,6 +68,7 @@ class _Plan:
     log_start: int
     clean_offset: int  # where the dirty part starts
     closed_end: int  # the first offset of the part left alone
+    aborted: tuple[AbortedTxn, ...]  # the aborted transactions before closed_end
 
 
 def compact(
@@ -73,22 +80,30 @@ def compact(
     config: LogConfig,
     now_ms: int,
     *,
+    last_stable_offset: int | None = None,
     max_keys: int = DEFAULT_MAP_ENTRIES,
 ) -> CompactionStats | None:
-    """One round; None if the log is not dirty enough to be worth it."""
+    """One round; None if the log is not dirty enough to be worth it.
+    ``last_stable_offset`` is the leader's (None: no transaction is open)."""
     plan = store.transaction(
         lambda cur: _plan(
-            cur, topic, partition, config.segment_bytes, config.min_cleanable_dirty_ratio
+            cur,
+            topic,
+            partition,
+            config.segment_bytes,
+            config.min_cleanable_dirty_ratio,
+            last_stable_offset,
         )
     )
     if plan is None:
         return None
+    ranges = aborted_ranges(plan.aborted)
     latest: dict[bytes, int] = {}
     mapped_end = plan.closed_end
     for base, batch in _batches(store, plan, plan.clean_offset, plan.closed_end):
         header = read_header(batch)
-        if header.is_control:
-            continue
+        if header.is_control or (ranges and in_aborted(ranges, header)):
+            continue  # an aborted record is no key's latest value
         if latest and len(latest) + header.records_count > max_keys:
             mapped_end = base  # the map is full: compact up to here this round
             break
@@ -97,21 +112,31 @@ def compact(
                 latest[span[4]] = base + span[2]
 
     dropped: list[int] = []
+    markers_gone: list[int] = []
     rewritten: list[tuple[int, bytes, int]] = []
     read = kept = bytes_read = bytes_written = 0
     tombstone_cutoff = now_ms - config.delete_retention_ms
+    txns = TxnCleaning(plan.aborted)
     for base, batch in _batches(store, plan, plan.log_start, mapped_end):
         header = read_header(batch)
         read += header.records_count
         bytes_read += len(batch)
-        if header.is_control:
-            kept += header.records_count
-            bytes_written += len(batch)
-            continue
-        # Tombstones go only once consumers of the dirty part had their chance.
+        # Tombstones and markers go only once consumers of the dirty part had
+        # their chance.
         drop_tombstones = (
             header.last_offset < plan.clean_offset and header.max_timestamp < tombstone_cutoff
         )
+        if header.is_control:
+            if txns.marker(header, batch) and drop_tombstones:
+                dropped.append(base)
+                markers_gone.append(header.last_offset)
+            else:
+                kept += header.records_count
+                bytes_written += len(batch)
+            continue
+        if txns.data_batch(header):
+            dropped.append(base)  # an aborted transaction's
+            continue
         data = records_section(batch, header)
         spans = parse_records(data, header.records_count)
         survivors = [
@@ -154,6 +179,8 @@ def compact(
                        AND base_offset = ANY(%s)""",
                 (plan.topic_id, partition, dropped),
             )
+        if markers_gone:
+            delete_aborted(cur, plan.topic_id, partition, at=markers_gone)
         if rewritten:
             cur.execute(
                 """UPDATE kgroups_batches k SET batch = v.batch, max_timestamp = v.ts
@@ -167,7 +194,12 @@ def compact(
 
 
 def _plan(
-    cur: Cur, topic: str, partition: int, segment_bytes: int, min_dirty_ratio: float
+    cur: Cur,
+    topic: str,
+    partition: int,
+    segment_bytes: int,
+    min_dirty_ratio: float,
+    last_stable_offset: int | None,
 ) -> _Plan | None:
     topic_id, offsets = partition_offsets(cur, topic, partition)
     log_start = offsets.log_start_offset
@@ -185,6 +217,8 @@ def _plan(
     if found is None or found[0] is None:
         return None  # an empty log
     closed_end = int(found[0])
+    if last_stable_offset is not None:
+        closed_end = min(closed_end, last_stable_offset)
     if closed_end <= clean_offset:
         return None
     cur.execute(
@@ -199,7 +233,8 @@ def _plan(
         return None
     if int(sizes[0] or 0) / int(sizes[1]) < min_dirty_ratio:
         return None
-    return _Plan(topic_id, partition, log_start, clean_offset, closed_end)
+    aborted = tuple(aborted_in(cur, topic_id, partition, log_start, closed_end))
+    return _Plan(topic_id, partition, log_start, clean_offset, closed_end, aborted)
 
 
 def _batches(store: Store, plan: _Plan, start: int, end: int) -> Iterator[tuple[int, bytes]]:

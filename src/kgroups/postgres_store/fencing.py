@@ -51,3 +51,18 @@ def refusal(cur: Cur, store: Store, writer: Writer, topic: str, partition: int) 
     if found is None:
         return UnknownPartition(topic, partition)
     return NotLeader(topic, partition, found[0], int(found[1]))
+
+
+def still_leads(
+    cur: Cur, store: Store, writer: Writer, topic: str, partition: int, epoch: int
+) -> bool:
+    """Whether the writer leads the partition at ``epoch`` under a live lease, now."""
+    cur.execute(
+        f"""SELECT 1 FROM kgroups_partitions p
+            JOIN kgroups_topics t ON t.topic_id = p.topic_id
+            JOIN kgroups_brokers b ON b.broker_id = p.leader_id
+            WHERE t.name = %(topic)s AND p.partition = %(partition)s
+                AND p.leader_epoch = %(epoch)s AND {FENCE}""",
+        writer.params(store, topic=topic, partition=partition, epoch=epoch),
+    )
+    return cur.fetchone() is not None

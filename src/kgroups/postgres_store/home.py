@@ -28,8 +28,9 @@ from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
+from kgroups.postgres_store.aborted_txns import aborted_transactions
 from kgroups.postgres_store.epoch_reads import end_offset_for_epoch, log_start_epoch
-from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.fencing import Writer, still_leads
 from kgroups.postgres_store.maintenance import StoreMaintenance
 from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch, read
 from kgroups.postgres_store.store import Store
@@ -65,7 +66,9 @@ class ClusterMetadata(Protocol):
 
     async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]: ...
 
-    def create_topic_now(self, topic: Topic) -> None: ...
+    def create_topic_now(self, topic: Topic) -> Topic:
+        """The topic as the store holds it (created by another broker, maybe)."""
+        ...
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]: ...
 
@@ -219,6 +222,26 @@ class StoreHome:
         assert isinstance(plog, StoreLog)
         return self.writer.request(plog)
 
+    async def confirm_leadership(self, topic: str, partition: int, plog: PartitionLog) -> bool:
+        """Asked of the store: this broker's view of who leads may be a turn old."""
+        assert isinstance(plog, StoreLog)
+        writer = self._metadata.writer()
+        if writer is not None:
+            epoch = plog.leader_epoch
+            try:
+                if await self._reads.run(
+                    lambda s: s.transaction(
+                        lambda cur: still_leads(cur, s, writer, topic, partition, epoch)
+                    )
+                ):
+                    return True
+            except Exception as e:  # the store cannot say: neither can this broker
+                log.warning("cannot confirm the leadership of %s-%d: %s", topic, partition, e)
+                return False
+        if self.logs.get((topic, partition)) is plog:
+            self._failed(plog)  # dropped, and read again from the store if led here
+        return False
+
     def served(self) -> Iterable[tuple[str, int, PartitionLog]]:
         return ((t, p, slog) for (t, p), slog in self.logs.items() if slog.failed is None)
 
@@ -229,7 +252,7 @@ class StoreHome:
             out: list[bytes | KafkaError] = []
             for r in reads:
                 try:
-                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes)
+                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes, r.max_offset)
                     out.append(b"".join(result.batches))
                 except KafkaError as e:
                     out.append(e)
@@ -284,14 +307,25 @@ class StoreHome:
         slog.learnt_start_epoch(log_start, epoch)
         return epoch
 
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        """Aborts older than the leader holds in memory: the store's index."""
+        try:
+            return self.log(topic, partition).aborted_transactions(start, end)
+        except NotInMemory:
+            pass
+        return await self._reads.run(
+            lambda s: aborted_transactions(s, topic, partition, start, end)
+        )
+
     # -- topics: cluster metadata, kept by the member ------------------------------
 
     async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
         return await self._metadata.create_topics([topic for topic, _config in planned])
 
     def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
-        self._metadata.create_topic_now(topic)
-        return topic
+        return self._metadata.create_topic_now(topic)
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])

@@ -9,9 +9,11 @@ commit; partitions are taken one at a time.
 
 - Retention, every ``log.retention.check.interval.ms``: ``retention.ms`` and
   ``retention.bytes`` of ``cleanup.policy=delete`` topics move the log start;
-  producers idle for ``producer.id.expiration.ms`` are forgotten.
+  producers idle for ``producer.id.expiration.ms`` are forgotten, unless
+  their transaction is open.
 - Compaction, every ``log.cleaner.backoff.ms`` (``log.cleaner.enable``):
-  ``cleanup.policy=compact`` topics, ``__consumer_offsets`` among them.
+  ``cleanup.policy=compact`` topics, ``__consumer_offsets`` among them, up
+  to the last stable offset.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ class StoreMaintenance:
     async def _expire_producers(self, slog: StoreLog) -> None:
         """Forget producers idle for ``producer.id.expiration.ms``, here and in the store."""
         now_ms = self._clock.now_ms()
-        if not slog.producers.expire(now_ms, self.producer_expiration_ms):
+        if not slog.expire_producers(now_ms, self.producer_expiration_ms):
             return
         topic, partition = slog.topic, slog.partition
         before_ms = now_ms - self.producer_expiration_ms
@@ -168,8 +170,19 @@ class StoreMaintenance:
     async def _compact(self, slog: StoreLog, writer: Writer) -> CompactionStats | None:
         now_ms = self._clock.now_ms()
         topic, partition, epoch, config = slog.topic, slog.partition, slog.leader_epoch, slog.config
+        # Read on the loop: it only grows meanwhile, so the round stays below it.
+        stable = slog.last_stable_offset
         return await self.thread.run(
-            lambda store: compact(store, writer, topic, partition, epoch, config, now_ms)
+            lambda store: compact(
+                store,
+                writer,
+                topic,
+                partition,
+                epoch,
+                config,
+                now_ms,
+                last_stable_offset=stable,
+            )
         )
 
     def close(self) -> None:

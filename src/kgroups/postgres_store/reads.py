@@ -35,9 +35,18 @@ def log_offsets(store: Store, topic: str, partition: int) -> LogOffsets:
     return store.transaction(lambda cur: partition_offsets(cur, topic, partition)[1])
 
 
-def read(store: Store, topic: str, partition: int, offset: int, max_bytes: int) -> ReadResult:
+def read(
+    store: Store,
+    topic: str,
+    partition: int,
+    offset: int,
+    max_bytes: int,
+    max_offset: int | None = None,
+) -> ReadResult:
     """Batches from the one holding ``offset``, up to ``max_bytes`` (at least one
-    batch, as Kafka returns an oversized first batch whole)."""
+    batch, as Kafka returns an oversized first batch whole), and only those
+    starting below ``max_offset`` (the last stable offset of a read_committed
+    fetch)."""
 
     def work(cur: Cur) -> ReadResult:
         topic_id, offsets = partition_offsets(cur, topic, partition)
@@ -51,12 +60,14 @@ def read(store: Store, topic: str, partition: int, offset: int, max_bytes: int) 
         size = 0
         rows = _FIRST_ROWS
         position = offset
+        end = offsets.high_watermark if max_offset is None else max_offset
         while True:
             cur.execute(
                 """SELECT last_offset, batch FROM kgroups_batches
                    WHERE topic_id = %s AND partition = %s AND last_offset >= %s
+                       AND base_offset < %s
                    ORDER BY base_offset LIMIT %s""",
-                (topic_id, partition, position, rows),
+                (topic_id, partition, position, end, rows),
             )
             found = cur.fetchall()
             for last, batch in found:

@@ -131,6 +131,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Written as {"incarnation": ..., "endpoints": {...}}: see broker_leases.
         "ALTER TABLE kgroups_brokers ADD COLUMN listeners TEXT",
     ),
+    (
+        # Transactions: each producer's open transaction (its first offset, -1
+        # when none) and the coordinator epoch of its last marker, so a new
+        # leader knows the last stable offset and refuses a stale coordinator.
+        "ALTER TABLE kgroups_producers ADD COLUMN coordinator_epoch INTEGER NOT NULL DEFAULT -1",
+        "ALTER TABLE kgroups_producers ADD COLUMN txn_first_offset BIGINT NOT NULL DEFAULT -1",
+        # The aborted transaction index (Kafka's .txnindex entries): one row per
+        # abort marker, written in the marker's append transaction.
+        """CREATE TABLE kgroups_aborted_txns (
+            topic_id UUID NOT NULL,
+            partition INTEGER NOT NULL,
+            producer_id BIGINT NOT NULL,
+            first_offset BIGINT NOT NULL,
+            last_offset BIGINT NOT NULL,
+            last_stable_offset BIGINT NOT NULL,
+            PRIMARY KEY (topic_id, partition, last_offset),
+            FOREIGN KEY (topic_id, partition)
+                REFERENCES kgroups_partitions (topic_id, partition) ON DELETE CASCADE
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

@@ -19,8 +19,15 @@ ended when the leader took it (``epoch_start``): the leader answers its own
 epoch's end (OffsetForLeaderEpoch) from memory, and older epochs, which are in
 the batches before it, from the store (``epoch_reads``).
 
-Transactions are not served in cluster mode yet: Produce refuses transactional
-ids, markers are refused, and the last stable offset is the high watermark.
+Transactions are served as on a local log: a transactional batch opens its
+producer's transaction (``producers``), a commit or abort marker
+(``append_marker``) is a control batch appended and committed like any other,
+and ends it. The last stable offset counts only what the store committed
+(``store_txns``): a transaction ended by a marker not yet committed still
+holds it back. An abort's entry in the aborted transaction index
+(``aborted_txns``) is committed with its marker; each producer's open
+transaction is committed with its row (``producer_states``), so a new leader
+starts from the same last stable offset.
 """
 
 from __future__ import annotations
@@ -33,8 +40,11 @@ from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset, LeaderEpo
 from kgroups.partitions.log import NotInMemory, TimestampOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
+from kgroups.postgres_store.aborted_txns import AbortedTxn
 from kgroups.postgres_store.appends import Append
 from kgroups.postgres_store.producer_states import producer_row
+from kgroups.postgres_store.store_txns import StoreTransactions
+from kgroups.records.control import encode_marker
 from kgroups.records.timestamps import timestamp_in
 
 # Committed bytes kept in memory per partition for fetches at the tail.
@@ -71,6 +81,8 @@ class StoreLog(StampingLog):
         self._tail_bytes = 0
         # Producers whose state changed since the last take_pending.
         self._changed_producers: set[int] = set()
+        # Aborts and ends of transactions, as far as the store committed them.
+        self.txns = StoreTransactions(next_offset)
         self.failed: KafkaError | None = None
 
     # -- what the handlers read ---------------------------------------------
@@ -90,15 +102,21 @@ class StoreLog(StampingLog):
         """As seen by readers: only committed offsets exist for them."""
         return self._committed
 
-    # Transactions are not served in cluster mode (Produce refuses transactional
-    # ids): nothing is ever unstable or aborted here.
-
     @property
     def last_stable_offset(self) -> int:
-        return self._committed
+        """The first offset of the oldest transaction open or ended by a marker
+        not yet committed, else the high watermark (never below the log start:
+        retention may delete a transaction's start)."""
+        lso = self._committed
+        for first in (self.producers.first_unstable_offset(), self.txns.first_unsettled()):
+            if first is not None:
+                lso = min(lso, max(first, self._log_start))
+        return lso
 
     def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
-        return []
+        """(producer id, first offset) of the aborted transactions overlapping
+        [start, end); ``NotInMemory`` when older aborts may be among them."""
+        return self.txns.aborted(start, end)
 
     def append_marker(
         self,
@@ -108,9 +126,28 @@ class StoreLog(StampingLog):
         commit: bool,
         now_ms: int,
     ) -> int:
-        raise KafkaError(
-            ErrorCode.kafka_storage_error, "transaction markers are not supported in cluster mode"
+        """Append a commit or abort marker ending the producer's transaction; its
+        offset. Committed to the store like any append (``appended``).
+
+        INVALID_PRODUCER_EPOCH for an older producer epoch, TRANSACTION_COORDINATOR_FENCED
+        for an older coordinator epoch than the producer's last marker.
+        """
+        if self.failed is not None:
+            raise self.failed
+        producers = self.producers
+        producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        marker = encode_marker(producer_id, producer_epoch, coordinator_epoch, commit, now_ms)
+        offset = self.append(marker, now_ms, from_client=False).base_offset
+        done = producers.complete_txn(
+            producer_id, producer_epoch, coordinator_epoch, commit, offset
         )
+        entry = None
+        if done.aborted:
+            unstable = producers.first_unstable_offset()
+            lso = offset + 1 if unstable is None else unstable
+            entry = AbortedTxn(producer_id, done.first_offset, offset, lso)
+        self.txns.ended(done.first_offset, offset, entry)
+        return offset
 
     @property
     def offline(self) -> bool:
@@ -176,6 +213,7 @@ class StoreLog(StampingLog):
             [b[3] for b in unsent],
             expected_base=unsent[0][0],
             producers=producers,
+            aborted=self.txns.unsent_aborts(unsent[0][0]),
         )
 
     def committed(self, last_offset: int) -> None:
@@ -190,8 +228,11 @@ class StoreLog(StampingLog):
         del self._pending[:done]
         self._sending -= done
         self._committed = last_offset + 1
-        while self._tail_bytes > TAIL_BYTES and len(self._tail) > 1:
-            self._tail_bytes -= len(self._tail.popleft()[3])
+        self.txns.committed(last_offset)
+        if self._tail_bytes > TAIL_BYTES:
+            while self._tail_bytes > TAIL_BYTES and len(self._tail) > 1:
+                self._tail_bytes -= len(self._tail.popleft()[3])
+            self.txns.forget_below(self._tail[0][0])
 
     def advance_log_start(self, offset: int) -> None:
         """The store's log start moved to ``offset`` (retention, DeleteRecords)."""
@@ -200,17 +241,25 @@ class StoreLog(StampingLog):
         self._log_start = offset
         while self._tail and self._tail[0][1] < offset:
             self._tail_bytes -= len(self._tail.popleft()[3])
+        # As Kafka deletes the index entries with their segments.
+        self.txns.forget_below(offset)
 
     def compacted(self, end: int) -> None:
         """The store rewrote batches below ``end``: read those from the store."""
         while self._tail and self._tail[0][0] < end:
             self._tail_bytes -= len(self._tail.popleft()[3])
 
+    def expire_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget idle producers (``ProducerStateManager.expire``), but not one
+        whose new state is still to be sent: its row would never be updated."""
+        return self.producers.expire(now_ms, expiration_ms, keep=self._changed_producers)
+
     def fail(self, error: KafkaError) -> None:
         """A commit failed or its outcome is unknown: this log is over."""
         self.failed = error
         self._pending.clear()
         self._sending = 0
+        self.txns.clear_unsettled()
 
     # -- reading ---------------------------------------------------------------
 

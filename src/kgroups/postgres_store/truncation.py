@@ -4,11 +4,14 @@ Only the leader moves it, fenced like an append (same leader epoch, lease and
 row lock), so a replaced leader's retention cannot race the new one's appends.
 Batches wholly below the new start are deleted; a batch straddling it stays,
 and reads skip what lies before the start, as Kafka does within a segment.
+So are the aborted transactions whose marker is below it (Kafka deletes a
+segment's ``.txnindex`` with it).
 """
 
 from __future__ import annotations
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.postgres_store.aborted_txns import delete_aborted
 from kgroups.postgres_store.fencing import FENCE, Writer, refusal
 from kgroups.postgres_store.reads import partition_offsets
 from kgroups.postgres_store.store import Cur, Store
@@ -45,6 +48,7 @@ def advance_log_start(
             " AND last_offset < %s",
             (topic_id, partition, start),
         )
+        delete_aborted(cur, topic_id, partition, below=start)
         return start
 
     return store.transaction(work)

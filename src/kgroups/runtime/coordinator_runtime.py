@@ -21,7 +21,6 @@ from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
 from kgroups.runtime.coordinator_driver import (
     TIMED_OUT,
 )
-from kgroups.runtime.offsets_leaders import ClusterLeaders, OffsetsLeaders, ThisBroker
 from kgroups.runtime.pending_writes import EVERYTHING, request_reach
 from kgroups.runtime.shard_runtime import Reply, ShardRuntime
 from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
@@ -64,12 +63,6 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
             migration_policy=cfg.get_str("group.consumer.migration.policy"),
         )
-        cluster = broker.cluster
-        # Where FindCoordinator sends each group.
-        self.leaders: OffsetsLeaders = (
-            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster)
-        )
-        broker.partitions.on_leadership_change(self.on_leadership_change)
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""

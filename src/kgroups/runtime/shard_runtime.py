@@ -48,6 +48,7 @@ from kgroups.runtime.coordinator_driver import (
 )
 from kgroups.runtime.partition_scan import scan_partition
 from kgroups.runtime.pending_writes import EVERYTHING, Reach
+from kgroups.runtime.shard_leaders import ClusterLeaders, ShardLeaders, ThisBroker
 from kgroups.task_owner import TaskOwner
 
 if TYPE_CHECKING:
@@ -112,6 +113,12 @@ class ShardRuntime(Generic[S]):
         """How long each loaded partition took to load (for metrics)."""
         # The loop, kept: asking for the running one costs a getpid per call.
         self._loop: asyncio.AbstractEventLoop | None = None
+        cluster = broker.cluster
+        # Where FindCoordinator sends a group or a transactional id.
+        self.leaders: ShardLeaders = (
+            ThisBroker(broker, self) if cluster is None else ClusterLeaders(cluster, topic)
+        )
+        broker.partitions.on_leadership_change(self.on_leadership_change)
 
     def _new_shard(self, partition: int, leader_epoch: int) -> S:
         """A fresh shard for the partition, registered with its driver."""
@@ -245,7 +252,7 @@ class ShardRuntime(Generic[S]):
             self._retired.discard(driver)
 
     def on_leadership_change(self, change: LeadershipChange) -> None:
-        """The cluster's leadership view changed: follow it for `__consumer_offsets`."""
+        """The cluster's leadership view changed: follow it for this runtime's topic."""
         for topic, partition in change.lost:
             if topic == self.topic:
                 self.partition_lost(partition)

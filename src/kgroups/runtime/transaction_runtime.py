@@ -3,12 +3,13 @@
 (loading, appends and their fsync, replies, timers: ShardRuntime).
 
 What it adds: the markers of a transaction whose Prepare record is durable
-are written in process (``write_txn_markers``; `__consumer_offsets`
-partitions go to the group runtime) and reported back to the shard, which
-then writes the Complete record or retries. A shard loaded with prepared
-transactions sends their markers again. Single broker only: in a cluster no
-partition of `__transaction_state` is gained and clients are told
-COORDINATOR_NOT_AVAILABLE.
+are handed to the broker's marker writer (``handlers/marker_routes.py``: in
+process for partitions led here, WriteTxnMarkers to the leaders of the
+others) and reported back to the shard, which then writes the Complete
+record or retries. A shard loaded with prepared transactions sends their
+markers again. In a cluster the coordinator of a transactional id is the
+leader of its `__transaction_state` partition, and moves with it as a group's
+coordinator moves with its `__consumer_offsets` partition.
 """
 
 from __future__ import annotations
@@ -57,10 +58,12 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
             cfg.get_int("offsets.commit.timeout.ms"),
         )
 
-    @property
-    def available(self) -> bool:
-        """Transactions are served by a broker alone, not in a cluster."""
-        return self._gain_all
+    def coordinator_of(self, partition: int) -> int:
+        """The broker coordinating the partition's transactional ids; -1 if none."""
+        cluster = self._broker.cluster
+        if cluster is None:
+            return self._broker.broker_id if partition in self._epochs else -1
+        return cluster.leader(self.topic, partition)[0]
 
     def ensure_topic(self) -> None:
         """Create `__transaction_state` on first use, with an empty shard per partition.

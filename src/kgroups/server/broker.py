@@ -12,7 +12,7 @@ import uuid
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.handlers.txn_markers import write_coordinator_markers
+from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
@@ -22,9 +22,10 @@ from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
+from kgroups.runtime.peer_brokers import PeerBrokers
 from kgroups.runtime.producer_ids import ProducerIdManager
 from kgroups.runtime.transaction_runtime import TransactionRuntime
-from kgroups.runtime.txn_verification import TransactionVerifier
+from kgroups.runtime.txn_verification import ClusterVerifier, TransactionVerifier
 from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
@@ -32,6 +33,7 @@ from kgroups.security.settings import SaslSettings
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
+from kgroups.server.peer_security import peer_security
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +70,18 @@ class Broker:
         self.txn_coordinator = TransactionRuntime(
             self, functools.partial(write_coordinator_markers, self)
         )
-        # Transactional produce is verified with the coordinator (single broker only).
-        self.transactions: TransactionVerifier | None = (
-            self.txn_coordinator if self.cluster is None else None
-        )
+        # Transactional produce is verified with the id's coordinator (KIP-890),
+        # which in a cluster may be another broker.
+        self.transactions: TransactionVerifier | None = self.txn_coordinator
+        self.peers: PeerBrokers | None = None
+        if self.cluster is not None:
+            self.peers = PeerBrokers(
+                self.broker_id,
+                functools.partial(self.cluster.address, listener=config.inter_broker_listener()),
+                peer_security(config),
+                config.get_int("request.timeout.ms"),
+            )
+            self.transactions = ClusterVerifier(self.broker_id, self.txn_coordinator, self.peers)
         self.authorizer: DurableAuthorizer | None = (
             DurableAuthorizer(
                 self.log_dir,
@@ -184,6 +194,8 @@ class Broker:
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self.peers is not None:
+            await self.peers.close()
         if self.cluster is not None:
             await self.cluster.stop()
         await self.partitions.stop()

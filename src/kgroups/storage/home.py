@@ -107,6 +107,9 @@ class LocalHome:
             )
         return plog
 
+    async def confirm_leadership(self, topic: str, partition: int, plog: PartitionLog) -> bool:
+        return True  # alone, this broker leads every partition it has
+
     def appended(
         self, topic: str, partition: int, plog: PartitionLog
     ) -> asyncio.Future[None] | None:
@@ -134,7 +137,8 @@ class LocalHome:
         out: list[bytes | KafkaError] = []
         for r in reads:
             try:
-                out.append(self.log(r.topic, r.partition).read(r.offset, r.max_bytes))
+                plog = self.log(r.topic, r.partition)
+                out.append(plog.read(r.offset, r.max_bytes, r.max_offset))
             except KafkaError as e:
                 out.append(e)
         return out
@@ -152,6 +156,11 @@ class LocalHome:
 
     async def log_start_epoch(self, topic: str, partition: int) -> int:
         return self.log(topic, partition).log_start_epoch()
+
+    async def aborted_transactions(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> list[tuple[int, int]]:
+        return self.log(topic, partition).aborted_transactions(start, end)
 
     # -- topics ----------------------------------------------------------------
 

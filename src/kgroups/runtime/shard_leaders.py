@@ -1,7 +1,9 @@
-"""Who leads each `__consumer_offsets` partition, and where clients reach it.
+"""Who leads each partition of a coordinator's internal topic, and where
+clients reach it.
 
-FindCoordinator answers with the leader of the group's offsets partition.
-A broker alone leads every partition it holds (``ThisBroker``); in a cluster
+FindCoordinator answers with the leader of the group's `__consumer_offsets`
+partition, or of the transactional id's `__transaction_state` partition. A
+broker alone leads every partition it holds (``ThisBroker``); in a cluster
 the leadership view read from the store says which live broker leads which
 partition (``ClusterLeaders``).
 """
@@ -9,8 +11,6 @@ partition (``ClusterLeaders``).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Protocol
-
-from kgroups.topics.placement import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
     from kgroups.runtime.broker_core import BrokerCore
@@ -22,9 +22,9 @@ class Leader(NamedTuple):
     port: int
 
 
-class OffsetsLeaders(Protocol):
+class ShardLeaders(Protocol):
     def leader_of(self, partition: int, listener: str) -> Leader | None:
-        """The leader of `__consumer_offsets` partition ``partition`` at its
+        """The leader of the topic's partition ``partition`` at its
         address for the clients of ``listener``, or None while it has none or
         lacks that listener (clients are told COORDINATOR_NOT_AVAILABLE)."""
         ...
@@ -62,11 +62,12 @@ class LeadershipView(Protocol):
 class ClusterLeaders:
     """In a cluster: the live leader of the partition, as last read from the store."""
 
-    def __init__(self, view: LeadershipView) -> None:
+    def __init__(self, view: LeadershipView, topic: str) -> None:
         self._view = view
+        self._topic = topic
 
     def leader_of(self, partition: int, listener: str) -> Leader | None:
-        node, _epoch = self._view.leader(OFFSETS_TOPIC, partition)
+        node, _epoch = self._view.leader(self._topic, partition)
         address = None if node < 0 else self._view.address(node, listener)
         if address is None:
             return None

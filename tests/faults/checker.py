@@ -1,0 +1,298 @@
+"""The checker: what a history must satisfy, whatever faults happened.
+
+Pure functions of the recorded operations (see history.py), so each rule is
+unit-tested by feeding it histories with known anomalies. Every rule names
+the anomaly it finds; a correct broker gives none.
+
+- lost: an acknowledged record missing from the final full read.
+- duplicate: a value at two offsets of the final read (every value is unique).
+- wrong-offset: a record acknowledged at one offset and found at another.
+- gap: offsets of a partition's final read not dense from 0 (transactional
+  topics excepted: their markers take offsets no consumer sees).
+- inconsistent-read: a consumer saw at (partition, offset) what the final
+  read does not have there.
+- skip / non-monotonic: within one consumer's continuous ownership of a
+  partition, an offset that is not the one after the last it saw.
+- double-owner: two members of a group owned a partition at once for longer
+  than the session bound (the time it takes the group to notice a member gone).
+- commit-regressed: a read of the committed offsets (or a new owner's first
+  offset) behind a commit acknowledged before that read began.
+- aborted-read: a read_committed consumer returned a record of an aborted
+  transaction.
+- fatal: a client's fatal error (an idempotent producer's sequence lost, say):
+  no fault the nemesis injects excuses one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from faults.history import INVOKE, OK, Op
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+@dataclass
+class Result:
+    anomalies: list[Anomaly] = field(default_factory=list)
+    checked: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def valid(self) -> bool:
+        return not self.anomalies
+
+
+def check(ops: list[Op], session_bound_s: float) -> Result:
+    result = Result()
+    final = _final_read(ops)
+    transactional = any(op.f == "txn" for op in ops)
+    for rule in (
+        _final_read_shape(final, transactional),
+        _acknowledged_writes(ops, final),
+        _consumed_records(ops, final),
+        _ownership(ops, session_bound_s),
+        _commits(ops),
+        _aborted_reads(ops),
+        _fatal_errors(ops),
+    ):
+        for kind, item in rule:
+            if isinstance(item, Anomaly):
+                result.anomalies.append(item)
+            else:
+                result.checked[kind] += item
+    return result
+
+
+Finding = Iterable[tuple[str, "Anomaly | int"]]
+
+
+def _final_read(ops: list[Op]) -> dict[int, dict[int, str]]:
+    """partition -> offset -> value, from the final-read operations."""
+    final: dict[int, dict[int, str]] = defaultdict(dict)
+    for op in ops:
+        if op.f == "final-read" and op.type == OK:
+            for offset, value in op.value["records"]:
+                final[int(op.value["partition"])][int(offset)] = value
+    return final
+
+
+def _final_read_shape(final: dict[int, dict[int, str]], transactional: bool) -> Finding:
+    where: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for partition, records in sorted(final.items()):
+        offsets = sorted(records)
+        yield "final-records", len(offsets)
+        if not transactional and offsets != list(range(len(offsets))):
+            missing = sorted(set(range(offsets[-1] + 1)) - set(offsets))
+            yield "", Anomaly("gap", f"partition {partition} lacks offsets {_few(missing)}")
+        for offset, value in records.items():
+            where[value].append((partition, offset))
+    for value, places in where.items():
+        if len(places) > 1:
+            yield "", Anomaly("duplicate", f"{value!r} at {sorted(places)}")
+
+
+def _acknowledged_writes(ops: list[Op], final: dict[int, dict[int, str]]) -> Finding:
+    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for p, records in final.items():
+        for o, v in records.items():
+            found[v].append((p, o))
+    for op in ops:
+        if op.type != OK or op.f not in ("produce", "txn"):
+            continue
+        if op.f == "txn" and op.value["outcome"] != "commit":
+            continue
+        writes = (
+            [(op.value["value"], op.value["partition"], op.value["offset"])]
+            if op.f == "produce"
+            else [(v, p, -1) for p, v in op.value["values"]]
+        )
+        for value, partition, offset in writes:
+            yield "acknowledged", 1
+            at = found.get(value)
+            if not at:
+                yield "", Anomaly("lost", f"{value!r} acknowledged at {partition}/{offset}")
+            elif not any(p == partition and offset in (o, -1) for p, o in at):
+                yield (
+                    "",
+                    Anomaly(
+                        "wrong-offset",
+                        f"{value!r} acknowledged at {partition}/{offset}, read at {at}",
+                    ),
+                )
+
+
+def _consumed_records(ops: list[Op], final: dict[int, dict[int, str]]) -> Finding:
+    last: dict[tuple[str, int], int] = {}  # (process, partition) -> offset seen last
+    for op in ops:
+        if op.f in ("assigned", "revoked") and op.type == OK:
+            for partition in op.value["partitions"]:
+                last.pop((op.process, partition), None)  # a new ownership starts afresh
+        if op.f != "poll" or op.type != OK:
+            continue
+        for partition, offset, value in op.value["records"]:
+            yield "consumed", 1
+            there = final.get(partition, {}).get(offset)
+            if there != value:
+                yield (
+                    "",
+                    Anomaly(
+                        "inconsistent-read",
+                        f"{op.process} read {value!r} at {partition}/{offset};"
+                        f" the final read has {there!r}",
+                    ),
+                )
+            before = last.get((op.process, partition))
+            if before is not None and offset != before + 1:
+                kind = "skip" if offset > before + 1 else "non-monotonic"
+                yield (
+                    "",
+                    Anomaly(
+                        kind,
+                        f"{op.process} read {partition}/{offset} after {before} (t={op.time:.3f})",
+                    ),
+                )
+            last[(op.process, partition)] = offset
+
+
+def _ownership(ops: list[Op], bound: float) -> Finding:
+    """Intervals of (group, partition) owned by each process; an owner still
+    holding a partition at its last operation owns it until then."""
+    open_: dict[tuple[str, int, str], float] = {}
+    intervals: dict[tuple[str, int], list[tuple[float, float, str]]] = defaultdict(list)
+    last_seen: dict[str, float] = {}
+    for op in ops:
+        last_seen[op.process] = op.time
+        if op.type != OK or op.f not in ("assigned", "revoked"):
+            continue
+        for partition in op.value["partitions"]:
+            key = (op.value["group"], partition, op.process)
+            if op.f == "assigned":
+                open_.setdefault(key, op.time)
+            elif key in open_:
+                intervals[key[:2]].append((open_.pop(key), op.time, op.process))
+    for (group, partition, process), start in open_.items():
+        intervals[(group, partition)].append((start, last_seen[process], process))
+    for (group, partition), spans in sorted(intervals.items()):
+        spans.sort()
+        yield "ownerships", len(spans)
+        for i, (start, end, owner) in enumerate(spans):
+            for other_start, other_end, other in spans[i + 1 :]:
+                if other_start >= end:
+                    break
+                overlap = min(end, other_end) - other_start
+                if other != owner and overlap > bound:
+                    yield (
+                        "",
+                        Anomaly(
+                            "double-owner",
+                            f"group {group} partition {partition}: {owner} [{start:.3f}, {end:.3f}]"
+                            f" and {other} [{other_start:.3f}, {other_end:.3f}]"
+                            f" overlap {overlap:.1f} s",
+                        ),
+                    )
+
+
+def _commits(ops: list[Op]) -> Finding:
+    # (group, partition) -> [(ack time, offset)] of acknowledged commits
+    acked: dict[tuple[str, int], list[tuple[float, int]]] = defaultdict(list)
+    reset_at: dict[str, float] = {}
+    invoked: dict[tuple[str, str], float] = {}
+    for op in ops:
+        if op.f == "reset" and op.type == OK:
+            reset_at[op.value["group"]] = op.time
+        if op.f == "commit" and op.type == OK:
+            for partition, offset in op.value["offsets"].items():
+                acked[(op.value["group"], int(partition))].append((op.time, int(offset)))
+    since: dict[tuple[str, int, str], float] = {}  # when a member gained a partition
+    for op in ops:
+        if op.type == INVOKE:
+            invoked[(op.process, op.f)] = op.time
+            continue
+        if op.type != OK:
+            continue
+        if op.f == "committed":
+            began = invoked.get((op.process, op.f), op.time)
+            group = op.value["group"]
+            for key in {k for k in acked if k[0] == group}:
+                yield "commit-reads", 1
+                seen = op.value["offsets"].get(str(key[1]), op.value["offsets"].get(key[1], -1))
+                yield from _behind(acked[key], reset_at.get(group, -1.0), began, key, seen, op)
+        elif op.f == "assigned":
+            for partition in op.value["partitions"]:
+                since[(op.value["group"], partition, op.process)] = op.time
+        elif op.f == "revoked":
+            for partition in op.value["partitions"]:
+                since.pop((op.value["group"], partition, op.process), None)
+        elif op.f == "poll" and op.value.get("group"):
+            group = op.value["group"]
+            for partition, offset, _value in op.value["records"]:
+                gained = since.pop((group, partition, op.process), None)
+                if gained is not None:
+                    yield "first-offsets", 1
+                    key = (group, partition)
+                    yield from _behind(
+                        acked.get(key, []), reset_at.get(group, -1.0), gained, key, offset, op
+                    )
+
+
+def _behind(
+    commits: list[tuple[float, int]],
+    reset: float,
+    began: float,
+    key: tuple[str, int],
+    seen: int,
+    op: Op,
+) -> Finding:
+    before = [(t, o) for t, o in commits if reset < t < began]
+    if before:
+        t, required = max(before, key=lambda c: c[1])
+        if seen < required:
+            yield (
+                "",
+                Anomaly(
+                    "commit-regressed",
+                    f"group {key[0]} partition {key[1]}: {op.process} {op.f} at t={op.time:.3f}"
+                    f" saw {seen}, behind {required} acknowledged at t={t:.3f}",
+                ),
+            )
+
+
+def _aborted_reads(ops: list[Op]) -> Finding:
+    aborted = {
+        v
+        for op in ops
+        if op.f == "txn" and op.type == OK and op.value["outcome"] == "abort"
+        for _p, v in op.value["values"]
+    }
+    for op in ops:
+        if op.f == "poll" and op.type == OK and op.value.get("read_committed"):
+            yield "read-committed", len(op.value["records"])
+            for partition, offset, value in op.value["records"]:
+                if value in aborted:
+                    yield (
+                        "",
+                        Anomaly(
+                            "aborted-read",
+                            f"{op.process} read aborted {value!r} at {partition}/{offset}",
+                        ),
+                    )
+
+
+def _fatal_errors(ops: list[Op]) -> Finding:
+    for op in ops:
+        if op.f == "fatal":
+            yield "", Anomaly("fatal", f"{op.process} at t={op.time:.3f}: {op.value.get('error')}")
+
+
+def _few(items: list[Any], n: int = 10) -> str:
+    return ", ".join(map(str, items[:n])) + (f" (+{len(items) - n})" if len(items) > n else "")

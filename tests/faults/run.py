@@ -1,0 +1,142 @@
+"""One fault run, from a seed: start the cluster and the workloads, inject
+the seed's faults, heal, let the clients settle, read every partition in
+full, and check the history. The history is saved beside the brokers' logs,
+so a failing run can be read op by op."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster_brokers import create_topic, leaders, wait_for
+
+from faults.checker import Result, check
+from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
+from faults.history import OK, History
+from faults.nemesis import KINDS, Fault, Nemesis, schedule
+from faults.workloads import PARTITIONS, TOPIC, standard
+
+# Beyond the group's session timeout: the rebalance that follows it, and the
+# member's own check of its session, which runs on its poll loop.
+SESSION_SLACK_S = 3.0
+SETTLE_S = 10.0  # after healing, for groups to form again and readers to catch up
+
+
+@dataclass
+class Report:
+    seed: int
+    faults: list[Fault]
+    injected: int = 0
+    skipped: int = 0
+    result: Result = field(default_factory=Result)
+    ops: int = 0
+    seconds: float = 0.0
+    history_path: Path | None = None
+    notes: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        lines = [
+            f"seed {self.seed}: {self.injected} faults injected ({self.skipped} skipped),"
+            f" {self.ops} operations, {len(self.result.anomalies)} anomalies,"
+            f" {self.seconds:.0f} s; history {self.history_path}",
+            "checked: " + ", ".join(f"{k} {v}" for k, v in sorted(self.result.checked.items())),
+        ]
+        if self.notes:
+            lines.append("noted: " + ", ".join(f"{k} {v}" for k, v in sorted(self.notes.items())))
+        lines += [f"  fault {f}" for f in self.faults]
+        lines += [f"  ANOMALY {a}" for a in self.result.anomalies[:50]]
+        return "\n".join(lines)
+
+
+def run(
+    data: Path,
+    store_url: str,
+    seed: int,
+    seconds: float,
+    brokers: int = 3,
+    kinds: tuple[str, ...] = KINDS,
+    concurrency: int = 2,
+    ha_store: HaStore | None = None,
+) -> Report:
+    began = time.monotonic()
+    if ha_store is None:  # no standby to fail over to: the schedule draws other faults
+        kinds = tuple(k for k in kinds if k != "store-failover")
+    faults = schedule(seed, seconds, brokers, kinds, concurrency)
+    report = Report(seed, faults)
+    history = History()
+    cluster = FaultCluster(data, store_url, brokers, ha_store)
+    try:
+        cluster.start()
+        port = cluster.nodes[0].broker.port
+        create_topic(port, TOPIC, PARTITIONS)
+        leaders(port, TOPIC)
+        stop = threading.Event()
+        threads = [
+            threading.Thread(target=w.run, args=(stop,), name=w.name, daemon=True)
+            for w in standard(cluster.bootstrap, history, seed)
+        ]
+        for t in threads:
+            t.start()
+        time.sleep(2)  # the groups form before the first fault
+        nemesis = Nemesis(cluster, history, faults)
+        nemesis.run()
+        report.injected, report.skipped = nemesis.injected, nemesis.skipped
+        time.sleep(SETTLE_S)
+        stop.set()
+        for t in threads:
+            t.join(60)
+            if t.is_alive():
+                report.notes[f"{t.name} did not stop"] += 1
+        final_read(cluster, history)
+    finally:
+        cluster.close()
+        report.history_path = data / "history.jsonl"
+        history.save(report.history_path)
+    report.result = check(history.ops, GROUP_SESSION_MS / 1000 + SESSION_SLACK_S)
+    report.ops = len(history.ops)
+    report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error"))
+    report.seconds = time.monotonic() - began
+    return report
+
+
+def final_read(cluster: FaultCluster, history: History) -> None:
+    """Every partition from offset 0 to its end, read_uncommitted, once the
+    healed cluster leads them all."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    wait_for(lambda: len(leaders(cluster.nodes[0].broker.port, TOPIC)) == PARTITIONS, 60)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "final-read-unused",
+            "enable.auto.commit": False,
+            "isolation.level": "read_uncommitted",
+            "log_level": QUIET,
+        }
+    )
+    try:
+        ends: dict[int, int] = {}
+        for p in range(PARTITIONS):
+            deadline = time.monotonic() + 60
+            while p not in ends:
+                try:
+                    ends[p] = consumer.get_watermark_offsets(TopicPartition(TOPIC, p), 5)[1]
+                except Exception:
+                    assert time.monotonic() < deadline, f"no end offset of partition {p}"
+        consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+        records: dict[int, list[list[object]]] = {p: [] for p in range(PARTITIONS)}
+        position = {p: 0 for p in range(PARTITIONS)}
+        deadline = time.monotonic() + 120
+        while any(position[p] < ends[p] for p in range(PARTITIONS)):
+            assert time.monotonic() < deadline, f"final read stuck at {position} of {ends}"
+            for m in consumer.consume(500, 0.5):
+                if m.error() is None and m.offset() < ends[m.partition()]:
+                    records[m.partition()].append([m.offset(), m.value().decode()])
+                    position[m.partition()] = m.offset() + 1
+        for p in range(PARTITIONS):
+            history.add("final", OK, "final-read", partition=p, records=records[p])
+    finally:
+        consumer.close()

@@ -1,0 +1,67 @@
+"""The set of clients a fault run starts. A workload is anything with a name
+and `run(stop)`: it works against the cluster, recording into the history,
+until `stop` is set, then closes its client. Each runs on its own thread.
+
+The standard set, on one topic:
+
+- idempotent producers: two librdkafka, one kgroups;
+- a classic-protocol group of two librdkafka members (cooperative-sticky);
+- a consumer-protocol (KIP-848) group of a librdkafka and a kgroups member;
+- a read_committed reader of every partition, outside any group;
+- an observer of both groups' committed offsets.
+
+Transactions: a consume-transform-produce workload plugs in through
+`transactional`, once a cluster serves transactions (a cluster refuses them
+today, see docs/cluster.md). It records each transaction as one `txn`
+operation, ok {"values": [[partition, value], ...], "outcome": "commit" |
+"abort"}; the checker then requires every committed value in the final read,
+lets offsets of transactional topics have gaps (the markers), and fails any
+read_committed consumer that returned an aborted value. Its reads and
+commits are recorded like a group member's (poll, commit).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from faults.consumers import CommitObserver, ConfluentMember, ConfluentReader, KgroupsMember
+from faults.history import History
+from faults.producers import ConfluentProducer, KgroupsProducer
+
+TOPIC = "faults"
+PARTITIONS = 4
+CLASSIC_GROUP = "classic"
+CONSUMER_GROUP = "consumer"
+
+
+class Workload(Protocol):
+    name: str
+
+    def run(self, stop: threading.Event) -> None: ...
+
+
+# (bootstrap, history, seed) -> the transactional workloads; None until
+# transactions work across brokers.
+TransactionalFactory = Callable[[str, History, int], list[Workload]]
+transactional: TransactionalFactory | None = None
+
+
+def standard(bootstrap: str, history: History, seed: int) -> list[Workload]:
+    workloads: list[Workload] = [
+        ConfluentProducer("producer-1", bootstrap, TOPIC, PARTITIONS, history, seed + 1),
+        ConfluentProducer("producer-2", bootstrap, TOPIC, PARTITIONS, history, seed + 2),
+        KgroupsProducer("producer-k", bootstrap, TOPIC, PARTITIONS, history, seed + 3),
+        ConfluentMember("classic-1", bootstrap, TOPIC, CLASSIC_GROUP, "classic", history),
+        ConfluentMember("classic-2", bootstrap, TOPIC, CLASSIC_GROUP, "classic", history),
+        ConfluentMember("consumer-1", bootstrap, TOPIC, CONSUMER_GROUP, "consumer", history),
+        KgroupsMember("consumer-k", bootstrap, TOPIC, CONSUMER_GROUP, "consumer", history),
+        ConfluentReader("reader", bootstrap, TOPIC, PARTITIONS, history),
+        CommitObserver(
+            "observer", bootstrap, TOPIC, [CLASSIC_GROUP, CONSUMER_GROUP], history, seed + 4
+        ),
+    ]
+    if transactional is not None:
+        workloads += transactional(bootstrap, history, seed)
+    return workloads
