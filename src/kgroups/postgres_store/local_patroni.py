@@ -178,6 +178,24 @@ class LocalPatroni:
                 return node
         return None
 
+    def failover(self, timeout_s: float = START_TIMEOUT_S) -> float:
+        """Kill the primary's PostgreSQL (SIGKILL) and wait until another node
+        takes writes; the seconds that took. Waits first for a synchronous
+        standby (after a failover, the old primary comes back as one)."""
+        self._wait(lambda: self.synchronous_standby() is not None, "no standby", timeout_s)
+        primary = self.primary()
+        pid = None if primary is None else self.postmaster_pid(primary)
+        if primary is None or pid is None:
+            raise RuntimeError("no primary to fail over from")
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        self._wait(
+            lambda: (self.primary() or primary) != primary and self._writable(),
+            "no standby took over",
+            timeout_s,
+        )
+        return time.monotonic() - killed
+
     def postmaster_pid(self, node: Node) -> int | None:
         """The pid of the node's PostgreSQL, while its postmaster.pid is there."""
         with contextlib.suppress(OSError, ValueError, IndexError):
@@ -299,15 +317,25 @@ class LocalPatroni:
         running = sum(_status(n.api_port, "health") == 200 for n in self.nodes)
         return running == len(self.nodes) and self.synchronous_standby() is not None
 
-    def _wait(self, ready: object, what: str) -> None:
+    def _writable(self) -> bool:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url(), autocommit=True, connect_timeout=2) as conn:
+                conn.execute("CREATE TEMPORARY TABLE probe (x int)")
+            return True
+        except psycopg.Error:
+            return False
+
+    def _wait(self, ready: object, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
         assert callable(ready)
-        deadline = time.monotonic() + START_TIMEOUT_S
+        deadline = time.monotonic() + timeout_s
         while not ready():
             for name, process in self._patroni.items():
                 if process.poll() is not None:
                     raise RuntimeError(f"Patroni {name} exited:\n{self.log_text(name)[-3000:]}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{what} within {START_TIMEOUT_S:.0f} s; see {self._dir}")
+                raise TimeoutError(f"{what} within {timeout_s:.0f} s; see {self._dir}")
             time.sleep(0.1)
 
 
