@@ -42,9 +42,9 @@ from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.gained import read_gained
 from kgroups.postgres_store.home import StoreHome
 from kgroups.postgres_store.producer_ids import allocate_producer_ids
-from kgroups.postgres_store.producer_states import read_producers
 from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
 from kgroups.postgres_store.security import (
     Security,
@@ -94,8 +94,9 @@ class ClusterView:
     live: list[LiveBroker]
     topics: list[Topic]
     # partition -> (log start, log end) of the partitions this incarnation leads
+    # and has no StoreLog for yet, once no transaction writes them (see gained).
     ends: dict[TopicPartition, tuple[int, int]]
-    # The idempotent producers of the led partitions that have no StoreLog here yet.
+    # The idempotent producers of those partitions.
     producers: dict[TopicPartition, ProducerStateManager]
     # The ACLs and SCRAM credentials, when they changed since the last read.
     security: Security | None
@@ -287,7 +288,7 @@ class ClusterMember:
         ends: dict[TopicPartition, tuple[int, int]] = {}
         producers: dict[TopicPartition, ProducerStateManager] = {}
         if epoch is not None:
-            ends, producers = _led_partitions(store, self._broker.broker_id, epoch, held)
+            ends, producers = read_gained(store, self._broker.broker_id, epoch, held)
         security = read_security(store, known)
         return ClusterView(
             leaders, live_brokers(store), list_topics(store), ends, producers, security
@@ -474,28 +475,6 @@ def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
             failed[topic.name] = e
     elect_leaders(store)
     return failed
-
-
-def _led_partitions(
-    store: Store, broker_id: int, lease_epoch: int, held: set[TopicPartition]
-) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-    """The log start and end of each partition this incarnation leads, and the
-    producers' state of those not ``held`` here yet (one transaction: the state
-    is the one of that log end)."""
-
-    def work(
-        cur: Cur,
-    ) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-        cur.execute(
-            """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
-               FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
-               WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
-            (broker_id, lease_epoch),
-        )
-        ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
-        return ends, read_producers(cur, (tp for tp in ends if tp not in held))
-
-    return store.transaction(work)
 
 
 def _cluster_id(store: Store) -> str:
