@@ -64,8 +64,17 @@ async def run(
 
 
 async def _send(client: ClusterClient, topic: str, pending: Pending, acks: int) -> int:
-    if not pending:
-        return 0
+    """Each partition's records to its own leader, one request per leader."""
+    by_leader: dict[int | None, Pending] = defaultdict(dict)
+    for p, records in pending.items():
+        by_leader[client.leader_id(topic, p)][p] = records
+    sent = 0
+    for part in by_leader.values():
+        sent += await _send_to_leader(client, topic, part, acks)
+    return sent
+
+
+async def _send_to_leader(client: ClusterClient, topic: str, pending: Pending, acks: int) -> int:
     conn = await client.leader(topic, next(iter(pending)))
     request = ProduceRequest(
         transactional_id=None,
