@@ -36,6 +36,7 @@ from kgroups.handlers.access.checks import (
 )
 from kgroups.handlers.access.refusals import partitions_refused
 from kgroups.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.handlers.fetch_partitions import distinct_partitions
 from kgroups.protocol.types import TopicName, i32, i64
 from kgroups.protocol.versions import metadata_request
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
@@ -164,6 +165,7 @@ async def metadata(
 async def fetch(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
+    body = distinct_partitions(body)  # each partition is checked and answered once
     if body.replica_id >= 0:  # a follower: Cluster CLUSTER_ACTION
         if not allowed(az, ctx, Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
             return _fetch_errors(body.topics, CLUSTER_DENIED)
