@@ -61,6 +61,13 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("connections.max.reauth.ms", integer, 0, "SASL session lifetime; 0: no expiry.", 0),
     Setting(
+        "sasl.server.max.receive.size",
+        integer,
+        524288,
+        "Largest frame a SASL listener reads before authentication.",
+        1,
+    ),
+    Setting(
         "listener.security.protocol.map",
         protocol_map,
         DEFAULT_PROTOCOL_MAP,
