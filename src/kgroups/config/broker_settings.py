@@ -61,6 +61,12 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("connections.max.reauth.ms", integer, 0, "SASL session lifetime; 0: no expiry.", 0),
     Setting(
+        "sasl.plain.scram.credentials.enable",
+        boolean,
+        False,
+        "PLAIN also takes the SCRAM store's users (kgroups' own key; not Kafka's behaviour).",
+    ),
+    Setting(
         "sasl.server.max.receive.size",
         integer,
         524288,
