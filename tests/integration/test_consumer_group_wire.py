@@ -250,5 +250,24 @@ def test_describe_groups_v6_does_not_find_a_consumer_group(wire: socket.socket) 
                 groups=(GroupId(group_id),), include_authorized_operations=False
             ),
         )
-        assert new.groups[0].error_code is ErrorCode.group_id_not_found
-        assert new.groups[0].error_message
+        # Kafka 4.x: v6 names the error (KIP-1043) and still says Dead.
+        assert (new.groups[0].error_code, new.groups[0].group_state) == (
+            ErrorCode.group_id_not_found,
+            "Dead",
+        )
+        assert new.groups[0].error_message == (
+            "Group g is not a classic group." if group_id == "g" else "Group unknown not found."
+        )
+
+
+def test_consumer_group_describe_of_an_empty_group_id_is_invalid(wire: socket.socket) -> None:
+    described, _ = call(
+        wire,
+        ConsumerGroupDescribeRequest(
+            group_ids=(GroupId(""), GroupId("none")), include_authorized_operations=False
+        ),
+    )
+    assert [(g.group_id, g.error_code) for g in described.groups] == [
+        ("", ErrorCode.invalid_group_id),
+        ("none", ErrorCode.group_id_not_found),
+    ]

@@ -171,12 +171,23 @@ def test_an_expired_session_is_closed_and_a_reauthenticated_one_is_not(tmp_path:
         b.stop()
 
 
-def test_reauthentication_cannot_change_the_principal(sasl: ThreadBroker) -> None:
-    with _connect(sasl) as s:
-        assert _plain(s, "alice", PASSWORDS["alice"]).error_code == ErrorCode.none  # type: ignore[attr-defined]
-        response = _plain(s, "bob", PASSWORDS["bob"])
-        assert response.error_code == ErrorCode.sasl_authentication_failed  # type: ignore[attr-defined]
-        assert _closed(s)
+def test_reauthentication_cannot_change_the_principal(tmp_path: Path) -> None:
+    # bob is a PLAIN user too here, so only the change of principal refuses him.
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'user_alice="alice-secret" user_bob="bob-secret";'
+    )
+    b = sasl_broker(tmp_path / "d", **{"listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas})
+    b.start()
+    try:
+        with _connect(b) as s:
+            assert _plain(s, "alice", PASSWORDS["alice"]).error_code == ErrorCode.none  # type: ignore[attr-defined]
+            response = _plain(s, "bob", PASSWORDS["bob"])
+            assert response.error_code == ErrorCode.sasl_authentication_failed  # type: ignore[attr-defined]
+            assert "Cannot change principals" in response.error_message  # type: ignore[attr-defined]
+            assert _closed(s)
+    finally:
+        b.stop()
 
 
 def test_hostile_frames_before_authentication_leave_the_broker_serving(

@@ -61,6 +61,19 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("connections.max.reauth.ms", integer, 0, "SASL session lifetime; 0: no expiry.", 0),
     Setting(
+        "sasl.plain.scram.credentials.enable",
+        boolean,
+        False,
+        "PLAIN also takes the SCRAM store's users (kgroups' own key; not Kafka's behaviour).",
+    ),
+    Setting(
+        "sasl.server.max.receive.size",
+        integer,
+        524288,
+        "Largest frame a SASL listener reads before authentication.",
+        1,
+    ),
+    Setting(
         "listener.security.protocol.map",
         protocol_map,
         DEFAULT_PROTOCOL_MAP,

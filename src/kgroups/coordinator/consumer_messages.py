@@ -94,7 +94,9 @@ def described_group(
             error = ErrorCode.group_id_not_found
         return describe.DescribedGroup(
             error_code=error,
-            error_message=f"Group {group_id} not found." if group is None else None,
+            error_message=(
+                f"Group {group_id} not found." if error is ErrorCode.group_id_not_found else None
+            ),
             group_id=GroupId(group_id),
             group_state="Dead" if error is ErrorCode.group_id_not_found else "",
             group_epoch=i32(-1),

@@ -37,19 +37,18 @@ from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.group_records import offset_record
 from kgroups.coordinator.group_table import GroupTable
-from kgroups.coordinator.member import Member
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE, commit_response
 from kgroups.coordinator.state import (
     CREATE_AND_STORE,
     MEMBERS_ONLY,
+    NOT_FOUND_FROM_V9,
     READ_OFFSETS,
     STORE_AND_KEEP_ALIVE,
     STORE_OFFSETS,
     GroupState,
     Request,
-    answer_without_group,
     answers_by_state,
     rules_by_state,
 )
@@ -81,7 +80,11 @@ class OffsetHandlers:
         self._partition_exists = partition_exists
         # Each commit looks its group's state up once, not once per partition.
         self._member_commits = answers_by_state(
-            Request.OFFSET_COMMIT, {STORE_AND_KEEP_ALIVE: self._store_and_keep_alive}
+            Request.OFFSET_COMMIT,
+            {
+                STORE_AND_KEEP_ALIVE: self._store_and_keep_alive,
+                NOT_FOUND_FROM_V9: _not_found_from_v9,
+            },
         )
         self._simple_commits = rules_by_state(
             Request.SIMPLE_OFFSET_COMMIT,
@@ -126,7 +129,7 @@ class OffsetHandlers:
             fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
             return
 
-        error = self._commit_error(req, now) if fenced else None
+        error = self._commit_error(req, ctx.api_version, now) if fenced else None
         if error is not None:
             fx.reply(ctx.reply_to, commit_response(req.topics, error, exceptions))
             return
@@ -154,7 +157,7 @@ class OffsetHandlers:
             self._txn.plain_commit(group_id, [tp for tp, _offset in committed])
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
-    def _commit_error(self, req: OffsetCommitRequest, now: int) -> ErrorCode | None:
+    def _commit_error(self, req: OffsetCommitRequest, version: int, now: int) -> ErrorCode | None:
         """What the group's state answers the commit; None: store it."""
         generation = req.generation_id_or_member_epoch
         group = self._table.get(req.group_id)
@@ -163,14 +166,17 @@ class OffsetHandlers:
             state = GroupState.DEAD if group is None else group.state
             return self._simple_commits[state](group, req, now)
         if group is None:
-            return answer_without_group(Request.OFFSET_COMMIT)
-        error = validate_generation_member(group, req.member_id, req.group_instance_id, generation)
-        if error is not None:
-            return error
-        answer = self._member_commits[group.state]
+            answer = self._member_commits[GroupState.DEAD]
+        else:
+            error = validate_generation_member(
+                group, req.member_id, req.group_instance_id, generation
+            )
+            if error is not None:
+                return error
+            answer = self._member_commits[group.state]
         if isinstance(answer, ErrorCode):
             return answer
-        return answer(group, group.get(req.member_id), now)
+        return answer(group, req.member_id, version, now)
 
     # -- TxnOffsetCommit ---------------------------------------------------
 
@@ -231,8 +237,13 @@ class OffsetHandlers:
             )
         return None
 
-    def _store_and_keep_alive(self, group: ClassicGroup, member: Member, now: int) -> None:
+    def _store_and_keep_alive(
+        self, group: ClassicGroup | None, member_id: str, version: int, now: int
+    ) -> ErrorCode | None:
+        assert group is not None
+        member = group.get(member_id)
         self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
+        return None
 
     def _create_and_store(
         self, group: ClassicGroup | None, req: OffsetCommitRequest, now: int
@@ -283,6 +294,12 @@ class OffsetHandlers:
 
 def _store_offsets(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> None:
     """Stored as they come."""
+
+
+def _not_found_from_v9(
+    group: ClassicGroup | None, member_id: str, version: int, now: int
+) -> ErrorCode:
+    return ErrorCode.group_id_not_found if version >= 9 else ErrorCode.illegal_generation
 
 
 def _members_only(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> ErrorCode:

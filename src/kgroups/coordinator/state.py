@@ -84,8 +84,9 @@ class GroupState(enum.Enum):
     the same step, so no request ever finds one. A client sees a group id
     the table does not hold, which the Dead column of ``ANSWERS`` answers:
     UNKNOWN_MEMBER_ID to a member's JoinGroup, SyncGroup, Heartbeat and
-    LeaveGroup; ILLEGAL_GENERATION to a member's OffsetCommit (one with
-    generation -1 creates the group anew, as a new member's JoinGroup does);
+    LeaveGroup; GROUP_ID_NOT_FOUND to a member's OffsetCommit v9+ and
+    ILLEGAL_GENERATION to v8 and older, as Kafka 4.x (one with generation -1
+    creates the group anew, as a new member's JoinGroup does);
     no offsets to OffsetFetch; GROUP_ID_NOT_FOUND to OffsetDelete and
     DeleteGroups. DescribeGroups shows such a group as Dead.
     """
@@ -204,6 +205,10 @@ STORE_AND_KEEP_ALIVE = Rule(
 )
 STORE_OFFSETS = Rule("store_offsets", "stored, whoever sends them (simple consumers, admin tools)")
 CREATE_AND_STORE = Rule("create_and_store", "stored in a new Empty group")
+NOT_FOUND_FROM_V9 = Rule(
+    "not_found_from_v9",
+    "GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before (Kafka 4.x; older clients expect it)",
+)
 MEMBERS_ONLY = Rule(
     "members_only",
     "only members commit to a group that has them: ILLEGAL_GENERATION for a member, "
@@ -277,8 +282,7 @@ ANSWERS: dict[Request, dict[GroupState, ErrorCode | Rule]] = {
         GroupState.COMPLETING_REBALANCE: ErrorCode.rebalance_in_progress,
         GroupState.STABLE: STORE_AND_KEEP_ALIVE,
         # A member of a generation the coordinator never saw: its group is gone.
-        # (GROUP_ID_NOT_FOUND at v9+ belongs to the KIP-848 coordinator.)
-        GroupState.DEAD: ErrorCode.illegal_generation,
+        GroupState.DEAD: NOT_FOUND_FROM_V9,
     },
     Request.SIMPLE_OFFSET_COMMIT: {  # each partition's answer
         GroupState.EMPTY: STORE_OFFSETS,

@@ -79,16 +79,24 @@ def group_view(group: ClassicGroup) -> GroupView:
     )
 
 
-def describe_group(group_id: str, group: ClassicGroup | None, api_version: int) -> DescribedGroup:
-    """``group`` None: no classic group has this id (there may be a consumer group)."""
+def describe_group(
+    group_id: str, group: ClassicGroup | None, api_version: int, *, other_kind: bool = False
+) -> DescribedGroup:
+    """``group`` None: no classic group has this id; ``other_kind``: a consumer
+    group has it. Either way Kafka 4.x says Dead, and from v6 (KIP-1043) also
+    GROUP_ID_NOT_FOUND with its exception's message."""
     if group is None:
-        if api_version >= 6:  # KIP-1043
+        if api_version >= 6:
             return described(
                 group_id,
                 ErrorCode.group_id_not_found,
-                error_message=f"Group {group_id} is not a classic group.",
+                state=str(GroupState.DEAD),
+                error_message=(
+                    f"Group {group_id} is not a classic group."
+                    if other_kind
+                    else f"Group {group_id} not found."
+                ),
             )
-        # Before v6, Kafka describes an unknown group as Dead, not as an error.
         return described(group_id, ErrorCode.none, state=str(GroupState.DEAD))
     stable = group.is_in(GroupState.STABLE) and group.protocol_name is not None
     protocol = group.protocol_name if stable and group.protocol_name is not None else ""
@@ -170,7 +178,9 @@ def describe_groups_response(
     return DescribeGroupsResponse(
         throttle_time=NO_THROTTLE,
         groups=tuple(
-            describe_group(g, None if g in consumer_groups else classic_group(g), api_version)
+            describe_group(g, None, api_version, other_kind=True)
+            if g in consumer_groups
+            else describe_group(g, classic_group(g), api_version)
             for g in req.groups
         ),
     )

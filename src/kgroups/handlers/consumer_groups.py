@@ -67,6 +67,9 @@ async def describe(
     described: dict[str, DescribedGroup] = {}
     by_partition: dict[int, list[str]] = {}
     for g in dict.fromkeys(request.group_ids):
+        if not g:  # as Kafka 4.x's GroupCoordinatorService, before any shard
+            described[g] = described_group(g, None, "", lambda _: None, ErrorCode.invalid_group_id)
+            continue
         by_partition.setdefault(broker.coordinator.partition_for(g), []).append(g)
     for partition, group_ids in by_partition.items():
         part = ConsumerGroupDescribeRequest(

@@ -5,6 +5,8 @@ otherwise it parks the request until an append to one of the fetched
 partitions or `max_wait` passes, then reads again. Batches go out exactly as
 they were stored: no decompression, no re-encoding.
 
+A partition named more than once is fetched once (fetch_partitions.py).
+
 Each partition's current leader epoch (v9+) is checked before it is read, as
 Kafka checks it: FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH for that partition.
 The epochs of a follower's fetch (last_fetched_epoch, diverging_epoch) are not:
@@ -35,6 +37,7 @@ from kio.static.primitive import Records
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.current_leader_epoch import check_current_leader_epoch
+from kgroups.handlers.fetch_partitions import distinct_partitions
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead
 from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
 from kgroups.records.batch import iter_batches
@@ -49,6 +52,7 @@ READ_COMMITTED = 1
 
 
 async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
+    request = distinct_partitions(request)
     max_wait_ms = int(request.max_wait.total_seconds() * 1000)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_wait_ms / 1000
@@ -113,21 +117,24 @@ def _read(
             data = b""
             hw = start = lso = -1
             aborted = None
+            # Only the first partition read (from memory or the store) may
+            # take a whole batch beyond the limits.
+            first = total == 0 and not misses
+            limit = min(p.partition_max_bytes, budget)
             try:
                 log = broker.partitions.log(topic.topic, p.partition)
                 if p.current_leader_epoch >= 0:  # any epoch below zero asks for no check
                     check_current_leader_epoch(log, p.current_leader_epoch)
                 hw, start = log.high_watermark, log.log_start_offset
                 lso = log.last_stable_offset
-                limit = min(p.partition_max_bytes, budget)
-                if (limit > 0 or total == 0) and not (
+                if (limit > 0 or first) and not (
                     faults.active and faults.is_paused(topic.topic, p.partition)
                 ):
                     data = log.read(
                         p.fetch_offset,
                         max(limit, 0),
                         max_offset=lso if committed else hw,
-                        min_one=total == 0,
+                        min_one=first,
                     )
                 if committed:
                     aborted = _aborted(log, p.fetch_offset, data)
@@ -135,8 +142,12 @@ def _read(
                 data = b""  # read again by the home, with what the log lacked
                 aborted = () if committed else None
                 end = lso if committed else hw
-                read = PartitionRead(topic.topic, p.partition, p.fetch_offset, max(limit, 1), end)
+                read = PartitionRead(
+                    topic.topic, p.partition, p.fetch_offset, max(limit, 0), end, min_one=first
+                )
                 misses.append((len(topics), len(partitions), read))
+                # Its bytes are known only once read: the most it may take is set aside.
+                budget -= max(limit, 0)
             except KafkaError as e:
                 error, failed = e.error_code, True
             total += len(data)

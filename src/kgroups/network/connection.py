@@ -62,7 +62,8 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-    frames = FrameReader(reader, broker.config.get_int("socket.request.max.bytes"))
+    max_request = broker.config.get_int("socket.request.max.bytes")
+    frames = FrameReader(reader, max_request)
     transport = writer.transport
     loop = asyncio.get_running_loop()
     clock = loop.time
@@ -81,6 +82,13 @@ async def serve_connection(
         if security.security_protocol.startswith("SASL_")
         else None
     )
+    if sasl is not None and not security.authenticated:
+        # As Kafka's SaslServerAuthenticator: an unauthenticated peer's frames are
+        # small, and a larger size prefix closes the connection before its bytes
+        # are read.
+        frames.limit(
+            broker.config.get_int("sasl.server.max.receive.size"), "sasl.server.max.receive.size"
+        )
 
     def send() -> None:
         """Write the collected answers, in order, with one call."""
@@ -107,6 +115,8 @@ async def serve_connection(
             response = None
             if sasl is not None and sasl.intercepts(request):
                 response, close = await sasl.answer(request)
+                if security.authenticated:
+                    frames.limit(max_request, "socket.request.max.bytes")
                 state.last_active = clock()
                 if response is not None:
                     unsent.append(response)

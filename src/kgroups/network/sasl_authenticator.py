@@ -7,8 +7,8 @@ order) is answered after connection.failed.authentication.delay.ms, as Kafka
 does to slow down clients that retry at once, then the connection is closed.
 With connections.max.reauth.ms (KIP-368) the session has a lifetime: the
 client re-authenticates on the same connection (SaslHandshake and
-SaslAuthenticate again, as the same principal), and a request that arrives
-after the session expired closes the connection.
+SaslAuthenticate again, as the same principal with the same mechanism), and
+a request that arrives after the session expired closes the connection.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ class SaslAuthenticator:
         self._security = security
         self._host = host
         self._mechanism: Mechanism | None = None
+        # The mechanism of the first authentication, which a re-authentication must use.
+        self._session_mechanism: str | None = None
+        self._mechanism_name = ""
+        self._bad_mechanism: str | None = None
         self._expires_at: float | None = None
         # After a v0 SaslHandshake, Kafka's legacy framing: raw SASL tokens in
         # size-prefixed frames, without Kafka headers.
@@ -86,6 +90,9 @@ class SaslAuthenticator:
         if api_key == apis.SASL_HANDSHAKE:
             response, close = self._handshake(body.mechanism)
             self._raw_tokens = version == 0 and not close
+        elif self._bad_mechanism is not None:
+            await self._refuse_unanswered()
+            return None, True
         else:
             response, close = self._authenticate(body.auth_bytes)
         if close:
@@ -99,7 +106,7 @@ class SaslAuthenticator:
         sasl = self._broker.sasl
         listener = self._security.listener
         enabled = sasl.mechanisms(listener)
-        if self._mechanism is not None:
+        if self._mechanism is not None or self._bad_mechanism is not None:
             return SaslHandshakeResponse(
                 error_code=ErrorCode.illegal_sasl_state, mechanisms=enabled
             ), True
@@ -112,7 +119,21 @@ class SaslAuthenticator:
             return SaslHandshakeResponse(
                 error_code=ErrorCode.unsupported_sasl_mechanism, mechanisms=enabled
             ), True
-        self._mechanism = start(mechanism, sasl.credentials, sasl.plain_users(listener))
+        if self._session_mechanism not in (None, mechanism):
+            # KIP-368, as Kafka: the handshake is taken, the SaslAuthenticate after
+            # it closes the connection unanswered.
+            self._bad_mechanism = (
+                f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                f"re-authentication of mechanism '{self._session_mechanism}'"
+            )
+            return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
+        self._mechanism_name = mechanism
+        self._mechanism = start(
+            mechanism,
+            sasl.credentials,
+            sasl.plain_users(listener),
+            plain_scram_users=sasl.plain_scram_users,
+        )
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
     def _authenticate(self, token: bytes) -> tuple[SaslAuthenticateResponse, bool]:
@@ -129,6 +150,8 @@ class SaslAuthenticator:
         if not mechanism.complete:
             return _authenticate_response(ErrorCode.none, None, out), False
         self._mechanism = None
+        if self._session_mechanism is None:
+            self._session_mechanism = self._mechanism_name
         principal = f"User:{mechanism.user}"
         security = self._security
         if security.authenticated and principal != security.principal:
@@ -142,8 +165,15 @@ class SaslAuthenticator:
         self._expires_at = None if lifetime_ms == 0 else self._loop.time() + lifetime_ms / 1000
         return _authenticate_response(ErrorCode.none, None, out, lifetime_ms), False
 
+    async def _refuse_unanswered(self) -> None:
+        log.info("SASL re-authentication from %s failed: %s", self._host, self._bad_mechanism)
+        await self._refusal_delay()
+
     async def _raw_token(self, token: bytes) -> tuple[bytes | None, bool]:
         """A legacy token: a refusal has no way to be told, so it closes."""
+        if self._bad_mechanism is not None:
+            await self._refuse_unanswered()
+            return None, True
         response, close = self._authenticate(token)
         if close:
             await self._refusal_delay()

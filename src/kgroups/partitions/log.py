@@ -43,6 +43,9 @@ class PartitionRead:
     max_bytes: int
     max_offset: int | None = None
     """Only batches below it (the last stable offset of a read_committed fetch)."""
+    min_one: bool = True
+    """At least one whole batch, beyond ``max_bytes`` if need be (KIP-74: the
+    first partition of a fetch only)."""
 
 
 class PartitionLog(Protocol):

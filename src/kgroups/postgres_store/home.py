@@ -261,7 +261,15 @@ class StoreHome:
             out: list[bytes | KafkaError] = []
             for r in reads:
                 try:
-                    result = read(store, r.topic, r.partition, r.offset, r.max_bytes, r.max_offset)
+                    result = read(
+                        store,
+                        r.topic,
+                        r.partition,
+                        r.offset,
+                        r.max_bytes,
+                        r.max_offset,
+                        min_one=r.min_one,
+                    )
                     out.append(b"".join(result.batches))
                 except KafkaError as e:
                     out.append(e)

@@ -42,9 +42,12 @@ def read(
     offset: int,
     max_bytes: int,
     max_offset: int | None = None,
+    *,
+    min_one: bool = True,
 ) -> ReadResult:
-    """Batches from the one holding ``offset``, up to ``max_bytes`` (at least one
-    batch, as Kafka returns an oversized first batch whole), and only those
+    """Batches from the one holding ``offset``, up to ``max_bytes`` (with
+    ``min_one``, at least one batch, as Kafka returns an oversized first batch
+    whole), and only those
     starting below ``max_offset`` (the last stable offset of a read_committed
     fetch)."""
 
@@ -71,7 +74,7 @@ def read(
             )
             found = cur.fetchall()
             for last, batch in found:
-                if batches and size + len(batch) > max_bytes:
+                if (batches or not min_one) and size + len(batch) > max_bytes:
                     return ReadResult(batches, offsets)
                 batches.append(bytes(batch))
                 size += len(batch)

@@ -25,13 +25,24 @@ class FrameReader:
     one go, so big frames are not assembled piece by piece.
     """
 
-    __slots__ = ("_buffer", "_max_bytes", "_pos", "_reader")
+    __slots__ = ("_buffer", "_limit_name", "_max_bytes", "_pos", "_reader")
 
-    def __init__(self, reader: asyncio.StreamReader, max_bytes: int) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        max_bytes: int,
+        limit_name: str = "socket.request.max.bytes",
+    ) -> None:
         self._reader = reader
         self._max_bytes = max_bytes
+        self._limit_name = limit_name
         self._buffer = b""
         self._pos = 0
+
+    def limit(self, max_bytes: int, name: str) -> None:
+        """Frames from now on are bounded by ``max_bytes``, Kafka's key ``name``
+        (a SASL listener's bound changes once the peer has authenticated)."""
+        self._max_bytes, self._limit_name = max_bytes, name
 
     def next_frame(self) -> bytes | None:
         """The next frame already read, or None if ``fill`` must read more."""
@@ -72,9 +83,7 @@ class FrameReader:
         if size < 0:
             raise BadFrame(f"negative frame size {size}")
         if size > self._max_bytes:
-            raise BadFrame(
-                f"frame of {size} bytes exceeds socket.request.max.bytes={self._max_bytes}"
-            )
+            raise BadFrame(f"frame of {size} bytes exceeds {self._limit_name}={self._max_bytes}")
 
 
 def frame(payload: bytes) -> bytes:

@@ -9,6 +9,7 @@ credential's remaining life where it has one (an OAUTHBEARER token's exp).
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import time
 from collections.abc import Mapping
@@ -33,10 +34,16 @@ class Mechanism:
 
 
 class Plain(Mechanism):
-    """RFC 4616: authzid NUL authcid NUL password, in one message."""
+    """RFC 4616: authzid NUL authcid NUL password, in one message.
 
-    def __init__(self, store: CredentialStore, jaas_users: Mapping[str, str]) -> None:
-        self._store = store
+    As Kafka's PlainServerCallbackHandler: the users are the listener's JAAS
+    line's, passwords compared in constant time. ``scram_store``: also the SCRAM
+    store's users (sasl.plain.scram.credentials.enable, not Kafka's)."""
+
+    def __init__(
+        self, jaas_users: Mapping[str, str], scram_store: CredentialStore | None = None
+    ) -> None:
+        self._store = scram_store
         self._jaas_users = jaas_users
 
     def step(self, token: bytes) -> bytes:
@@ -49,7 +56,10 @@ class Plain(Mechanism):
         if authzid and authzid != user:
             raise AuthenticationFailed("Authentication failed: authorization id differs")
         known = self._jaas_users.get(user)
-        ok = known == password if known is not None else self._store.check_password(user, password)
+        if known is not None:
+            ok = hmac.compare_digest(known.encode(), password.encode())
+        else:
+            ok = self._store is not None and self._store.check_password(user, password)
         if not ok:
             raise AuthenticationFailed("Authentication failed: Invalid username or password")
         self.user, self.complete = user, True
@@ -114,9 +124,15 @@ class UnsecuredOAuthBearer(Mechanism):
         return b""
 
 
-def start(mechanism: str, store: CredentialStore, jaas_users: Mapping[str, str]) -> Mechanism:
+def start(
+    mechanism: str,
+    store: CredentialStore,
+    jaas_users: Mapping[str, str],
+    *,
+    plain_scram_users: bool = False,
+) -> Mechanism:
     if mechanism == "PLAIN":
-        return Plain(store, jaas_users)
+        return Plain(jaas_users, store if plain_scram_users else None)
     if mechanism in HASHES:
         return Scram(mechanism, store)
     assert mechanism == "OAUTHBEARER", mechanism

@@ -1,5 +1,6 @@
 """The broker's SASL settings, read once at start: per SASL listener, its
-mechanisms and its PLAIN users (config/sasl_listener_keys.py)."""
+mechanisms and its PLAIN users (config/sasl_listener_keys.py); and whether
+PLAIN also takes the SCRAM store's users (off, as in Kafka)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class SaslSettings:
                 )
                 self._plain_users[spec.name] = jaas_plain_users(keys.jaas(spec.name, "PLAIN") or "")
         self.credentials = CredentialStore(data_dir)
+        # Kafka's PLAIN knows only the JAAS line's users; kgroups may add SCRAM's.
+        self.plain_scram_users = config.get_bool("sasl.plain.scram.credentials.enable")
 
     def mechanisms(self, listener: str) -> tuple[str, ...]:
         """The mechanisms served on `listener`; none on a listener without SASL."""

@@ -138,7 +138,7 @@ class LocalHome:
         for r in reads:
             try:
                 plog = self.log(r.topic, r.partition)
-                out.append(plog.read(r.offset, r.max_bytes, r.max_offset))
+                out.append(plog.read(r.offset, r.max_bytes, r.max_offset, min_one=r.min_one))
             except KafkaError as e:
                 out.append(e)
         return out

@@ -54,13 +54,23 @@ def test_null_metadata_is_stored_as_empty() -> None:
     assert h.fetch("g") == {("t", 0): (1, -1, "")}
 
 
-@pytest.mark.parametrize("version", [2, 8, 9])
-def test_a_commit_with_a_generation_for_an_unknown_group_is_illegal(version: int) -> None:
-    # Kafka 3.x's group coordinator answers ILLEGAL_GENERATION at every version;
-    # GROUP_ID_NOT_FOUND at v9 comes only with the KIP-848 coordinator.
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (2, ErrorCode.illegal_generation),
+        (8, ErrorCode.illegal_generation),
+        (9, ErrorCode.group_id_not_found),
+    ],
+)
+@pytest.mark.parametrize("generation", [0, 3])
+def test_a_commit_with_a_generation_for_an_unknown_group(
+    version: int, expected: ErrorCode, generation: int
+) -> None:
+    # Kafka 4.x's OffsetMetadataManager: GROUP_ID_NOT_FOUND from v9 (for both
+    # protocols), ILLEGAL_GENERATION before, as older clients expect.
     h = Harness()
-    assert h.commit("g", {("t", 0): 1}, member_id="m", generation=3, version=version) == {
-        ("t", 0): ErrorCode.illegal_generation
+    assert h.commit("g", {("t", 0): 1}, member_id="m", generation=generation, version=version) == {
+        ("t", 0): expected
     }
     assert h.shard.group("g") is None
 

@@ -68,7 +68,8 @@ def test_every_request_answers_in_every_state_it_can_meet() -> None:
 
 def test_a_group_the_table_does_not_hold_is_answered_by_the_dead_column() -> None:
     assert answer_without_group(Request.HEARTBEAT) is ErrorCode.unknown_member_id
-    assert answer_without_group(Request.OFFSET_COMMIT) is ErrorCode.illegal_generation
+    with pytest.raises(ValueError, match="not_found_from_v9"):
+        answer_without_group(Request.OFFSET_COMMIT)  # its answer depends on the version
     with pytest.raises(ValueError, match="generation -1"):
         answer_without_group(Request.SIMPLE_OFFSET_COMMIT)
 

@@ -3,6 +3,7 @@ pending and new members."""
 
 from __future__ import annotations
 
+import pytest
 from kio.schema.errors import ErrorCode
 
 from kgroups.coordinator import CoordinatorConfig, GroupState
@@ -278,3 +279,22 @@ def test_members_that_leave_keep_no_timers() -> None:
     h.leave("g", (a, None), (c, None))
     assert member_timers(h) == set()
     assert h.shard.next_deadline_ms() is None or state(h) is GroupState.EMPTY
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_a_member_added_without_the_member_id_round_times_out_too(version: int) -> None:
+    # JoinGroup v0-v3 adds the member at once (no MEMBER_ID_REQUIRED); Kafka
+    # bounds its parked join by NewMemberJoinTimeoutMs all the same.
+    h = Harness()
+    (a, b), gen = h.form_group("g", 2)
+    # A 15-minute rebalance (v0 has no rebalance timeout: its session timeout serves).
+    newcomer = h.join("g", session=900_000, rebalance=900_000, version=version)
+    for _ in range(NEW_MEMBER_JOIN_TIMEOUT_MS // 5_000 - 1):
+        h.advance(5_000)
+        h.heartbeat("g", a, gen)
+        h.heartbeat("g", b, gen)  # a and b stay alive but never rejoin
+    assert h.reply(newcomer) is None
+    h.advance(5_000)
+    response = h.reply(newcomer)
+    assert response.error_code is ErrorCode.unknown_member_id
+    assert len(members(h)) == 2

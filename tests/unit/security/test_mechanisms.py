@@ -47,7 +47,7 @@ def test_bad_tokens_are_refused(token: bytes, reason: str) -> None:
         UnsecuredOAuthBearer().step(token)
 
 
-def test_plain_checks_jaas_users_then_the_store(tmp_path: Path) -> None:
+def test_plain_checks_jaas_users_and_the_store_only_when_asked(tmp_path: Path) -> None:
     store = CredentialStore(tmp_path)
     store.apply([("bob", "SCRAM-SHA-256", new_credential("SCRAM-SHA-256", "bob-pw"))], [])
     users = jaas_plain_users(
@@ -56,9 +56,13 @@ def test_plain_checks_jaas_users_then_the_store(tmp_path: Path) -> None:
     )
     assert users == {"admin": "admin-pw", "alice": "alice-pw"}
     for user, password in (("alice", "alice-pw"), ("bob", "bob-pw")):
-        mechanism = Plain(store, users)
+        mechanism = Plain(users, store)
         mechanism.step(f"\0{user}\0{password}".encode())
         assert mechanism.user == user
     for token in (b"\0alice\0bob-pw", b"\0bob\0alice-pw", b"\0nobody\0x", b"bob\0alice\0alice-pw"):
         with pytest.raises(AuthenticationFailed):
-            Plain(store, users).step(token)
+            Plain(users, store).step(token)
+    # As Kafka's PlainServerCallbackHandler: without the store, only the JAAS users.
+    Plain(users).step(b"\0alice\0alice-pw")
+    with pytest.raises(AuthenticationFailed):
+        Plain(users).step(b"\0bob\0bob-pw")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kio.schema.create_topics.v7.response import CreatableTopicResult
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
@@ -22,6 +22,7 @@ from kio.schema.offset_for_leader_epoch.v4.response import (
 )
 from kio.schema.produce.v9 import ProduceResponse
 from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
+from kio.static.primitive import Records
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers.access.checks import (
@@ -35,6 +36,7 @@ from kgroups.handlers.access.checks import (
 )
 from kgroups.handlers.access.refusals import partitions_refused
 from kgroups.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.handlers.fetch_partitions import distinct_partitions
 from kgroups.protocol.types import TopicName, i32, i64
 from kgroups.protocol.versions import metadata_request
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
@@ -43,6 +45,8 @@ from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.runtime.context import RequestContext
+
+_EMPTY_RECORDS = cast(Records, b"")
 
 
 async def produce(
@@ -161,6 +165,7 @@ async def metadata(
 async def fetch(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
+    body = distinct_partitions(body)  # each partition is checked and answered once
     if body.replica_id >= 0:  # a follower: Cluster CLUSTER_ACTION
         if not allowed(az, ctx, Operation.CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
             return _fetch_errors(body.topics, CLUSTER_DENIED)
@@ -188,7 +193,9 @@ def _fetch_errors(topics: Any, error: ErrorCode) -> FetchResponse:
                         error_code=error,
                         high_watermark=i64(-1),
                         aborted_transactions=None,
-                        records=None,
+                        # Empty, never null: librdkafka drops a response holding a
+                        # null set (`invalid MessageSetSize -1`), as Kafka never sends one.
+                        records=_EMPTY_RECORDS,
                     )
                     for p in t.partitions
                 ),
