@@ -15,7 +15,6 @@ its validity, the broker leads nothing.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import time
@@ -28,6 +27,7 @@ from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, re
 from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
 from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
+from kgroups.cluster.store_queries import create_all, grow_topic, led_partitions, read_cluster_id
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
@@ -38,7 +38,6 @@ from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUn
 from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.home import StoreHome
 from kgroups.postgres_store.producer_ids import allocate_producer_ids
-from kgroups.postgres_store.producer_states import read_producers
 from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
 from kgroups.postgres_store.security import (
     Security,
@@ -47,9 +46,9 @@ from kgroups.postgres_store.security import (
     delete_acls,
     read_security,
 )
-from kgroups.postgres_store.store import Cur, Store, ending_stalled_transactions
+from kgroups.postgres_store.store import Store, ending_stalled_transactions
 from kgroups.postgres_store.thread import StoreThread
-from kgroups.postgres_store.topics import create_topic, delete_topic, list_topics
+from kgroups.postgres_store.topics import delete_topic, list_topics
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -144,7 +143,7 @@ class ClusterMember:
     async def start(self) -> None:
         """Create the tables if needed, register and read the cluster once."""
         found = await self._control.run(ensure_schema)
-        cluster_id = await self._control.run(_cluster_id)
+        cluster_id = await self._control.run(read_cluster_id)
         self._broker.topics.cluster_id = cluster_id
         self._broker.topics.mirror(())  # the store's topics, not the local registry's
         await self._read_security()  # the store's ACLs and users, not the data dir's files
@@ -268,7 +267,7 @@ class ClusterMember:
         ends: dict[TopicPartition, tuple[int, int]] = {}
         producers: dict[TopicPartition, ProducerStateManager] = {}
         if epoch is not None:
-            ends, producers = _led_partitions(store, self._broker.broker_id, epoch, held)
+            ends, producers = led_partitions(store, self._broker.broker_id, epoch, held)
         security = read_security(store, known)
         return ClusterView(
             leaders, live_brokers(store), list_topics(store), ends, producers, security
@@ -408,7 +407,7 @@ class ClusterMember:
 
     async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]:
         """Create the topics in the store, elect their leaders, read the cluster."""
-        failed = await self._control.run(lambda s: _create_all(s, topics))
+        failed = await self._control.run(lambda s: create_all(s, topics))
         await self._turn(renew_due_only=True)
         return failed
 
@@ -419,7 +418,7 @@ class ClusterMember:
         with its id, is the one this broker learns, not its own plan."""
 
         def work(store: Store) -> tuple[dict[str, KafkaError], list[Topic]]:
-            return _create_all(store, [topic]), list_topics(store)
+            return create_all(store, [topic]), list_topics(store)
 
         failed, stored = self._control.run_blocking(work)
         if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
@@ -428,6 +427,16 @@ class ClusterMember:
         self._broker.topics.mirror_add(created)
         self.poke()
         return created
+
+    async def add_partitions(self, name: str, count: int) -> Topic:
+        """Grow the topic in the store, elect the new partitions' leaders, read
+        the cluster; the other brokers learn them at their next turn."""
+        grown = await self._control.run(lambda s: grow_topic(s, name, count))
+        await self._turn(renew_due_only=True)
+        known = self._broker.topics.get(name)
+        if known is None or known.partitions < count:  # the turn could not read
+            self._broker.topics.mirror_add(grown)
+        return grown
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:
@@ -442,51 +451,3 @@ class ClusterMember:
         failed = await self._control.run(work)
         await self._turn(renew_due_only=True)
         return failed
-
-
-def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
-    failed = {}
-    for topic in topics:
-        try:
-            create_topic(
-                store, topic.name, topic.partitions, topic.configs, topic_id=topic.topic_id
-            )
-        except KafkaError as e:
-            failed[topic.name] = e
-    elect_leaders(store)
-    return failed
-
-
-def _led_partitions(
-    store: Store, broker_id: int, lease_epoch: int, held: set[TopicPartition]
-) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-    """The log start and end of each partition this incarnation leads, and the
-    producers' state of those not ``held`` here yet (one transaction: the state
-    is the one of that log end)."""
-
-    def work(
-        cur: Cur,
-    ) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-        cur.execute(
-            """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
-               FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
-               WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
-            (broker_id, lease_epoch),
-        )
-        ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
-        return ends, read_producers(cur, (tp for tp in ends if tp not in held))
-
-    return store.transaction(work)
-
-
-def _cluster_id(store: Store) -> str:
-    """One id for every broker of the cluster: derived from the database."""
-
-    def work(cur: Cur) -> str:
-        cur.execute("SELECT current_database(), system_identifier FROM pg_control_system()")
-        row = cur.fetchone()
-        assert row is not None
-        return f"{row[0]}/{row[1]}"
-
-    raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
