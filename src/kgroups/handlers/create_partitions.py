@@ -61,10 +61,8 @@ def _check(broker: BrokerApi, wanted: CreatePartitionsTopic) -> Topic:
     name, count = wanted.name, wanted.count
     topic = broker.topics.get(name)
     if topic is None or broker.topics.is_reserved(name):
-        # Being created, deleted or grown: a client retries this error.
-        raise KafkaError(
-            ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
-        )
+        # Also while being created, deleted or grown: a client retries this error.
+        raise KafkaError(ErrorCode.unknown_topic_or_partition)
     if topic.internal:
         raise KafkaError(
             ErrorCode.invalid_request,
@@ -85,14 +83,13 @@ def _check(broker: BrokerApi, wanted: CreatePartitionsTopic) -> Topic:
             f"Number of partitions must be between 1 and {MAX_PARTITIONS_PER_TOPIC}.",
         )
     if wanted.assignments is not None:
-        _check_assignments(broker, wanted.assignments, current, count - current)
+        _check_assignments(broker, wanted.assignments, count - current)
     return topic
 
 
 def _check_assignments(
     broker: BrokerApi,
     assignments: Sequence[CreatePartitionsAssignment],
-    first: int,
     additional: int,
 ) -> None:
     if len(assignments) != additional:
@@ -107,13 +104,14 @@ def _check_assignments(
             "Replica assignments are not supported in a cluster: the election places "
             "each new partition's leader.",
         )
-    for i, a in enumerate(assignments):
+    for a in assignments:
         replicas = sorted(a.broker_ids)
         if not replicas:
             raise KafkaError(
                 ErrorCode.invalid_replica_assignment,
                 "The manual partition assignment includes an empty replica list.",
             )
+        previous = None
         for b in replicas:
             if b != broker.broker_id:
                 raise KafkaError(
@@ -121,12 +119,12 @@ def _check_assignments(
                     f"The manual partition assignment includes broker {b}, but no such "
                     "broker is registered.",
                 )
-        if len(replicas) > 1:
-            raise KafkaError(
-                ErrorCode.invalid_replica_assignment,
-                f"The manual partition assignment includes the broker {replicas[0]} more "
-                f"than once (partition {first + i}).",
-            )
+            if b == previous:
+                raise KafkaError(
+                    ErrorCode.invalid_replica_assignment,
+                    f"The manual partition assignment includes the broker {b} more than once.",
+                )
+            previous = b
 
 
 def _result(name: str, error: ErrorCode, message: str | None) -> CreatePartitionsTopicResult:
