@@ -30,11 +30,11 @@ from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
 from kio.schema.create_acls.v3.request import AclCreation
+from kio.schema.create_partitions.v3 import CreatePartitionsRequest
+from kio.schema.create_partitions.v3.request import CreatePartitionsTopic
 from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest
-from kio.schema.create_partitions.v3 import CreatePartitionsRequest
-from kio.schema.create_partitions.v3.request import CreatePartitionsTopic
 from kio.schema.delete_records.v2 import DeleteRecordsRequest
 from kio.schema.delete_records.v2.request import DeleteRecordsPartition, DeleteRecordsTopic
 from kio.schema.delete_topics.v5 import DeleteTopicsRequest as DeleteTopicsRequestV5

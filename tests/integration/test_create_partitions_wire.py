@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cluster_brokers import fetch, metadata, produce
+from partition_admin_wire import create_partitions
+from topic_admin_wire import create
 
 from kgroups.errors import ErrorCode
 from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
 from broker_thread import BrokerThread
-from cluster_brokers import fetch, metadata, produce
-from partition_admin_wire import create_partitions
-from topic_admin_wire import create
 
 NONE = ErrorCode.none
 INVALID_PARTITIONS = ErrorCode.invalid_partitions

@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cluster_brokers import EARLIEST, fetch, list_offset, produce, wait_for
+from partition_admin_wire import delete_records
+from topic_admin_wire import create
 
 from kgroups.errors import ErrorCode
 
 from broker_thread import BrokerThread
-from cluster_brokers import EARLIEST, fetch, list_offset, produce, wait_for
-from partition_admin_wire import delete_records
 from process_broker import BrokerProcess
-from topic_admin_wire import create
 
 NONE = ErrorCode.none
 OUT_OF_RANGE = ErrorCode.offset_out_of_range
@@ -82,7 +82,7 @@ def test_the_log_start_survives_a_restart_and_retention_follows_it(tmp_path: Pat
         segments = lambda: sorted(int(p.stem) for p in directory.glob("*.log"))  # noqa: E731
         # Whole segments before the log start go; the one holding it stays.
         wait_for(lambda: segments()[0] > 0)
-        assert segments()[0] <= 7 < (segments() + [99])[1]
+        assert segments()[0] <= 7 < [*segments(), 99][1]
         assert list_offset(first.port, "orders", 0, EARLIEST) == (NONE, 7)
     finally:
         first.stop()
