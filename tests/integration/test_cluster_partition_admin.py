@@ -18,10 +18,9 @@ from cluster_brokers import (
     running_cluster,
     wait_for,
 )
+from partition_admin_wire import create_partitions, delete_records
 
 from kgroups.errors import ErrorCode
-
-from partition_admin_wire import create_partitions, delete_records
 
 NONE = ErrorCode.none
 

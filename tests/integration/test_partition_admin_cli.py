@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cluster_brokers import EARLIEST, list_offset, produce
 
 from kgroups.cli import main
 
 from broker_thread import BrokerThread
-from cluster_brokers import EARLIEST, list_offset, produce
 
 
 def test_alter_adds_partitions(broker: BrokerThread, capsys: pytest.CaptureFixture[str]) -> None:
