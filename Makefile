@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck browser clean
+.PHONY: run test lint typecheck browser store-ha clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/
 
-test: lint typecheck browser
+test: lint typecheck browser store-ha
 	$(BIN)/pytest -q -n 2 --dist loadfile  # two workers, a test file stays on one
 
 # The analytics report's page test drives Debian's chromium, headless.
@@ -30,6 +30,14 @@ browser:
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
 		|| echo "chromium not installed: the report page test will be skipped"
+
+# The store's failover tests and `kgroups dev-cluster --ha` run Debian's
+# PostgreSQL under Patroni, on etcd.
+store-ha:
+	@test -x /usr/bin/patroni -a -x /usr/bin/etcd -a -d /usr/lib/postgresql || { apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		postgresql patroni etcd-server >/dev/null; } \
+		|| echo "patroni, etcd or postgresql not installed: the store failover tests will be skipped"
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .pytest_cache .ruff_cache

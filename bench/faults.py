@@ -7,7 +7,11 @@ Prints the faults injected, the operations checked and every anomaly (the
 goal is none), then one JSON object of the figures. The same seed gives the
 same faults at the same instants. Exit status 1 when anomalies were found.
 
-    .venv/bin/python bench/faults.py --minutes 30 --seed 7 [--data-dir DIR]
+    .venv/bin/python bench/faults.py --minutes 30 --seed 7 [--data-dir DIR] [--ha]
+
+With ``--ha`` the store is etcd and two PostgreSQL under Patroni with
+synchronous replication (Debian's packages, ``make store-ha``), and the
+nemesis also fails the store's primary over (SIGKILL of its PostgreSQL).
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from faults.ha_store import PatroniStore
 from faults.nemesis import KINDS
 from faults.run import run
 
+from kgroups.postgres_store.local_patroni import LocalPatroni
 from kgroups.postgres_store.local_server import LocalPostgres
 
 
@@ -35,13 +41,15 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=2, help="faults held at once, at most")
     parser.add_argument("--kinds", default=",".join(KINDS), help="fault kinds, comma-separated")
     parser.add_argument("--data-dir", type=Path, help="keep logs and history here")
+    parser.add_argument("--ha", action="store_true", help="the store under Patroni, failed over")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     data = args.data_dir or Path(tempfile.mkdtemp(prefix="kgroups-faults-"))
     data.mkdir(parents=True, exist_ok=True)
     print(f"seed {seed}, data in {data}", flush=True)
-    with LocalPostgres(fsync=False) as server:
-        store_url = server.create_database("faults")
+    with LocalPatroni(fsync=False) if args.ha else LocalPostgres(fsync=False) as server:
+        ha_store = PatroniStore(server, "faults") if isinstance(server, LocalPatroni) else None
+        store_url = ha_store.url if ha_store else server.create_database("faults")
         report = run(
             data,
             store_url,
@@ -50,6 +58,7 @@ def main() -> int:
             brokers=args.brokers,
             kinds=tuple(args.kinds.split(",")),
             concurrency=args.concurrency,
+            ha_store=ha_store,
         )
     print(report.summary())
     print(

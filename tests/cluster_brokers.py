@@ -154,6 +154,15 @@ def produce_batch(port: int, topic: str, partition: int, batch: bytes) -> tuple[
 
 
 def fetch(port: int, topic: str, partition: int, offset: int) -> tuple[ErrorCode, list[bytes]]:
+    error, records = fetch_records(port, topic, partition, offset)
+    return error, [value for _offset, value in records]
+
+
+def fetch_records(
+    port: int, topic: str, partition: int, offset: int
+) -> tuple[ErrorCode, list[tuple[int, bytes]]]:
+    """Fetch from ``offset``: the error code and the (offset, value) of every
+    record of the batches answered (the first may start before ``offset``)."""
     request = FetchRequest(
         cluster_id=None,
         replica_id=BrokerId(-1),
@@ -183,13 +192,15 @@ def fetch(port: int, topic: str, partition: int, offset: int) -> tuple[ErrorCode
     )
     data = call_once(port, request, timeout=20).responses[0].partitions[0]
     records = bytes(data.records or b"")
-    values: list[bytes] = []
+    found: list[tuple[int, bytes]] = []
     pos = 0
     while pos + 12 <= len(records):
         size = int.from_bytes(records[pos + 8 : pos + 12], "big") + 12
-        values += [r.value or b"" for r in decode_records(records[pos : pos + size])]
+        if pos + size > len(records):
+            break  # a batch cut short by the size limit
+        found += [(r.offset, r.value or b"") for r in decode_records(records[pos : pos + size])]
         pos += size
-    return data.error_code, values
+    return data.error_code, found
 
 
 EARLIEST = -2

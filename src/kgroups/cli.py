@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, help="keep the brokers' files and logs here (default: temporary)"
     )
     dev.add_argument("--log-level", default="INFO", help="the brokers' log level")
+    dev.add_argument(
+        "--ha",
+        action="store_true",
+        help="a highly available store: etcd and two PostgreSQL under Patroni with "
+        "synchronous replication (Debian's patroni, etcd-server and postgresql packages)",
+    )
 
     topics = commands.add_parser("topics", help="create, list, describe, alter, delete topics")
     topic_commands = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -315,7 +321,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "dev-cluster":
         from kgroups.commands import dev_cluster
 
-        return dev_cluster.run(args.brokers, args.base_port, args.data_dir, args.log_level)
+        return dev_cluster.run(
+            args.brokers, args.base_port, args.data_dir, args.log_level, ha=args.ha
+        )
     if args.command == "topics":
         from kgroups.commands import topics
 

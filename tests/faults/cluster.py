@@ -2,6 +2,7 @@
 PostgreSQL, each placed between two proxies the nemesis can cut:
 
     clients ──client proxy──▶ broker ──store proxy──▶ PostgreSQL
+                                            (one per server of an HA store)
 
 Every broker advertises its client proxy's address, so clients reach brokers
 only through the proxies, the bootstrap included. Processes are real, so kill
@@ -51,7 +52,7 @@ class HaStore(Protocol):
 class Node:
     broker: BrokerProcess
     clients: TcpProxy  # clients -> broker
-    store: TcpProxy  # broker -> PostgreSQL
+    store: StoreLink  # broker -> PostgreSQL
     lock: threading.Lock = field(default_factory=threading.Lock)  # one fault at a time
 
     @property
@@ -59,12 +60,37 @@ class Node:
         return int(self.broker.properties["broker.id"])
 
 
-def through(proxy: TcpProxy, url: str) -> str:
-    """The store URL with its host and port replaced by the proxy's."""
-    parts = urlsplit(url)
-    auth = parts.netloc.rsplit("@", 1)
-    host = f"127.0.0.1:{proxy.port}"
-    return urlunsplit(parts._replace(netloc=f"{auth[0]}@{host}" if len(auth) > 1 else host))
+class StoreLink:
+    """A broker's link to the store: one proxy per host of the store URL (a
+    multi-host URL, an HA store's, has several), cut and healed together."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        auth, _, hosts = parts.netloc.rpartition("@")
+        self.proxies = [TcpProxy(host, port) for host, port in _hosts(hosts)]
+        netloc = ",".join(f"127.0.0.1:{p.port}" for p in self.proxies)
+        self.url = urlunsplit(parts._replace(netloc=f"{auth}@{netloc}" if auth else netloc))
+
+    def cut(self) -> None:
+        for p in self.proxies:
+            p.cut()
+
+    def heal(self) -> None:
+        for p in self.proxies:
+            p.heal()
+
+    def close(self) -> None:
+        for p in self.proxies:
+            p.close()
+
+
+def _hosts(hosts: str) -> list[tuple[str, int]]:
+    """``h1:p1,h2:p2`` as (host, port) pairs; PostgreSQL's port when none is given."""
+    found = []
+    for entry in hosts.split(","):
+        host, _, port = entry.rpartition(":") if ":" in entry else (entry, "", "")
+        found.append((host or "127.0.0.1", int(port or 5432)))
+    return found
 
 
 class FaultCluster:
@@ -72,23 +98,22 @@ class FaultCluster:
         self, data: Path, store_url: str, count: int, ha_store: HaStore | None = None
     ) -> None:
         self.ha_store = ha_store
-        store = urlsplit(store_url)
         self.nodes: list[Node] = []
         for i in range(1, count + 1):
             port = free_port()
             clients = TcpProxy("127.0.0.1", port)
-            store_proxy = TcpProxy(store.hostname or "127.0.0.1", store.port or 5432)
+            store_link = StoreLink(store_url)
             broker = BrokerProcess(
                 data / f"b{i}",
                 port,
-                f"cluster.store.url={through(store_proxy, store_url)}",
+                f"cluster.store.url={store_link.url}",
                 f"broker.id={i}",
                 f"broker.heartbeat.interval.ms={HEARTBEAT_MS}",
                 f"broker.session.timeout.ms={SESSION_MS}",
                 f"advertised.listeners=PLAINTEXT://127.0.0.1:{clients.port}",
                 *BROKER_OVERRIDES,
             )
-            self.nodes.append(Node(broker, clients, store_proxy))
+            self.nodes.append(Node(broker, clients, store_link))
 
     @property
     def bootstrap(self) -> str:

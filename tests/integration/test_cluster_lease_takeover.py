@@ -15,7 +15,7 @@ import pytest
 
 from kgroups.clock import ManualClock
 from kgroups.cluster.broker_leases import register, renew
-from kgroups.cluster.leadership import elect_leaders, partition_leaders
+from kgroups.cluster.leadership import elect_leaders, partition_leaders, surplus
 from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.postgres_store.appends import append
 from kgroups.postgres_store.errors import LeaseExpired, NotLeader
@@ -162,7 +162,7 @@ def test_a_paused_leader_is_taken_over_and_fenced(brokers: tuple[Broker, Broker]
         append(a.sync(), a.writer(), "t", pa[1], stale_epoch, [encode_batch([(None, b"y", (), 0)])])
 
     # Leadership is spread again: A gets one partition back, at a newer epoch.
-    elect_leaders(b.sync(), move_live=True)
+    elect_leaders(b.sync(), giver=2, give_away=surplus(b.sync(), 2))
     a.observe()
     b.observe()
     [back] = a.state.leading()

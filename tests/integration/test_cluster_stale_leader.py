@@ -45,7 +45,7 @@ def test_a_moved_partition_is_not_answered_from_stale_producer_state(
         tmp_path,
         store_url,
         1,
-        "broker.heartbeat.interval.ms=8000",
+        "broker.heartbeat.interval.ms=3000",
         "broker.session.timeout.ms=60000",
     )
     second = cluster_broker(tmp_path, store_url, 2)

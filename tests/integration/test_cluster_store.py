@@ -17,6 +17,7 @@ from kgroups.cluster.leadership import (
     elect_leaders,
     hand_over,
     partition_leaders,
+    surplus,
 )
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
@@ -278,15 +279,20 @@ def test_election_spreads_leaders_and_takes_over_a_dead_brokers_partitions(store
     assert elect_leaders(store) == []  # a second run (any broker) finds nothing to do
 
 
-def test_a_returning_broker_gets_its_share_back_only_when_asked(store: Store) -> None:
+def test_a_returning_broker_gets_its_share_back_only_from_its_leader(store: Store) -> None:
     create_topic(store, "data", 4)
     join(store, 1)
     elect_leaders(store)
     assert {leader for leader, _ in leaders(store).values()} == {1}
     join(store, 2)
     assert elect_leaders(store) == []  # no live leader is moved by a takeover
-    moved = elect_leaders(store, move_live=True)
-    assert len(moved) == 2 and {c.leader_id for c in moved} == {2}
+    extra = surplus(store, 1)
+    assert len(extra) == 2 and surplus(store, 2) == frozenset()
+    # Only the leader itself gives its partitions away, and only those.
+    assert elect_leaders(store, giver=2, give_away=extra) == []
+    moved = elect_leaders(store, giver=1, give_away=extra)
+    assert {(c.topic, c.partition) for c in moved} == extra
+    assert {c.leader_id for c in moved} == {2}
     per_broker = [leader for leader, _ in leaders(store).values()]
     assert sorted(per_broker) == [1, 1, 2, 2]
 
@@ -315,7 +321,7 @@ def test_two_brokers_electing_at_once_move_each_partition_once(store_url: str) -
         join(first, 2)
         result: list[list[PartitionLeader]] = []
         with first.conn.transaction(), first.conn.cursor() as cur:
-            mine = elect_in(cur, first, move_live=False)
+            mine = elect_in(cur, first)
             # The second election reads the partitions as leaderless (the first
             # has not committed) and then waits for the first one's row locks.
             racer = threading.Thread(target=lambda: result.append(elect_leaders(second)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +18,12 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_dev_cluster_serves_clients_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
@@ -67,3 +74,63 @@ def test_dev_cluster_serves_clients_and_ctrl_c_stops_everything(tmp_path: Path) 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_dev_cluster_ha_fails_over_and_ctrl_c_stops_everything() -> None:
+    """`--ha`: etcd and two PostgreSQL under Patroni; a produce goes through
+    after the primary's PostgreSQL is killed, and Ctrl-C leaves nothing behind."""
+    import pytest
+
+    from kgroups.postgres_store.local_patroni import available
+
+    if available() is not None:
+        pytest.skip(str(available()))
+    from confluent_kafka import Producer
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgroups", "dev-cluster", "--ha", "--base-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 120
+        while not lines or not lines[-1].startswith("bootstrap: "):
+            assert time.monotonic() < deadline, lines
+            line = proc.stdout.readline()
+            assert line, f"dev-cluster exited: {lines}"
+            lines.append(line.strip())
+        bootstrap = lines[-1].removeprefix("bootstrap: ")
+        text = "\n".join(lines)
+        assert "target_session_attrs=read-write" in text
+        pids = [int(p) for p in re.findall(r"pid (\d+)", text)]
+        assert len(pids) == 1 + 2 * 2 + 3  # etcd, Patroni and PostgreSQL twice, brokers
+        primary = re.search(r", primary, .*postmaster pid (\d+)", text)
+        assert primary is not None
+
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        producer.produce("dev", b"before")
+        assert producer.flush(30) == 0
+        os.kill(int(primary.group(1)), signal.SIGKILL)
+        delivered: list[object] = []
+        producer.produce("dev", b"after", on_delivery=lambda e, m: delivered.append(e))
+        assert producer.flush(60) == 0
+        assert delivered == [None]
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        assert not [pid for pid in pids if _alive(pid)]
+        # The PostgreSQL restarted as a standby after the kill is gone too.
+        servers = "\n".join(x for x in lines if x.startswith(("etcd:", "PostgreSQL ")))
+        ports = [int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", servers)]
+        assert len(ports) == 5 and not [p for p in ports if _listening(p)]
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # it stops what it started
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

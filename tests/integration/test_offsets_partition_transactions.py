@@ -39,6 +39,8 @@ SETTINGS = {
     "offsets_topic_segment_bytes": 1024,
     "log_cleaner_backoff_ms": 100,
     "log_cleaner_min_cleanable_ratio": "0.01",
+    # Producer ids no transaction coordinator knows: nothing to verify them with.
+    "transaction_partition_verification_enable": "false",
 }
 
 

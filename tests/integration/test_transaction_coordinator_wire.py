@@ -177,6 +177,42 @@ def test_commit_makes_records_and_offsets_visible(broker: BrokerThread) -> None:
     assert committed_values(port) == [b"a", b"b"]
 
 
+def test_an_offset_commit_after_its_transaction_ended_is_refused(broker: BrokerThread) -> None:
+    """A TxnOffsetCommit arriving after its transaction was aborted (delayed, or
+    from a zombie) would open a transaction no marker ends: the group's
+    offsets would stay unstable for good. It is verified with the transaction
+    coordinator first, as Kafka does (KIP-890)."""
+    port = broker.port
+    _create(port)
+    pid, epoch = init(port)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        find_coordinator(s, "g")
+        # Never added to the transaction: refused.
+        assert txn_commit(s, "g", {("t", 0): 1}, producer_id=pid) == {
+            ("t", 0): ErrorCode.invalid_txn_state
+        }
+        offsets = call_once(
+            port,
+            AddOffsetsToTxnRequest(
+                transactional_id=TransactionalId(TXN),
+                producer_id=ProducerId(pid),
+                producer_epoch=i16(epoch),
+                group_id=GroupId("g"),
+            ),
+        )
+        assert offsets.error_code == ErrorCode.none
+        assert end_txn(port, pid, epoch, commit=False) == ErrorCode.none
+        eventually(lambda: describe(port).transaction_state == "CompleteAbort")
+        # Too late: the transaction it belonged to has ended.
+        assert txn_commit(s, "g", {("t", 0): 7}, producer_id=pid) == {
+            ("t", 0): ErrorCode.invalid_txn_state
+        }
+        assert fetch_offsets(s, "g", {"t": [0]}, require_stable=True) == (
+            ErrorCode.none,
+            {("t", 0): (-1, ErrorCode.none)},
+        )
+
+
 def test_abort_hides_the_records(broker: BrokerThread) -> None:
     port = broker.port
     _create(port)

@@ -7,8 +7,12 @@ per partition, and the old leader's next append is refused by the store.
 
 - ``elect_leaders``: any live broker may run it, at any time. It gives every
   partition whose leader's lease is gone (or that never had one) to the broker
-  ``spread_leaders`` names; with ``move_live`` it also moves partitions from
-  live brokers to even the spread (a broker that joined or came back).
+  ``spread_leaders`` names. A partition with a live leader is moved only by
+  that leader, to even the spread (a broker that joined or came back): it
+  finds its ``surplus``, stops serving it, and then gives it away here
+  (``give_away``). No broker ever takes a partition from a live one, so the
+  old leader has stopped answering for it (its groups included) before the
+  new one can start: there is no moment with two.
 - ``hand_over``: controlled shutdown. The leaving broker ends its own lease
   and gives its partitions to the others, in one transaction.
 
@@ -65,10 +69,25 @@ def partition_leaders(store: Store) -> list[PartitionLeader]:
     return store.transaction(work)
 
 
-def elect_leaders(store: Store, *, move_live: bool = False) -> list[PartitionLeader]:
-    """Give leaderless partitions (and with ``move_live``, surplus ones) a live
-    leader; returns the changes that this call made."""
-    return store.transaction(lambda cur: elect_in(cur, store, move_live))
+def elect_leaders(
+    store: Store, *, giver: int | None = None, give_away: frozenset[TopicPartition] = frozenset()
+) -> list[PartitionLeader]:
+    """Give leaderless partitions a live leader, and the partitions of
+    ``give_away`` still led by broker ``giver`` the leader the spread names;
+    returns the changes that this call made."""
+    return store.transaction(lambda cur: elect_in(cur, store, giver, give_away))
+
+
+def surplus(store: Store, broker_id: int) -> frozenset[TopicPartition]:
+    """The partitions this broker leads that the spread would give to another."""
+
+    def work(cur: Cur) -> frozenset[TopicPartition]:
+        current, target, _live, _rows = _spread(cur, store)
+        return frozenset(
+            tp for tp, now in current.items() if now == broker_id and target.get(tp) != broker_id
+        )
+
+    return store.transaction(work)
 
 
 def hand_over(store: Store, broker_id: int, lease_epoch: int) -> list[PartitionLeader]:
@@ -77,25 +96,27 @@ def hand_over(store: Store, broker_id: int, lease_epoch: int) -> list[PartitionL
     def work(cur: Cur) -> list[PartitionLeader]:
         if not end_lease(cur, store, broker_id, lease_epoch):
             raise LeaseExpired(broker_id, lease_epoch)
-        return elect_in(cur, store, move_live=False)
+        return elect_in(cur, store)
 
     return store.transaction(work)
 
 
-def elect_in(cur: Cur, store: Store, move_live: bool) -> list[PartitionLeader]:
+def elect_in(
+    cur: Cur,
+    store: Store,
+    giver: int | None = None,
+    give_away: frozenset[TopicPartition] = frozenset(),
+) -> list[PartitionLeader]:
     """``elect_leaders`` within the caller's transaction."""
-    live = {b.broker_id: b.lease_epoch for b in live_brokers_in(cur, store)}
-    rows = _rows(cur)
-    current: dict[TopicPartition, int | None] = {
-        (r.topic, r.partition): _live_leader(r, live) for r in rows
-    }
-    target = spread_leaders(current, live)
+    current, target, live, rows = _spread(cur, store)
     changes: list[_Row] = []
     for r in rows:
-        now = current[(r.topic, r.partition)]
-        wanted = target.get((r.topic, r.partition))
-        if wanted is None or wanted == now or (now is not None and not move_live):
+        tp = (r.topic, r.partition)
+        now, wanted = current[tp], target.get(tp)
+        if wanted is None or wanted == now:
             continue
+        if now is not None and not (now == giver and tp in give_away):
+            continue  # only its live leader, having let go of it, gives it away
         changes.append(r)
     if not changes:
         return []
@@ -124,6 +145,19 @@ def elect_in(cur: Cur, store: Store, move_live: bool) -> list[PartitionLeader]:
         for tid, p, leader, lease, epoch in cur.fetchall()
     ]
     return sorted(done, key=lambda c: (c.topic, c.partition))
+
+
+def _spread(
+    cur: Cur, store: Store
+) -> tuple[dict[TopicPartition, int | None], dict[TopicPartition, int], dict[int, int], list[_Row]]:
+    """Each partition's live leader, the leader the spread names, the live
+    brokers' lease epochs and the rows read."""
+    live = {b.broker_id: b.lease_epoch for b in live_brokers_in(cur, store)}
+    rows = _rows(cur)
+    current: dict[TopicPartition, int | None] = {
+        (r.topic, r.partition): _live_leader(r, live) for r in rows
+    }
+    return current, spread_leaders(current, live), live, rows
 
 
 def _rows(cur: Cur) -> list[_Row]:

@@ -24,10 +24,16 @@ from typing import Protocol
 
 from kgroups.clock import Clock, MonotonicClock
 from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
-from kgroups.cluster.leadership import PartitionLeader, elect_leaders, hand_over, partition_leaders
+from kgroups.cluster.leadership import (
+    PartitionLeader,
+    elect_leaders,
+    hand_over,
+    partition_leaders,
+    surplus,
+)
 from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
-from kgroups.cluster.store_queries import create_all, grow_topic, led_partitions, read_cluster_id
+from kgroups.cluster.store_queries import create_all, grow_topic, read_cluster_id
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
@@ -36,6 +42,7 @@ from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.gained import read_gained
 from kgroups.postgres_store.home import StoreHome
 from kgroups.postgres_store.producer_ids import allocate_producer_ids
 from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
@@ -87,8 +94,9 @@ class ClusterView:
     live: list[LiveBroker]
     topics: list[Topic]
     # partition -> (log start, log end) of the partitions this incarnation leads
+    # and has no StoreLog for yet, once no transaction writes them (see gained).
     ends: dict[TopicPartition, tuple[int, int]]
-    # The idempotent producers of the led partitions that have no StoreLog here yet.
+    # The idempotent producers of those partitions.
     producers: dict[TopicPartition, ProducerStateManager]
     # The ACLs and SCRAM credentials, when they changed since the last read.
     security: Security | None
@@ -205,10 +213,10 @@ class ClusterMember:
             try:
                 if not await self._keep_lease(renew_due_only):
                     return
-                move_live = self._move_live
+                give_away = await self._let_go_of_surplus() if self._move_live else frozenset()
                 held = self.home.held()
                 known = self._security_version
-                view = await self._control.run(lambda s: self._read(s, move_live, held, known))
+                view = await self._control.run(lambda s: self._read(s, give_away, held, known))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
                 return
@@ -258,16 +266,29 @@ class ClusterMember:
         self._arm_step_down()
         return True
 
+    async def _let_go_of_surplus(self) -> frozenset[TopicPartition]:
+        """The partitions this broker is to give away to even the spread, once
+        it has stopped serving them (the give-away is in this turn's read)."""
+        broker_id = self._broker.broker_id
+        give_away = await self._control.run(lambda s: surplus(s, broker_id))
+        if give_away:
+            self.home.release(give_away)
+        return give_away
+
     def _read(
-        self, store: Store, move_live: bool, held: set[TopicPartition], known: int | None
+        self,
+        store: Store,
+        give_away: frozenset[TopicPartition],
+        held: set[TopicPartition],
+        known: int | None,
     ) -> ClusterView:
-        elect_leaders(store, move_live=move_live)
+        elect_leaders(store, giver=self._broker.broker_id, give_away=give_away)
         leaders = partition_leaders(store)
         epoch = self.lease.lease_epoch
         ends: dict[TopicPartition, tuple[int, int]] = {}
         producers: dict[TopicPartition, ProducerStateManager] = {}
         if epoch is not None:
-            ends, producers = led_partitions(store, self._broker.broker_id, epoch, held)
+            ends, producers = read_gained(store, self._broker.broker_id, epoch, held)
         security = read_security(store, known)
         return ClusterView(
             leaders, live_brokers(store), list_topics(store), ends, producers, security

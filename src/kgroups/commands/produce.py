@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from collections import defaultdict
@@ -24,6 +25,16 @@ from kgroups.records.batch import encode_batch
 _CLIENT_ID = "kgroups-producer"
 _BATCH = 500
 _TIMEOUT = i32Timedelta.parse(timedelta(seconds=30))
+_ATTEMPTS = 10
+_BACKOFF_S = 0.1
+# Refusals that mean the records were not written: safe to send again.
+_UNWRITTEN = frozenset(
+    {
+        ErrorCode.not_leader_or_follower,
+        ErrorCode.unknown_topic_or_partition,
+        ErrorCode.leader_not_available,
+    }
+)
 
 Pending = dict[int, list[tuple[bytes | None, bytes | None, tuple[()], int]]]
 
@@ -64,8 +75,35 @@ async def run(
 
 
 async def _send(client: ClusterClient, topic: str, pending: Pending, acks: int) -> int:
-    if not pending:
-        return 0
+    """Each partition's records to its own leader, one request per leader. A
+    partition refused for an error that means nothing was written (its leader
+    moved, or has not heard of a topic just created) is sent again, to the
+    leader fresh metadata names."""
+    sent = 0
+    for attempt in range(_ATTEMPTS):
+        by_leader: dict[int | None, Pending] = defaultdict(dict)
+        for p, records in pending.items():
+            by_leader[client.leader_id(topic, p)][p] = records
+        refused: dict[int, KafkaError] = {}
+        for part in by_leader.values():
+            refused |= await _send_to_leader(client, topic, part, acks)
+        sent += sum(len(r) for p, r in pending.items() if p not in refused)
+        if not refused:
+            return sent
+        if attempt + 1 == _ATTEMPTS or any(
+            e.error_code not in _UNWRITTEN for e in refused.values()
+        ):
+            raise next(iter(refused.values()))
+        pending = {p: pending[p] for p in refused}
+        await asyncio.sleep(_BACKOFF_S * (attempt + 1))
+        await client.refresh([topic])
+    return sent
+
+
+async def _send_to_leader(
+    client: ClusterClient, topic: str, pending: Pending, acks: int
+) -> dict[int, KafkaError]:
+    """The partitions the leader refused, with its error."""
     conn = await client.leader(topic, next(iter(pending)))
     request = ProduceRequest(
         transactional_id=None,
@@ -83,9 +121,10 @@ async def _send(client: ClusterClient, topic: str, pending: Pending, acks: int) 
     )
     version = conn.version_for(PRODUCE, 3, 9)
     response = await conn.send(request, version=version, expect_response=acks != 0)
+    refused: dict[int, KafkaError] = {}
     if response is not None:
         for t in response.responses:
             for p in t.partition_responses:
                 if p.error_code != ErrorCode.none:
-                    raise KafkaError(p.error_code, p.error_message)
-    return sum(len(r) for r in pending.values())
+                    refused[int(p.index)] = KafkaError(p.error_code, p.error_message)
+    return refused

@@ -48,6 +48,7 @@ from kgroups.handlers.common import (
     OPERATIONS_OMITTED,
     with_every_group_operation,
 )
+from kgroups.handlers.txn_commit_verification import verify_txn_commit
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
 from kgroups.protocol.versions import (
@@ -173,6 +174,9 @@ async def txn_offset_commit(
     """Offsets committed inside a transaction, pending until its marker."""
     if not request.group_id:
         return txn_commit_response(request, ErrorCode.invalid_group_id, {})
+    refused = await verify_txn_commit(broker, request)
+    if refused != ErrorCode.none:
+        return txn_commit_response(request, refused, {})
     try:
         response: TxnOffsetCommitResponse = await broker.coordinator.call(
             request.group_id,

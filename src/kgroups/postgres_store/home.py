@@ -178,6 +178,15 @@ class StoreHome:
             )
             self._tell(LeadershipChange(gained, frozenset(lost)))
 
+    def release(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop serving partitions this broker is about to give to another:
+        here first, so that it never answers for them once the other may."""
+        released = [tp for tp in partitions if tp in self.logs]
+        self.drop(released, ErrorCode.not_leader_or_follower)
+        if released:
+            log.info("broker %d gives away %d partition(s)", self._broker_id, len(released))
+            self._tell(LeadershipChange({}, frozenset(released)))
+
     def drop(self, partitions: Iterable[TopicPartition], error: ErrorCode) -> None:
         for tp in partitions:
             slog = self.logs.pop(tp, None)
