@@ -13,6 +13,7 @@ from pathlib import Path
 from kgroups import __version__
 from kgroups.client.config_schema import ConfigError as ClientConfigError
 from kgroups.client.exceptions import AuthenticationFailedError
+from kgroups.commands.usage import UsageError
 from kgroups.config.broker_config import ConfigError
 from kgroups.errors import KafkaError
 
@@ -63,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         "synchronous replication (Debian's patroni, etcd-server and postgresql packages)",
     )
 
-    topics = commands.add_parser("topics", help="create, list, describe, delete topics")
+    topics = commands.add_parser("topics", help="create, list, describe, alter, delete topics")
     topic_commands = topics.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = topic_commands.add_parser("create", help="create a topic")
     create.add_argument("name")
@@ -75,10 +76,24 @@ def _parser() -> argparse.ArgumentParser:
     lister.add_argument("--include-internal", action="store_true")
     describe = topic_commands.add_parser("describe", help="partitions, leaders and offsets")
     describe.add_argument("names", nargs="*", help="topics (default: all)")
+    alter = topic_commands.add_parser("alter", help="add partitions to a topic")
+    alter.add_argument("--topic", required=True)
+    alter.add_argument("--partitions", type=int, required=True, help="the new partition count")
+    alter.add_argument("--output", choices=("table", "json"), default="table")
     delete = topic_commands.add_parser("delete", help="delete a topic")
     delete.add_argument("name")
-    for sub in (create, lister, describe, delete):
+    for sub in (create, lister, describe, alter, delete):
         _bootstrap(sub)
+
+    records = commands.add_parser("records", help="delete records (as kafka-delete-records.sh)")
+    record_commands = records.add_subparsers(dest="action", metavar="ACTION", required=True)
+    rdelete = record_commands.add_parser(
+        "delete", help="move partitions' log start to the offsets of a JSON file"
+    )
+    from kgroups.commands.records import add_arguments as record_arguments
+
+    record_arguments(rdelete)
+    _bootstrap(rdelete)
 
     produce = commands.add_parser(
         "produce", help="produce lines of stdin", description="Produce each line of stdin."
@@ -272,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ClientConfigError) as e:  # the broker's, or a --command-config's
         print(f"kgroups: configuration error: {e}", file=sys.stderr)
         return 2
+    except UsageError as e:
+        print(f"kgroups: {e}", file=sys.stderr)
+        return 2
     except AuthenticationFailedError as e:
         print(f"kgroups: authentication failed: {e.message or e}", file=sys.stderr)
         return 1
@@ -309,24 +327,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "topics":
         from kgroups.commands import topics
 
-        bootstrap = args.bootstrap_server
-        if args.action == "create":
-            print(
-                asyncio.run(
-                    topics.create(
-                        bootstrap, args.name, args.partitions, args.config, security=security
-                    )
-                )
-            )
-        elif args.action == "list":
-            print(
-                asyncio.run(topics.list_topics(bootstrap, args.include_internal, security=security))
-            )
-        elif args.action == "describe":
-            print(asyncio.run(topics.describe(bootstrap, args.names, security=security)))
-        elif args.action == "delete":
-            print(asyncio.run(topics.delete(bootstrap, args.name, security=security)))
+        print(asyncio.run(topics.run(args, security)))
         return 0
+    if args.command == "records":
+        from kgroups.commands import records
+
+        text, ok = asyncio.run(
+            records.delete(args.bootstrap_server, args.offset_json_file, args.output, security)
+        )
+        print(text)
+        return 0 if ok else 1
     if args.command == "acls":
         from kgroups.commands import acls as acl_command
 

@@ -30,9 +30,13 @@ from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
 from kio.schema.create_acls.v3.request import AclCreation
+from kio.schema.create_partitions.v3 import CreatePartitionsRequest
+from kio.schema.create_partitions.v3.request import CreatePartitionsTopic
 from kio.schema.create_topics.v7 import CreateTopicsRequest
 from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest
+from kio.schema.delete_records.v2 import DeleteRecordsRequest
+from kio.schema.delete_records.v2.request import DeleteRecordsPartition, DeleteRecordsTopic
 from kio.schema.delete_topics.v5 import DeleteTopicsRequest as DeleteTopicsRequestV5
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
@@ -512,6 +516,36 @@ CASES = [
         O.DELETE,
         TOPIC_DENIED,
         lambda r: ErrorCode(r.responses[0].error_code),
+    ),
+    ApiCase(
+        "CreatePartitions",
+        CreatePartitionsRequest(
+            topics=(CreatePartitionsTopic(name="orders", count=i32(2), assignments=None),),
+            timeout=MS,
+            validate_only=True,
+        ),
+        T,
+        "orders",
+        O.ALTER,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.results[0].error_code),
+    ),
+    ApiCase(
+        "DeleteRecords",
+        DeleteRecordsRequest(
+            topics=(
+                DeleteRecordsTopic(
+                    name="orders",
+                    partitions=(DeleteRecordsPartition(partition_index=i32(0), offset=i64(0)),),
+                ),
+            ),
+            timeout=MS,
+        ),
+        T,
+        "orders",
+        O.DELETE,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.topics[0].partitions[0].error_code),
     ),
     ApiCase(
         "DescribeConfigs topic",

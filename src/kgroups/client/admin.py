@@ -1,12 +1,13 @@
-"""Administration over the wire: the calls behind `kgroups groups ...` and the
-offset look-ups of `kgroups topics describe` and `kgroups consume`.
+"""Administration over the wire: the calls behind `kgroups groups ...`, the
+offset look-ups of `kgroups topics describe` and `kgroups consume`, and
+`kgroups topics alter` and `kgroups records delete`.
 
 Speaks only the Kafka protocol, so it works against any Kafka cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
@@ -33,6 +34,7 @@ from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.connection import BrokerConnection
+from kgroups.client.partition_admin import create_partitions, delete_records
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
@@ -208,6 +210,21 @@ class Admin:
             latest = await self.log_offsets(topic, wanted, LATEST)
             out = {p: o if o >= 0 else latest[p] for p, o in out.items()}
         return out
+
+    async def create_partitions(
+        self, counts: Mapping[str, int], *, validate_only: bool = False
+    ) -> dict[str, KafkaError | None]:
+        """Grow each topic to its partition count (CreatePartitions); per topic
+        None when done (or valid, with ``validate_only``), else the error."""
+        return await create_partitions(self.cluster, counts, validate_only=validate_only)
+
+    async def delete_records(
+        self, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaError]:
+        """Delete the records before each partition's offset (-1: all of them,
+        up to the high watermark) with DeleteRecords to each leader; per
+        partition its new low watermark (log start), else the error."""
+        return await delete_records(self.cluster, offsets)
 
     async def commit(self, group: str, offsets: dict[TopicPartition, int]) -> None:
         """A standalone commit (no generation, no member), as admin tools do."""

@@ -15,7 +15,6 @@ its validity, the broker leads nothing.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import time
@@ -34,6 +33,7 @@ from kgroups.cluster.leadership import (
 )
 from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
+from kgroups.cluster.store_queries import create_all, grow_topic, read_cluster_id
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
@@ -53,9 +53,9 @@ from kgroups.postgres_store.security import (
     delete_acls,
     read_security,
 )
-from kgroups.postgres_store.store import Cur, Store, ending_stalled_transactions
+from kgroups.postgres_store.store import Store, ending_stalled_transactions
 from kgroups.postgres_store.thread import StoreThread
-from kgroups.postgres_store.topics import create_topic, delete_topic, list_topics
+from kgroups.postgres_store.topics import delete_topic, list_topics
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -151,7 +151,7 @@ class ClusterMember:
     async def start(self) -> None:
         """Create the tables if needed, register and read the cluster once."""
         found = await self._control.run(ensure_schema)
-        cluster_id = await self._control.run(_cluster_id)
+        cluster_id = await self._control.run(read_cluster_id)
         self._broker.topics.cluster_id = cluster_id
         self._broker.topics.mirror(())  # the store's topics, not the local registry's
         await self._read_security()  # the store's ACLs and users, not the data dir's files
@@ -428,7 +428,7 @@ class ClusterMember:
 
     async def create_topics(self, topics: list[Topic]) -> dict[str, KafkaError]:
         """Create the topics in the store, elect their leaders, read the cluster."""
-        failed = await self._control.run(lambda s: _create_all(s, topics))
+        failed = await self._control.run(lambda s: create_all(s, topics))
         await self._turn(renew_due_only=True)
         return failed
 
@@ -439,7 +439,7 @@ class ClusterMember:
         with its id, is the one this broker learns, not its own plan."""
 
         def work(store: Store) -> tuple[dict[str, KafkaError], list[Topic]]:
-            return _create_all(store, [topic]), list_topics(store)
+            return create_all(store, [topic]), list_topics(store)
 
         failed, stored = self._control.run_blocking(work)
         if topic.name in failed and failed[topic.name].error_code != ErrorCode.topic_already_exists:
@@ -448,6 +448,16 @@ class ClusterMember:
         self._broker.topics.mirror_add(created)
         self.poke()
         return created
+
+    async def add_partitions(self, name: str, count: int) -> Topic:
+        """Grow the topic in the store, elect the new partitions' leaders, read
+        the cluster; the other brokers learn them at their next turn."""
+        grown = await self._control.run(lambda s: grow_topic(s, name, count))
+        await self._turn(renew_due_only=True)
+        known = self._broker.topics.get(name)
+        if known is None or known.partitions < count:  # the turn could not read
+            self._broker.topics.mirror_add(grown)
+        return grown
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:
@@ -462,29 +472,3 @@ class ClusterMember:
         failed = await self._control.run(work)
         await self._turn(renew_due_only=True)
         return failed
-
-
-def _create_all(store: Store, topics: list[Topic]) -> dict[str, KafkaError]:
-    failed = {}
-    for topic in topics:
-        try:
-            create_topic(
-                store, topic.name, topic.partitions, topic.configs, topic_id=topic.topic_id
-            )
-        except KafkaError as e:
-            failed[topic.name] = e
-    elect_leaders(store)
-    return failed
-
-
-def _cluster_id(store: Store) -> str:
-    """One id for every broker of the cluster: derived from the database."""
-
-    def work(cur: Cur) -> str:
-        cur.execute("SELECT current_database(), system_identifier FROM pg_control_system()")
-        row = cur.fetchone()
-        assert row is not None
-        return f"{row[0]}/{row[1]}"
-
-    raw = uuid.uuid5(uuid.NAMESPACE_URL, "kgroups:" + store.transaction(work)).bytes
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")

@@ -16,7 +16,9 @@ from kgroups.handlers import (
     acls,
     api_versions,
     consumer_groups,
+    create_partitions,
     create_topics,
+    delete_records,
     delete_topics,
     describe_cluster,
     describe_configs,
@@ -56,6 +58,8 @@ ROUTES: dict[int, Route] = {
     # v1-v5 list names, v6 names or ids: the handler reads both shapes.
     apis.DELETE_TOPICS: Route(delete_topics.handle, upgrade=False),
     apis.DESCRIBE_CONFIGS: Route(describe_configs.handle),
+    apis.CREATE_PARTITIONS: Route(create_partitions.handle),
+    apis.DELETE_RECORDS: Route(delete_records.handle),
     apis.CREATE_ACLS: Route(acls.create_acls),
     apis.DESCRIBE_ACLS: Route(acls.describe_acls),
     apis.DELETE_ACLS: Route(acls.delete_acls),

@@ -1,4 +1,5 @@
-"""Creating and deleting topics for requests, without blocking the event loop.
+"""Creating and deleting topics, and adding partitions to them, for requests,
+without blocking the event loop.
 
 Each request's topics are checked here (names, partition counts, configs),
 reserved in the topic registry so no other request takes a name meanwhile,
@@ -25,7 +26,7 @@ from kgroups.topics.names import Topic
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
 
-__all__ = ["NewTopic", "create_topics", "delete_topics"]
+__all__ = ["NewTopic", "add_partitions", "create_topics", "delete_topics"]
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,24 @@ async def _delete(broker: BrokerApi, doomed: list[Topic]) -> dict[str, KafkaErro
     finally:
         for topic in doomed:
             broker.topics.release(topic.name)
+
+
+async def add_partitions(broker: BrokerApi, topic: Topic, count: int) -> Topic:
+    """Grow ``topic`` (checked, not reserved) to ``count`` partitions; the topic
+    grown. Its name is reserved meanwhile, so it is not deleted or grown twice."""
+    broker.topics.reserve(topic.name)
+    return await asyncio.shield(asyncio.ensure_future(_grow(broker, topic, count)))
+
+
+async def _grow(broker: BrokerApi, topic: Topic, count: int) -> Topic:
+    try:
+        grown = await broker.partitions.add_partitions(topic, count, broker.topic_config(topic))
+    except KafkaError as e:
+        raise storage_error(f"adding partitions to {topic.name}", e) from None
+    finally:
+        broker.topics.release(topic.name)
+    log.info("topic %s now has %d partition(s)", topic.name, grown.partitions)
+    return grown
 
 
 def storage_error(what: str, cause: KafkaError) -> KafkaError:

@@ -114,6 +114,14 @@ class PartitionHome(Protocol):
         """What the log could not answer from memory (``NotInMemory``)."""
         ...
 
+    async def delete_records(
+        self, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaError]:
+        """Move the log start of each partition led here up to its offset
+        (DeleteRecords), durably; each one's log start now, or why not
+        (OFFSET_OUT_OF_RANGE past the high watermark, NOT_LEADER_OR_FOLLOWER)."""
+        ...
+
     # -- topics ----------------------------------------------------------------
 
     async def create_topics(self, planned: list[tuple[Topic, LogConfig]]) -> dict[str, KafkaError]:
@@ -124,6 +132,11 @@ class PartitionHome(Protocol):
     def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
         """Create one topic on the loop (the coordinators' internal topics);
         the topic as registered."""
+        ...
+
+    async def add_partitions(self, topic: Topic, count: int, config: LogConfig) -> Topic:
+        """Grow the topic to ``count`` partitions (CreatePartitions), the new
+        ones empty; the topic as registered now."""
         ...
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:

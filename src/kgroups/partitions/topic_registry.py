@@ -4,10 +4,11 @@ It is small and changes rarely, so it lives in one JSON file in the log
 directory, replaced atomically (write, fsync, rename, fsync the directory) so a
 crash leaves either the old or the new registry.
 
-Requests change it with ``add_all`` / ``remove_all``: one durable write for
-many topics, done on a worker thread; the change becomes visible once it is on
-disk. A name being created or deleted is *reserved* meanwhile, so no other
-request can create it until its partition directories are in place or gone.
+Requests change it with ``add_all`` / ``remove_all`` (and ``grow``, when
+CreatePartitions adds partitions): one durable write for many topics, done on
+a worker thread; the change becomes visible once it is on disk. A name being
+created, grown or deleted is *reserved* meanwhile, so no other request can
+create, grow or delete it until its partition directories are in place or gone.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ class TopicRegistry:
                 list(self._adding.values()),
                 set(self._removing),
             )
-            kept = [t for t in topics if t.name not in removing]
+            adding_names = {t.name for t in adding}
+            # A topic being grown is in both: its new count is the one written.
+            kept = [t for t in topics if t.name not in removing and t.name not in adding_names]
             _write_registry(self._path, self.cluster_id, [*kept, *adding])
 
     def get(self, name: str) -> Topic | None:
@@ -172,6 +175,18 @@ class TopicRegistry:
             self._topics[topic.name] = topic
             self._by_id[topic.topic_id] = topic
         self.version += 1
+
+    async def grow(self, topic: Topic, partitions: int) -> Topic:
+        """Register more partitions of ``topic`` (created already) with one
+        durable write; the topic as registered now."""
+        grown = Topic(topic.name, topic.topic_id, partitions, dict(topic.configs))
+        self._adding[topic.name] = grown
+        try:
+            await asyncio.to_thread(self._save)
+        finally:
+            del self._adding[topic.name]
+        self.mirror_add(grown)
+        return grown
 
     async def remove_all(self, names: Iterable[str]) -> None:
         """Unregister topics with one durable write."""

@@ -9,8 +9,11 @@ commits every led log's pending batches in one transaction each round; a
 refused or unknown commit drops that partition, and its followers (the
 coordinators) drop what they built on it until it is loaded again.
 
-Topics are cluster metadata: creating one also elects its leaders, so the
-member does it (``ClusterMetadata``) and this home forwards.
+Topics are cluster metadata: creating one, or adding partitions to one,
+also elects leaders, so the member does it (``ClusterMetadata``) and this
+home forwards. DeleteRecords moves a log start in the store, fenced like an
+append (``truncation.advance_log_start``), before it is answered: a later
+leader reads it there.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch
 from kgroups.postgres_store.store import Store
 from kgroups.postgres_store.store_log import StoreLog
 from kgroups.postgres_store.thread import StoreThread
+from kgroups.postgres_store.truncation import advance_log_start
 from kgroups.postgres_store.writer import StoreWriter
 from kgroups.records.batch import decode_records, read_header
 from kgroups.topics.names import Topic
@@ -71,6 +75,10 @@ class ClusterMetadata(Protocol):
         ...
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]: ...
+
+    async def add_partitions(self, name: str, count: int) -> Topic:
+        """The topic grown in the store, with the new partitions' leaders elected."""
+        ...
 
 
 class StoreHome:
@@ -277,6 +285,51 @@ class StoreHome:
 
         return await self._reads.run(work)
 
+    async def delete_records(
+        self, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaError]:
+        out: dict[TopicPartition, int | KafkaError] = {}
+        moves: dict[TopicPartition, tuple[StoreLog, int]] = {}
+        for tp, offset in offsets.items():
+            try:
+                slog = self.log(*tp)
+                if offset > slog.high_watermark:
+                    raise KafkaError(
+                        ErrorCode.offset_out_of_range,
+                        f"Cannot increment the log start offset to {offset} of {tp[0]}-{tp[1]} "
+                        f"since it is larger than the high watermark {slog.high_watermark}",
+                    )
+            except KafkaError as e:
+                out[tp] = e
+                continue
+            if offset <= slog.log_start_offset:
+                out[tp] = slog.log_start_offset
+            else:
+                moves[tp] = (slog, offset)
+        writer = self._metadata.writer()
+        if moves and writer is None:
+            lost = KafkaError(ErrorCode.not_leader_or_follower, "this broker's lease is not live")
+            return out | dict.fromkeys(moves, lost)
+
+        def work(store: Store) -> dict[TopicPartition, int | KafkaError]:
+            assert writer is not None
+            done: dict[TopicPartition, int | KafkaError] = {}
+            for (topic, p), (slog, offset) in moves.items():
+                try:  # each fenced like an append of this leader
+                    epoch = slog.leader_epoch
+                    done[(topic, p)] = advance_log_start(store, writer, topic, p, epoch, offset)
+                except KafkaError as e:
+                    done[(topic, p)] = e
+            return done
+
+        # On the writer's connection: in order with this leader's appends.
+        moved = await self.writer.thread.run(work) if moves else {}
+        for tp, start in moved.items():
+            slog = moves[tp][0]
+            if isinstance(start, int) and self.logs.get(tp) is slog:
+                slog.advance_log_start(start)
+        return out | moved
+
     async def offset_for_timestamp(
         self, topic: str, partition: int, timestamp: int
     ) -> TimestampOffset | None:
@@ -343,6 +396,9 @@ class StoreHome:
 
     def create_topic_now(self, topic: Topic, config: LogConfig) -> Topic:
         return self._metadata.create_topic_now(topic)
+
+    async def add_partitions(self, topic: Topic, count: int, config: LogConfig) -> Topic:
+        return await self._metadata.add_partitions(topic.name, count)
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])

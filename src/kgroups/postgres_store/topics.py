@@ -48,18 +48,22 @@ def create_topic(
         ) from None
 
 
-def add_partitions(store: Store, name: str, total: int) -> None:
-    """Grow the topic to ``total`` partitions (CreatePartitions); never shrinks."""
+def add_partitions(store: Store, name: str, total: int) -> Topic:
+    """Grow the topic to ``total`` partitions (CreatePartitions), the new ones
+    without a leader; never shrinks. The topic grown."""
 
-    def work(cur: Cur) -> None:
+    def work(cur: Cur) -> Topic:
         cur.execute(
-            "SELECT topic_id, partitions FROM kgroups_topics WHERE name = %s FOR UPDATE", (name,)
+            "SELECT topic_id, partitions, configs FROM kgroups_topics WHERE name = %s FOR UPDATE",
+            (name,),
         )
         row = cur.fetchone()
         if row is None:
-            raise KafkaError(ErrorCode.unknown_topic_or_partition, name)
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
+            )
         topic_id, current = row[0], int(row[1])
-        if total <= current:
+        if total <= current:  # another broker grew it meanwhile
             raise KafkaError(
                 ErrorCode.invalid_partitions,
                 f"Topic currently has {current} partitions, which is higher than or equal"
@@ -73,8 +77,9 @@ def add_partitions(store: Store, name: str, total: int) -> None:
             " log_start_offset, next_offset) VALUES (%s, %s, 0, 0, 0)",
             [(topic_id, p) for p in range(current, total)],
         )
+        return Topic(name, topic_id, total, json.loads(row[2]))
 
-    store.transaction(work)
+    return store.transaction(work)
 
 
 def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> None:

@@ -43,6 +43,7 @@ SASL_HANDSHAKE = 17
 API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
+DELETE_RECORDS = 21
 INIT_PRODUCER_ID = 22
 OFFSET_FOR_LEADER_EPOCH = 23
 ADD_PARTITIONS_TO_TXN = 24
@@ -55,6 +56,7 @@ CREATE_ACLS = 30
 DELETE_ACLS = 31
 DESCRIBE_CONFIGS = 32
 SASL_AUTHENTICATE = 36
+CREATE_PARTITIONS = 37
 DELETE_GROUPS = 42
 OFFSET_DELETE = 47
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
@@ -85,6 +87,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(API_VERSIONS, "ApiVersions", 0, 3),
         ApiRange(CREATE_TOPICS, "CreateTopics", 2, 7),
         ApiRange(DELETE_TOPICS, "DeleteTopics", 1, 6),
+        ApiRange(DELETE_RECORDS, "DeleteRecords", 0, 2),
         ApiRange(INIT_PRODUCER_ID, "InitProducerId", 0, 4),
         ApiRange(OFFSET_FOR_LEADER_EPOCH, "OffsetForLeaderEpoch", 2, 4),
         # AddPartitionsToTxn v5 and EndTxn v5 are transaction.version 2
@@ -99,6 +102,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DELETE_ACLS, "DeleteAcls", 1, 3),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
         ApiRange(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2),
+        ApiRange(CREATE_PARTITIONS, "CreatePartitions", 0, 3),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
         ApiRange(DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0),

@@ -34,12 +34,9 @@ from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
 from kgroups.server.peer_security import peer_security
+from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
 log = logging.getLogger(__name__)
-
-# A bound Kafka does not have, because creating partitions here is synchronous:
-# one request must not be able to make the broker create millions of directories.
-MAX_PARTITIONS_PER_TOPIC = 10_000
 
 # Kafka has no such bound; a TLS peer that stalls its handshake must not hold a socket.
 SSL_HANDSHAKE_TIMEOUT_S = 10.0

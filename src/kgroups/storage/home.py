@@ -14,14 +14,20 @@ removes the partitions made so far and answers KAFKA_STORAGE_ERROR for that
 topic. Deletion writes the registry first (the commit point), then closes the
 logs on the loop and removes their directories off it. A crash between the
 two steps leaves directories of an unregistered topic, which the next start
-sets aside as strays (``storage/log_manager.py``).
+sets aside as strays (``storage/log_manager.py``). Partitions added to a topic
+(CreatePartitions) are made the same way: their directories, then one
+registry write.
+
+DeleteRecords moves a log start within a segment: the new start is written
+to ``log-start-offset-checkpoint`` (fsynced) before the request is answered,
+so it survives a crash; retention later deletes the whole segments before it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,6 +49,8 @@ from kgroups.topics.names import Topic
 __all__ = ["LocalHome", "LocalHost"]
 
 log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
 
 
 class LocalHost(Protocol):
@@ -69,6 +77,9 @@ class LocalHome:
         self._clock = broker.clock
         self.logs = LogManager(broker.log_dir, broker.default_log_config)
         self.flusher = Flusher()
+        # One log start checkpoint written at a time, each with every move
+        # made before it started.
+        self._log_starts_written = asyncio.Lock()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -148,6 +159,31 @@ class LocalHome:
     ) -> TimestampOffset | None:
         return self.log(topic, partition).offset_for_timestamp(timestamp)
 
+    async def delete_records(
+        self, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaError]:
+        out: dict[TopicPartition, int | KafkaError] = {}
+        moved = []
+        for (topic, partition), offset in offsets.items():
+            try:
+                plog = self.log(topic, partition)
+                if plog.advance_log_start(offset):
+                    moved.append((topic, partition))
+                out[(topic, partition)] = plog.log_start_offset
+            except KafkaError as e:
+                out[(topic, partition)] = e
+        if moved:  # one durable checkpoint for them all, before the answer
+            try:
+                await self._checkpoint_log_starts()
+            except OSError as e:
+                error = storage_error("checkpointing the log starts", e)
+                out.update(dict.fromkeys(moved, error))
+        return out
+
+    async def _checkpoint_log_starts(self) -> None:
+        async with self._log_starts_written:
+            await asyncio.to_thread(self.logs.write_log_starts, self.logs.log_starts())
+
     async def max_timestamp_offset(self, topic: str, partition: int) -> TimestampOffset | None:
         return self.log(topic, partition).max_timestamp_offset()
 
@@ -203,6 +239,22 @@ class LocalHome:
         self.logs.adopt(topic.name, logs)
         return created
 
+    async def add_partitions(self, topic: Topic, count: int, config: LogConfig) -> Topic:
+        first, now = topic.partitions, self._clock.now_ms()
+        try:
+            logs = await asyncio.to_thread(
+                self.logs.create_partitions, topic.name, count, config, now, first
+            )
+        except (OSError, KafkaError) as e:
+            raise storage_error(f"adding partitions to {topic.name}", e) from e
+        try:
+            grown = await self._topics.grow(topic, count)
+        except OSError as e:
+            await asyncio.to_thread(_discard, logs)
+            raise storage_error("writing the topic registry", e) from e
+        self.logs.adopt(topic.name, logs, first)
+        return grown
+
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         try:
             await self._topics.remove_all(topic.name for topic in doomed)
@@ -215,6 +267,10 @@ class LocalHome:
             for p in range(topic.partitions):
                 self._waiters.notify(topic.name, p)
             self._broker.on_topic_gone(topic.name)
+        try:  # a topic created again under the name must start at 0
+            await self._checkpoint_log_starts()
+        except OSError as e:
+            log.error("cannot checkpoint the log starts: %s", e)
         await asyncio.to_thread(self.logs.remove_directories, directories)
         return {}
 

@@ -20,7 +20,7 @@ Opening (``log_open``) recovers what a crash may have left unchecked and
 rebuilds the idempotent producer state and the aborted transaction index; an
 append's checks and offset stamping are in ``partitions.stamping``, transaction
 markers in ``log_markers``, reads in ``log_read``, fsync and what is left to
-fsync in ``log_flush``, retention, truncation and compaction's swap in
+fsync in ``log_flush`` (``FlushingLog``), retention, truncation and compaction's swap in
 ``log_retention``, producer snapshots in ``producer_snapshots``, and the leader
 epochs the batches carry in ``log_epochs``. This class keeps the segment list
 and offsets, and says when the files change.
@@ -28,7 +28,6 @@ and offsets, and says when the files change.
 
 from __future__ import annotations
 
-import errno
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.log_epochs import epochs_of
 from kgroups.storage.log_files import remove_log_directory
-from kgroups.storage.log_flush import FlushState
+from kgroups.storage.log_flush import FlushingLog, FlushState
 from kgroups.storage.log_markers import append_marker
 from kgroups.storage.log_open import load_transaction_state, new_segment, open_segments
 from kgroups.storage.log_read import (
@@ -68,7 +67,7 @@ __all__ = ["AppendResult", "SegmentLog", "TimestampOffset"]
 log = logging.getLogger(__name__)
 
 
-class SegmentLog(StampingLog):
+class SegmentLog(StampingLog, FlushingLog):
     """Use ``SegmentLog.open``; the constructor takes already-opened segments."""
 
     def __init__(
@@ -79,6 +78,7 @@ class SegmentLog(StampingLog):
         *,
         leader_epoch: int = 0,
         recovery_point: int = 0,
+        log_start: int = 0,
     ) -> None:
         if not segments:
             raise ValueError("a log has at least one segment")
@@ -89,6 +89,9 @@ class SegmentLog(StampingLog):
         self._bases = [s.base_offset for s in segments]
         self._active = segments[-1]
         self._next_offset = self._active.next_offset
+        # At or after the first segment's base: DeleteRecords moves it within a
+        # segment (checkpointed by the log manager), retention with whole ones.
+        self._log_start = max(log_start, segments[0].base_offset)
         self.producers = ProducerStateManager()
         self.txn_index = TxnIndex(directory)
         self._closed = False
@@ -116,15 +119,23 @@ class SegmentLog(StampingLog):
         recover: bool = True,
         recovery_point: int = 0,
         leader_epoch: int = 0,
+        log_start: int = 0,
     ) -> SegmentLog:
         """Open (or create) the log in ``directory``.
 
         With ``recover`` (after a crash) every segment that may hold offsets at or
         above ``recovery_point`` is checked batch by batch. ``recover=False``
         trusts the files (after a clean shutdown: all of them were fsynced).
+        ``log_start`` is the checkpointed log start (DeleteRecords); past the
+        log end, the log restarts empty there (as Kafka's LogLoader does).
         """
         segments = open_segments(
-            directory, config, now_ms, recover=recover, recovery_point=recovery_point
+            directory,
+            config,
+            now_ms,
+            recover=recover,
+            recovery_point=recovery_point,
+            log_start=log_start,
         )
         partition_log = cls(
             directory,
@@ -132,6 +143,7 @@ class SegmentLog(StampingLog):
             segments,
             leader_epoch=leader_epoch,
             recovery_point=recovery_point if recover else segments[-1].next_offset,
+            log_start=log_start,
         )
         partition_log._load_producer_state()
         return partition_log
@@ -146,7 +158,7 @@ class SegmentLog(StampingLog):
 
     @property
     def log_start_offset(self) -> int:
-        return self._segments[0].base_offset
+        return self._log_start
 
     @property
     def log_end_offset(self) -> int:
@@ -163,7 +175,7 @@ class SegmentLog(StampingLog):
         ongoing = self.producers.ongoing
         if ongoing:
             first = min(ongoing.values())
-            return min(max(first, self._segments[0].base_offset), self._next_offset)
+            return min(max(first, self._log_start), self._next_offset)
         return self._next_offset
 
     def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -267,7 +279,7 @@ class SegmentLog(StampingLog):
             first_offset,
             last_offset,
             -1 if log_append_time is None else log_append_time,
-            self._segments[0].base_offset,
+            self._log_start,
         )
 
     def append_marker(
@@ -324,7 +336,7 @@ class SegmentLog(StampingLog):
         """
         self._check_open()
         end_offset = self._next_offset
-        if offset < self._segments[0].base_offset or offset > end_offset:
+        if offset < self._log_start or offset > end_offset:
             raise KafkaError(
                 ErrorCode.offset_out_of_range,
                 f"offset {offset} is outside [{self.log_start_offset}, {end_offset}] "
@@ -339,7 +351,7 @@ class SegmentLog(StampingLog):
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""
         self._check_open()
-        return offset_for_timestamp(self._segments, timestamp)
+        return offset_for_timestamp(self._segments, timestamp, self._log_start)
 
     def max_timestamp_offset(self) -> TimestampOffset | None:
         """The record with the largest timestamp, the first such (ListOffsets -3)."""
@@ -364,41 +376,6 @@ class SegmentLog(StampingLog):
             self._epochs = epochs_of(self._segments, self.leader_epoch, self._next_offset)
         return self._epochs
 
-    # -- durability -------------------------------------------------------------------------
-
-    @property
-    def rolled_since_flush(self) -> bool:
-        """Files were created, renamed or deleted since the last flush."""
-        return self.flushes.dir_changes != self.flushes.dir_synced
-
-    def needs_flush(self, now_ms: int) -> bool:
-        """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
-        config = self.config
-        return not self._offline and self.flushes.is_due(
-            now_ms, config.flush_messages, config.flush_ms
-        )
-
-    def flush(self) -> None:
-        """fsync everything appended so far (not the active segment's indexes:
-        recovery rebuilds them); safe on a worker thread. A failed fsync takes the
-        log offline: the kernel may have dropped the pages it could not write, so
-        what was appended is no longer known to be stored (as Kafka's log
-        directory failure)."""
-        self._sync(all_files=False)
-
-    def _sync(self, *, all_files: bool) -> None:
-        if self._offline:
-            self._check_open()
-        end = lambda: self._next_offset  # noqa: E731 - read when the fsync is done
-        self.flushes.sync(
-            self._segments, self.directory, end, self._flush_failed, all_files=all_files
-        )
-
-    def _flush_failed(self, exc: OSError) -> KafkaError:
-        if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
-            self._take_offline(f"fsync failed: {exc}")
-        return KafkaError(ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}")
-
     # -- retention and truncation ---------------------------------------------------------------
 
     def apply_retention(self, now_ms: int) -> int:
@@ -406,7 +383,7 @@ class SegmentLog(StampingLog):
         (see ``log_retention``); returns how many. The active segment is never deleted."""
         self._check_open()
         segments = self._segments
-        count = expired_segment_count(segments, self.config, now_ms)
+        count = expired_segment_count(segments, self.config, now_ms, self._log_start)
         if count == 0:
             return 0
         if count == len(segments):
@@ -415,7 +392,26 @@ class SegmentLog(StampingLog):
         # Files unlinked off the loop: see ``take_retired_files``.
         bases, flushes, retired = self._bases, self.flushes, self._retired_files
         delete_oldest(self.directory, segments, bases, count, self.txn_index, flushes, retired)
+        self._log_start = max(self._log_start, segments[0].base_offset)
         return count
+
+    def advance_log_start(self, offset: int) -> bool:
+        """Move the log start up to ``offset`` (DeleteRecords): records before it
+        are no longer read; whole segments before it go at the next retention
+        pass. Whether it moved; OFFSET_OUT_OF_RANGE past the high watermark."""
+        self._check_open()
+        if offset > self._next_offset:
+            raise KafkaError(
+                ErrorCode.offset_out_of_range,
+                f"Cannot increment the log start offset to {offset} of {self.directory.name} "
+                f"since it is larger than the high watermark {self._next_offset}",
+            )
+        if offset <= self._log_start:
+            return False
+        self._log_start = offset
+        self.txn_index.forget_below(offset)
+        log.info("%s: log start offset is now %d", self.directory.name, offset)
+        return True
 
     def take_retired_files(self) -> list[Path]:
         """Files of segments retention removed, for the caller to unlink (off the loop)."""
@@ -435,6 +431,7 @@ class SegmentLog(StampingLog):
         truncate_segments(self.directory, self.config, self._segments, self._bases, offset, now_ms)
         self._active = self._segments[-1]
         self._next_offset = end = self._active.next_offset
+        self._log_start = max(self._segments[0].base_offset, min(self._log_start, end))
         flushes = self.flushes
         # Lowered only once the log end is: a flush finishing meanwhile takes the lower.
         flushes.recovery_point = min(flushes.recovery_point, end)

@@ -10,16 +10,19 @@ decides.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kgroups.durable import fsync_directory
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import LogConfig
 from kgroups.storage.append_file import AppendFile
 from kgroups.storage.segment import Segment
 
-__all__ = ["FlushState", "fsync_directory_if_present", "sync_segments"]
+__all__ = ["FlushState", "FlushingLog", "fsync_directory_if_present", "sync_segments"]
 
 
 class FlushState:
@@ -128,3 +131,54 @@ def sync_segments(segments: Sequence[Segment], *, all_files: bool) -> None:
 def fsync_directory_if_present(directory: Path) -> None:
     with contextlib.suppress(FileNotFoundError):  # deleted meanwhile (topic deletion)
         fsync_directory(directory)
+
+
+class FlushingLog:
+    """A partition log's fsync and flush policy; ``SegmentLog`` mixes it in
+    and has what it declares."""
+
+    directory: Path
+    config: LogConfig
+    flushes: FlushState
+    _segments: list[Segment]
+    _next_offset: int
+    _offline: bool
+
+    def _check_open(self) -> None:
+        raise NotImplementedError
+
+    def _take_offline(self, reason: str) -> None:
+        raise NotImplementedError
+
+    @property
+    def rolled_since_flush(self) -> bool:
+        """Files were created, renamed or deleted since the last flush."""
+        return self.flushes.dir_changes != self.flushes.dir_synced
+
+    def needs_flush(self, now_ms: int) -> bool:
+        """Whether ``flush.messages`` or ``flush.ms`` says to fsync now."""
+        config = self.config
+        return not self._offline and self.flushes.is_due(
+            now_ms, config.flush_messages, config.flush_ms
+        )
+
+    def flush(self) -> None:
+        """fsync everything appended so far (not the active segment's indexes:
+        recovery rebuilds them); safe on a worker thread. A failed fsync takes the
+        log offline: the kernel may have dropped the pages it could not write, so
+        what was appended is no longer known to be stored (as Kafka's log
+        directory failure)."""
+        self._sync(all_files=False)
+
+    def _sync(self, *, all_files: bool) -> None:
+        if self._offline:
+            self._check_open()
+        end = lambda: self._next_offset  # noqa: E731 - read when the fsync is done
+        self.flushes.sync(
+            self._segments, self.directory, end, self._flush_failed, all_files=all_files
+        )
+
+    def _flush_failed(self, exc: OSError) -> KafkaError:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):  # no descriptor: try later
+            self._take_offline(f"fsync failed: {exc}")
+        return KafkaError(ErrorCode.kafka_storage_error, f"flush of {self.directory} failed: {exc}")

@@ -20,8 +20,11 @@ from its recovery point (the log end at its last successful fsync), read from
 ``recovery-point-offset-checkpoint``, Kafka's file of that name and format: a
 version line ``0``, a count, then ``<topic> <partition> <offset>`` lines. It is
 rewritten at a clean close and periodically (``write_recovery_points``); a log
-missing from it is recovered whole. The directory is locked (``.lock``, flock)
-so two brokers can never share it.
+missing from it is recovered whole. The log starts that DeleteRecords moved
+within a segment are in ``log-start-offset-checkpoint`` (same format), written
+before DeleteRecords is answered, at a clean close, and when a topic is deleted
+(so a topic created again under its name starts at 0). The directory is locked
+(``.lock``, flock) so two brokers can never share it.
 """
 
 from __future__ import annotations
@@ -44,13 +47,15 @@ from kgroups.partitions.config import LogConfig
 from kgroups.storage.cleanable import CleanPlan, plan_cleaning
 from kgroups.storage.log import SegmentLog
 from kgroups.storage.log_files import DELETE_DIR_SUFFIX, remove_log_directory
+from kgroups.storage.offset_checkpoint import read_checkpoint, write_checkpoint
 
-__all__ = ["RECOVERY_POINT_FILE", "LogManager", "parse_partition_dir"]
+__all__ = ["LOG_START_FILE", "RECOVERY_POINT_FILE", "LogManager", "parse_partition_dir"]
 
 log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = "cleanly_shutdown"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
+LOG_START_FILE = "log-start-offset-checkpoint"
 LOCK_FILE = ".lock"
 STRAY_DIR_SUFFIX = "-stray"
 _DELETE_DIR = re.compile(r"^.+\.[0-9a-f]{32}" + re.escape(DELETE_DIR_SUFFIX) + "$")
@@ -81,6 +86,7 @@ class LogManager:
         self._lock_fd = -1
         # The periodic checkpoint runs on a worker thread; close() writes one too.
         self._checkpoint_lock = threading.Lock()
+        self._log_start_lock = threading.Lock()
 
     def _lock(self) -> None:
         if self._lock_fd >= 0:
@@ -113,6 +119,7 @@ class LogManager:
         marker = self.log_dir / CLEAN_SHUTDOWN_FILE
         clean = marker.exists()
         recovery_points = {} if clean else self._read_recovery_points()
+        log_starts = read_checkpoint(self.log_dir / LOG_START_FILE)
         for path in sorted(self.log_dir.iterdir()):
             if not path.is_dir():
                 continue
@@ -140,7 +147,10 @@ class LogManager:
                 now_ms,
                 recover=not clean,
                 recovery_point=recovery_points.get(parsed, 0),
+                log_start=log_starts.get(parsed, 0),
             )
+        if log_starts != self.log_starts():  # entries of deleted topics go
+            self.write_log_starts(self.log_starts())
         # From here on a crash must trigger recovery again.
         with contextlib.suppress(FileNotFoundError):
             marker.unlink()
@@ -153,21 +163,7 @@ class LogManager:
 
     def _read_recovery_points(self) -> dict[tuple[str, int], int]:
         """The checkpointed recovery points; anything unreadable counts as 0 (recover all)."""
-        path = self.log_dir / RECOVERY_POINT_FILE
-        try:
-            lines = path.read_text("utf-8").splitlines()
-            if lines[0] != "0" or int(lines[1]) != len(lines) - 2:
-                raise ValueError("not a version 0 checkpoint")
-            points = {}
-            for line in lines[2:]:
-                topic, partition, offset = line.split(" ")
-                points[(topic, int(partition))] = int(offset)
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, IndexError, UnicodeDecodeError) as exc:
-            log.warning("ignoring %s (recovering every segment): %s", path, exc)
-            return {}
-        return points
+        return read_checkpoint(self.log_dir / RECOVERY_POINT_FILE)
 
     def recovery_points(self) -> dict[tuple[str, int], int]:
         """Every open log's recovery point (taken on the loop; write off it)."""
@@ -175,10 +171,22 @@ class LogManager:
 
     def write_recovery_points(self, points: Mapping[tuple[str, int], int]) -> None:
         """Replace ``recovery-point-offset-checkpoint`` (fsynced, atomically)."""
-        lines = ["0", str(len(points))]
-        lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in points.items()]
         with self._checkpoint_lock:
-            replace_file(self.log_dir / RECOVERY_POINT_FILE, ("\n".join(lines) + "\n").encode())
+            write_checkpoint(self.log_dir / RECOVERY_POINT_FILE, points)
+
+    def log_starts(self) -> dict[tuple[str, int], int]:
+        """The log starts that are not their first segment's base (DeleteRecords
+        moved them), taken on the loop; write them off it."""
+        return {
+            key: plog.log_start_offset
+            for key, plog in self._logs.items()
+            if plog.log_start_offset > plog.segments[0].base_offset
+        }
+
+    def write_log_starts(self, points: Mapping[tuple[str, int], int]) -> None:
+        """Replace ``log-start-offset-checkpoint`` (fsynced, atomically)."""
+        with self._log_start_lock:
+            write_checkpoint(self.log_dir / LOG_START_FILE, points)
 
     def get(self, topic: str, partition: int) -> SegmentLog | None:
         return self._logs.get((topic, partition))
@@ -205,9 +213,10 @@ class LogManager:
         return partition_log
 
     def create_partitions(
-        self, topic: str, count: int, config: LogConfig, now_ms: int
+        self, topic: str, count: int, config: LogConfig, now_ms: int, first: int = 0
     ) -> list[SegmentLog]:
-        """Create the logs of a new topic's partitions 0..count-1, all or none.
+        """Create the logs of a topic's partitions first..count-1 (a new topic's,
+        or those CreatePartitions adds), all or none.
 
         The logs are not registered (see ``adopt``); safe on a worker thread.
         On failure the partitions made so far are closed and removed, and the
@@ -215,20 +224,21 @@ class LogManager:
         """
         created: list[SegmentLog] = []
         try:
-            for p in range(count):
+            for p in range(first, count):
                 directory = self.log_dir / partition_dir_name(topic, p)
                 created.append(SegmentLog.open(directory, config, now_ms))
         except BaseException:
             for partition_log in created:
                 partition_log.delete()
             # The partition that failed midway may have left a directory too.
-            remove_log_directory(self.log_dir / partition_dir_name(topic, len(created)))
+            failed = first + len(created)
+            remove_log_directory(self.log_dir / partition_dir_name(topic, failed))
             raise
         return created
 
-    def adopt(self, topic: str, logs: Sequence[SegmentLog]) -> None:
-        """Register logs from ``create_partitions`` as partitions 0..n-1 of ``topic``."""
-        for p, partition_log in enumerate(logs):
+    def adopt(self, topic: str, logs: Sequence[SegmentLog], first: int = 0) -> None:
+        """Register logs from ``create_partitions`` as partitions first.. of ``topic``."""
+        for p, partition_log in enumerate(logs, first):
             self._logs[(topic, p)] = partition_log
 
     def detach(self, topic: str, count: int) -> list[Path]:
@@ -325,12 +335,13 @@ class LogManager:
             except (OSError, KafkaError) as exc:
                 failed = True
                 log.error("closing %s-%d failed: %s", topic, partition, exc)
-        points = self.recovery_points()
+        points, starts = self.recovery_points(), self.log_starts()
         self._logs.clear()
         if self._lock_fd < 0:
             return
         try:
             self.write_recovery_points(points)
+            self.write_log_starts(starts)
             if not failed:
                 replace_file(self.log_dir / CLEAN_SHUTDOWN_FILE, b"")
         except OSError as exc:

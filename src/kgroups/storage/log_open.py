@@ -50,12 +50,14 @@ def open_segments(
     *,
     recover: bool,
     recovery_point: int,
+    log_start: int = 0,
 ) -> list[Segment]:
     """The segments of the log in ``directory`` (created if missing), oldest first.
 
     With ``recover`` every segment that may hold offsets at or above
     ``recovery_point`` is checked batch by batch; the first bad batch and
-    everything after it is cut off.
+    everything after it is cut off. A log ending before ``log_start`` (the
+    checkpointed log start) restarts empty there, as Kafka's LogLoader does.
     """
     try:
         directory.mkdir(parents=True)
@@ -89,8 +91,13 @@ def open_segments(
                 # too, cannot be trusted to follow it (Kafka deletes them).
                 _delete_segment_files(directory, later)
                 break
+        if segments and segments[-1].next_offset < log_start:
+            log.warning("%s ends below its log start %d: emptied", directory.name, log_start)
+            for segment in segments:
+                segment.delete()
+            segments.clear()
         if not segments:
-            segments.append(new_segment(directory, config, 0, now_ms))
+            segments.append(new_segment(directory, config, log_start, now_ms))
     except BaseException:
         for segment in segments:
             segment.close()

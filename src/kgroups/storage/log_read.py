@@ -62,17 +62,20 @@ def read_batches(
     return segment.read(start, end)
 
 
-def offset_for_timestamp(segments: Sequence[Segment], timestamp: int) -> TimestampOffset | None:
-    """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""
+def offset_for_timestamp(
+    segments: Sequence[Segment], timestamp: int, log_start: int = 0
+) -> TimestampOffset | None:
+    """The first record at or after ``log_start`` whose timestamp is >=
+    ``timestamp`` (ListOffsets)."""
     for segment in segments:
         if segment.is_empty or segment.max_timestamp < timestamp:
             continue
         start = segment.index.lookup(segment.time_index.lookup(timestamp))
         for pos, header in segment.scan(start):
-            if header.max_timestamp < timestamp:
+            if header.max_timestamp < timestamp or header.last_offset < log_start:
                 continue
             for record in decode_records(segment.read(pos, pos + header.size)):
-                if record.timestamp >= timestamp:
+                if record.timestamp >= timestamp and record.offset >= log_start:
                     return TimestampOffset(record.offset, record.timestamp, _epoch(header))
     return None
 

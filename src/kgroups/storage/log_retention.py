@@ -31,17 +31,25 @@ __all__ = ["delete_oldest", "expired_segment_count", "swap_in", "truncate_segmen
 log = logging.getLogger(__name__)
 
 
-def expired_segment_count(segments: Sequence[Segment], config: LogConfig, now_ms: int) -> int:
-    """How many of the oldest segments are past ``retention.ms`` or beyond
-    ``retention.bytes`` (none unless ``cleanup.policy`` has ``delete``)."""
-    if not config.delete:
-        return 0
+def expired_segment_count(
+    segments: Sequence[Segment], config: LogConfig, now_ms: int, log_start: int = 0
+) -> int:
+    """How many of the oldest segments are wholly before ``log_start``
+    (DeleteRecords moved it), past ``retention.ms`` or beyond
+    ``retention.bytes`` (these two only if ``cleanup.policy`` has ``delete``)."""
+    # Kafka's deleteLogStartOffsetBreachedSegments: whatever the policy.
     count = 0
+    while count + 1 < len(segments) and segments[count + 1].base_offset <= log_start:
+        count += 1
+    if not config.delete:
+        return count
     if config.retention_ms >= 0:
+        by_time = 0
         for segment in segments:
             if segment.is_empty or now_ms - segment.largest_timestamp <= config.retention_ms:
                 break
-            count += 1
+            by_time += 1
+        count = max(count, by_time)
     if config.retention_bytes >= 0:
         excess = sum(s.size for s in segments) - config.retention_bytes
         by_size = 0

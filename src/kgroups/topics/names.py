@@ -14,9 +14,19 @@ from dataclasses import dataclass, field
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.topics.placement import INTERNAL_TOPICS
 
-__all__ = ["MAX_NAME_LENGTH", "Topic", "TopicInfo", "is_legal_topic_name", "validate_topic_name"]
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "MAX_PARTITIONS_PER_TOPIC",
+    "Topic",
+    "TopicInfo",
+    "is_legal_topic_name",
+    "validate_topic_name",
+]
 
 MAX_NAME_LENGTH = 249
+# A bound Kafka does not have: one request (CreateTopics, CreatePartitions) must
+# not be able to make a broker create millions of partition directories.
+MAX_PARTITIONS_PER_TOPIC = 10_000
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 

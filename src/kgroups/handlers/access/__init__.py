@@ -21,6 +21,8 @@ GUARDS: dict[int, Guard] = {
     apis.OFFSET_FETCH: groups.offset_fetch,
     apis.CREATE_TOPICS: topics.create_topics,
     apis.DELETE_TOPICS: topics.delete_topics,
+    apis.CREATE_PARTITIONS: topics.create_partitions,
+    apis.DELETE_RECORDS: topics.delete_records,
     apis.DESCRIBE_CONFIGS: cluster.describe_configs,
     apis.CONSUMER_GROUP_HEARTBEAT: groups.consumer_heartbeat,
     apis.CONSUMER_GROUP_DESCRIBE: groups.consumer_group_describe,

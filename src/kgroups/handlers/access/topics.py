@@ -1,5 +1,5 @@
 """Guards of the topic APIs: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
-Metadata, creating and deleting topics."""
+Metadata, creating, growing and deleting topics, deleting records."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from kio.schema.create_partitions.v3.response import CreatePartitionsTopicResult
 from kio.schema.create_topics.v7.response import CreatableTopicResult
+from kio.schema.delete_records.v2.response import (
+    DeleteRecordsPartitionResult,
+    DeleteRecordsTopicResult,
+)
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
 from kio.schema.fetch.v12 import FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
@@ -302,3 +307,47 @@ def _deleted_name(broker: BrokerApi, state: Any) -> str | None:
         return str(state.name)
     topic = broker.topics.by_id(state.topic_id) if state.topic_id is not None else None
     return None if topic is None else topic.name
+
+
+async def create_partitions(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.ALTER, TOPIC, t.name)]
+    return await serve_allowed(
+        broker, ctx, body, handler, "topics", denied, "results", _grown_refused
+    )
+
+
+def _grown_refused(denied: Sequence[Any]) -> tuple[CreatePartitionsTopicResult, ...]:
+    return tuple(
+        CreatePartitionsTopicResult(
+            name=t.name, error_code=ErrorCode.topic_authorization_failed, error_message=None
+        )
+        for t in denied
+    )
+
+
+async def delete_records(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    denied = [t for t in body.topics if not allowed(az, ctx, Operation.DELETE, TOPIC, t.name)]
+    return await serve_allowed(
+        broker, ctx, body, handler, "topics", denied, "topics", _records_refused
+    )
+
+
+def _records_refused(denied: Sequence[Any]) -> tuple[DeleteRecordsTopicResult, ...]:
+    return tuple(
+        DeleteRecordsTopicResult(
+            name=t.name,
+            partitions=tuple(
+                DeleteRecordsPartitionResult(
+                    partition_index=p.partition_index,
+                    low_watermark=i64(-1),
+                    error_code=ErrorCode.topic_authorization_failed,
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in denied
+    )
