@@ -136,3 +136,19 @@ def test_cluster_describe_is_required(secured: BrokerThread) -> None:
     (result,) = call_as(secured, ALICE, request(4)).results
     assert result.error_code == ErrorCode.none
     assert result.log_dir == str(secured.log_dir.absolute())
+
+
+def test_kafka_python_admin_describes_the_log_dirs(broker: BrokerThread) -> None:
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        ((answer),) = admin.describe_log_dirs({"sized": [0]})
+    finally:
+        admin.close()
+    (log_dir,) = answer["log_dirs"]
+    assert log_dir["log_dir"] == str(broker.log_dir.absolute())
+    (topic,) = log_dir["topics"]
+    (partition,) = topic["partitions"]
+    assert (topic["name"], partition["partition_index"]) == ("sized", 0)
+    assert partition["partition_size"] == segment_bytes(broker.log_dir, "sized", 0)
