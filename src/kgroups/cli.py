@@ -94,6 +94,14 @@ def _parser() -> argparse.ArgumentParser:
 
     record_arguments(rdelete)
     _bootstrap(rdelete)
+    from kgroups.commands.log_dirs import add_arguments as log_dir_arguments
+
+    log_dirs = commands.add_parser("log-dirs", help="log directories (as kafka-log-dirs.sh)")
+    ldescribe = log_dirs.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
+        "describe", help="each broker's log directories and the size of their partitions"
+    )
+    log_dir_arguments(ldescribe)
+    _bootstrap(ldescribe)
 
     produce = commands.add_parser(
         "produce", help="produce lines of stdin", description="Produce each line of stdin."
@@ -337,6 +345,11 @@ def _run(args: argparse.Namespace) -> int:
         )
         print(text)
         return 0 if ok else 1
+    if args.command == "log-dirs":
+        from kgroups.commands import log_dirs
+
+        print(asyncio.run(log_dirs.run(args, security)))
+        return 0
     if args.command == "acls":
         from kgroups.commands import acls as acl_command
 
@@ -396,7 +409,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.action == "reset-offsets":
             if args.to_datetime is not None:
-                _check_datetime(args.to_datetime)
+                groups.check_datetime(args.to_datetime)
             print(
                 asyncio.run(
                     groups.reset_offsets(
@@ -479,17 +492,6 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_analytics(args)
     raise AssertionError(args.command)
-
-
-def _check_datetime(value: str) -> None:
-    from datetime import datetime
-
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
-        ) from None
 
 
 if __name__ == "__main__":
