@@ -55,7 +55,7 @@ from kgroups.postgres_store.security import (
 )
 from kgroups.postgres_store.store import Store, ending_stalled_transactions
 from kgroups.postgres_store.thread import StoreThread
-from kgroups.postgres_store.topics import delete_topic, list_topics
+from kgroups.postgres_store.topics import delete_topic, list_topics, set_topic_configs
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -458,6 +458,16 @@ class ClusterMember:
         if known is None or known.partitions < count:  # the turn could not read
             self._broker.topics.mirror_add(grown)
         return grown
+
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> Topic:
+        """Replace the topic's config overrides in the store, read the cluster;
+        every broker applies them to its logs at its next turn."""
+        changed = await self._control.run(lambda s: set_topic_configs(s, name, configs))
+        await self._turn(renew_due_only=True)
+        known = self._broker.topics.get(name)
+        if known is None or known.configs != changed.configs:  # the turn could not read
+            self._broker.topics.mirror_add(changed)
+        return changed
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:

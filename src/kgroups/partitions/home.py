@@ -142,3 +142,11 @@ class PartitionHome(Protocol):
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         """Delete the topics and their data; the errors of those that failed."""
         ...
+
+    async def alter_topic_configs(
+        self, topic: Topic, configs: dict[str, str], config: LogConfig
+    ) -> Topic:
+        """Replace the topic's config overrides (``configs``, checked already:
+        ``config`` is the log config they make) durably, and apply it to the
+        topic's logs here; the topic as registered now."""
+        ...

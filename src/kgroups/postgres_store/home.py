@@ -80,6 +80,10 @@ class ClusterMetadata(Protocol):
         """The topic grown in the store, with the new partitions' leaders elected."""
         ...
 
+    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> Topic:
+        """The topic with its config overrides replaced in the store."""
+        ...
+
 
 class StoreHome:
     leads_everything = False
@@ -156,6 +160,11 @@ class StoreHome:
         topics' log configs by name."""
         lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
         self.drop(lost, ErrorCode.not_leader_or_follower)
+        for tp, slog in self.logs.items():
+            # A topic's configs changed (by AlterConfigs on any broker) reach its logs.
+            config = configs.get(tp[0])
+            if config is not None and config is not slog.config and config != slog.config:
+                slog.config = config
         gained: dict[TopicPartition, int] = {}
         for tp, epoch in leading.items():
             if tp in self.logs or ends is None or tp not in ends:
@@ -402,6 +411,16 @@ class StoreHome:
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
+
+    async def alter_topic_configs(
+        self, topic: Topic, configs: dict[str, str], config: LogConfig
+    ) -> Topic:
+        changed = await self._metadata.set_topic_configs(topic.name, configs)
+        # The logs led here take it now; the other brokers at their next turn.
+        for (name, _p), slog in self.logs.items():
+            if name == topic.name:
+                slog.config = config
+        return changed
 
 
 def _epoch(batch: bytes) -> int:

@@ -82,18 +82,23 @@ def add_partitions(store: Store, name: str, total: int) -> Topic:
     return store.transaction(work)
 
 
-def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> None:
-    """Replace the topic's config overrides (the caller merges, as AlterConfigs)."""
+def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> Topic:
+    """Replace the topic's config overrides (the caller merges, as AlterConfigs);
+    the topic as stored now."""
 
-    def work(cur: Cur) -> None:
+    def work(cur: Cur) -> Topic:
         cur.execute(
-            "UPDATE kgroups_topics SET configs = %s WHERE name = %s",
+            "UPDATE kgroups_topics SET configs = %s WHERE name = %s RETURNING topic_id, partitions",
             (json.dumps(configs, sort_keys=True), name),
         )
-        if cur.rowcount != 1:
-            raise KafkaError(ErrorCode.unknown_topic_or_partition, name)
+        row = cur.fetchone()
+        if row is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
+            )
+        return Topic(name, row[0], int(row[1]), dict(configs))
 
-    store.transaction(work)
+    return store.transaction(work)
 
 
 def delete_topic(store: Store, name: str) -> None:

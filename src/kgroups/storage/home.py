@@ -255,6 +255,19 @@ class LocalHome:
         self.logs.adopt(topic.name, logs, first)
         return grown
 
+    async def alter_topic_configs(
+        self, topic: Topic, configs: dict[str, str], config: LogConfig
+    ) -> Topic:
+        try:
+            changed = await self._topics.set_configs(topic, configs)
+        except OSError as e:
+            raise storage_error("writing the topic registry", e) from e
+        for p in range(changed.partitions):
+            plog = self.logs.get(topic.name, p)
+            if plog is not None:
+                plog.update_config(config)
+        return changed
+
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         try:
             await self._topics.remove_all(topic.name for topic in doomed)
