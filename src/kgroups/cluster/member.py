@@ -37,7 +37,7 @@ from kgroups.cluster.store_queries import create_all, grow_topic, read_cluster_i
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
@@ -55,7 +55,7 @@ from kgroups.postgres_store.security import (
 )
 from kgroups.postgres_store.store import Store, ending_stalled_transactions
 from kgroups.postgres_store.thread import StoreThread
-from kgroups.postgres_store.topics import delete_topic, list_topics, set_topic_configs
+from kgroups.postgres_store.topics import alter_topic_configs, delete_topic, list_topics
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -459,15 +459,15 @@ class ClusterMember:
             self._broker.topics.mirror_add(grown)
         return grown
 
-    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> Topic:
+    async def alter_topic_configs(self, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
         """Replace the topic's config overrides in the store, read the cluster;
         every broker applies them to its logs at its next turn."""
-        changed = await self._control.run(lambda s: set_topic_configs(s, name, configs))
+        changed, config = await self._control.run(lambda s: alter_topic_configs(s, name, plan))
         await self._turn(renew_due_only=True)
         known = self._broker.topics.get(name)
         if known is None or known.configs != changed.configs:  # the turn could not read
             self._broker.topics.mirror_add(changed)
-        return changed
+        return changed, config
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:

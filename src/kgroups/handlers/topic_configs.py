@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.topics.names import Topic
 
 if TYPE_CHECKING:
@@ -37,32 +37,40 @@ async def alter_topic_configs(
     broker: BrokerApi, name: str, change: Change, *, validate_only: bool
 ) -> None:
     topic = broker.topics.get(name)
+    if topic is None and broker.cluster is not None:
+        await broker.cluster.refresh()  # created through another broker?
+        topic = broker.topics.get(name)
     if topic is None or broker.topics.is_reserved(name):
         raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist.")
-    before = broker.topic_config(topic)
-    overrides = change(topic.configs, before.to_topic_configs(), TOPIC_LIST_KEYS)
-    config = broker.default_log_config.with_overrides(overrides)  # INVALID_CONFIG
-    if topic.internal and config.cleanup_policy != before.cleanup_policy:
-        # Its coordinator created it compacted: deleting by age would cost
-        # groups their offsets, or transactions their state.
-        raise KafkaError(
-            ErrorCode.invalid_request,
-            f"Cannot change cleanup.policy of internal topic {name}; the broker sets it.",
-        )
+    default = broker.default_log_config
+    internal = topic.internal
+
+    def plan(overrides: Mapping[str, str]) -> tuple[dict[str, str], LogConfig]:
+        before = default.with_overrides(overrides)
+        wanted = change(overrides, before.to_topic_configs(), TOPIC_LIST_KEYS)
+        config = default.with_overrides(wanted)  # INVALID_CONFIG
+        if internal and config.cleanup_policy != before.cleanup_policy:
+            # Its coordinator created it compacted: deleting by age would cost
+            # groups their offsets, or transactions their state.
+            raise KafkaError(
+                ErrorCode.invalid_request,
+                f"Cannot change cleanup.policy of internal topic {name}; the broker sets it.",
+            )
+        return wanted, config
+
+    plan(topic.configs)  # refused here, before anything is written
     if validate_only:
         return
     broker.topics.reserve(name)
-    await asyncio.shield(asyncio.ensure_future(_apply(broker, topic, overrides, config)))
+    await asyncio.shield(asyncio.ensure_future(_apply(broker, topic, plan)))
 
 
-async def _apply(
-    broker: BrokerApi, topic: Topic, overrides: dict[str, str], config: LogConfig
-) -> None:
+async def _apply(broker: BrokerApi, topic: Topic, plan: ConfigPlan) -> None:
     try:
-        await broker.partitions.alter_topic_configs(topic, overrides, config)
+        changed = await broker.partitions.alter_topic_configs(topic, plan)
     except KafkaError as e:
-        log.error("changing the configs of topic %s failed: %s", topic.name, e)
+        log.warning("changing the configs of topic %s failed: %s", topic.name, e)
         raise
     finally:
         broker.topics.release(topic.name)
-    log.info("topic %s configs are now %s", topic.name, overrides)
+    log.info("topic %s configs are now %s", topic.name, changed.configs)

@@ -15,7 +15,7 @@ from typing import Any
 
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["BROKER_CONFIG_KEYS", "TOPIC_CONFIG_KEYS", "LogConfig"]
+__all__ = ["BROKER_CONFIG_KEYS", "TOPIC_CONFIG_KEYS", "ConfigPlan", "LogConfig"]
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -105,6 +105,12 @@ class LogConfig:
         if retention is not None and retention < 0:
             changes["retention_ms"] = -1
         return cls(**changes)
+
+
+ConfigPlan = Callable[[Mapping[str, str]], tuple[dict[str, str], LogConfig]]
+"""A topic's overrides now -> the overrides wanted and the log config they make
+(or a KafkaError); run where the overrides are read, so that no concurrent
+change is lost."""
 
 
 class _Spec:

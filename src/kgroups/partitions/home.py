@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kgroups.errors import KafkaError
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
 from kgroups.topics.names import Topic
@@ -143,10 +143,8 @@ class PartitionHome(Protocol):
         """Delete the topics and their data; the errors of those that failed."""
         ...
 
-    async def alter_topic_configs(
-        self, topic: Topic, configs: dict[str, str], config: LogConfig
-    ) -> Topic:
-        """Replace the topic's config overrides (``configs``, checked already:
-        ``config`` is the log config they make) durably, and apply it to the
-        topic's logs here; the topic as registered now."""
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        """Replace the topic's config overrides with what ``plan`` makes of
+        them, durably, and apply the log config to the topic's logs here; the
+        topic as registered now."""
         ...

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from kgroups.clock import Clock
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
@@ -80,8 +80,9 @@ class ClusterMetadata(Protocol):
         """The topic grown in the store, with the new partitions' leaders elected."""
         ...
 
-    async def set_topic_configs(self, name: str, configs: dict[str, str]) -> Topic:
-        """The topic with its config overrides replaced in the store."""
+    async def alter_topic_configs(self, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
+        """The topic with its config overrides replaced in the store by what
+        ``plan`` makes of them, and the log config they make."""
         ...
 
 
@@ -412,10 +413,8 @@ class StoreHome:
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
 
-    async def alter_topic_configs(
-        self, topic: Topic, configs: dict[str, str], config: LogConfig
-    ) -> Topic:
-        changed = await self._metadata.set_topic_configs(topic.name, configs)
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        changed, config = await self._metadata.alter_topic_configs(topic.name, plan)
         # The logs led here take it now; the other brokers at their next turn.
         for (name, _p), slog in self.logs.items():
             if name == topic.name:

@@ -13,6 +13,7 @@ import uuid
 from psycopg import errors
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.postgres_store.store import Cur, Store
 from kgroups.topics.names import Topic
 
@@ -97,6 +98,29 @@ def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> Topic
                 ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
             )
         return Topic(name, row[0], int(row[1]), dict(configs))
+
+    return store.transaction(work)
+
+
+def alter_topic_configs(store: Store, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
+    """Replace the topic's config overrides by what ``plan`` makes of those
+    stored, in one transaction, so that a change made meanwhile through
+    another broker is not lost; the topic as stored now, and its log config."""
+
+    def work(cur: Cur) -> tuple[Topic, LogConfig]:
+        cur.execute(
+            "SELECT topic_id, partitions, configs FROM kgroups_topics WHERE name = %s FOR UPDATE",
+            (name,),
+        )
+        row = cur.fetchone()
+        if row is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist.")
+        configs, config = plan(json.loads(row[2]))
+        cur.execute(
+            "UPDATE kgroups_topics SET configs = %s WHERE topic_id = %s",
+            (json.dumps(configs, sort_keys=True), row[0]),
+        )
+        return Topic(name, row[0], int(row[1]), dict(configs)), config
 
     return store.transaction(work)
 

@@ -35,7 +35,7 @@ from kgroups.clock import Clock
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
@@ -255,9 +255,8 @@ class LocalHome:
         self.logs.adopt(topic.name, logs, first)
         return grown
 
-    async def alter_topic_configs(
-        self, topic: Topic, configs: dict[str, str], config: LogConfig
-    ) -> Topic:
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        configs, config = plan(topic.configs)
         try:
             changed = await self._topics.set_configs(topic, configs)
         except OSError as e:
