@@ -164,6 +164,15 @@ def _parser() -> argparse.ArgumentParser:
         acl_command.add_arguments(sub, action)
         _bootstrap(sub)
 
+    from kgroups.commands import configs as config_command
+
+    configs = commands.add_parser("configs", help="describe, alter configs (kafka-configs.sh)")
+    config_commands = configs.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action in ("describe", "alter"):
+        sub = config_commands.add_parser(action, help=f"{action} a resource's configs")
+        config_command.add_arguments(sub, action)
+        _bootstrap(sub)
+
     users = commands.add_parser(
         "users",
         help="SCRAM users of a broker or cluster, or of a stopped broker's data directory",
@@ -342,6 +351,11 @@ def _run(args: argparse.Namespace) -> int:
 
         print(asyncio.run(acl_command.run(args.bootstrap_server, args, security=security)))
         return 0
+    if args.command == "configs":
+        from kgroups.commands import configs
+
+        print(asyncio.run(configs.run(args, security)))
+        return 0
     if args.command == "users":
         from kgroups.commands import users
 
@@ -396,7 +410,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.action == "reset-offsets":
             if args.to_datetime is not None:
-                _check_datetime(args.to_datetime)
+                groups.check_datetime(args.to_datetime)
             print(
                 asyncio.run(
                     groups.reset_offsets(
@@ -479,17 +493,6 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_analytics(args)
     raise AssertionError(args.command)
-
-
-def _check_datetime(value: str) -> None:
-    from datetime import datetime
-
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
-        ) from None
 
 
 if __name__ == "__main__":

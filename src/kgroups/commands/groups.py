@@ -405,3 +405,15 @@ async def delete_offsets(
     finally:
         await admin.close()
     return f"Deleted the committed offsets of group '{group}' for {topic_spec}."
+
+
+def check_datetime(value: str) -> None:
+    """Refuse a --to-datetime that is not ISO 8601 before anything is asked."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
+        ) from None
