@@ -1,6 +1,6 @@
-"""Topic configs changed in a cluster: kept in the store, reported by every
-broker, and applied by the partition's leader at its next read of the
-cluster, whichever broker took the request and without leadership moving."""
+"""Topic and group configs changed in a cluster: kept in the store, reported
+by every broker, and applied by the partition's leader at its next read of
+the cluster, whichever broker took the request and without leadership moving."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from cluster_brokers import (
     running_cluster,
     wait_for,
 )
-from config_admin_wire import APPEND, DELETE, SET, TOPIC, configs, incremental, legacy
+from config_admin_wire import APPEND, DELETE, GROUP, SET, TOPIC, configs, incremental, legacy
 
 from kgroups.errors import ErrorCode
 
 NONE = ErrorCode.none
 DYNAMIC_TOPIC_CONFIG = 1
+GROUP_CONFIG = 8
 
 
 def test_changed_configs_reach_every_broker_and_the_leaders_log(
@@ -69,3 +70,16 @@ def test_changed_configs_reach_every_broker_and_the_leaders_log(
         assert now["cleanup.policy"] == ("delete", 5)
         assert now["max.message.bytes"][1] == 5
         assert produce(ports[leader], "t", 0, b"x" * 300)[0] == NONE
+
+        # A group's configs: in the store, seen by every broker.
+        session = [("consumer.session.timeout.ms", SET, "50000")]
+        assert incremental(ports[1], [(GROUP, "g", session)]) == [("g", NONE, None)]
+        for port in ports.values():
+            wait_for(
+                lambda port=port: (
+                    configs(port, GROUP, "g")["consumer.session.timeout.ms"]
+                    == ("50000", GROUP_CONFIG)
+                )
+            )
+        refused = incremental(ports[2], [(GROUP, "g", [("consumer.session.timeout.ms", SET, "1")])])
+        assert refused[0][1] == ErrorCode.invalid_config

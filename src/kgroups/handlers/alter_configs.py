@@ -26,6 +26,7 @@ from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourc
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.config_ops import ConfigOp, apply_ops, check_ops
+from kgroups.handlers.group_configs import GROUP, alter_group_configs
 from kgroups.handlers.topic_configs import Change, alter_topic_configs
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ BROKER = 4
 # Change a resource's configs (raising KafkaError), or only check with validate_only.
 ResourceAlter = Callable[..., Awaitable[None]]
 
-_ALTERS: dict[int, ResourceAlter] = {TOPIC: alter_topic_configs}
+_ALTERS: dict[int, ResourceAlter] = {TOPIC: alter_topic_configs, GROUP: alter_group_configs}
 
 
 async def incremental_alter(

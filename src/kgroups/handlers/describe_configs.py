@@ -1,4 +1,4 @@
-"""DescribeConfigs for topics (effective log configs) and the broker."""
+"""DescribeConfigs for topics (effective log configs), groups and the broker."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from kio.schema.describe_configs.v4.response import (
     DescribeConfigsResult,
 )
 
+from kgroups.config.group_config import group_config_defaults
 from kgroups.config.sensitive import is_sensitive
 from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
 
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 # Config sources as Kafka numbers them.
 TOPIC_CONFIG = 1
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+GROUP_CONFIG = 8
 # Config types as Kafka numbers them (KIP-569).
 UNKNOWN_TYPE = 0
 PASSWORD_TYPE = 9
@@ -47,6 +50,12 @@ async def handle(
                     (k, v, TOPIC_CONFIG if k in topic.configs else DEFAULT_CONFIG)
                     for k, v in sorted(effective.items())
                 ]
+        elif resource.resource_type == GROUP:
+            own = broker.dynamic_configs.get(GROUP, resource.resource_name)
+            entries = [
+                (k, own.get(k, v), GROUP_CONFIG if k in own else DEFAULT_CONFIG)
+                for k, v in group_config_defaults(broker.config).items()
+            ]
         elif resource.resource_type == BROKER:
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"

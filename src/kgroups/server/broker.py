@@ -11,6 +11,7 @@ import uuid
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
+from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
@@ -60,6 +61,8 @@ class Broker:
         self.faults = Faults()
         # Where the partitions live: decided here, once (see partition_homes).
         self.partitions, self.cluster = open_partition_home(self)
+        # Groups' and brokers' dynamic configs: in a file alone, in the store in a cluster.
+        self.dynamic_configs = DynamicConfigs(self.log_dir if self.cluster is None else None)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
