@@ -100,7 +100,11 @@ def test_group_configs_are_checked_described_and_used(tmp_path: Path) -> None:
             ("g", INVALID_CONFIG, f"Can't APPEND to key {SESSION} because its type is not LIST."),
         ]
         assert incremental(port, [(GROUP, "g", [(HEARTBEAT, DELETE, None)])]) == [("g", NONE, None)]
-        assert legacy(port, [(GROUP, "h", {SESSION: "55000"})]) == [("h", NONE, None)]
+        # AlterConfigs knows topics and brokers only, as in Kafka.
+        assert legacy(port, [(GROUP, "h", {SESSION: "55000"})]) == [
+            ("h", ErrorCode.invalid_request, "Unknown resource type 32")
+        ]
+        assert incremental(port, [(GROUP, "h", [(SESSION, SET, "55000")])]) == [("h", NONE, None)]
     finally:
         b.stop()
     b = BrokerThread(tmp_path / "data").start()

@@ -24,6 +24,7 @@ from kio.schema.incremental_alter_configs.v1 import (
 from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourceResponse
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.handlers.broker_configs import alter_broker_configs, check_broker_name
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.config_ops import ConfigOp, apply_ops, check_ops
 from kgroups.handlers.group_configs import GROUP, alter_group_configs
@@ -42,7 +43,11 @@ BROKER = 4
 # Change a resource's configs (raising KafkaError), or only check with validate_only.
 ResourceAlter = Callable[..., Awaitable[None]]
 
-_ALTERS: dict[int, ResourceAlter] = {TOPIC: alter_topic_configs, GROUP: alter_group_configs}
+_ALTERS: dict[int, ResourceAlter] = {
+    TOPIC: alter_topic_configs,
+    GROUP: alter_group_configs,
+    BROKER: alter_broker_configs,
+}
 
 
 async def incremental_alter(
@@ -106,6 +111,7 @@ async def alter(
             ops,
             replace,
             request.validate_only,
+            legacy=True,
         )
         results.append(
             LegacyResult(
@@ -126,10 +132,17 @@ async def _alter_one(
     ops: list[ConfigOp],
     change: Change,
     validate_only: bool,
+    *,
+    legacy: bool = False,
 ) -> tuple[ErrorCode, str | None]:
     if duplicated:
         return ErrorCode.invalid_request, "Each resource must appear at most once."
     try:
+        if legacy:  # AlterConfigs knows topics and brokers, each broker its own only
+            if rtype == BROKER:
+                check_broker_name(broker, name)
+            elif rtype != TOPIC:
+                raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {rtype}")
         check_ops(ops)
         alter_resource = _ALTERS.get(rtype)
         if alter_resource is None:

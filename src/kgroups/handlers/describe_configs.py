@@ -10,6 +10,7 @@ from kio.schema.describe_configs.v4.response import (
     DescribeConfigsResult,
 )
 
+from kgroups.config.dynamic_broker import DYNAMIC_BROKER_KEYS
 from kgroups.config.group_config import group_config_defaults
 from kgroups.config.sensitive import is_sensitive
 from kgroups.errors import ErrorCode
@@ -25,6 +26,8 @@ BROKER = 4
 GROUP = 32
 # Config sources as Kafka numbers them.
 TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 GROUP_CONFIG = 8
@@ -60,9 +63,7 @@ async def handle(
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"
             else:
-                entries = [
-                    (k, v, STATIC_BROKER_CONFIG) for k, v in broker.config.describe().items()
-                ]
+                entries = _broker_entries(broker, resource.resource_name)
         else:
             error, message = ErrorCode.invalid_request, "Unsupported resource type"
         keys = resource.configuration_keys
@@ -76,7 +77,7 @@ async def handle(
                     DescribeConfigsResourceResult(
                         name=k,
                         value=v,
-                        read_only=resource.resource_type == BROKER,
+                        read_only=resource.resource_type == BROKER and k not in DYNAMIC_BROKER_KEYS,
                         config_source=i8(source),
                         is_sensitive=sensitive,
                         synonyms=(),
@@ -90,3 +91,24 @@ async def handle(
             )
         )
     return DescribeConfigsResponse(throttle_time=NO_THROTTLE, results=tuple(results))
+
+
+def _broker_entries(broker: BrokerApi, name: str) -> list[tuple[str, str | None, int]]:
+    """A broker's settings with their source, dynamic ones first (KIP-226);
+    the cluster-wide default (empty name) lists only what it sets, as Kafka."""
+    default = broker.dynamic_configs.get(BROKER, "")
+    if not name:
+        return [(k, v, DYNAMIC_DEFAULT_BROKER_CONFIG) for k, v in sorted(default.items())]
+    own = broker.dynamic_configs.get(BROKER, name)
+    return [
+        (
+            k,
+            v,
+            DYNAMIC_BROKER_CONFIG
+            if k in own
+            else DYNAMIC_DEFAULT_BROKER_CONFIG
+            if k in default
+            else STATIC_BROKER_CONFIG,
+        )
+        for k, v in broker.effective_config.describe().items()
+    ]

@@ -143,6 +143,11 @@ class PartitionHome(Protocol):
         """Delete the topics and their data; the errors of those that failed."""
         ...
 
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        """The topics' log configs changed (new broker defaults): apply them
+        to the logs here, by topic name."""
+        ...
+
     async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
         """Replace the topic's config overrides with what ``plan`` makes of
         them, durably, and apply the log config to the topic's logs here; the

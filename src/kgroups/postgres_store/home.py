@@ -413,6 +413,12 @@ class StoreHome:
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
 
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        for (name, _p), slog in self.logs.items():
+            config = configs.get(name)
+            if config is not None:
+                slog.config = config
+
     async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
         changed, config = await self._metadata.alter_topic_configs(topic.name, plan)
         # The logs led here take it now; the other brokers at their next turn.

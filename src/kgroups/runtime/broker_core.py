@@ -44,6 +44,8 @@ class BrokerCore(Protocol):
     topics: TopicRegistry
     dynamic_configs: DynamicConfigs
     """Groups' and brokers' configs changed at run time (IncrementalAlterConfigs)."""
+    effective_config: BrokerConfig
+    """``config`` with the dynamic broker configs over it."""
     partitions: PartitionHome
     """Where the partitions live: ``log`` to reach one, ``appended`` after each append."""
     producer_ids: ProducerIdManager

@@ -255,6 +255,14 @@ class LocalHome:
         self.logs.adopt(topic.name, logs, first)
         return grown
 
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        for topic in self._topics:
+            config = configs.get(topic.name)
+            for p in range(topic.partitions):
+                plog = self.logs.get(topic.name, p)
+                if config is not None and plog is not None:
+                    plog.update_config(config)
+
     async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
         configs, config = plan(topic.configs)
         try:
