@@ -1,5 +1,5 @@
-"""Topic and group configs changed in a cluster: kept in the store, reported
-by every broker, and applied by the partition's leader at its next read of
+"""Topic, group and broker configs changed in a cluster: kept in the store,
+reported by every broker, and applied by the partition's leader at its next read of
 the cluster, whichever broker took the request and without leadership moving."""
 
 from __future__ import annotations
@@ -16,7 +16,17 @@ from cluster_brokers import (
     running_cluster,
     wait_for,
 )
-from config_admin_wire import APPEND, DELETE, GROUP, SET, TOPIC, configs, incremental, legacy
+from config_admin_wire import (
+    APPEND,
+    BROKER,
+    DELETE,
+    GROUP,
+    SET,
+    TOPIC,
+    configs,
+    incremental,
+    legacy,
+)
 
 from kgroups.errors import ErrorCode
 
@@ -83,3 +93,17 @@ def test_changed_configs_reach_every_broker_and_the_leaders_log(
             )
         refused = incremental(ports[2], [(GROUP, "g", [("consumer.session.timeout.ms", SET, "1")])])
         assert refused[0][1] == ErrorCode.invalid_config
+
+        # The cluster-wide broker default, set through one broker, reaches
+        # the other and the topics' configs there; a broker's own on itself.
+        default = [("log.retention.ms", SET, "3000")]
+        assert incremental(ports[1], [(BROKER, "", default)]) == [("", NONE, None)]
+        wait_for(lambda: configs(ports[2], TOPIC, "t")["retention.ms"][0] == "3000")
+        own = [("log.retention.ms", SET, "4000")]
+        assert incremental(ports[2], [(BROKER, "2", own)]) == [("2", NONE, None)]
+        assert configs(ports[2], TOPIC, "t")["retention.ms"][0] == "4000"
+        assert configs(ports[1], TOPIC, "t")["retention.ms"][0] == "3000"
+        refused = incremental(ports[1], [(BROKER, "2", own)])
+        assert refused == [
+            ("2", ErrorCode.invalid_request, "Unexpected broker id, expected 1, but received 2")
+        ]

@@ -84,3 +84,32 @@ def test_refusals(broker: BrokerThread, capsys: pytest.CaptureFixture[str]) -> N
     ]
     assert main([*argv, *b]) == 2
     assert "--entity-default is for --entity-type brokers" in capsys.readouterr().err
+
+
+def test_brokers_and_groups(broker: BrokerThread, capsys: pytest.CaptureFixture[str]) -> None:
+    b = ["--bootstrap-server", broker.bootstrap]
+    default = ["--entity-type", "brokers", "--entity-default"]
+    assert main(["configs", "alter", *default, "--add-config", "log.retention.ms=1000", *b]) == 0
+    assert capsys.readouterr().out == "Completed updating config for default brokers.\n"
+    assert main(["configs", "describe", *default, *b]) == 0
+    assert capsys.readouterr().out == (
+        "Dynamic configs for default brokers are:\n"
+        "  log.retention.ms=1000 sensitive=false source=DYNAMIC_DEFAULT_BROKER_CONFIG\n"
+    )
+    me = ["--entity-type", "brokers", "--entity-name", str(broker.config.broker_id)]
+    assert main(["configs", "alter", *me, "--add-config", "listeners=PLAINTEXT://:1", *b]) == 1
+    assert "INVALID_REQUEST: Cannot update these configs dynamically" in capsys.readouterr().err
+    group = ["--entity-type", "groups", "--entity-name", "g"]
+    argv = ["configs", "alter", *group, "--add-config", "consumer.heartbeat.interval.ms=6000"]
+    assert main([*argv, *b]) == 0
+    capsys.readouterr()
+    assert main(["configs", "describe", *group, "--output", "json", *b]) == 0
+    assert json.loads(capsys.readouterr().out) == [
+        {
+            "name": "consumer.heartbeat.interval.ms",
+            "value": "6000",
+            "source": "GROUP_CONFIG",
+            "sensitive": False,
+            "read_only": False,
+        }
+    ]
