@@ -99,3 +99,32 @@ def test_broker_configs_per_broker_and_default(tmp_path: Path) -> None:
         assert configs(b.port, TOPIC, "t")["max.message.bytes"][0] == "2000000"
     finally:
         b.stop()
+
+
+def test_synonyms_in_kafka_order(tmp_path: Path) -> None:
+    b = BrokerThread(tmp_path / "data", log_retention_hours=100).start()
+    try:
+        port, me = b.port, str(b.config.broker_id)
+        assert create(port, "t", 1, retention_ms="1000").error_code == NONE
+        assert incremental(port, [(BROKER, "", [("log.retention.ms", SET, "2000")])]) == [
+            ("", NONE, None)
+        ]
+        assert incremental(port, [(BROKER, me, [("log.retention.minutes", SET, "3")])]) == [
+            (me, NONE, None)
+        ]
+        result = described(port, TOPIC, "t", synonyms=True, keys=["retention.ms", "segment.ms"])
+        found = {c.name: c for c in result.configs}
+        assert [(s.name, s.value, s.source) for s in found["retention.ms"].synonyms] == [
+            ("retention.ms", "1000", 1),
+            ("log.retention.ms", "2000", DYNAMIC_DEFAULT_BROKER_CONFIG),
+            ("log.retention.minutes", "3", DYNAMIC_BROKER_CONFIG),
+            ("log.retention.hours", "100", 4),
+            ("log.retention.hours", "168", 5),
+        ]
+        assert found["segment.ms"].config_source == 5
+        assert [(s.name, s.source) for s in found["segment.ms"].synonyms] == [("log.roll.hours", 5)]
+        # The topic's override gone, its value and source are the broker's.
+        assert incremental(port, [(TOPIC, "t", [("retention.ms", 1, None)])]) == [("t", NONE, None)]
+        assert configs(port, TOPIC, "t")["retention.ms"] == ("2000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+    finally:
+        b.stop()

@@ -8,6 +8,7 @@ from kio.schema.describe_configs.v4 import DescribeConfigsRequest, DescribeConfi
 from kio.schema.describe_configs.v4.response import (
     DescribeConfigsResourceResult,
     DescribeConfigsResult,
+    DescribeConfigsSynonym,
 )
 
 from kgroups.config.dynamic_broker import DYNAMIC_BROKER_KEYS
@@ -15,6 +16,7 @@ from kgroups.config.group_config import group_config_defaults
 from kgroups.config.sensitive import is_sensitive
 from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.config_synonyms import broker_synonyms, topic_synonyms
 from kgroups.protocol.types import i8
 
 if TYPE_CHECKING:
@@ -25,7 +27,6 @@ TOPIC = 2
 BROKER = 4
 GROUP = 32
 # Config sources as Kafka numbers them.
-TOPIC_CONFIG = 1
 DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
@@ -43,14 +44,18 @@ async def handle(
     for resource in request.resources:
         error, message = ErrorCode.none, None
         entries: list[tuple[str, str | None, int]] = []
+        synonyms: dict[str, list[tuple[str, str | None, int]]] = {}
         if resource.resource_type == TOPIC:
             topic = broker.topics.get(resource.resource_name)
             if topic is None:
                 error, message = ErrorCode.unknown_topic_or_partition, "Unknown topic"
             else:
                 effective = broker.topic_config(topic).to_topic_configs()
+                synonyms = {k: topic_synonyms(broker, k, topic.configs) for k in effective}
+                # The value's source is its first synonym's (the topic's own, a
+                # dynamic broker default, server.properties, the built-in default).
                 entries = [
-                    (k, v, TOPIC_CONFIG if k in topic.configs else DEFAULT_CONFIG)
+                    (k, v, synonyms[k][0][2] if synonyms[k] else DEFAULT_CONFIG)
                     for k, v in sorted(effective.items())
                 ]
         elif resource.resource_type == GROUP:
@@ -64,6 +69,7 @@ async def handle(
                 error, message = ErrorCode.invalid_request, "Unknown broker id"
             else:
                 entries = _broker_entries(broker, resource.resource_name)
+                synonyms = {k: broker_synonyms(broker, (k,)) for k, _v, _s in entries}
         else:
             error, message = ErrorCode.invalid_request, "Unsupported resource type"
         keys = resource.configuration_keys
@@ -80,7 +86,14 @@ async def handle(
                         read_only=resource.resource_type == BROKER and k not in DYNAMIC_BROKER_KEYS,
                         config_source=i8(source),
                         is_sensitive=sensitive,
-                        synonyms=(),
+                        synonyms=tuple(
+                            DescribeConfigsSynonym(
+                                name=name, value=None if sensitive else value, source=i8(origin)
+                            )
+                            for name, value, origin in synonyms.get(k, ())
+                        )
+                        if request.include_synonyms
+                        else (),
                         config_type=i8(PASSWORD_TYPE if sensitive else UNKNOWN_TYPE),
                         documentation=None,
                     )
