@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import logging
 import sys
@@ -94,6 +95,14 @@ def _parser() -> argparse.ArgumentParser:
 
     record_arguments(rdelete)
     _bootstrap(rdelete)
+    from kgroups.commands.log_dirs import add_arguments as log_dir_arguments
+
+    log_dirs = commands.add_parser("log-dirs", help="log directories (as kafka-log-dirs.sh)")
+    ldescribe = log_dirs.add_subparsers(dest="action", metavar="ACTION", required=True).add_parser(
+        "describe", help="each broker's log directories and the size of their partitions"
+    )
+    log_dir_arguments(ldescribe)
+    _bootstrap(ldescribe)
 
     produce = commands.add_parser(
         "produce", help="produce lines of stdin", description="Produce each line of stdin."
@@ -166,11 +175,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from kgroups.commands import configs as config_command
 
-    configs = commands.add_parser("configs", help="describe, alter configs (kafka-configs.sh)")
-    config_commands = configs.add_subparsers(dest="action", metavar="ACTION", required=True)
-    for action in ("describe", "alter"):
-        sub = config_commands.add_parser(action, help=f"{action} a resource's configs")
-        config_command.add_arguments(sub, action)
+    for sub in config_command.add_parsers(commands):
         _bootstrap(sub)
 
     users = commands.add_parser(
@@ -333,10 +338,9 @@ def _run(args: argparse.Namespace) -> int:
         return dev_cluster.run(
             args.brokers, args.base_port, args.data_dir, args.log_level, ha=args.ha
         )
-    if args.command == "topics":
-        from kgroups.commands import topics
-
-        print(asyncio.run(topics.run(args, security)))
+    if args.command in ("topics", "log-dirs", "configs"):  # each prints what run answers
+        command = importlib.import_module(f"kgroups.commands.{args.command.replace('-', '_')}")
+        print(asyncio.run(command.run(args, security)))
         return 0
     if args.command == "records":
         from kgroups.commands import records
@@ -350,11 +354,6 @@ def _run(args: argparse.Namespace) -> int:
         from kgroups.commands import acls as acl_command
 
         print(asyncio.run(acl_command.run(args.bootstrap_server, args, security=security)))
-        return 0
-    if args.command == "configs":
-        from kgroups.commands import configs
-
-        print(asyncio.run(configs.run(args, security)))
         return 0
     if args.command == "users":
         from kgroups.commands import users

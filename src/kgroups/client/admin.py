@@ -1,6 +1,7 @@
 """Administration over the wire: the calls behind `kgroups groups ...`, the
-offset look-ups of `kgroups topics describe` and `kgroups consume`, and
-`kgroups topics alter`, `kgroups records delete` and `kgroups configs`.
+offset look-ups of `kgroups topics describe` and `kgroups consume`,
+`kgroups topics alter`, `kgroups records delete`, `kgroups log-dirs describe`
+and `kgroups configs`, and the producers of partitions (DescribeProducers).
 
 Speaks only the Kafka protocol, so it works against any Kafka cluster.
 """
@@ -41,7 +42,9 @@ from kgroups.client.config_admin import (
     incremental_alter_configs,
 )
 from kgroups.client.connection import BrokerConnection
+from kgroups.client.log_dirs import LogDirDescription, describe_log_dirs
 from kgroups.client.partition_admin import create_partitions, delete_records
+from kgroups.client.producer_states import ProducerState, describe_producers
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
@@ -246,6 +249,22 @@ class Admin:
     ) -> list[ConfigEntry]:
         """The configs of a (type, name) resource, as DescribeConfigs reports them."""
         return await describe_configs(self.cluster, resource, synonyms=synonyms)
+
+    async def describe_log_dirs(
+        self,
+        brokers: Iterable[int] | None = None,
+        partitions: Mapping[str, Iterable[int]] | None = None,
+    ) -> dict[int, list[LogDirDescription] | KafkaError]:
+        """Each broker's log directories (all brokers by default) with the
+        size of the partitions asked for (None: all of them), or its error."""
+        return await describe_log_dirs(self.cluster, brokers, partitions)
+
+    async def describe_producers(
+        self, partitions: Iterable[TopicPartition], broker: int | None = None
+    ) -> dict[TopicPartition, list[ProducerState] | KafkaError]:
+        """The active producers of each partition, asked of its leader (or of
+        ``broker``), or the error."""
+        return await describe_producers(self.cluster, partitions, broker)
 
     async def commit(self, group: str, offsets: dict[TopicPartition, int]) -> None:
         """A standalone commit (no generation, no member), as admin tools do."""

@@ -57,7 +57,10 @@ class LeaseState:
         # always has session - heartbeat - margin of validity in hand.
         margin = heartbeat_interval_ms // 2 if margin_ms is None else margin_ms
         if session_timeout_ms <= heartbeat_interval_ms + margin:
-            raise ValueError("broker.session.timeout.ms must exceed the heartbeat interval")
+            raise ValueError(
+                "broker.session.timeout.ms must exceed broker.heartbeat.interval.ms plus "
+                "half of it (the margin a lease is trusted within)"
+            )
         self.broker_id = broker_id
         self._clock = clock
         self._heartbeat_ms = heartbeat_interval_ms

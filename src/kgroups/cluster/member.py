@@ -134,6 +134,9 @@ class ClusterMember:
         # Fires when the lease can no longer be vouched for (see _arm_step_down).
         self._step_down: asyncio.TimerHandle | None = None
         self._security_version: int | None = None
+        # Topics this broker made while a read of the store was out: that read
+        # may not show them, and must not make them look deleted.
+        self._made_during_read: dict[str, Topic] = {}
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -205,6 +208,7 @@ class ClusterMember:
                 give_away = await self._let_go_of_surplus() if self._move_live else frozenset()
                 held = self.home.held()
                 known = self._security_version
+                self._made_during_read.clear()  # what was made before, this read shows
                 view = await self._control.run(lambda s: self._read(s, give_away, held, known))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
@@ -291,7 +295,11 @@ class ClusterMember:
         else:
             self._move_live = False
         self.leaders = {(p.topic, p.partition): p for p in view.leaders}
-        gone = self._broker.topics.mirror(view.topics)
+        topics = {t.name: t for t in view.topics}
+        for name, topic in self._made_during_read.items():
+            topics.setdefault(name, topic)
+        self._made_during_read.clear()
+        gone = self._broker.topics.mirror(topics.values())
         self._broker.dynamic_configs.replace(view.configs)  # before the logs' configs
         self.lease.observe(
             LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
@@ -435,6 +443,7 @@ class ClusterMember:
             raise failed[topic.name]
         created = next((t for t in stored if t.name == topic.name), topic)
         self._broker.topics.mirror_add(created)
+        self._made_during_read[created.name] = created
         self.poke()
         return created
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from kgroups.client.admin import Admin
 from kgroups.client.config_admin import (
@@ -28,7 +29,7 @@ from kgroups.client.config_admin import (
 from kgroups.client.security import ClientSecurity
 from kgroups.commands.usage import UsageError
 
-__all__ = ["add_arguments", "parse_pairs", "run"]
+__all__ = ["add_arguments", "add_parsers", "parse_pairs", "run"]
 
 _TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP}
 _SINGULAR = {"topics": "topic", "brokers": "broker", "groups": "group"}
@@ -45,6 +46,18 @@ _SOURCES = {
     8: "GROUP_CONFIG",
 }
 _STATIC = frozenset({4, 5})
+
+
+def add_parsers(commands: Any) -> list[argparse.ArgumentParser]:
+    """``configs describe`` and ``configs alter`` under the CLI's commands."""
+    configs = commands.add_parser("configs", help="describe, alter configs (kafka-configs.sh)")
+    actions = configs.add_subparsers(dest="action", metavar="ACTION", required=True)
+    parsers = []
+    for action in ("describe", "alter"):
+        parser = actions.add_parser(action, help=f"{action} a resource's configs")
+        add_arguments(parser, action)
+        parsers.append(parser)
+    return parsers
 
 
 def add_arguments(parser: argparse.ArgumentParser, action: str) -> None:

@@ -26,6 +26,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     )
 
 
+def check_datetime(value: str) -> None:
+    """``--to-datetime`` as reset-offsets takes it: ISO 8601."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
+        ) from None
+
+
 async def list_groups(
     bootstrap: str, states: list[str], output: str, security: ClientSecurity = PLAINTEXT
 ) -> str:
@@ -405,15 +415,3 @@ async def delete_offsets(
     finally:
         await admin.close()
     return f"Deleted the committed offsets of group '{group}' for {topic_spec}."
-
-
-def check_datetime(value: str) -> None:
-    """Refuse a --to-datetime that is not ISO 8601 before anything is asked."""
-    from datetime import datetime
-
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(
-            f"--to-datetime {value!r} is not ISO 8601, e.g. 2026-11-23T12:00:00+00:00"
-        ) from None

@@ -157,6 +157,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("socket.request.max.bytes", integer, 104857600, "Largest request accepted.", 1),
     Setting("message.max.bytes", integer, 1048588, "Largest record batch.", 0),
     Setting("fetch.max.bytes", integer, 57671680, "Largest fetch response.", 1024),
+    Setting(
+        "max.request.partition.size.limit",
+        integer,
+        2000,
+        "Most partitions in a DescribeTopicPartitions response.",
+        1,
+    ),
     Setting("connections.max.idle.ms", integer, 600000, "Close connections idle this long.", 1),
     Setting("max.connections", integer, INT_MAX, "Connections the broker accepts.", 0),
     Setting("max.connections.per.ip", integer, INT_MAX, "Connections from one address.", 0),

@@ -21,7 +21,7 @@ leader epoch and the log end they expect, checked by the store at commit.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ from kgroups.errors import KafkaError
 from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.log_dirs import LogDir
 from kgroups.topics.names import Topic
 
 __all__ = ["LeadershipChange", "PartitionHome"]
@@ -120,6 +121,13 @@ class PartitionHome(Protocol):
         """Move the log start of each partition led here up to its offset
         (DeleteRecords), durably; each one's log start now, or why not
         (OFFSET_OUT_OF_RANGE past the high watermark, NOT_LEADER_OR_FOLLOWER)."""
+        ...
+
+    async def describe_log_dirs(
+        self, partitions: Collection[TopicPartition] | None
+    ) -> list[LogDir]:
+        """The log directories, each with the sizes of the partitions served
+        here that were asked for (None: all of them), for DescribeLogDirs."""
         ...
 
     # -- topics ----------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
 
 from kgroups.clock import Clock
@@ -30,10 +30,12 @@ from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.log_dirs import LogDir, wanted
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.postgres_store.aborted_txns import aborted_transactions
 from kgroups.postgres_store.epoch_reads import end_offset_for_epoch, log_start_epoch
 from kgroups.postgres_store.fencing import Writer, still_leads
+from kgroups.postgres_store.log_sizes import partition_sizes, store_log_dir
 from kgroups.postgres_store.maintenance import StoreMaintenance
 from kgroups.postgres_store.reads import batch_at_timestamp, max_timestamp_batch, read
 from kgroups.postgres_store.store import Store
@@ -106,6 +108,7 @@ class StoreHome:
         self._retention_s = retention_check_ms / 1000
         self._cleaner_s = None if cleaner_backoff_ms is None else cleaner_backoff_ms / 1000
         self._reads = StoreThread(url, "kgroups-store-reads")
+        self._log_dir = store_log_dir(url)
         self.writer = StoreWriter(
             StoreThread(url, "kgroups-store-writer"),
             metadata.writer,
@@ -294,6 +297,19 @@ class StoreHome:
             return out
 
         return await self._reads.run(work)
+
+    async def describe_log_dirs(
+        self, partitions: Collection[TopicPartition] | None
+    ) -> list[LogDir]:
+        """One directory, the store: the stored bytes of the partitions led
+        here. Its volume is the database server's, which it does not tell."""
+        led = wanted((tp for tp, slog in self.logs.items() if slog.failed is None), partitions)
+        try:
+            sizes = await self._reads.run(lambda s: partition_sizes(s, led))
+        except Exception as e:  # the store cannot answer now
+            log.warning("cannot read partition sizes from the store: %s", e)
+            return [LogDir(self._log_dir, ErrorCode.kafka_storage_error)]
+        return [LogDir(self._log_dir, sizes={tp: sizes.get(tp, 0) for tp in led})]
 
     async def delete_records(
         self, offsets: Mapping[TopicPartition, int]

@@ -56,6 +56,7 @@ CREATE_ACLS = 30
 DELETE_ACLS = 31
 DESCRIBE_CONFIGS = 32
 ALTER_CONFIGS = 33
+DESCRIBE_LOG_DIRS = 35
 SASL_AUTHENTICATE = 36
 CREATE_PARTITIONS = 37
 DELETE_GROUPS = 42
@@ -64,10 +65,12 @@ OFFSET_DELETE = 47
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 ALTER_USER_SCRAM_CREDENTIALS = 51
 DESCRIBE_CLUSTER = 60
+DESCRIBE_PRODUCERS = 61
 DESCRIBE_TRANSACTIONS = 65
 LIST_TRANSACTIONS = 66
 CONSUMER_GROUP_HEARTBEAT = 68
 CONSUMER_GROUP_DESCRIBE = 69
+DESCRIBE_TOPIC_PARTITIONS = 75
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -104,6 +107,8 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DELETE_ACLS, "DeleteAcls", 1, 3),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
         ApiRange(ALTER_CONFIGS, "AlterConfigs", 0, 2),
+        # v5 flags cordoned log directories (not in Kafka 4.0); kgroups has none.
+        ApiRange(DESCRIBE_LOG_DIRS, "DescribeLogDirs", 1, 4),
         ApiRange(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2),
         ApiRange(CREATE_PARTITIONS, "CreatePartitions", 0, 3),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
@@ -112,10 +117,12 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0),
         ApiRange(ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0),
         ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
+        ApiRange(DESCRIBE_PRODUCERS, "DescribeProducers", 0, 0),
         ApiRange(DESCRIBE_TRANSACTIONS, "DescribeTransactions", 0, 0),
         ApiRange(LIST_TRANSACTIONS, "ListTransactions", 0, 2),
         ApiRange(CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1),
         ApiRange(CONSUMER_GROUP_DESCRIBE, "ConsumerGroupDescribe", 0, 1),
+        ApiRange(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0),
     )
 }
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +39,7 @@ from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
+from kgroups.partitions.log_dirs import LogDir, volume_bytes, wanted
 from kgroups.partitions.topic_registry import TopicRegistry
 from kgroups.storage.background import local_maintenance
 from kgroups.storage.flusher import Flusher
@@ -141,6 +142,20 @@ class LocalHome:
             for topic, partition, plog in self.logs.logs()
             if not plog.closed and not plog.offline
         )
+
+    async def describe_log_dirs(
+        self, partitions: Collection[TopicPartition] | None
+    ) -> list[LogDir]:
+        """The one log directory: its partitions' segment bytes and its volume."""
+        path = str(self.logs.log_dir.absolute())
+        try:
+            total, usable = await asyncio.to_thread(volume_bytes, path)
+        except OSError as e:
+            log.warning("cannot describe log directory %s: %s", path, e)
+            return [LogDir(path, ErrorCode.kafka_storage_error)]
+        logs = {(t, p): plog for t, p, plog in self.served()}
+        sizes = {tp: logs[tp].size or 0 for tp in wanted(logs, partitions)}
+        return [LogDir(path, sizes=sizes, total_bytes=total, usable_bytes=usable)]
 
     async def read_many(self, reads: list[PartitionRead]) -> list[bytes | KafkaError]:
         """Local logs answer every read from their files; this serves callers

@@ -1,5 +1,5 @@
-"""Guards of the cluster APIs: DescribeCluster, DescribeConfigs, ACLs and SCRAM
-credentials."""
+"""Guards of the cluster APIs: DescribeCluster, DescribeConfigs, DescribeLogDirs,
+ACLs and SCRAM credentials."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from kio.schema.delete_acls.v3 import DeleteAclsResponse
 from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
 from kio.schema.describe_configs.v4.response import DescribeConfigsResult
+from kio.schema.describe_log_dirs.v4 import DescribeLogDirsResponse
 from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsResponse
 from kio.schema.describe_user_scram_credentials.v0.response import (
     DescribeUserScramCredentialsResult,
@@ -180,5 +181,12 @@ describe_acls = cluster_guard(
     Operation.DESCRIBE,
     lambda body: DescribeAclsResponse(
         throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, error_message=None, resources=()
+    ),
+)
+# The error is top-level from v3; v1 and v2 can only answer no log directories.
+describe_log_dirs = cluster_guard(
+    Operation.DESCRIBE,
+    lambda body: DescribeLogDirsResponse(
+        throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, results=()
     ),
 )

@@ -1,5 +1,6 @@
 """Guards of the topic APIs: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
-Metadata, creating, growing and deleting topics, deleting records."""
+Metadata, DescribeTopicPartitions, DescribeProducers, creating, growing and
+deleting topics, deleting records."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from kio.schema.delete_records.v2.response import (
     DeleteRecordsTopicResult,
 )
 from kio.schema.delete_topics.v6.response import DeletableTopicResult
+from kio.schema.describe_producers.v0.response import TopicResponse as ProducersTopicResponse
 from kio.schema.fetch.v12 import FetchResponse
 from kio.schema.fetch.v12.response import FetchableTopicResponse, PartitionData
 from kio.schema.list_offsets.v7.response import (
@@ -41,10 +43,13 @@ from kgroups.handlers.access.checks import (
 )
 from kgroups.handlers.access.refusals import partitions_refused
 from kgroups.handlers.common import NO_THROTTLE, OPERATIONS_OMITTED
+from kgroups.handlers.describe_producers import refused as producers_refused
+from kgroups.handlers.describe_topic_partitions import answer as describe_topic_partitions_answer
 from kgroups.handlers.fetch_partitions import distinct_partitions
 from kgroups.protocol.types import TopicName, i32, i64
 from kgroups.protocol.versions import metadata_request
 from kgroups.security.authorizer import CLUSTER_NAME, Authorizer, Operation
+from kgroups.topics.names import is_legal_topic_name
 
 # Alike in every guard family yet nothing to share: names from checks.py, a guard's signature.
 if TYPE_CHECKING:
@@ -348,6 +353,46 @@ def _records_refused(denied: Sequence[Any]) -> tuple[DeleteRecordsTopicResult, .
                 )
                 for p in t.partitions
             ),
+        )
+        for t in denied
+    )
+
+
+async def describe_topic_partitions(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    """Topic DESCRIBE decides which topics are seen (the paging counts only
+    those); each one's authorized operations are the caller's."""
+    return await describe_topic_partitions_answer(
+        broker,
+        ctx,
+        body,
+        lambda name: allowed(az, ctx, Operation.DESCRIBE, TOPIC, name),
+        lambda name: az.authorized_operations(ctx.principal, ctx.client_host, TOPIC, name),
+    )
+
+
+async def describe_producers(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    # An illegal name is the handler's to answer (INVALID_TOPIC_EXCEPTION), as
+    # Kafka checks it before the ACLs.
+    denied = [
+        t
+        for t in body.topics
+        if is_legal_topic_name(t.name) and not allowed(az, ctx, Operation.READ, TOPIC, t.name)
+    ]
+    return await serve_allowed(
+        broker, ctx, body, handler, "topics", denied, "topics", _producers_refused
+    )
+
+
+def _producers_refused(denied: Sequence[Any]) -> tuple[ProducersTopicResponse, ...]:
+    refused = ErrorCode.topic_authorization_failed
+    return tuple(
+        ProducersTopicResponse(
+            name=t.name,
+            partitions=tuple(producers_refused(p, refused) for p in t.partition_indexes),
         )
         for t in denied
     )
