@@ -85,3 +85,49 @@ def test_incremental_and_legacy_alter_configs(broker: BrokerThread) -> None:
     assert now["retention.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert now["segment.ms"].source == ConfigSource.DEFAULT_CONFIG.value
     assert now["cleanup.policy"].value == "delete"
+
+
+def test_group_and_broker_configs(broker: BrokerThread) -> None:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ConfigSource,
+        ResourceType,
+    )
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def alter(resource: ConfigResource) -> None:
+        admin.incremental_alter_configs([resource])[resource].result(20)
+
+    def entry(key: str, value: str) -> ConfigEntry:
+        return ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
+
+    group = ConfigResource(
+        ResourceType.GROUP, "g", incremental_configs=[entry("consumer.session.timeout.ms", "50000")]
+    )
+    alter(group)
+    described = admin.describe_configs([ConfigResource(ResourceType.GROUP, "g")])
+    (entries,) = [f.result(20) for f in described.values()]
+    assert entries["consumer.session.timeout.ms"].value == "50000"
+    assert entries["consumer.session.timeout.ms"].source == ConfigSource.GROUP_CONFIG.value
+
+    me = str(broker.config.broker_id)
+    alter(
+        ConfigResource(
+            ResourceType.BROKER, me, incremental_configs=[entry("log.retention.ms", "5000")]
+        )
+    )
+    described = admin.describe_configs([ConfigResource(ResourceType.BROKER, me)])
+    (entries,) = [f.result(20) for f in described.values()]
+    assert entries["log.retention.ms"].value == "5000"
+    assert entries["log.retention.ms"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
+    assert not entries["log.retention.ms"].is_read_only
+    with pytest.raises(KafkaException) as refused:
+        alter(
+            ConfigResource(ResourceType.BROKER, me, incremental_configs=[entry("log.dirs", "/x")])
+        )
+    assert refused.value.args[0].name() == "INVALID_REQUEST"
