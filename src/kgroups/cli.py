@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import logging
 import sys
@@ -172,6 +173,11 @@ def _parser() -> argparse.ArgumentParser:
         acl_command.add_arguments(sub, action)
         _bootstrap(sub)
 
+    from kgroups.commands import configs as config_command
+
+    for sub in config_command.add_parsers(commands):
+        _bootstrap(sub)
+
     users = commands.add_parser(
         "users",
         help="SCRAM users of a broker or cluster, or of a stopped broker's data directory",
@@ -332,10 +338,9 @@ def _run(args: argparse.Namespace) -> int:
         return dev_cluster.run(
             args.brokers, args.base_port, args.data_dir, args.log_level, ha=args.ha
         )
-    if args.command == "topics":
-        from kgroups.commands import topics
-
-        print(asyncio.run(topics.run(args, security)))
+    if args.command in ("topics", "log-dirs", "configs"):  # each prints what run answers
+        command = importlib.import_module(f"kgroups.commands.{args.command.replace('-', '_')}")
+        print(asyncio.run(command.run(args, security)))
         return 0
     if args.command == "records":
         from kgroups.commands import records
@@ -345,11 +350,6 @@ def _run(args: argparse.Namespace) -> int:
         )
         print(text)
         return 0 if ok else 1
-    if args.command == "log-dirs":
-        from kgroups.commands import log_dirs
-
-        print(asyncio.run(log_dirs.run(args, security)))
-        return 0
     if args.command == "acls":
         from kgroups.commands import acls as acl_command
 

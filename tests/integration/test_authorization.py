@@ -26,6 +26,8 @@ from kio.schema.add_partitions_to_txn.v4.request import (
     AddPartitionsToTxnTopic as AddPartitionsToTxnTopicV4,
 )
 from kio.schema.add_partitions_to_txn.v4.request import AddPartitionsToTxnTransaction
+from kio.schema.alter_configs.v2 import AlterConfigsRequest
+from kio.schema.alter_configs.v2.request import AlterConfigsResource
 from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1 import ConsumerGroupHeartbeatRequest
 from kio.schema.create_acls.v3 import CreateAclsRequest
@@ -51,6 +53,13 @@ from kio.schema.fetch.v12 import FetchRequest
 from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
 from kio.schema.find_coordinator.v4 import FindCoordinatorRequest
 from kio.schema.heartbeat.v4 import HeartbeatRequest
+from kio.schema.incremental_alter_configs.v1 import IncrementalAlterConfigsRequest
+from kio.schema.incremental_alter_configs.v1.request import (
+    AlterableConfig as IncrementalConfig,
+)
+from kio.schema.incremental_alter_configs.v1.request import (
+    AlterConfigsResource as IncrementalResource,
+)
 from kio.schema.init_producer_id.v4 import InitProducerIdRequest
 from kio.schema.join_group.v9 import JoinGroupRequest
 from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
@@ -576,6 +585,38 @@ CASES = [
         O.DESCRIBE_CONFIGS,
         CLUSTER_DENIED,
         lambda r: ErrorCode(r.results[0].error_code),
+    ),
+    ApiCase(
+        "IncrementalAlterConfigs topic",
+        IncrementalAlterConfigsRequest(
+            resources=(
+                IncrementalResource(
+                    resource_type=i8(2),
+                    resource_name="orders",
+                    configs=(
+                        IncrementalConfig(name="retention.ms", config_operation=i8(0), value="1"),
+                    ),
+                ),
+            ),
+            validate_only=True,
+        ),
+        T,
+        "orders",
+        O.ALTER_CONFIGS,
+        TOPIC_DENIED,
+        lambda r: ErrorCode(r.responses[0].error_code),
+    ),
+    ApiCase(
+        "AlterConfigs broker",
+        AlterConfigsRequest(
+            resources=(AlterConfigsResource(resource_type=i8(4), resource_name="", configs=()),),
+            validate_only=True,
+        ),
+        C,
+        CLUSTER_NAME,
+        O.ALTER_CONFIGS,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.responses[0].error_code),
     ),
     ApiCase(
         "ConsumerGroupHeartbeat",

@@ -39,7 +39,14 @@ Op = Operation
 # CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS for a topic.
 EVERY_CLUSTER_OPERATION = 8096
 EVERY_TOPIC_OPERATION = 3576
-EVERY_GROUP_OPERATION = (1 << Op.READ) | (1 << Op.DELETE) | (1 << Op.DESCRIBE)
+# READ, DELETE, DESCRIBE, and since group configs (Kafka 4.x) DESCRIBE_CONFIGS, ALTER_CONFIGS.
+EVERY_GROUP_OPERATION = (
+    (1 << Op.READ)
+    | (1 << Op.DELETE)
+    | (1 << Op.DESCRIBE)
+    | (1 << Op.DESCRIBE_CONFIGS)
+    | (1 << Op.ALTER_CONFIGS)
+)
 
 
 def cluster_acl(operation: Operation) -> AclBinding:

@@ -1,14 +1,14 @@
 """Administration over the wire: the calls behind `kgroups groups ...`, the
 offset look-ups of `kgroups topics describe` and `kgroups consume`,
-`kgroups topics alter`, `kgroups records delete` and `kgroups log-dirs describe`,
-and the producers of partitions (DescribeProducers).
+`kgroups topics alter`, `kgroups records delete`, `kgroups log-dirs describe`
+and `kgroups configs`, and the producers of partitions (DescribeProducers).
 
 Speaks only the Kafka protocol, so it works against any Kafka cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
@@ -34,6 +34,13 @@ from kio.schema.offset_fetch.v9 import OffsetFetchRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 
 from kgroups.client.cluster import ClusterClient
+from kgroups.client.config_admin import (
+    ConfigEntry,
+    Op,
+    Resource,
+    describe_configs,
+    incremental_alter_configs,
+)
 from kgroups.client.connection import BrokerConnection
 from kgroups.client.log_dirs import LogDirDescription, describe_log_dirs
 from kgroups.client.partition_admin import create_partitions, delete_records
@@ -228,6 +235,20 @@ class Admin:
         up to the high watermark) with DeleteRecords to each leader; per
         partition its new low watermark (log start), else the error."""
         return await delete_records(self.cluster, offsets)
+
+    async def incremental_alter_configs(
+        self, changes: Mapping[Resource, Sequence[Op]], *, validate_only: bool = False
+    ) -> dict[Resource, KafkaError | None]:
+        """Apply each resource's (key, SET/DELETE/APPEND/SUBTRACT, value)
+        operations (IncrementalAlterConfigs); per resource None when done (or
+        valid, with ``validate_only``), else the error."""
+        return await incremental_alter_configs(self.cluster, changes, validate_only=validate_only)
+
+    async def describe_configs(
+        self, resource: Resource, *, synonyms: bool = False
+    ) -> list[ConfigEntry]:
+        """The configs of a (type, name) resource, as DescribeConfigs reports them."""
+        return await describe_configs(self.cluster, resource, synonyms=synonyms)
 
     async def describe_log_dirs(
         self,

@@ -19,11 +19,11 @@ import contextlib
 import logging
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Protocol
 
 from kgroups.clock import Clock, MonotonicClock
-from kgroups.cluster.broker_leases import LiveBroker, live_brokers, register, renew
+from kgroups.cluster.broker_leases import live_brokers, register, renew
+from kgroups.cluster.cluster_view import ClusterView
 from kgroups.cluster.leadership import (
     PartitionLeader,
     elect_leaders,
@@ -35,11 +35,13 @@ from kgroups.cluster.lease_state import LeaderView, LeaseState
 from kgroups.cluster.live_brokers import LiveBrokers
 from kgroups.cluster.store_queries import create_all, grow_topic, read_cluster_id
 from kgroups.config.broker_config import BrokerConfig
+from kgroups.config.dynamic_configs import DynamicConfigs, Plan
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.postgres_store.configs import alter_configs, read_configs
 from kgroups.postgres_store.errors import DuplicateBroker, LeaseExpired, StoreUnavailable
 from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.gained import read_gained
@@ -55,7 +57,7 @@ from kgroups.postgres_store.security import (
 )
 from kgroups.postgres_store.store import Store, ending_stalled_transactions
 from kgroups.postgres_store.thread import StoreThread
-from kgroups.postgres_store.topics import delete_topic, list_topics
+from kgroups.postgres_store.topics import alter_topic_configs, delete_topic, list_topics
 from kgroups.security.authorizer import AclBinding, AclFilter, Authorizer
 from kgroups.security.scram import ScramCredential
 from kgroups.security.settings import SaslSettings
@@ -74,6 +76,7 @@ class ClusterHost(Protocol):
     topics: TopicRegistry
     append_waiters: AppendWaiters
     sasl: SaslSettings
+    dynamic_configs: DynamicConfigs
 
     @property
     def authorizer(self) -> Authorizer | None: ...
@@ -86,20 +89,6 @@ class ClusterHost(Protocol):
 TopicPartition = tuple[str, int]
 
 _MIN_TURN_SPACING_S = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterView:
-    leaders: list[PartitionLeader]
-    live: list[LiveBroker]
-    topics: list[Topic]
-    # partition -> (log start, log end) of the partitions this incarnation leads
-    # and has no StoreLog for yet, once no transaction writes them (see gained).
-    ends: dict[TopicPartition, tuple[int, int]]
-    # The idempotent producers of those partitions.
-    producers: dict[TopicPartition, ProducerStateManager]
-    # The ACLs and SCRAM credentials, when they changed since the last read.
-    security: Security | None
 
 
 class ClusterMember:
@@ -294,9 +283,8 @@ class ClusterMember:
         if epoch is not None:
             ends, producers = read_gained(store, self._broker.broker_id, epoch, held)
         security = read_security(store, known)
-        return ClusterView(
-            leaders, live_brokers(store), list_topics(store), ends, producers, security
-        )
+        topics, configs = list_topics(store), read_configs(store)
+        return ClusterView(leaders, live_brokers(store), topics, ends, producers, security, configs)
 
     def _apply(self, view: ClusterView) -> None:
         before = self.live.ids
@@ -312,6 +300,7 @@ class ClusterMember:
             topics.setdefault(name, topic)
         self._made_during_read.clear()
         gone = self._broker.topics.mirror(topics.values())
+        self._broker.dynamic_configs.replace(view.configs)  # before the logs' configs
         self.lease.observe(
             LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
             for p in view.leaders
@@ -467,6 +456,23 @@ class ClusterMember:
         if known is None or known.partitions < count:  # the turn could not read
             self._broker.topics.mirror_add(grown)
         return grown
+
+    async def alter_topic_configs(self, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
+        """Replace the topic's config overrides in the store, read the cluster;
+        every broker applies them to its logs at its next turn."""
+        changed, config = await self._control.run(lambda s: alter_topic_configs(s, name, plan))
+        await self._turn(renew_due_only=True)
+        known = self._broker.topics.get(name)
+        if known is None or known.configs != changed.configs:  # the turn could not read
+            self._broker.topics.mirror_add(changed)
+        return changed, config
+
+    async def alter_configs(self, rtype: int, name: str, plan: Plan) -> dict[str, str]:
+        """Change a group's or broker's dynamic configs in the store; the other
+        brokers take them at their next turn."""
+        configs = await self._control.run(lambda s: alter_configs(s, rtype, name, plan))
+        self._broker.dynamic_configs.put(rtype, name, configs)
+        return configs
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:

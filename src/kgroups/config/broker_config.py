@@ -81,6 +81,7 @@ class BrokerConfig:
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self._values: dict[str, object] = {s.key: s.default for s in SETTINGS.values()}
+        self.props = dict(props or {})  # as given: dynamic configs overlay them
         self.ignored: list[str] = []
         self.tls = ListenerTls(self._values)
         self.listener_sasl = ListenerSasl()
@@ -100,6 +101,14 @@ class BrokerConfig:
                 raise ConfigError(f"unknown configuration key {key!r}")
             self._values[key] = _parse(setting, key, raw)
         self._check()
+
+    def with_dynamic(self, *layers: Mapping[str, str]) -> BrokerConfig:
+        """These settings with dynamic configs over them, the last layer
+        winning (the cluster-wide default, then this broker's own)."""
+        merged = dict(self.props)
+        for layer in layers:
+            merged.update(layer)
+        return BrokerConfig(merged)
 
     @classmethod
     def load(cls, config_file: Path | None, overrides: Iterable[str] = ()) -> BrokerConfig:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroups.handlers import (
     acls,
+    alter_configs,
     api_versions,
     consumer_groups,
     create_partitions,
@@ -61,6 +62,8 @@ ROUTES: dict[int, Route] = {
     # v1-v5 list names, v6 names or ids: the handler reads both shapes.
     apis.DELETE_TOPICS: Route(delete_topics.handle, upgrade=False),
     apis.DESCRIBE_CONFIGS: Route(describe_configs.handle),
+    apis.ALTER_CONFIGS: Route(alter_configs.alter),
+    apis.INCREMENTAL_ALTER_CONFIGS: Route(alter_configs.incremental_alter),
     apis.CREATE_PARTITIONS: Route(create_partitions.handle),
     apis.DELETE_RECORDS: Route(delete_records.handle),
     apis.CREATE_ACLS: Route(acls.create_acls),

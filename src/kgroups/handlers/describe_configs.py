@@ -1,4 +1,4 @@
-"""DescribeConfigs for topics (effective log configs) and the broker."""
+"""DescribeConfigs for topics (effective log configs), groups and the broker."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ from kio.schema.describe_configs.v4 import DescribeConfigsRequest, DescribeConfi
 from kio.schema.describe_configs.v4.response import (
     DescribeConfigsResourceResult,
     DescribeConfigsResult,
+    DescribeConfigsSynonym,
 )
 
+from kgroups.config.dynamic_broker import DYNAMIC_BROKER_KEYS
+from kgroups.config.group_config import group_config_defaults
 from kgroups.config.sensitive import is_sensitive
 from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.config_synonyms import broker_synonyms, topic_synonyms
 from kgroups.protocol.types import i8
 
 if TYPE_CHECKING:
@@ -21,10 +25,13 @@ if TYPE_CHECKING:
 
 TOPIC = 2
 BROKER = 4
+GROUP = 32
 # Config sources as Kafka numbers them.
-TOPIC_CONFIG = 1
+DYNAMIC_BROKER_CONFIG = 2
+DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+GROUP_CONFIG = 8
 # Config types as Kafka numbers them (KIP-569).
 UNKNOWN_TYPE = 0
 PASSWORD_TYPE = 9
@@ -37,23 +44,32 @@ async def handle(
     for resource in request.resources:
         error, message = ErrorCode.none, None
         entries: list[tuple[str, str | None, int]] = []
+        synonyms: dict[str, list[tuple[str, str | None, int]]] = {}
         if resource.resource_type == TOPIC:
             topic = broker.topics.get(resource.resource_name)
             if topic is None:
                 error, message = ErrorCode.unknown_topic_or_partition, "Unknown topic"
             else:
                 effective = broker.topic_config(topic).to_topic_configs()
+                synonyms = {k: topic_synonyms(broker, k, topic.configs) for k in effective}
+                # The value's source is its first synonym's (the topic's own, a
+                # dynamic broker default, server.properties, the built-in default).
                 entries = [
-                    (k, v, TOPIC_CONFIG if k in topic.configs else DEFAULT_CONFIG)
+                    (k, v, synonyms[k][0][2] if synonyms[k] else DEFAULT_CONFIG)
                     for k, v in sorted(effective.items())
                 ]
+        elif resource.resource_type == GROUP:
+            own = broker.dynamic_configs.get(GROUP, resource.resource_name)
+            entries = [
+                (k, own.get(k, v), GROUP_CONFIG if k in own else DEFAULT_CONFIG)
+                for k, v in group_config_defaults(broker.config).items()
+            ]
         elif resource.resource_type == BROKER:
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"
             else:
-                entries = [
-                    (k, v, STATIC_BROKER_CONFIG) for k, v in broker.config.describe().items()
-                ]
+                entries = _broker_entries(broker, resource.resource_name)
+                synonyms = {k: broker_synonyms(broker, (k,)) for k, _v, _s in entries}
         else:
             error, message = ErrorCode.invalid_request, "Unsupported resource type"
         keys = resource.configuration_keys
@@ -67,10 +83,17 @@ async def handle(
                     DescribeConfigsResourceResult(
                         name=k,
                         value=v,
-                        read_only=resource.resource_type == BROKER,
+                        read_only=resource.resource_type == BROKER and k not in DYNAMIC_BROKER_KEYS,
                         config_source=i8(source),
                         is_sensitive=sensitive,
-                        synonyms=(),
+                        synonyms=tuple(
+                            DescribeConfigsSynonym(
+                                name=name, value=None if sensitive else value, source=i8(origin)
+                            )
+                            for name, value, origin in synonyms.get(k, ())
+                        )
+                        if request.include_synonyms
+                        else (),
                         config_type=i8(PASSWORD_TYPE if sensitive else UNKNOWN_TYPE),
                         documentation=None,
                     )
@@ -81,3 +104,24 @@ async def handle(
             )
         )
     return DescribeConfigsResponse(throttle_time=NO_THROTTLE, results=tuple(results))
+
+
+def _broker_entries(broker: BrokerApi, name: str) -> list[tuple[str, str | None, int]]:
+    """A broker's settings with their source, dynamic ones first (KIP-226);
+    the cluster-wide default (empty name) lists only what it sets, as Kafka."""
+    default = broker.dynamic_configs.get(BROKER, "")
+    if not name:
+        return [(k, v, DYNAMIC_DEFAULT_BROKER_CONFIG) for k, v in sorted(default.items())]
+    own = broker.dynamic_configs.get(BROKER, name)
+    return [
+        (
+            k,
+            v,
+            DYNAMIC_BROKER_CONFIG
+            if k in own
+            else DYNAMIC_DEFAULT_BROKER_CONFIG
+            if k in default
+            else STATIC_BROKER_CONFIG,
+        )
+        for k, v in broker.effective_config.describe().items()
+    ]

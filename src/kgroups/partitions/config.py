@@ -15,7 +15,7 @@ from typing import Any
 
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["BROKER_CONFIG_KEYS", "TOPIC_CONFIG_KEYS", "LogConfig"]
+__all__ = ["BROKER_CONFIG_KEYS", "BROKER_SYNONYMS", "TOPIC_CONFIG_KEYS", "ConfigPlan", "LogConfig"]
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -105,6 +105,12 @@ class LogConfig:
         if retention is not None and retention < 0:
             changes["retention_ms"] = -1
         return cls(**changes)
+
+
+ConfigPlan = Callable[[Mapping[str, str]], tuple[dict[str, str], LogConfig]]
+"""A topic's overrides now -> the overrides wanted and the log config they make
+(or a KafkaError); run where the overrides are read, so that no concurrent
+change is lost."""
 
 
 class _Spec:
@@ -232,3 +238,12 @@ TOPIC_CONFIG_KEYS: frozenset[str] = frozenset(_TOPIC_SPECS)
 BROKER_CONFIG_KEYS: frozenset[str] = frozenset(_BROKER_SPECS) | frozenset(
     name for chain in _BROKER_TIME_CHAINS.values() for name, _, _ in chain
 )
+# Each topic-level name's broker synonyms, in Kafka's order of precedence
+# (DescribeConfigs lists them when asked).
+BROKER_SYNONYMS: dict[str, tuple[str, ...]] = {
+    topic_name: tuple(
+        [name for name, spec in _BROKER_SPECS.items() if spec.attr == topic_spec.attr]
+        + [name for name, _, _ in _BROKER_TIME_CHAINS.get(topic_spec.attr, ())]
+    )
+    for topic_name, topic_spec in _TOPIC_SPECS.items()
+}

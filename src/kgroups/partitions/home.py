@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kgroups.errors import KafkaError
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
 from kgroups.partitions.log_dirs import LogDir
@@ -149,4 +149,15 @@ class PartitionHome(Protocol):
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         """Delete the topics and their data; the errors of those that failed."""
+        ...
+
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        """The topics' log configs changed (new broker defaults): apply them
+        to the logs here, by topic name."""
+        ...
+
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        """Replace the topic's config overrides with what ``plan`` makes of
+        them, durably, and apply the log config to the topic's logs here; the
+        topic as registered now."""
         ...

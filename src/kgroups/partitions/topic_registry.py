@@ -5,9 +5,10 @@ directory, replaced atomically (write, fsync, rename, fsync the directory) so a
 crash leaves either the old or the new registry.
 
 Requests change it with ``add_all`` / ``remove_all`` (and ``grow``, when
-CreatePartitions adds partitions): one durable write for many topics, done on
-a worker thread; the change becomes visible once it is on disk. A name being
-created, grown or deleted is *reserved* meanwhile, so no other request can
+CreatePartitions adds partitions; ``set_configs``, when AlterConfigs changes a
+topic's configs): one durable write for many topics, done on a worker thread;
+the change becomes visible once it is on disk. A name being created, grown,
+reconfigured or deleted is *reserved* meanwhile, so no other request can
 create, grow or delete it until its partition directories are in place or gone.
 """
 
@@ -179,14 +180,22 @@ class TopicRegistry:
     async def grow(self, topic: Topic, partitions: int) -> Topic:
         """Register more partitions of ``topic`` (created already) with one
         durable write; the topic as registered now."""
-        grown = Topic(topic.name, topic.topic_id, partitions, dict(topic.configs))
-        self._adding[topic.name] = grown
+        return await self._replace(Topic(topic.name, topic.topic_id, partitions, topic.configs))
+
+    async def set_configs(self, topic: Topic, configs: dict[str, str]) -> Topic:
+        """Replace the topic's config overrides (AlterConfigs) with one durable
+        write; the topic as registered now."""
+        return await self._replace(Topic(topic.name, topic.topic_id, topic.partitions, configs))
+
+    async def _replace(self, topic: Topic) -> Topic:
+        changed = Topic(topic.name, topic.topic_id, topic.partitions, dict(topic.configs))
+        self._adding[topic.name] = changed
         try:
             await asyncio.to_thread(self._save)
         finally:
             del self._adding[topic.name]
-        self.mirror_add(grown)
-        return grown
+        self.mirror_add(changed)
+        return changed
 
     async def remove_all(self, names: Iterable[str]) -> None:
         """Unregister topics with one durable write."""

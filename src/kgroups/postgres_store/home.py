@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from kgroups.clock import Clock
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead, TimestampOffset
@@ -80,6 +80,11 @@ class ClusterMetadata(Protocol):
 
     async def add_partitions(self, name: str, count: int) -> Topic:
         """The topic grown in the store, with the new partitions' leaders elected."""
+        ...
+
+    async def alter_topic_configs(self, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
+        """The topic with its config overrides replaced in the store by what
+        ``plan`` makes of them, and the log config they make."""
         ...
 
 
@@ -159,6 +164,11 @@ class StoreHome:
         topics' log configs by name."""
         lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
         self.drop(lost, ErrorCode.not_leader_or_follower)
+        for tp, slog in self.logs.items():
+            # A topic's configs changed (by AlterConfigs on any broker) reach its logs.
+            config = configs.get(tp[0])
+            if config is not None and config is not slog.config and config != slog.config:
+                slog.config = config
         gained: dict[TopicPartition, int] = {}
         for tp, epoch in leading.items():
             if tp in self.logs or ends is None or tp not in ends:
@@ -418,6 +428,20 @@ class StoreHome:
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         return await self._metadata.delete_topics([topic.name for topic in doomed])
+
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        for (name, _p), slog in self.logs.items():
+            config = configs.get(name)
+            if config is not None:
+                slog.config = config
+
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        changed, config = await self._metadata.alter_topic_configs(topic.name, plan)
+        # The logs led here take it now; the other brokers at their next turn.
+        for (name, _p), slog in self.logs.items():
+            if name == topic.name:
+                slog.config = config
+        return changed
 
 
 def _epoch(batch: bytes) -> int:

@@ -151,6 +151,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 REFERENCES kgroups_partitions (topic_id, partition) ON DELETE CASCADE
         )""",
     ),
+    (
+        # Dynamic configs of groups and brokers (IncrementalAlterConfigs), by
+        # Kafka's ConfigResource.Type and name ('' for the cluster-wide broker
+        # default), each a JSON object of overrides.
+        """CREATE TABLE kgroups_configs (
+            resource_type SMALLINT NOT NULL,
+            resource_name TEXT NOT NULL,
+            configs TEXT NOT NULL,
+            PRIMARY KEY (resource_type, resource_name)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 _FIRST_USE_ATTEMPTS = 5

@@ -13,6 +13,7 @@ import uuid
 from psycopg import errors
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.postgres_store.store import Cur, Store
 from kgroups.topics.names import Topic
 
@@ -82,18 +83,46 @@ def add_partitions(store: Store, name: str, total: int) -> Topic:
     return store.transaction(work)
 
 
-def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> None:
-    """Replace the topic's config overrides (the caller merges, as AlterConfigs)."""
+def set_topic_configs(store: Store, name: str, configs: dict[str, str]) -> Topic:
+    """Replace the topic's config overrides (the caller merges, as AlterConfigs);
+    the topic as stored now."""
 
-    def work(cur: Cur) -> None:
+    def work(cur: Cur) -> Topic:
         cur.execute(
-            "UPDATE kgroups_topics SET configs = %s WHERE name = %s",
+            "UPDATE kgroups_topics SET configs = %s WHERE name = %s RETURNING topic_id, partitions",
             (json.dumps(configs, sort_keys=True), name),
         )
-        if cur.rowcount != 1:
-            raise KafkaError(ErrorCode.unknown_topic_or_partition, name)
+        row = cur.fetchone()
+        if row is None:
+            raise KafkaError(
+                ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
+            )
+        return Topic(name, row[0], int(row[1]), dict(configs))
 
-    store.transaction(work)
+    return store.transaction(work)
+
+
+def alter_topic_configs(store: Store, name: str, plan: ConfigPlan) -> tuple[Topic, LogConfig]:
+    """Replace the topic's config overrides by what ``plan`` makes of those
+    stored, in one transaction, so that a change made meanwhile through
+    another broker is not lost; the topic as stored now, and its log config."""
+
+    def work(cur: Cur) -> tuple[Topic, LogConfig]:
+        cur.execute(
+            "SELECT topic_id, partitions, configs FROM kgroups_topics WHERE name = %s FOR UPDATE",
+            (name,),
+        )
+        row = cur.fetchone()
+        if row is None:
+            raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist.")
+        configs, config = plan(json.loads(row[2]))
+        cur.execute(
+            "UPDATE kgroups_topics SET configs = %s WHERE topic_id = %s",
+            (json.dumps(configs, sort_keys=True), row[0]),
+        )
+        return Topic(name, row[0], int(row[1]), dict(configs)), config
+
+    return store.transaction(work)
 
 
 def delete_topic(store: Store, name: str) -> None:

@@ -55,10 +55,12 @@ DESCRIBE_ACLS = 29
 CREATE_ACLS = 30
 DELETE_ACLS = 31
 DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
 DESCRIBE_LOG_DIRS = 35
 SASL_AUTHENTICATE = 36
 CREATE_PARTITIONS = 37
 DELETE_GROUPS = 42
+INCREMENTAL_ALTER_CONFIGS = 44
 OFFSET_DELETE = 47
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 ALTER_USER_SCRAM_CREDENTIALS = 51
@@ -104,11 +106,13 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(CREATE_ACLS, "CreateAcls", 1, 3),
         ApiRange(DELETE_ACLS, "DeleteAcls", 1, 3),
         ApiRange(DESCRIBE_CONFIGS, "DescribeConfigs", 1, 4),
+        ApiRange(ALTER_CONFIGS, "AlterConfigs", 0, 2),
         # v5 flags cordoned log directories (not in Kafka 4.0); kgroups has none.
         ApiRange(DESCRIBE_LOG_DIRS, "DescribeLogDirs", 1, 4),
         ApiRange(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2),
         ApiRange(CREATE_PARTITIONS, "CreatePartitions", 0, 3),
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
+        ApiRange(INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
         ApiRange(DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0),
         ApiRange(ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0),

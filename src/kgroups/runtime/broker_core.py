@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kgroups.clock import Clock
 from kgroups.config.broker_config import BrokerConfig
+from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
@@ -41,6 +42,10 @@ class BrokerCore(Protocol):
     default_log_config: LogConfig
     """The broker's log.* settings, which a topic's configs override."""
     topics: TopicRegistry
+    dynamic_configs: DynamicConfigs
+    """Groups' and brokers' configs changed at run time (IncrementalAlterConfigs)."""
+    effective_config: BrokerConfig
+    """``config`` with the dynamic broker configs over it."""
     partitions: PartitionHome
     """Where the partitions live: ``log`` to reach one, ``appended`` after each append."""
     producer_ids: ProducerIdManager

@@ -62,6 +62,7 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             assignors=cfg.get_str("group.consumer.assignors"),
             regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
             migration_policy=cfg.get_str("group.consumer.migration.policy"),
+            overrides=broker.dynamic_configs,
         )
 
     def ensure_offsets_topic(self) -> None:

@@ -84,7 +84,14 @@ OPERATIONS: dict[ResourceType, tuple[Operation, ...]] = {
         Operation.DESCRIBE_CONFIGS,
         Operation.ALTER_CONFIGS,
     ),
-    ResourceType.GROUP: (Operation.READ, Operation.DELETE, Operation.DESCRIBE),
+    # Group configs (KIP-848) made DESCRIBE_CONFIGS and ALTER_CONFIGS group operations.
+    ResourceType.GROUP: (
+        Operation.READ,
+        Operation.DELETE,
+        Operation.DESCRIBE,
+        Operation.DESCRIBE_CONFIGS,
+        Operation.ALTER_CONFIGS,
+    ),
     ResourceType.CLUSTER: (
         Operation.CREATE,
         Operation.ALTER,

@@ -11,6 +11,9 @@ import uuid
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
+from kgroups.config.dynamic_broker import BROKER
+from kgroups.config.dynamic_configs import DynamicConfigs
+from kgroups.config.errors import ConfigError
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
@@ -52,7 +55,12 @@ class Broker:
         self.broker_id = config.broker_id
         self.log_dir = config.log_dir
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        # Groups' and brokers' dynamic configs: in a file alone, in the store in a cluster.
+        alone = not config.get_str("cluster.store.url")
+        self.dynamic_configs = DynamicConfigs(self.log_dir if alone else None)
+        self.effective_config = config
         self.default_log_config = _default_log_config(config)
+        self._take_dynamic_broker_configs()
         self.topics = TopicRegistry(self.log_dir)
         self.sasl = SaslSettings(config, self.log_dir)
         self.append_waiters = AppendWaiters()
@@ -60,6 +68,7 @@ class Broker:
         self.faults = Faults()
         # Where the partitions live: decided here, once (see partition_homes).
         self.partitions, self.cluster = open_partition_home(self)
+        self.dynamic_configs.on_change(self._on_dynamic_configs)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
@@ -238,7 +247,11 @@ class Broker:
         self, name: str, partitions: int | None, configs: dict[str, str]
     ) -> tuple[Topic, LogConfig]:
         """Check a new topic (name, partition count, configs) without creating it."""
-        count = partitions if partitions is not None else self.config.get_int("num.partitions")
+        count = (
+            partitions
+            if partitions is not None
+            else self.effective_config.get_int("num.partitions")
+        )
         if not 0 < count <= MAX_PARTITIONS_PER_TOPIC:
             raise KafkaError(
                 ErrorCode.invalid_partitions,
@@ -271,6 +284,26 @@ class Broker:
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)
         log.info("topic %s was deleted", name)
+
+    # -- dynamic broker configs (KIP-226) ----------------------------------
+
+    def _on_dynamic_configs(self, changed: frozenset[tuple[int, str]]) -> None:
+        if changed.isdisjoint({(BROKER, ""), (BROKER, str(self.broker_id))}):
+            return
+        self._take_dynamic_broker_configs()
+        # Every topic's logs here take the new defaults under their overrides.
+        self.partitions.reconfigure({t.name: self.topic_config(t) for t in self.topics})
+
+    def _take_dynamic_broker_configs(self) -> None:
+        layers = (
+            self.dynamic_configs.get(BROKER, ""),
+            self.dynamic_configs.get(BROKER, str(self.broker_id)),
+        )
+        try:
+            self.effective_config = self.config.with_dynamic(*layers)
+            self.default_log_config = _default_log_config(self.effective_config)
+        except (ConfigError, KafkaError) as e:  # each layer was checked with the other as it was
+            log.error("dynamic broker configs %s not applied: %s", layers, e)
 
     # -- background work ---------------------------------------------------
 

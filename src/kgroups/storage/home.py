@@ -35,7 +35,7 @@ from kgroups.clock import Clock
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.append_waiters import AppendWaiters
-from kgroups.partitions.config import LogConfig
+from kgroups.partitions.config import ConfigPlan, LogConfig
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.leader_epochs import EpochEndOffset
 from kgroups.partitions.log import PartitionLog, PartitionRead, TimestampOffset
@@ -269,6 +269,26 @@ class LocalHome:
             raise storage_error("writing the topic registry", e) from e
         self.logs.adopt(topic.name, logs, first)
         return grown
+
+    def reconfigure(self, configs: Mapping[str, LogConfig]) -> None:
+        for topic in self._topics:
+            config = configs.get(topic.name)
+            for p in range(topic.partitions):
+                plog = self.logs.get(topic.name, p)
+                if config is not None and plog is not None:
+                    plog.update_config(config)
+
+    async def alter_topic_configs(self, topic: Topic, plan: ConfigPlan) -> Topic:
+        configs, config = plan(topic.configs)
+        try:
+            changed = await self._topics.set_configs(topic, configs)
+        except OSError as e:
+            raise storage_error("writing the topic registry", e) from e
+        for p in range(changed.partitions):
+            plog = self.logs.get(topic.name, p)
+            if plog is not None:
+                plog.update_config(config)
+        return changed
 
     async def delete_topics(self, doomed: list[Topic]) -> dict[str, KafkaError]:
         try:

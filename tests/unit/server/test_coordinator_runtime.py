@@ -18,6 +18,7 @@ from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.clock import ManualClock
 from kgroups.config.broker_config import BrokerConfig
+from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId
@@ -85,6 +86,7 @@ class FakeBroker:
         self.plog = FakeLog()
         self.fsyncs: list[asyncio.Future[None]] = []
         self.faults = Faults()
+        self.dynamic_configs = DynamicConfigs(None)
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         self.topics.created = True

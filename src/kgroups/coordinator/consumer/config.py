@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from kgroups.coordinator.consumer_assignors.registry import DEFAULT_ASSIGNORS
+
+
+class GroupOverrides(Protocol):
+    def group_configs(self, group_id: str) -> Mapping[str, str]:
+        """A group's own configs (IncrementalAlterConfigs on the group), checked already."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +30,20 @@ class ConsumerGroupConfig:
     regex_refresh_interval_ms: int = 600_000
     # group.consumer.migration.policy: disabled, upgrade, downgrade or bidirectional
     migration_policy: str = "bidirectional"
+    # Per-group consumer.session.timeout.ms and consumer.heartbeat.interval.ms.
+    overrides: GroupOverrides | None = field(default=None, compare=False)
+
+    def session_timeout_for(self, group_id: str) -> int:
+        return self._own(group_id, "consumer.session.timeout.ms", self.session_timeout_ms)
+
+    def heartbeat_interval_for(self, group_id: str) -> int:
+        return self._own(group_id, "consumer.heartbeat.interval.ms", self.heartbeat_interval_ms)
+
+    def _own(self, group_id: str, key: str, default: int) -> int:
+        if self.overrides is None:
+            return default
+        value = self.overrides.group_configs(group_id).get(key)
+        return default if value is None else int(value)
 
     @property
     def upgrade_enabled(self) -> bool:

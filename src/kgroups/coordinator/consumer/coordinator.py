@@ -170,7 +170,7 @@ class ConsumerGroupCoordinator:
         ):
             return None
         self.schedule_session(group_id, member, now_ms)
-        return self.config.heartbeat_interval_ms
+        return self.config.heartbeat_interval_for(group_id)
 
     def _group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.table.get(group_id)
@@ -230,7 +230,7 @@ class ConsumerGroupCoordinator:
         return HeartbeatAnswer(
             member_id=member_id,
             member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            heartbeat_interval_ms=self.config.heartbeat_interval_for(group.group_id),
             assignment=member.assigned_partitions if full or changed else None,
         )
 
@@ -258,7 +258,7 @@ class ConsumerGroupCoordinator:
     def schedule_session(self, group_id: str, member: ConsumerGroupMember, now_ms: int) -> None:
         """A classic-protocol member keeps the session timeout of its JoinGroup."""
         timeout = (
-            self.config.session_timeout_ms
+            self.config.session_timeout_for(group_id)
             if member.classic is None
             else member.classic.session_timeout_ms
         )

@@ -24,6 +24,8 @@ GUARDS: dict[int, Guard] = {
     apis.CREATE_PARTITIONS: topics.create_partitions,
     apis.DELETE_RECORDS: topics.delete_records,
     apis.DESCRIBE_CONFIGS: cluster.describe_configs,
+    apis.ALTER_CONFIGS: cluster.alter_configs,
+    apis.INCREMENTAL_ALTER_CONFIGS: cluster.alter_configs,
     apis.CONSUMER_GROUP_HEARTBEAT: groups.consumer_heartbeat,
     apis.CONSUMER_GROUP_DESCRIBE: groups.consumer_group_describe,
     apis.TXN_OFFSET_COMMIT: transactions.txn_offset_commit,

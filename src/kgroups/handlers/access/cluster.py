@@ -20,11 +20,15 @@ from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCrede
 from kio.schema.describe_user_scram_credentials.v0.response import (
     DescribeUserScramCredentialsResult,
 )
+from kio.schema.incremental_alter_configs.v1.response import (
+    AlterConfigsResourceResponse as _AlterRefused,
+)
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers.access.checks import (
     CLUSTER,
     CLUSTER_DENIED,
+    GROUP,
     TOPIC,
     Handler,
     allowed,
@@ -55,7 +59,11 @@ async def describe_cluster(
     return response
 
 
-_CONFIG_RESOURCES = {2: (TOPIC, ErrorCode.topic_authorization_failed), 4: (CLUSTER, CLUSTER_DENIED)}
+_CONFIG_RESOURCES = {
+    2: (TOPIC, ErrorCode.topic_authorization_failed),
+    4: (CLUSTER, CLUSTER_DENIED),
+    32: (GROUP, ErrorCode.group_authorization_failed),
+}
 
 
 async def describe_configs(
@@ -71,6 +79,37 @@ async def describe_configs(
     denied = [r for r in body.resources if not may(r)]
     return await serve_allowed(
         broker, ctx, body, handler, "resources", denied, "results", _configs_refused
+    )
+
+
+async def alter_configs(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    """AlterConfigs and IncrementalAlterConfigs: ALTER_CONFIGS on the topic,
+    the cluster (a broker's configs) or the group, as Kafka checks it."""
+
+    def may(r: Any) -> bool:
+        rtype, _ = _CONFIG_RESOURCES.get(r.resource_type, (None, None))
+        if rtype is None:
+            return True  # unknown resource types are the handler's to refuse
+        name = CLUSTER_NAME if rtype == CLUSTER else r.resource_name
+        return allowed(az, ctx, Operation.ALTER_CONFIGS, rtype, name)
+
+    denied = [r for r in body.resources if not may(r)]
+    return await serve_allowed(
+        broker, ctx, body, handler, "resources", denied, "responses", _alter_refused
+    )
+
+
+def _alter_refused(denied: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(
+        _AlterRefused(
+            error_code=_CONFIG_RESOURCES[r.resource_type][1],
+            error_message=None,
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+        )
+        for r in denied
     )
 
 
