@@ -26,6 +26,7 @@ from kio.static.primitive import TZAware
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.pipelining import release
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -69,6 +70,8 @@ async def handle(
             if flushed is not None:
                 flushes.append((partitions, len(partitions), flushed))
             partitions.append(response)
+    if flushes:
+        release()  # appended in request order: the connection may take the next Produce
     for partitions, i, flushed in flushes:
         try:
             await flushed
