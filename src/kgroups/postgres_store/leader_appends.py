@@ -12,8 +12,9 @@ others commit. The statement's result comes back once PostgreSQL has
 committed it, WAL flushed (``synchronous_commit`` on): one round trip instead
 of BEGIN, UPDATE, INSERT and COMMIT, and one statement for the server to run.
 
-Its text never changes, so the connection prepares it once (psycopg prepares
-a statement run five times).
+It comes in four texts (with or without producers' rows, with or without
+aborts), so the connection prepares each once (psycopg prepares a statement
+run five times).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from kgroups.records.batch import (
 _OFFSET = struct.Struct(">q")
 _EPOCH = struct.Struct(">i")
 
-APPEND = f"""WITH moved AS (
+_MOVED = f"""WITH moved AS (
         UPDATE kgroups_partitions p SET next_offset = v.expected + v.n
         FROM unnest(%(names)b::text[], %(parts)b::int[], %(epochs)b::int[],
                     %(counts)b::bigint[], %(expected)b::bigint[]) WITH ORDINALITY
@@ -51,7 +52,8 @@ APPEND = f"""WITH moved AS (
         FROM unnest(%(b_at)b::bigint[], %(b_base)b::bigint[], %(b_last)b::bigint[],
                     %(b_ts)b::bigint[], %(b_batch)b::bytea[]) AS x(at, base, last, ts, batch)
         JOIN moved m ON m.at = x.at
-    ), producers AS (
+    )"""
+_PRODUCERS = """, producers AS (
         INSERT INTO kgroups_producers
             (topic_id, partition, producer_id, producer_epoch, last_timestamp, batches,
              coordinator_epoch, txn_first_offset)
@@ -66,15 +68,28 @@ APPEND = f"""WITH moved AS (
                 batches = EXCLUDED.batches,
                 coordinator_epoch = EXCLUDED.coordinator_epoch,
                 txn_first_offset = EXCLUDED.txn_first_offset
-    ), aborted AS (
+    )"""
+_ABORTED = """, aborted AS (
         INSERT INTO kgroups_aborted_txns
             (topic_id, partition, producer_id, first_offset, last_offset, last_stable_offset)
         SELECT m.topic_id, m.partition, a.id, a.first, a.last, a.lso
         FROM unnest(%(a_at)b::bigint[], %(a_id)b::bigint[], %(a_first)b::bigint[],
                     %(a_last)b::bigint[], %(a_lso)b::bigint[]) AS a(at, id, first, last, lso)
         JOIN moved m ON m.at = a.at
-    )
+    )"""
+_RESULT = """
     SELECT at, log_start_offset FROM moved"""
+
+# By (with producers' rows, with aborts): most appends have neither (the
+# coordinator's, non-idempotent producers'), and every parameter costs.
+STATEMENTS = {
+    (producers, aborted): _MOVED
+    + (_PRODUCERS if producers else "")
+    + (_ABORTED if aborted else "")
+    + _RESULT
+    for producers in (False, True)
+    for aborted in (False, True)
+}
 
 
 def append_assigned(
@@ -135,9 +150,16 @@ def append_assigned(
         params["r_at"].append(at + 1)
         for column, value in zip(_PRODUCER_COLUMNS, row, strict=True):
             params[column].append(value)
+    statement = STATEMENTS[(bool(producers), bool(params["a_at"]))]
+    if not producers:
+        for column in ("r_at", *_PRODUCER_COLUMNS):
+            del params[column]
+    if not params["a_at"]:
+        for column in _ABORTED_COLUMNS:
+            del params[column]
 
     def work(cur: Cur) -> list[Appended | KafkaError]:
-        cur.execute(APPEND, writer.params(store, **params))
+        cur.execute(statement, writer.params(store, **params))
         for at, log_start in cur.fetchall():
             for i in members[int(at) - 1]:
                 answers[i] = Appended(offsets[i][0], offsets[i][1], int(log_start))
@@ -151,13 +173,14 @@ def append_assigned(
     return store.statement(work)
 
 
+_ABORTED_COLUMNS = ("a_at", "a_id", "a_first", "a_last", "a_lso")
 # ``ProducerRow``'s fields, in order.
 _PRODUCER_COLUMNS = ("r_id", "r_epoch", "r_ts", "r_batches", "r_coordinator", "r_txn")
 _COLUMNS = (
     *("names", "parts", "epochs", "expected"),
     *("b_at", "b_base", "b_last", "b_ts", "b_batch"),
     *("r_at", *_PRODUCER_COLUMNS),
-    *("a_at", "a_id", "a_first", "a_last", "a_lso"),
+    *_ABORTED_COLUMNS,
 )
 
 
