@@ -20,10 +20,19 @@ run five times).
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kgroups.errors import KafkaError
 from kgroups.postgres_store.appends import Append, Appended
+from kgroups.postgres_store.binary_arrays import (
+    BinaryArray,
+    bigint_array,
+    bytea_array,
+    int_array,
+    smallint_array,
+    text_array,
+)
 from kgroups.postgres_store.fencing import FENCE, Writer, refusal
 from kgroups.postgres_store.producer_states import ProducerRow
 from kgroups.postgres_store.store import Cur, Store
@@ -102,7 +111,7 @@ def append_assigned(
     members: list[list[int]] = []
     firsts: list[int] = []  # where each partition's log must end now
     ends: list[int] = []
-    params: dict[str, list[object]] = {key: [] for key in _COLUMNS}
+    params: dict[str, list[Any]] = {key: [] for key in _ARRAYS}
     answers: list[Appended | KafkaError | None] = [None] * len(appends)
     offsets: list[tuple[int, int]] = []  # each append's (base, last)
     producers: dict[tuple[int, int], ProducerRow] = {}
@@ -158,8 +167,10 @@ def append_assigned(
         for column in _ABORTED_COLUMNS:
             del params[column]
 
+    arrays = {column: _ARRAYS[column](values) for column, values in params.items()}
+
     def work(cur: Cur) -> list[Appended | KafkaError]:
-        cur.execute(statement, writer.params(store, **params))
+        cur.execute(statement, writer.params(store, **arrays))
         for at, log_start in cur.fetchall():
             for i in members[int(at) - 1]:
                 answers[i] = Appended(offsets[i][0], offsets[i][1], int(log_start))
@@ -176,12 +187,24 @@ def append_assigned(
 _ABORTED_COLUMNS = ("a_at", "a_id", "a_first", "a_last", "a_lso")
 # ``ProducerRow``'s fields, in order.
 _PRODUCER_COLUMNS = ("r_id", "r_epoch", "r_ts", "r_batches", "r_coordinator", "r_txn")
-_COLUMNS = (
-    *("names", "parts", "epochs", "expected"),
-    *("b_at", "b_base", "b_last", "b_ts", "b_batch"),
-    *("r_at", *_PRODUCER_COLUMNS),
-    *_ABORTED_COLUMNS,
-)
+# Each parameter's array type.
+_ARRAYS: dict[str, Callable[[Any], BinaryArray]] = {
+    "names": text_array,
+    "parts": int_array,
+    "epochs": int_array,
+    "expected": bigint_array,
+    "counts": bigint_array,
+    **dict.fromkeys(("b_at", "b_base", "b_last", "b_ts"), bigint_array),
+    "b_batch": bytea_array,
+    "r_at": bigint_array,
+    "r_id": bigint_array,
+    "r_epoch": smallint_array,
+    "r_ts": bigint_array,
+    "r_batches": bytea_array,
+    "r_coordinator": int_array,
+    "r_txn": bigint_array,
+    **dict.fromkeys(_ABORTED_COLUMNS, bigint_array),
+}
 
 
 def _stamped(batch: bytes, base_offset: int, leader_epoch: int) -> tuple[bytes, int, int]:
