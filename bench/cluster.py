@@ -97,7 +97,7 @@ class Setup:
         for b in self.brokers:
             b.start()
         # Clients find the controller once every broker is in Metadata.
-        wait_for(lambda: len(metadata(self.brokers[0].port).brokers) == len(self.brokers), 30)
+        wait_for(lambda: len(metadata(self.brokers[0].port).brokers) == len(self.brokers), 90)
         return self
 
     def stop(self) -> None:

@@ -150,3 +150,48 @@ def test_pipelined_produce_requests_land_in_order_with_fsync(tmp_path: Path) -> 
         assert [a.base_offset for a in answers] == list(range(count))
     finally:
         b.stop()
+
+
+def test_pipelined_produce_requests_hold_at_most_a_request_size_of_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the first, pipelined Produce requests hold at most
+    socket.request.max.bytes: the third of ~1 KB each waits for the first."""
+    b = BrokerThread(tmp_path / "data", socket_request_max_bytes=2500).start()
+    try:
+        _create_topic(b.port)
+        started: list[int] = []
+        gates: dict[int, asyncio.Event] = {}
+        real = handlers.ROUTES[apis.PRODUCE].handler
+
+        async def held(broker: Any, ctx: Any, body: Any) -> object:
+            started.append(ctx.correlation_id)
+            gate = gates.setdefault(ctx.correlation_id, asyncio.Event())
+            answer = await real(broker, ctx, body)
+            release()
+            await gate.wait()
+            return answer
+
+        monkeypatch.setitem(handlers.ROUTES, apis.PRODUCE, handlers.Route(held))
+        requests = b"".join(encode_request(_produce(b"v" * 900), c) for c in (1, 2, 3))
+        with socket.create_connection(("127.0.0.1", b.port), 10) as s:
+            s.sendall(requests)
+            pause = threading.Event()
+            for _ in range(100):
+                if started == [1, 2]:
+                    break
+                pause.wait(0.02)
+            pause.wait(0.3)
+            assert started == [1, 2]  # the third would pass the bound
+            b.call(lambda: gates[1].set())
+            assert _correlation(read_frame(s)) == 1
+            for _ in range(100):
+                if started == [1, 2, 3]:
+                    break
+                pause.wait(0.02)
+            assert started == [1, 2, 3]
+            b.call(lambda: gates[2].set())
+            b.call(lambda: gates[3].set())
+            assert [_correlation(read_frame(s)) for _ in range(2)] == [2, 3]
+    finally:
+        b.stop()

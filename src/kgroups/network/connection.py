@@ -8,7 +8,8 @@ anything (more bytes, a request that suspends, the peer to read): a client
 with many requests in flight costs one send per batch, not per answer.
 Produce requests are the exception (handlers/pipelining.py): once one's
 batches are appended and it only waits for them to be durable, the next
-Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time; answers keep the
+Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time and
+``socket.request.max.bytes`` of them past the first; answers keep the
 request order, and any other request waits for the Produce requests before it.
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
@@ -72,7 +73,8 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-    frames = FrameReader(reader, broker.config.get_int("socket.request.max.bytes"))
+    max_request = broker.config.get_int("socket.request.max.bytes")
+    frames = FrameReader(reader, max_request)
     transport = writer.transport
     loop = asyncio.get_running_loop()
     clock = loop.time
@@ -94,7 +96,8 @@ async def serve_connection(
 
     # Produce requests handled and waiting for durability, oldest first, with
     # when each started; their answers go out in this order.
-    pipelined: deque[tuple[asyncio.Task[bytes | None], float]] = deque()
+    pipelined: deque[tuple[asyncio.Task[bytes | None], float, int]] = deque()
+    pipelined_bytes = 0
     room: list[tuple[int, asyncio.Future[None]]] = []  # (length awaited, waiter)
     failed: list[BaseException] = []
 
@@ -110,8 +113,10 @@ async def serve_connection(
 
     def answered(_task: asyncio.Task[bytes | None]) -> None:
         """A pipelined Produce ended: answer the ones done at the head, in order."""
+        nonlocal pipelined_bytes
         while pipelined and pipelined[0][0].done() and not failed:
-            task, started = pipelined.popleft()
+            task, started, size = pipelined.popleft()
+            pipelined_bytes -= size
             if task.cancelled():
                 continue
             error = task.exception()
@@ -175,11 +180,18 @@ async def serve_connection(
                 send()
                 continue
             if request.startswith(_PRODUCE_PREFIX) and not faults.active:
-                await until_pipelined(_PIPELINED_PRODUCE - 1)
+                # At most _PIPELINED_PRODUCE requests, and, past the first, at
+                # most socket.request.max.bytes of them, wait at once.
+                while pipelined and (
+                    len(pipelined) >= _PIPELINED_PRODUCE
+                    or pipelined_bytes + len(request) > max_request
+                ):
+                    await until_pipelined(len(pipelined) - 1)
                 state.busy = True
                 requests[0] += 1
                 task, released = start(dispatch(broker, request, host, security))
-                pipelined.append((task, clock()))
+                pipelined.append((task, clock(), len(request)))
+                pipelined_bytes += len(request)
                 task.add_done_callback(answered)
                 await released
                 if transport.get_write_buffer_size() > _HIGH_WATER:
@@ -219,8 +231,9 @@ async def serve_connection(
     finally:
         stats.connections -= 1
         if pipelined:
-            # Not cancelled: a durability wait may be shared with other requests.
-            await asyncio.gather(*(t for t, _s in pipelined), return_exceptions=True)
+            # Not cancelled, even if this task is: a durability wait may be
+            # shared with other requests (asyncio.wait cancels nothing).
+            await asyncio.wait([t for t, _s, _n in pipelined])
         send()  # answers to the requests before a close or a bad frame
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
