@@ -80,8 +80,14 @@ RECORD = b"x" * 200
 class Setup:
     """A single local broker or a cluster; started by `start`, always `stop`ped."""
 
-    def __init__(self, name: str, brokers: list[BrokerProcess], pg: LocalPostgres | None) -> None:
-        self.name, self.brokers, self.pg = name, brokers, pg
+    def __init__(
+        self,
+        name: str,
+        brokers: list[BrokerProcess],
+        pg: LocalPostgres | None,
+        database: str = "kgroups",
+    ) -> None:
+        self.name, self.brokers, self.pg, self.database = name, brokers, pg, database
 
     @property
     def bootstrap(self) -> str:
@@ -91,7 +97,7 @@ class Setup:
         for b in self.brokers:
             b.start()
         # Clients find the controller once every broker is in Metadata.
-        wait_for(lambda: len(metadata(self.brokers[0].port).brokers) == len(self.brokers), 30)
+        wait_for(lambda: len(metadata(self.brokers[0].port).brokers) == len(self.brokers), 90)
         return self
 
     def stop(self) -> None:
@@ -104,7 +110,7 @@ class Setup:
         client = time.process_time()
         if self.pg is None or self.pg.pid is None:
             return {"brokers": brokers, "client": client}
-        with psycopg.connect(self.pg.url("kgroups"), autocommit=True) as conn:
+        with psycopg.connect(self.pg.url(self.database), autocommit=True) as conn:
             # Every store transaction writes, so takes a transaction id: exact, unlike
             # pg_stat_database, whose counts reach the view up to seconds late.
             row = conn.execute(
@@ -129,8 +135,10 @@ class Setup:
         return figures
 
 
-def cluster(data: Path, pg: LocalPostgres, count: int, *overrides: str) -> Setup:
-    url = pg.url("kgroups")
+def cluster(
+    data: Path, pg: LocalPostgres, count: int, *overrides: str, database: str = "kgroups"
+) -> Setup:
+    url = pg.url(database)
     data.mkdir(parents=True, exist_ok=True)
     brokers = [
         BrokerProcess(
@@ -142,7 +150,7 @@ def cluster(data: Path, pg: LocalPostgres, count: int, *overrides: str) -> Setup
         )
         for i in range(1, count + 1)
     ]
-    return Setup(f"{count}-broker cluster", brokers, pg)
+    return Setup(f"{count}-broker cluster", brokers, pg, database)
 
 
 async def until(step: Any, timeout: float = 60) -> Any:

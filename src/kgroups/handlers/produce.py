@@ -26,6 +26,7 @@ from kio.static.primitive import TZAware
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE, still_leader
+from kgroups.handlers.pipelining import release
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -74,6 +75,8 @@ async def handle(
             elif response.error_code in _PRODUCER_STATE_ERRORS and not leads_everything:
                 doubtful.append((partitions, len(partitions), topic.name))
             partitions.append(response)
+    if flushes:
+        release()  # appended in request order: the connection may take the next Produce
     for partitions, i, name in doubtful:
         if not await still_leader(broker, name, partitions[i].index):
             partitions[i] = _failed(partitions[i].index, ErrorCode.not_leader_or_follower, None)

@@ -6,6 +6,11 @@ buffer), which is what keeps responses in request order. Answers to requests
 already received go out together, in one write, once the connection waits for
 anything (more bytes, a request that suspends, the peer to read): a client
 with many requests in flight costs one send per batch, not per answer.
+Produce requests are the exception (handlers/pipelining.py): once one's
+batches are appended and it only waits for them to be durable, the next
+Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time and
+``socket.request.max.bytes`` of them past the first; answers keep the
+request order, and any other request waits for the Produce requests before it.
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from typing import TYPE_CHECKING
 
 from kgroups.handlers.dispatch import BadRequest, dispatch
@@ -24,6 +30,7 @@ from kgroups.handlers.fast_heartbeat import (
     answer_consumer_heartbeat,
     answer_heartbeat,
 )
+from kgroups.handlers.pipelining import start
 from kgroups.network.sasl_authenticator import SaslAuthenticator
 from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
@@ -37,6 +44,10 @@ log = logging.getLogger(__name__)
 _HIGH_WATER = 4 * 1024 * 1024
 # Answers collected past this many bytes are written without waiting for more.
 _BATCH_BYTES = 1024 * 1024
+# Produce requests of one connection waiting for durability at once (their
+# batches are held until committed anyway; this bounds the tasks and answers).
+_PIPELINED_PRODUCE = 32
+_PRODUCE_PREFIX = b"\x00\x00"  # API key 0
 
 
 class ConnectionState:
@@ -90,6 +101,58 @@ async def serve_connection(
             broker.config.get_int("sasl.server.max.receive.size"), "sasl.server.max.receive.size"
         )
 
+    # Produce requests handled and waiting for durability, oldest first, with
+    # when each started; their answers go out in this order.
+    pipelined: deque[tuple[asyncio.Task[bytes | None], float, int]] = deque()
+    pipelined_bytes = 0
+    room: list[tuple[int, asyncio.Future[None]]] = []  # (length awaited, waiter)
+    failed: list[BaseException] = []
+
+    def queue(response: bytes) -> None:
+        nonlocal unsent_bytes
+        if not unsent:
+            # Runs as soon as this task waits, whatever for.
+            loop.call_soon(send)
+        unsent.append(response)
+        unsent_bytes += len(response)
+        if unsent_bytes >= _BATCH_BYTES:
+            send()
+
+    def answered(_task: asyncio.Task[bytes | None]) -> None:
+        """A pipelined Produce ended: answer the ones done at the head, in order."""
+        nonlocal pipelined_bytes
+        while pipelined and pipelined[0][0].done() and not failed:
+            task, started, size = pipelined.popleft()
+            pipelined_bytes -= size
+            if task.cancelled():
+                continue
+            error = task.exception()
+            if error is not None:
+                failed.append(error)
+                _log_closing(peer_name, error)
+                send()
+                transport.close()  # wakes the loop if it waits for bytes
+                break
+            state.last_active = now = clock()
+            request_seconds[0] += now - started
+            response = task.result()
+            if response is not None:
+                queue(response)
+        state.busy = bool(pipelined)
+        for waiter in [w for w in room if len(pipelined) <= w[0] or failed]:
+            room.remove(waiter)
+            if not waiter[1].done():
+                waiter[1].set_result(None)
+
+    async def until_pipelined(length: int) -> None:
+        """Wait until at most ``length`` Produce requests are pipelined."""
+        if len(pipelined) > length and not failed:
+            waiter = loop.create_future()
+            room.append((length, waiter))
+            await waiter
+        if failed:
+            raise _PipelineFailed from failed[0]
+
     def send() -> None:
         """Write the collected answers, in order, with one call."""
         nonlocal unsent_bytes
@@ -108,6 +171,7 @@ async def serve_connection(
             request = frames.next_frame()
             if request is None:
                 if not await frames.fill():
+                    await until_pipelined(0)  # their answers, or their error
                     break
                 continue
             if broker.closing:
@@ -124,6 +188,26 @@ async def serve_connection(
                     break
                 send()
                 continue
+            if request.startswith(_PRODUCE_PREFIX) and not faults.active:
+                # At most _PIPELINED_PRODUCE requests, and, past the first, at
+                # most socket.request.max.bytes of them, wait at once.
+                while pipelined and (
+                    len(pipelined) >= _PIPELINED_PRODUCE
+                    or pipelined_bytes + len(request) > max_request
+                ):
+                    await until_pipelined(len(pipelined) - 1)
+                state.busy = True
+                requests[0] += 1
+                task, released = start(dispatch(broker, request, host, security))
+                pipelined.append((task, clock(), len(request)))
+                pipelined_bytes += len(request)
+                task.add_done_callback(answered)
+                await released
+                if transport.get_write_buffer_size() > _HIGH_WATER:
+                    send()
+                    await writer.drain()
+                continue
+            await until_pipelined(0)
             if shortcuts and not faults.active:
                 if request.startswith(HEARTBEAT_PREFIX):
                     response = answer_heartbeat(broker.coordinator, request)
@@ -143,27 +227,38 @@ async def serve_connection(
             if faults.active:
                 response = await faults.answer(request[1], response)
             if response is not None:
-                if not unsent:
-                    # Runs as soon as this task waits, whatever for.
-                    loop.call_soon(send)
-                unsent.append(response)
-                unsent_bytes += len(response)
-                if unsent_bytes >= _BATCH_BYTES:
-                    send()
+                queue(response)
                 if transport.get_write_buffer_size() > _HIGH_WATER:
                     send()
                     await writer.drain()
-    except (BadFrame, BadRequest) as e:
-        log.warning("closing connection from %s: %s", peer_name, e)
-    except (ConnectionError, asyncio.IncompleteReadError):
-        pass
     except asyncio.CancelledError:
         raise
-    except Exception:
-        log.exception("closing connection from %s after an internal error", peer_name)
+    except _PipelineFailed:
+        pass  # logged where it was found
+    except Exception as e:
+        _log_closing(peer_name, e)
     finally:
         stats.connections -= 1
+        if pipelined:
+            # Not cancelled, even if this task is: a durability wait may be
+            # shared with other requests (asyncio.wait cancels nothing).
+            await asyncio.wait([t for t, _s, _n in pipelined])
         send()  # answers to the requests before a close or a bad frame
         writer.close()
         with contextlib.suppress(ConnectionError, OSError):
             await writer.wait_closed()
+
+
+class _PipelineFailed(Exception):
+    """A pipelined Produce raised; the connection closes (logged where found)."""
+
+
+def _log_closing(peer_name: str, error: BaseException) -> None:
+    if isinstance(error, (BadFrame, BadRequest)):
+        log.warning("closing connection from %s: %s", peer_name, error)
+    elif not isinstance(error, (ConnectionError, asyncio.IncompleteReadError)):
+        log.error(
+            "closing connection from %s after an internal error",
+            peer_name,
+            exc_info=(type(error), error, error.__traceback__),
+        )

@@ -254,6 +254,10 @@ def _walk(
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif (b2 := data[pos + 1]) < 0x80:  # 64 to 8191 bytes: most records
+                v = (b & 0x7F) | (b2 << 7)
+                length = (v >> 1) ^ -(v & 1)
+                pos += 2
             else:
                 length, pos = read_varint(data, pos)
             if length < _MIN_RECORD_SIZE - 1 or seen == count:

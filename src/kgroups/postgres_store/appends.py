@@ -14,7 +14,8 @@ aborted transaction index (``aborted_txns``), in the same transaction.
 
 Many partitions' appends share one transaction, one UPDATE and one INSERT
 (three round trips in all), the way the local log shares one fsync among the
-requests that arrived meanwhile.
+requests that arrived meanwhile. A leader that assigned the offsets itself
+sends its appends as one statement instead (``leader_appends``).
 
 The row lock the UPDATE takes is what orders an append against a takeover: a
 takeover that commits first bumps the leader epoch and the append finds no row

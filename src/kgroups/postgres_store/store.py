@@ -75,10 +75,25 @@ class Store:
 
     def transaction(self, work: Callable[[Cur], T]) -> T:
         """Run ``work`` in a transaction of its own and commit; retry it if aborted."""
+        return self._run(work, autocommit=False)
+
+    def statement(self, work: Callable[[Cur], T]) -> T:
+        """Run ``work``, each of whose statements is a transaction of its own
+        (autocommit): a statement's result is only read once PostgreSQL has
+        committed it. For a write that is one statement, it saves the round
+        trips of BEGIN and COMMIT. Retried as ``transaction`` is."""
+        return self._run(work, autocommit=True)
+
+    def _run(self, work: Callable[[Cur], T], *, autocommit: bool) -> T:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 if self.conn.closed and self.url is not None:
                     self.conn = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S)
+                if self.conn.autocommit != autocommit:
+                    self.conn.autocommit = autocommit
+                if autocommit:
+                    with self.conn.cursor() as cur:
+                        return work(cur)
                 with self.conn.transaction(), self.conn.cursor() as cur:
                     return work(cur)
             except _RETRYABLE:

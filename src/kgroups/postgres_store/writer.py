@@ -3,8 +3,8 @@
 Produce and the coordinator append to a ``StoreLog`` in memory and wait on the
 future ``request`` returns. While one transaction is in flight, the logs
 appended to meanwhile are collected; the next transaction takes every one of
-their pending batches at once (``append_many``: one UPDATE, one INSERT, one
-commit). Each partition's append is conditional on the store's log ending at
+their pending batches at once (``append_assigned``: one statement, committed
+on its own). Each partition's append is conditional on the store's log ending at
 the offset the leader gave its first batch, and on the writer's lease and
 leader epoch: a refused partition fails its waiters with
 NOT_LEADER_OR_FOLLOWER and stops being led here; a store that cannot be
@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.postgres_store.appends import Append, Appended, append_many
+from kgroups.postgres_store.appends import Append, Appended
 from kgroups.postgres_store.fencing import Writer
+from kgroups.postgres_store.leader_appends import append_assigned
 from kgroups.postgres_store.store_log import StoreLog
 from kgroups.postgres_store.thread import StoreThread
 
@@ -95,7 +96,7 @@ class StoreWriter:
             error = KafkaError(ErrorCode.not_leader_or_follower, "this broker holds no lease")
             return [error] * len(appends)
         try:
-            return await self.thread.run(lambda store: append_many(store, writer, appends))
+            return await self.thread.run(lambda store: append_assigned(store, writer, appends))
         except KafkaError as e:  # StoreUnavailable: the outcome is unknown
             now = time.monotonic()
             if now - self._last_error_log >= ERROR_LOG_INTERVAL_S:  # once per outage second

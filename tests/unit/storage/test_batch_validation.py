@@ -204,3 +204,16 @@ def _zigzag(n: int) -> bytes:
 def decode_records_section(batch: bytes) -> bytes:
     header = read_header(batch)
     return decompress(header.compression, batch[61:]) if header.compression else batch[61:]
+
+
+@pytest.mark.parametrize("codec", [0, 1])
+def test_record_lengths_of_every_varint_size_are_walked(codec: int) -> None:
+    # Lengths of one (< 64), two (< 8192) and three bytes, the walk's fast paths.
+    values = [b"v", b"x" * 200, b"y" * 9000, b"z" * 63, b"w" * 8100]
+    batch = encode_batch([(b"k", v, [], 1) for v in values], compression=codec)
+    validate_batches(_forge(batch, len(values)), **LIMITS)
+    for count in (len(values) - 1, len(values) + 1):
+        assert error_of(_forge(batch, count)) == ErrorCode.invalid_record, count
+    records = decode_records_section(batch)
+    for bad in (records[:-1], records + b"\x00", records[:3]):
+        assert error_of(_forge(batch, len(values), records=bad)) == ErrorCode.invalid_record
