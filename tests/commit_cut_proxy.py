@@ -6,8 +6,10 @@ server dies at that instant.
 
 Armed with a marker (bytes some statement of the wanted transactions carries,
 say a table name), it fires once, at the first COMMIT on a connection that
-has sent the marker. The client must not use TLS (``sslmode=disable``): the
-proxy reads the frontend protocol's message frames."""
+has sent the marker, or at its first Sync: a statement sent alone with the
+extended protocol commits at its Sync, which ends its implicit transaction.
+The client must not use TLS (``sslmode=disable``): the proxy reads the
+frontend protocol's message frames."""
 
 from __future__ import annotations
 
@@ -22,8 +24,7 @@ _LENGTH = struct.Struct(">i")
 # Untyped requests a client may send before its startup message.
 _SSL_REQUEST, _GSS_REQUEST = 80877103, 80877104
 _COMMIT = b"Q" + _LENGTH.pack(4 + len(b"COMMIT\x00")) + b"COMMIT\x00"
-_COMMITTED = b"C" + _LENGTH.pack(4 + len(b"COMMIT\x00")) + b"COMMIT\x00"
-_READY = b"Z" + _LENGTH.pack(5)  # ReadyForQuery: the end of the COMMIT's answer
+_SYNC = b"S" + _LENGTH.pack(4)
 
 
 class CommitCutProxy(TcpProxy):
@@ -85,10 +86,10 @@ class CommitCutProxy(TcpProxy):
                     marker = self._marker
                     if marker is not None and marker in message:
                         marked = True
-                    if message == _COMMIT and marked and marker is not None:
+                    if message in (_COMMIT, _SYNC) and marked and marker is not None:
                         self._marker = None
                         link.upstream.sendall(out)
-                        self._lose_answer(link)
+                        self._lose_answer(link, message)
                         return
                     out += message
                 if out:
@@ -98,14 +99,14 @@ class CommitCutProxy(TcpProxy):
         finally:
             link.close()
 
-    def _lose_answer(self, link: _Link) -> None:
+    def _lose_answer(self, link: _Link, commit: bytes) -> None:
         link.swallow = True
         if self._hold_s:
             link.close_client()
             self.fired.set()
             # The server's session sits in its transaction meanwhile, row locks held.
             threading.Event().wait(self._hold_s)
-        link.upstream.sendall(_COMMIT)
+        link.upstream.sendall(commit)
         link.answered.wait(10)
         self.committed = link.committed
         link.close_client()
@@ -121,8 +122,9 @@ class CommitCutProxy(TcpProxy):
                     break
                 if link.swallow:
                     seen += data
-                    if _READY in seen:
-                        link.committed = _COMMITTED in seen
+                    answer = _answer(seen)
+                    if answer is not None:
+                        link.committed = answer
                         break
                     continue
                 self._open.wait()
@@ -162,3 +164,19 @@ def _frame_size(buffer: bytes, untyped: bool) -> int | None:
     length = _LENGTH.unpack_from(buffer, header - 4)[0]
     size = length if untyped else length + 1
     return size if len(buffer) >= size else None
+
+
+def _answer(seen: bytes) -> bool | None:
+    """Whether the server's answer, up to its ReadyForQuery, committed (a
+    CommandComplete and no ErrorResponse); None until it is all there."""
+    at, completed, failed = 0, False, False
+    while at + 5 <= len(seen):
+        kind, size = seen[at : at + 1], _LENGTH.unpack_from(seen, at + 1)[0]
+        if at + 1 + size > len(seen):
+            return None
+        completed |= kind == b"C"
+        failed |= kind == b"E"
+        if kind == b"Z":
+            return completed and not failed
+        at += 1 + size
+    return None
