@@ -42,21 +42,20 @@ async def alter_topic_configs(
         topic = broker.topics.get(name)
     if topic is None or broker.topics.is_reserved(name):
         raise KafkaError(ErrorCode.unknown_topic_or_partition, f"Topic {name} does not exist.")
+    if topic.internal:
+        # Its coordinator made it, compacted, with the broker's settings: a
+        # client's retention or cleanup policy could cost groups their offsets
+        # or transactions their state (Kafka leaves this to ACLs).
+        raise KafkaError(
+            ErrorCode.invalid_request,
+            f"Cannot change the configs of internal topic {name}; the broker sets them.",
+        )
     default = broker.default_log_config
-    internal = topic.internal
 
     def plan(overrides: Mapping[str, str]) -> tuple[dict[str, str], LogConfig]:
         before = default.with_overrides(overrides)
         wanted = change(overrides, before.to_topic_configs(), TOPIC_LIST_KEYS)
-        config = default.with_overrides(wanted)  # INVALID_CONFIG
-        if internal and config.cleanup_policy != before.cleanup_policy:
-            # Its coordinator created it compacted: deleting by age would cost
-            # groups their offsets, or transactions their state.
-            raise KafkaError(
-                ErrorCode.invalid_request,
-                f"Cannot change cleanup.policy of internal topic {name}; the broker sets it.",
-            )
-        return wanted, config
+        return wanted, default.with_overrides(wanted)  # INVALID_CONFIG
 
     plan(topic.configs)  # refused here, before anything is written
     if validate_only:
