@@ -78,6 +78,7 @@ class ConfluentMember:
                         OK,
                         "poll",
                         group=self.group,
+                        topic=self.topic,
                         read_committed=True,
                         records=records,
                     )
@@ -182,6 +183,7 @@ class KgroupsMember:
                         OK,
                         "poll",
                         group=self.group,
+                        topic=self.topic,
                         read_committed=True,
                         records=records,
                     )
@@ -245,7 +247,14 @@ class ConfluentReader:
                     if m.error() is None:
                         records.append([m.partition(), m.offset(), m.value().decode()])
                 if records:
-                    self.history.add(self.name, OK, "poll", read_committed=True, records=records)
+                    self.history.add(
+                        self.name,
+                        OK,
+                        "poll",
+                        topic=self.topic,
+                        read_committed=True,
+                        records=records,
+                    )
         finally:
             consumer.close()
 
