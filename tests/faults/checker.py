@@ -17,7 +17,9 @@ the anomaly it finds; a correct broker gives none.
   transactions a read_committed consumer may skip only offsets the
   read_committed final read does not have either (markers, aborted records).
 - double-owner: two members of a group owned a partition at once for longer
-  than the session bound (the time it takes the group to notice a member gone).
+  than the session bound (the time it takes the group to notice a member gone),
+  plus, for a group whose members may go that long without polling (and so
+  without hearing of a revocation), that time.
 - commit-regressed: a read of the committed offsets (or a new owner's first
   offset) behind a commit acknowledged before that read began.
 - aborted-read: a read_committed consumer returned a record of an aborted
@@ -51,9 +53,15 @@ class Result:
         return not self.anomalies
 
 
-def check(ops: list[Op], session_bound_s: float, progress_bound_s: float | None = None) -> Result:
+def check(
+    ops: list[Op],
+    session_bound_s: float,
+    progress_bound_s: float | None = None,
+    deaf_s: dict[str, float] | None = None,
+) -> Result:
     """``progress_bound_s``: how soon after the last fault heals every
-    workload must make progress again (None: not checked)."""
+    workload must make progress again (None: not checked); ``deaf_s``: per
+    group, how long its members may go without polling."""
     result = Result()
     final = _final_read(ops)
     transactional = {op.value.get("topic") for op in ops if op.f == "txn"}
@@ -62,7 +70,7 @@ def check(ops: list[Op], session_bound_s: float, progress_bound_s: float | None 
         _final_read_shape(final, transactional),
         _acknowledged_writes(ops, final),
         _consumed_records(ops, final, committed),
-        _ownership(ops, session_bound_s),
+        _ownership(ops, session_bound_s, deaf_s or {}),
         _commits(ops),
         _aborted_reads(ops),
         _fatal_errors(ops),
@@ -182,7 +190,7 @@ def _consumed_records(ops: list[Op], final: Final, committed: Final) -> Finding:
             last[(op.process, partition)] = offset
 
 
-def _ownership(ops: list[Op], bound: float) -> Finding:
+def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) -> Finding:
     """Intervals of (group, partition) owned by each process; an owner still
     holding a partition at its last operation owns it until then."""
     open_: dict[tuple[str, int, str], float] = {}
@@ -208,7 +216,7 @@ def _ownership(ops: list[Op], bound: float) -> Finding:
                 if other_start >= end:
                     break
                 overlap = min(end, other_end) - other_start
-                if other != owner and overlap > bound:
+                if other != owner and overlap > session_bound + deaf_s.get(group, 0.0):
                     yield (
                         "",
                         Anomaly(

@@ -18,6 +18,7 @@ from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
 from faults.history import INVOKE, OK, History
 from faults.liveness import liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
+from faults.transactions import DEAF_S
 from faults.workloads import OUTPUT, PARTITIONS, TOPIC, TOPICS, TXN_GROUP, standard
 
 # Beyond the group's session timeout: the rebalance that follows it, and the
@@ -101,7 +102,12 @@ def run(
         cluster.close()
         report.history_path = data / "history.jsonl"
         history.save(report.history_path)
-    report.result = check(history.ops, GROUP_SESSION_MS / 1000 + SESSION_SLACK_S, PROGRESS_BOUND_S)
+    report.result = check(
+        history.ops,
+        GROUP_SESSION_MS / 1000 + SESSION_SLACK_S,
+        PROGRESS_BOUND_S,
+        {TXN_GROUP: DEAF_S},
+    )
     report.ops = len(history.ops)
     report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error"))
     report.seconds = time.monotonic() - began

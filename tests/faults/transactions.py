@@ -31,8 +31,15 @@ from faults.cluster import GROUP_HEARTBEAT_MS, GROUP_SESSION_MS, QUIET
 from faults.history import INFO, INVOKE, OK, History
 
 ABORT_CHANCE = 0.1
-TIMEOUT_S = 30.0  # each transactional call; faults last seconds
-REWIND_TRIES = 5
+# Each transactional call; a fault lasts seconds, a coordinator moves in a few.
+TIMEOUT_S = 10.0
+TRANSACTION_TIMEOUT_S = 30.0
+COMMIT_TRIES = 2
+REWIND_TRIES = 3
+# The longest a transformer goes without polling its consumer (and so without
+# hearing that the group took its partitions away): one transaction's calls,
+# sending the offsets, committing and aborting, each timing out.
+DEAF_S = TIMEOUT_S * (2 + COMMIT_TRIES) + 1.0
 
 
 class ConfluentTransformer:
@@ -105,8 +112,8 @@ class ConfluentTransformer:
                 {
                     "bootstrap.servers": self.bootstrap,
                     "transactional.id": self.name,
-                    "transaction.timeout.ms": int(TIMEOUT_S * 1000),
-                    "message.timeout.ms": int(TIMEOUT_S * 1000),
+                    "transaction.timeout.ms": int(TRANSACTION_TIMEOUT_S * 1000),
+                    "message.timeout.ms": int(TRANSACTION_TIMEOUT_S * 1000),
                     "socket.timeout.ms": 10000,
                     "topic.metadata.refresh.interval.ms": 2000,
                     "log_level": QUIET,
@@ -170,16 +177,18 @@ class ConfluentTransformer:
         return producer
 
     def _commit(self, producer: Any, stop: threading.Event) -> None:
-        """commit_transaction, again while it times out (librdkafka's rule for
-        a retriable commit error); raises anything else."""
+        """commit_transaction, again if it times out (librdkafka's rule for a
+        retriable commit error), at most COMMIT_TRIES times; raises the last
+        error, and the transaction is then aborted."""
         from confluent_kafka import KafkaException
 
-        while True:
+        for attempt in range(COMMIT_TRIES):
             try:
                 producer.commit_transaction(TIMEOUT_S)
                 return
             except KafkaException as e:
-                if not e.args[0].retriable() or stop.is_set():
+                last = attempt == COMMIT_TRIES - 1
+                if not e.args[0].retriable() or stop.is_set() or last:
                     raise
                 self.history.add(self.name, INFO, "error", error=str(e))
 
