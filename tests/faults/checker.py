@@ -40,7 +40,7 @@ from typing import Any
 from faults.anomaly import Anomaly, Final, Finding
 from faults.exactly_once import exactly_once
 from faults.history import INVOKE, OK, Op
-from faults.liveness import liveness
+from faults.liveness import hung, liveness
 
 
 @dataclass
@@ -191,6 +191,8 @@ def _consumed_records(ops: list[Op], final: Final, committed: Final) -> Finding:
 
 
 def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) -> Finding:
+    # A member stuck in its client library never hears of a revocation.
+    stuck = hung(ops)
     """Intervals of (group, partition) owned by each process; an owner still
     holding a partition at its last operation owns it until then."""
     open_: dict[tuple[str, int, str], float] = {}
@@ -216,6 +218,8 @@ def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) ->
                 if other_start >= end:
                     break
                 overlap = min(end, other_end) - other_start
+                if stuck & {owner, other}:
+                    continue
                 if other != owner and overlap > session_bound + deaf_s.get(group, 0.0):
                     yield (
                         "",

@@ -15,7 +15,7 @@ from cluster_brokers import create_topic, leaders, wait_for
 
 from faults.checker import Result, check
 from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
-from faults.history import INVOKE, OK, History
+from faults.history import INFO, INVOKE, OK, History
 from faults.liveness import liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
 from faults.transactions import DEAF_S
@@ -29,6 +29,7 @@ SESSION_SLACK_S = 3.0
 # librdkafka's longest reconnection backoff (10 s).
 PROGRESS_BOUND_S = 30.0
 SETTLE_S = 2.0  # once every workload made progress, for the last reads to land
+STOP_S = 60.0  # for the workloads to close their clients
 
 
 @dataclass
@@ -93,10 +94,12 @@ def run(
         report.injected, report.skipped = nemesis.injected, nemesis.skipped
         settle(history)
         stop.set()
+        deadline = time.monotonic() + STOP_S
         for t in threads:
-            t.join(60)
-            if t.is_alive():
+            t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive():  # stuck inside its client library: see liveness.py
                 report.notes[f"{t.name} did not stop"] += 1
+                history.add(t.name, INFO, "hung")
         final_read(cluster, history)
     finally:
         cluster.close()

@@ -188,3 +188,12 @@ def test_a_group_whose_members_go_long_without_polling_has_a_longer_bound() -> N
     h.add(30, "c2", OK, "poll", group="g", records=[])
     assert [a.kind for a in check(h.ops, BOUND).anomalies] == ["double-owner"]
     assert check(h.ops, BOUND, None, {"g": 6.0}).valid
+
+
+def test_a_member_stuck_in_its_client_library_owns_nothing_worth_judging() -> None:
+    h = H().add(0, "c1", OK, "assigned", group="g", partitions=[0])
+    h.add(1, "c2", OK, "assigned", group="g", partitions=[0])
+    h.add(30, "c2", OK, "poll", group="g", records=[])
+    h.add(40, "c1", OK, "revoked", group="g", partitions=[0])
+    assert kinds(h) == ["double-owner"]
+    assert kinds(h.add(41, "c1", INFO, "hung")) == []

@@ -88,3 +88,10 @@ def test_a_transformer_must_commit_after_the_heal() -> None:
 
 def test_no_heal_no_judgement() -> None:
     assert stalls(H().produced(1, "a", 0).final("a")) == []
+
+
+def test_a_client_stuck_in_its_library_is_noted_not_judged() -> None:
+    h = base().read(30, "r", 1, "b").final("a", "b", "c")
+    assert len(stalls(h)) == 1
+    h.add(98, "r", INFO, "hung")
+    assert stalls(h) == []
