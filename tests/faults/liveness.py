@@ -12,9 +12,10 @@ of it:
   of a transaction committed by then.
 
 Histories without a heal (no fault run) are not judged, nor are clients
-that hung: a workload whose thread did not return from its client library
-when told to stop (`hung`), although every call it makes has a timeout. That
-is the client's own deadlock, not the broker's doing: librdkafka 2.16 can
+that hung (`hung`): a workload seen in one call far past that call's
+timeout, or whose thread did not return from its client library when told
+to stop; nor is a group with a hung member, whose rebalance waits for it.
+That is the client's own deadlock, not the broker's doing: librdkafka 2.16 can
 deadlock its main thread when a broker leaves the cluster's metadata while
 an OffsetForLeaderEpoch request to it is outstanding (a lock-order inversion
 between its handle and partition locks; upstream issue 5476), and then
@@ -99,8 +100,12 @@ def _readers(ops: list[Op], heal: float, until: float, stuck: set[str]) -> Findi
         for p, o, v in op.value["records"]:
             read[key][p] = max(read[key].get(p, -1), o)
             seen[key].add(v)
+    members: dict[str, set[str]] = defaultdict(set)
+    for op in ops:
+        if op.f == "assigned":
+            members[f"group {op.value['group']}"].add(op.process)
     for (who, topic), got in sorted(read.items(), key=str):
-        if who in stuck:
+        if who in stuck or members[who] & stuck:  # a hung member blocks its group's rebalance
             continue
         yield "progress", 1
         behind = {

@@ -16,10 +16,10 @@ from cluster_brokers import create_topic, leaders, wait_for
 from faults.checker import Result, check
 from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
 from faults.history import INFO, INVOKE, OK, History
-from faults.liveness import liveness
+from faults.liveness import hung, liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
 from faults.transactions import DEAF_S
-from faults.workloads import OUTPUT, PARTITIONS, TOPIC, TOPICS, TXN_GROUP, standard
+from faults.workloads import OUTPUT, PARTITIONS, TOPIC, TOPICS, TXN_GROUP, Workload, standard
 
 # Beyond the group's session timeout: the rebalance that follows it, and the
 # member's own check of its session, which runs on its poll loop.
@@ -82,9 +82,10 @@ def run(
             create_topic(port, topic, PARTITIONS)
             leaders(port, topic)
         stop = threading.Event()
+        workloads = standard(cluster.bootstrap, history, seed)
         threads = [
             threading.Thread(target=w.run, args=(stop,), name=w.name, daemon=True)
-            for w in standard(cluster.bootstrap, history, seed)
+            for w in workloads
         ]
         for t in threads:
             t.start()
@@ -92,14 +93,16 @@ def run(
         nemesis = Nemesis(cluster, history, faults)
         nemesis.run()
         report.injected, report.skipped = nemesis.injected, nemesis.skipped
-        settle(history)
+        settle(history, workloads)
         stop.set()
         deadline = time.monotonic() + STOP_S
+        stuck = hung(history.ops)
         for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
+            t.join(0 if t.name in stuck else max(0.0, deadline - time.monotonic()))
             if t.is_alive():  # stuck inside its client library: see liveness.py
                 report.notes[f"{t.name} did not stop"] += 1
-                history.add(t.name, INFO, "hung")
+                if t.name not in stuck:
+                    history.add(t.name, INFO, "hung")
         final_read(cluster, history)
     finally:
         cluster.close()
@@ -112,16 +115,21 @@ def run(
         {TXN_GROUP: DEAF_S},
     )
     report.ops = len(history.ops)
-    report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error"))
+    report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error", "wedged"))
     report.seconds = time.monotonic() - began
     return report
 
 
-def settle(history: History) -> None:
+def settle(history: History, workloads: list[Workload]) -> None:
     """Until every workload has made progress since the heal (or the bound
-    has passed: the checker reports what stalled), then a little more."""
+    has passed: the checker reports what stalled), then a little more. A
+    workload stuck in a call past its timeout is marked hung meanwhile."""
     deadline = time.monotonic() + PROGRESS_BOUND_S
     while time.monotonic() < deadline:
+        stuck = hung(history.ops)
+        for w in workloads:
+            if w.name not in stuck and getattr(w, "stuck", lambda: False)():
+                history.add(w.name, INFO, "hung")
         if not any(kind == "" for kind, _ in liveness(list(history.ops), PROGRESS_BOUND_S)):
             break
         time.sleep(0.5)

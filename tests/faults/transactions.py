@@ -25,10 +25,12 @@ import contextlib
 import random
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from faults.cluster import GROUP_HEARTBEAT_MS, GROUP_SESSION_MS, QUIET
 from faults.history import INFO, INVOKE, OK, History
+from faults.wedged import MainThreadWatch, close_aside
 
 ABORT_CHANCE = 0.1
 # Each transactional call; a fault lasts seconds, a coordinator moves in a few.
@@ -40,6 +42,10 @@ REWIND_TRIES = 3
 # hearing that the group took its partitions away): one transaction's calls,
 # sending the offsets, committing and aborting, each timing out.
 DEAF_S = TIMEOUT_S * (2 + COMMIT_TRIES) + 1.0
+STUCK_S = TIMEOUT_S + 5.0
+# A member stuck in a call leaves the group after this, and another takes
+# its partitions.
+MAX_POLL_INTERVAL_MS = int(DEAF_S * 1000) + 20000
 
 
 class ConfluentTransformer:
@@ -59,27 +65,38 @@ class ConfluentTransformer:
         self.owned: set[int] = set()
         self.count = 0  # transactions begun
         self.rejoin = False  # the consumer could not rewind: make a new one
+        self.calling_since: float | None = None  # when the call under way began
 
     def run(self, stop: threading.Event) -> None:
         producer = self._producer(stop)
         while not stop.is_set() and producer is not None:
-            consumer = self._consumer()
-            self.rejoin = False
+            watch = MainThreadWatch()
+            consumer = self._consumer(watch)
+            self.rejoin = wedged = False
             try:
                 while not stop.is_set() and producer is not None and not self.rejoin:
-                    batch = [m for m in consumer.consume(200, 0.5) if m.error() is None]
+                    polled = consumer.consume(200, 0.5)
+                    batch = [m for m in polled if m.error() is None]
+                    # Wedged: its partitions are lost, a new member joins.
+                    if watch.wedged(len(polled) < 200):
+                        self.history.add(self.name, INFO, "wedged")
+                        wedged = True
+                        break
                     if batch:
                         producer = self._transaction(consumer, producer, batch, stop)
             finally:
-                with contextlib.suppress(Exception):
-                    consumer.close()
+                if wedged:
+                    close_aside(consumer)
+                else:
+                    with contextlib.suppress(Exception):
+                        consumer.close()
                 if self.owned:  # whatever close() did not report is given up now
                     self._revoked(consumer, [_Tp(p) for p in sorted(self.owned)])
         if producer is not None:
             with contextlib.suppress(Exception):
                 producer.abort_transaction(5)
 
-    def _consumer(self) -> Any:
+    def _consumer(self, watch: MainThreadWatch) -> Any:
         from confluent_kafka import Consumer
 
         consumer = Consumer(
@@ -92,9 +109,11 @@ class ConfluentTransformer:
                 "session.timeout.ms": GROUP_SESSION_MS,
                 "heartbeat.interval.ms": GROUP_HEARTBEAT_MS,
                 "partition.assignment.strategy": "cooperative-sticky",
+                "max.poll.interval.ms": MAX_POLL_INTERVAL_MS,
                 "socket.timeout.ms": 10000,
                 "topic.metadata.refresh.interval.ms": 2000,
                 "log_level": QUIET,
+                **watch.config(),
             }
         )
         consumer.subscribe(
@@ -121,7 +140,8 @@ class ConfluentTransformer:
             )
             for _ in range(5):
                 try:
-                    producer.init_transactions(TIMEOUT_S)
+                    with self._calling():
+                        producer.init_transactions(TIMEOUT_S)
                     return producer
                 except KafkaException as e:
                     self.history.add(self.name, INFO, "error", error=str(e))
@@ -157,13 +177,15 @@ class ConfluentTransformer:
             producer.begin_transaction()
             for p, v in values:
                 producer.produce(self.sink, v.encode(), partition=p)
-            producer.send_offsets_to_transaction(
-                [TopicPartition(self.source, p, o) for p, o in offsets.items()],
-                consumer.consumer_group_metadata(),
-                TIMEOUT_S,
-            )
+            with self._calling():
+                producer.send_offsets_to_transaction(
+                    [TopicPartition(self.source, p, o) for p, o in offsets.items()],
+                    consumer.consumer_group_metadata(),
+                    TIMEOUT_S,
+                )
             if self.rng.random() < ABORT_CHANCE:
-                producer.abort_transaction(TIMEOUT_S)
+                with self._calling():
+                    producer.abort_transaction(TIMEOUT_S)
                 self.history.add(self.name, OK, "txn", values=values, outcome="abort", **about)
                 self._rewind(consumer, stop)
                 return producer
@@ -184,7 +206,8 @@ class ConfluentTransformer:
 
         for attempt in range(COMMIT_TRIES):
             try:
-                producer.commit_transaction(TIMEOUT_S)
+                with self._calling():
+                    producer.commit_transaction(TIMEOUT_S)
                 return
             except KafkaException as e:
                 last = attempt == COMMIT_TRIES - 1
@@ -214,7 +237,8 @@ class ConfluentTransformer:
             producer = self._producer(stop)
         else:
             try:
-                producer.abort_transaction(TIMEOUT_S)
+                with self._calling():
+                    producer.abort_transaction(TIMEOUT_S)
             except KafkaException as e:
                 self.history.add(self.name, INFO, "txn", values=values, error=str(e), **about)
                 producer = self._producer(stop)
@@ -244,9 +268,10 @@ class ConfluentTransformer:
             if stop.is_set():
                 return
             try:
-                committed = consumer.committed(
-                    [TopicPartition(self.source, p) for p in owned], TIMEOUT_S
-                )
+                with self._calling():
+                    committed = consumer.committed(
+                        [TopicPartition(self.source, p) for p in owned], TIMEOUT_S
+                    )
                 for tp in committed:
                     offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
                     consumer.seek(TopicPartition(self.source, tp.partition, offset))
@@ -255,6 +280,21 @@ class ConfluentTransformer:
                 self.history.add(self.name, INFO, "error", error=f"rewind: {e}")
                 time.sleep(0.5)
         self.rejoin = True
+
+    @contextlib.contextmanager
+    def _calling(self) -> Iterator[None]:
+        self.calling_since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.calling_since = None
+
+    def stuck(self) -> bool:
+        """In one call far beyond its timeout: stuck in librdkafka (see
+        wedged.py), and so is the group's rebalance until
+        max.poll.interval.ms removes it."""
+        since = self.calling_since
+        return since is not None and time.monotonic() - since > STUCK_S
 
     def _assigned(self, consumer: Any, partitions: list[Any]) -> None:
         gained = sorted(tp.partition for tp in partitions)

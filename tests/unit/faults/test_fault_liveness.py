@@ -95,3 +95,11 @@ def test_a_client_stuck_in_its_library_is_noted_not_judged() -> None:
     assert len(stalls(h)) == 1
     h.add(98, "r", INFO, "hung")
     assert stalls(h) == []
+
+
+def test_a_group_with_a_hung_member_is_not_judged() -> None:
+    h = base().add(2, "m1", OK, "assigned", group="g", partitions=[0])
+    h.read(3, "m1", 0, "a", group="g").read(8, "r", 1, "b").final("a", "b", "c")
+    assert [s.split(" (")[0] for s in stalls(h)] == ["group g"]
+    h.add(50, "m1", INFO, "hung")
+    assert stalls(h) == []
