@@ -68,8 +68,24 @@ def _transform(producer: Any, consumer: Any, batch: list[Any]) -> None:
     )
 
 
+def _commit(producer: Any) -> None:
+    """commit_transaction, called again while it times out (a coordinator
+    stopped with it makes the client wait for its socket timeout)."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            producer.commit_transaction(30)
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable() or time.monotonic() > deadline:
+                raise
+
+
+@pytest.mark.parametrize("same_coordinator", [False, True], ids=["apart", "together"])
 def test_transactional_offsets_outlive_the_group_coordinator(
-    tmp_path: Path, store_url: str
+    tmp_path: Path, store_url: str, same_coordinator: bool
 ) -> None:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -81,13 +97,20 @@ def test_transactional_offsets_outlive_the_group_coordinator(
         bootstrap = ",".join(f"127.0.0.1:{b.port}" for b in brokers)
         group = "eo"
         node = _coordinator(port, 0, group)
-        # A transactional id coordinated elsewhere, so the marker has to travel.
-        txn_id = next(f"eo-{i}" for i in range(100) if _coordinator(port, 1, f"eo-{i}") != node)
+        # A transactional id coordinated elsewhere (the marker has to travel)
+        # or by the same broker (written in process; both coordinators move).
+        txn_id = next(
+            f"eo-{i}"
+            for i in range(100)
+            if (_coordinator(port, 1, f"eo-{i}") == node) == same_coordinator
+        )
         plain = Producer({"bootstrap.servers": bootstrap})
         for i in range(60):
             plain.produce("in", f"in-{i}".encode(), partition=i % PARTITIONS)
         assert plain.flush(30) == 0
-        producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "socket.timeout.ms": 10000}
+        )
         producer.init_transactions(60)
         settings = {
             "bootstrap.servers": bootstrap,
@@ -97,6 +120,7 @@ def test_transactional_offsets_outlive_the_group_coordinator(
             "isolation.level": "read_committed",
             "max.poll.interval.ms": 20000,
             "session.timeout.ms": 6000,
+            "socket.timeout.ms": 10000,
         }
         consumer = Consumer(settings)
         consumer.subscribe(["in"])
@@ -108,7 +132,7 @@ def test_transactional_offsets_outlive_the_group_coordinator(
         assert victim.proc is not None
         os.kill(victim.proc.pid, signal.SIGSTOP)
         try:
-            producer.commit_transaction(60)  # answered once PrepareCommit is stored
+            _commit(producer)  # answered once PrepareCommit is stored
         finally:
             victim.kill()
         consumer.close()
