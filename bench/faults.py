@@ -1,7 +1,9 @@
 """A long randomized fault run (tests/faults/): three `kgroups serve`
 brokers on a throwaway PostgreSQL, idempotent producers, consumer groups of
-both protocols, a read_committed reader, while the nemesis kills, pauses and
-cuts brokers; then the checker goes over the history.
+both protocols, a read_committed reader, a consume-transform-produce loop in
+transactions, while the nemesis kills, pauses and cuts brokers; then the
+checker goes over the history (exactly-once and progress after the heal
+included).
 
 Prints the faults injected, the operations checked and every anomaly (the
 goal is none), then one JSON object of the figures. The same seed gives the

@@ -68,10 +68,11 @@ class TcpProxy:
         upstream.settimeout(None)
         with self._lock:
             self._sockets += [client, upstream]
+        pumps = [2]  # running; the last to end closes the pair
         for src, dst in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+            threading.Thread(target=self._pump, args=(src, dst, pumps), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, pumps: list[int]) -> None:
         try:
             while True:
                 data = src.recv(65536)
@@ -87,3 +88,13 @@ class TcpProxy:
             for s in (src, dst):
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
+            # Closed once both directions are done (the other pump may still
+            # be in recv on them), so that a long run does not run out of fds.
+            with self._lock:
+                pumps[0] -= 1
+                last = pumps[0] == 0
+                if last:
+                    self._sockets = [k for k in self._sockets if k not in (src, dst)]
+            if last:
+                src.close()
+                dst.close()

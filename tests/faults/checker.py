@@ -7,39 +7,40 @@ the anomaly it finds; a correct broker gives none.
 - lost: an acknowledged record missing from the final full read.
 - duplicate: a value at two offsets of the final read (every value is unique).
 - wrong-offset: a record acknowledged at one offset and found at another.
-- gap: offsets of a partition's final read not dense from 0 (transactional
-  topics excepted: their markers take offsets no consumer sees).
+- gap: offsets of a partition's final read not dense from 0 (topics written
+  in transactions excepted: their markers take offsets no consumer sees).
 - inconsistent-read: a consumer saw at (partition, offset) what the final
   read does not have there.
 - skip / non-monotonic: within one consumer's continuous ownership of a
-  partition, an offset that is not the one after the last it saw.
+  partition (a rewind to the committed offsets starts a new one), an offset
+  that is not the one after the last it saw; in a topic written in
+  transactions a read_committed consumer may skip only offsets the
+  read_committed final read does not have either (markers, aborted records).
 - double-owner: two members of a group owned a partition at once for longer
-  than the session bound (the time it takes the group to notice a member gone).
+  than the session bound (the time it takes the group to notice a member gone),
+  plus, for a group whose members may go that long without polling (and so
+  without hearing of a revocation), that time.
 - commit-regressed: a read of the committed offsets (or a new owner's first
   offset) behind a commit acknowledged before that read began.
 - aborted-read: a read_committed consumer returned a record of an aborted
   transaction.
 - fatal: a client's fatal error (an idempotent producer's sequence lost, say):
   no fault the nemesis injects excuses one.
+
+Transactions (exactly_once.py) and progress after the faults (liveness.py)
+have rules of their own.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.anomaly import Anomaly, Final, Finding
+from faults.exactly_once import exactly_once
 from faults.history import INVOKE, OK, Op
-
-
-@dataclass(frozen=True)
-class Anomaly:
-    kind: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.detail}"
+from faults.liveness import hung, liveness
 
 
 @dataclass
@@ -52,19 +53,32 @@ class Result:
         return not self.anomalies
 
 
-def check(ops: list[Op], session_bound_s: float) -> Result:
+def check(
+    ops: list[Op],
+    session_bound_s: float,
+    progress_bound_s: float | None = None,
+    deaf_s: dict[str, float] | None = None,
+) -> Result:
+    """``progress_bound_s``: how soon after the last fault heals every
+    workload must make progress again (None: not checked); ``deaf_s``: per
+    group, how long its members may go without polling."""
     result = Result()
     final = _final_read(ops)
-    transactional = any(op.f == "txn" for op in ops)
-    for rule in (
+    transactional = {op.value.get("topic") for op in ops if op.f == "txn"}
+    committed = _final_read(ops, read_committed=True)
+    rules = [
         _final_read_shape(final, transactional),
         _acknowledged_writes(ops, final),
-        _consumed_records(ops, final),
-        _ownership(ops, session_bound_s),
+        _consumed_records(ops, final, committed),
+        _ownership(ops, session_bound_s, deaf_s or {}),
         _commits(ops),
         _aborted_reads(ops),
         _fatal_errors(ops),
-    ):
+        exactly_once(ops, final, committed),
+    ]
+    if progress_bound_s is not None:
+        rules.append(liveness(ops, progress_bound_s))
+    for rule in rules:
         for kind, item in rule:
             if isinstance(item, Anomaly):
                 result.anomalies.append(item)
@@ -73,27 +87,29 @@ def check(ops: list[Op], session_bound_s: float) -> Result:
     return result
 
 
-Finding = Iterable[tuple[str, "Anomaly | int"]]
-
-
-def _final_read(ops: list[Op]) -> dict[int, dict[int, str]]:
-    """partition -> offset -> value, from the final-read operations."""
-    final: dict[int, dict[int, str]] = defaultdict(dict)
+def _final_read(ops: list[Op], read_committed: bool = False) -> Final:
+    """(topic, partition) -> offset -> value, from the final-read operations
+    (the full read, or the read_committed one of transactional topics)."""
+    final: Final = defaultdict(dict)
     for op in ops:
-        if op.f == "final-read" and op.type == OK:
+        if (
+            op.f == "final-read"
+            and op.type == OK
+            and bool(op.value.get("read_committed")) == read_committed
+        ):
             for offset, value in op.value["records"]:
-                final[int(op.value["partition"])][int(offset)] = value
+                final[(op.value.get("topic"), int(op.value["partition"]))][int(offset)] = value
     return final
 
 
-def _final_read_shape(final: dict[int, dict[int, str]], transactional: bool) -> Finding:
+def _final_read_shape(final: Final, transactional: set[str | None]) -> Finding:
     where: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for partition, records in sorted(final.items()):
+    for (topic, partition), records in sorted(final.items(), key=lambda i: (str(i[0][0]), i[0][1])):
         offsets = sorted(records)
         yield "final-records", len(offsets)
-        if not transactional and offsets != list(range(len(offsets))):
+        if topic not in transactional and offsets != list(range(len(offsets))):
             missing = sorted(set(range(offsets[-1] + 1)) - set(offsets))
-            yield "", Anomaly("gap", f"partition {partition} lacks offsets {_few(missing)}")
+            yield "", Anomaly("gap", f"{topic} partition {partition} lacks offsets {_few(missing)}")
         for offset, value in records.items():
             where[value].append((partition, offset))
     for value, places in where.items():
@@ -101,9 +117,9 @@ def _final_read_shape(final: dict[int, dict[int, str]], transactional: bool) -> 
             yield "", Anomaly("duplicate", f"{value!r} at {sorted(places)}")
 
 
-def _acknowledged_writes(ops: list[Op], final: dict[int, dict[int, str]]) -> Finding:
+def _acknowledged_writes(ops: list[Op], final: Final) -> Finding:
     found: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for p, records in final.items():
+    for (_t, p), records in final.items():
         for o, v in records.items():
             found[v].append((p, o))
     for op in ops:
@@ -131,17 +147,18 @@ def _acknowledged_writes(ops: list[Op], final: dict[int, dict[int, str]]) -> Fin
                 )
 
 
-def _consumed_records(ops: list[Op], final: dict[int, dict[int, str]]) -> Finding:
+def _consumed_records(ops: list[Op], final: Final, committed: Final) -> Finding:
     last: dict[tuple[str, int], int] = {}  # (process, partition) -> offset seen last
     for op in ops:
-        if op.f in ("assigned", "revoked") and op.type == OK:
+        if op.f in ("assigned", "revoked", "rewind") and op.type == OK:
             for partition in op.value["partitions"]:
                 last.pop((op.process, partition), None)  # a new ownership starts afresh
         if op.f != "poll" or op.type != OK:
             continue
+        topic = op.value.get("topic")
         for partition, offset, value in op.value["records"]:
             yield "consumed", 1
-            there = final.get(partition, {}).get(offset)
+            there = final.get((topic, partition), {}).get(offset)
             if there != value:
                 yield (
                     "",
@@ -152,6 +169,15 @@ def _consumed_records(ops: list[Op], final: dict[int, dict[int, str]]) -> Findin
                     ),
                 )
             before = last.get((op.process, partition))
+            visible = committed.get((topic, partition))
+            if (
+                visible is not None
+                and op.value.get("read_committed")
+                and before is not None
+                and offset > before + 1
+                and not any(o in visible for o in range(before + 1, offset))
+            ):
+                before = offset - 1  # only markers and aborted records between
             if before is not None and offset != before + 1:
                 kind = "skip" if offset > before + 1 else "non-monotonic"
                 yield (
@@ -164,7 +190,9 @@ def _consumed_records(ops: list[Op], final: dict[int, dict[int, str]]) -> Findin
             last[(op.process, partition)] = offset
 
 
-def _ownership(ops: list[Op], bound: float) -> Finding:
+def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) -> Finding:
+    # A member stuck in its client library never hears of a revocation.
+    stuck = hung(ops)
     """Intervals of (group, partition) owned by each process; an owner still
     holding a partition at its last operation owns it until then."""
     open_: dict[tuple[str, int, str], float] = {}
@@ -190,7 +218,9 @@ def _ownership(ops: list[Op], bound: float) -> Finding:
                 if other_start >= end:
                     break
                 overlap = min(end, other_end) - other_start
-                if other != owner and overlap > bound:
+                if stuck & {owner, other}:
+                    continue
+                if other != owner and overlap > session_bound + deaf_s.get(group, 0.0):
                     yield (
                         "",
                         Anomaly(
@@ -227,7 +257,7 @@ def _commits(ops: list[Op]) -> Finding:
                 yield "commit-reads", 1
                 seen = op.value["offsets"].get(str(key[1]), op.value["offsets"].get(key[1], -1))
                 yield from _behind(acked[key], reset_at.get(group, -1.0), began, key, seen, op)
-        elif op.f == "assigned":
+        elif op.f in ("assigned", "rewind"):
             for partition in op.value["partitions"]:
                 since[(op.value["group"], partition, op.process)] = op.time
         elif op.f == "revoked":

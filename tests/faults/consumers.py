@@ -14,6 +14,7 @@ from typing import Any
 
 from faults.cluster import GROUP_HEARTBEAT_MS, GROUP_SESSION_MS, QUIET
 from faults.history import INFO, INVOKE, OK, History
+from faults.wedged import MainThreadWatch, close_aside
 
 COMMIT_EVERY_S = 1.0
 
@@ -27,6 +28,7 @@ class ConfluentMember:
         self.name, self.bootstrap, self.topic, self.group = name, bootstrap, topic, group
         self.protocol, self.history = protocol, history
         self.owned: set[int] = set()
+        self.watch = MainThreadWatch()
 
     def _config(self) -> dict[str, Any]:
         config: dict[str, Any] = {
@@ -39,6 +41,7 @@ class ConfluentMember:
             "socket.timeout.ms": 10000,
             "log_level": QUIET,
             "topic.metadata.refresh.interval.ms": 2000,
+            **self.watch.config(),
         }
         if self.protocol == "classic":  # the broker sets these under the consumer protocol
             config["session.timeout.ms"] = GROUP_SESSION_MS
@@ -56,18 +59,26 @@ class ConfluentMember:
         self.owned -= set(gone)
         self.history.add(self.name, OK, "revoked", group=self.group, partitions=gone)
 
-    def run(self, stop: threading.Event) -> None:
-        from confluent_kafka import Consumer, KafkaException
+    def _consumer(self) -> Any:
+        from confluent_kafka import Consumer
 
+        self.watch = MainThreadWatch()
         consumer = Consumer(self._config())
         consumer.subscribe(
             [self.topic], on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked
         )
+        return consumer
+
+    def run(self, stop: threading.Event) -> None:
+        from confluent_kafka import KafkaException
+
+        consumer = self._consumer()
         next_commit = time.monotonic() + COMMIT_EVERY_S
         try:
             while not stop.is_set():
                 records = []
-                for m in consumer.consume(100, 0.2):
+                polled = consumer.consume(100, 0.2)
+                for m in polled:
                     if m.error() is not None:
                         self.history.add(self.name, INFO, "error", error=str(m.error()))
                     else:
@@ -78,9 +89,17 @@ class ConfluentMember:
                         OK,
                         "poll",
                         group=self.group,
+                        topic=self.topic,
                         read_committed=True,
                         records=records,
                     )
+                # Wedged: its partitions are lost, a new member joins.
+                if self.watch.wedged(len(polled) < 100):
+                    self.history.add(self.name, INFO, "wedged")
+                    close_aside(consumer)
+                    if self.owned:
+                        self._revoked(consumer, [_Tp(p) for p in sorted(self.owned)])
+                    consumer = self._consumer()
                 if time.monotonic() >= next_commit:
                     next_commit = time.monotonic() + COMMIT_EVERY_S
                     self._commit(consumer, KafkaException)
@@ -182,6 +201,7 @@ class KgroupsMember:
                         OK,
                         "poll",
                         group=self.group,
+                        topic=self.topic,
                         read_committed=True,
                         records=records,
                     )
@@ -221,8 +241,8 @@ class ConfluentReader:
         self.name, self.bootstrap, self.topic = name, bootstrap, topic
         self.partitions, self.history = partitions, history
 
-    def run(self, stop: threading.Event) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    def _consumer(self, watch: MainThreadWatch, start: dict[int, int]) -> Any:
+        from confluent_kafka import Consumer, TopicPartition
 
         consumer = Consumer(
             {
@@ -233,19 +253,40 @@ class ConfluentReader:
                 "socket.timeout.ms": 10000,
                 "log_level": QUIET,
                 "topic.metadata.refresh.interval.ms": 2000,
+                **watch.config(),
             }
         )
-        consumer.assign(
-            [TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in range(self.partitions)]
-        )
+        consumer.assign([TopicPartition(self.topic, p, o) for p, o in start.items()])
+        return consumer
+
+    def run(self, stop: threading.Event) -> None:
+        from confluent_kafka import OFFSET_BEGINNING
+
+        start = {p: OFFSET_BEGINNING for p in range(self.partitions)}
+        watch = MainThreadWatch()
+        consumer = self._consumer(watch, start)
         try:
             while not stop.is_set():
                 records = []
-                for m in consumer.consume(100, 0.2):
+                polled = consumer.consume(100, 0.2)
+                for m in polled:
                     if m.error() is None:
                         records.append([m.partition(), m.offset(), m.value().decode()])
+                        start[m.partition()] = m.offset() + 1
+                if watch.wedged(len(polled) < 100):  # a new client goes on where this one stopped
+                    self.history.add(self.name, INFO, "wedged")
+                    close_aside(consumer)
+                    watch = MainThreadWatch()
+                    consumer = self._consumer(watch, start)
                 if records:
-                    self.history.add(self.name, OK, "poll", read_committed=True, records=records)
+                    self.history.add(
+                        self.name,
+                        OK,
+                        "poll",
+                        topic=self.topic,
+                        read_committed=True,
+                        records=records,
+                    )
         finally:
             consumer.close()
 

@@ -48,7 +48,7 @@ class ConfluentProducer:
         while not stop.wait(1 / self.rate):
             value = f"{self.name}-{n}"
             n += 1
-            self.history.add(self.name, INVOKE, "produce", value=value)
+            self.history.add(self.name, INVOKE, "produce", topic=self.topic, value=value)
             try:
                 producer.produce(
                     self.topic,
@@ -75,6 +75,7 @@ class ConfluentProducer:
                 self.name,
                 OK,
                 "produce",
+                topic=self.topic,
                 value=value,
                 partition=msg.partition(),
                 offset=msg.offset(),
@@ -120,7 +121,7 @@ class KgroupsProducer:
             await asyncio.sleep(1 / self.rate)
             value = f"{self.name}-{n}"
             n += 1
-            self.history.add(self.name, INVOKE, "produce", value=value)
+            self.history.add(self.name, INVOKE, "produce", topic=self.topic, value=value)
             partition = self.rng.randrange(self.partitions)
             try:
                 future = await producer.send(self.topic, value.encode(), partition=partition)
@@ -142,5 +143,11 @@ class KgroupsProducer:
             self.history.add(self.name, INFO, "produce", value=value, error=repr(e))
             return
         self.history.add(
-            self.name, OK, "produce", value=value, partition=meta.partition, offset=meta.offset
+            self.name,
+            OK,
+            "produce",
+            topic=self.topic,
+            value=value,
+            partition=meta.partition,
+            offset=meta.offset,
         )

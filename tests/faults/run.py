@@ -15,14 +15,21 @@ from cluster_brokers import create_topic, leaders, wait_for
 
 from faults.checker import Result, check
 from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
-from faults.history import OK, History
+from faults.history import INFO, INVOKE, OK, History
+from faults.liveness import hung, liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
-from faults.workloads import PARTITIONS, TOPIC, standard
+from faults.transactions import DEAF_S
+from faults.workloads import OUTPUT, PARTITIONS, TOPIC, TOPICS, TXN_GROUP, Workload, standard
 
 # Beyond the group's session timeout: the rebalance that follows it, and the
 # member's own check of its session, which runs on its poll loop.
 SESSION_SLACK_S = 3.0
-SETTLE_S = 10.0  # after healing, for groups to form again and readers to catch up
+# After the last fault heals, every workload must work again within this
+# (liveness.py): beyond the group's session timeout and the rebalance, and
+# librdkafka's longest reconnection backoff (10 s).
+PROGRESS_BOUND_S = 30.0
+SETTLE_S = 2.0  # once every workload made progress, for the last reads to land
+STOP_S = 60.0  # for the workloads to close their clients
 
 
 @dataclass
@@ -71,12 +78,14 @@ def run(
     try:
         cluster.start()
         port = cluster.nodes[0].broker.port
-        create_topic(port, TOPIC, PARTITIONS)
-        leaders(port, TOPIC)
+        for topic in TOPICS:
+            create_topic(port, topic, PARTITIONS)
+            leaders(port, topic)
         stop = threading.Event()
+        workloads = standard(cluster.bootstrap, history, seed)
         threads = [
             threading.Thread(target=w.run, args=(stop,), name=w.name, daemon=True)
-            for w in standard(cluster.bootstrap, history, seed)
+            for w in workloads
         ]
         for t in threads:
             t.start()
@@ -84,36 +93,72 @@ def run(
         nemesis = Nemesis(cluster, history, faults)
         nemesis.run()
         report.injected, report.skipped = nemesis.injected, nemesis.skipped
-        time.sleep(SETTLE_S)
+        settle(history, workloads)
         stop.set()
+        deadline = time.monotonic() + STOP_S
+        stuck = hung(history.ops)
         for t in threads:
-            t.join(60)
-            if t.is_alive():
+            t.join(0 if t.name in stuck else max(0.0, deadline - time.monotonic()))
+            if t.is_alive():  # stuck inside its client library: see liveness.py
                 report.notes[f"{t.name} did not stop"] += 1
+                if t.name not in stuck:
+                    history.add(t.name, INFO, "hung")
         final_read(cluster, history)
     finally:
         cluster.close()
         report.history_path = data / "history.jsonl"
         history.save(report.history_path)
-    report.result = check(history.ops, GROUP_SESSION_MS / 1000 + SESSION_SLACK_S)
+    report.result = check(
+        history.ops,
+        GROUP_SESSION_MS / 1000 + SESSION_SLACK_S,
+        PROGRESS_BOUND_S,
+        {TXN_GROUP: DEAF_S},
+    )
     report.ops = len(history.ops)
-    report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error"))
+    report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error", "wedged"))
     report.seconds = time.monotonic() - began
     return report
 
 
+def settle(history: History, workloads: list[Workload]) -> None:
+    """Until every workload has made progress since the heal (or the bound
+    has passed: the checker reports what stalled), then a little more. A
+    workload stuck in a call past its timeout is marked hung meanwhile."""
+    deadline = time.monotonic() + PROGRESS_BOUND_S
+    while time.monotonic() < deadline:
+        stuck = hung(history.ops)
+        for w in workloads:
+            if w.name not in stuck and getattr(w, "stuck", lambda: False)():
+                history.add(w.name, INFO, "hung")
+        if not any(kind == "" for kind, _ in liveness(list(history.ops), PROGRESS_BOUND_S)):
+            break
+        time.sleep(0.5)
+    time.sleep(SETTLE_S)
+
+
 def final_read(cluster: FaultCluster, history: History) -> None:
-    """Every partition from offset 0 to its end, read_uncommitted, once the
-    healed cluster leads them all."""
+    """Every topic in full, read_uncommitted, and the output of transactions
+    read_committed too, once the healed cluster leads every partition; then
+    the transformers' committed offsets."""
+    for topic in TOPICS:
+        wait_for(lambda t=topic: len(leaders(cluster.nodes[0].broker.port, t)) == PARTITIONS, 60)
+    read_topic(cluster, history, TOPIC, "read_uncommitted")
+    read_topic(cluster, history, OUTPUT, "read_uncommitted")
+    read_topic(cluster, history, OUTPUT, "read_committed")
+    committed_offsets(cluster, history, TXN_GROUP)
+
+
+def read_topic(cluster: FaultCluster, history: History, topic: str, isolation: str) -> None:
+    """Every partition of ``topic`` from offset 0 to its end (the last stable
+    offset when read_committed: every transaction has ended by now)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    wait_for(lambda: len(leaders(cluster.nodes[0].broker.port, TOPIC)) == PARTITIONS, 60)
     consumer = Consumer(
         {
             "bootstrap.servers": cluster.bootstrap,
             "group.id": "final-read-unused",
             "enable.auto.commit": False,
-            "isolation.level": "read_uncommitted",
+            "isolation.level": isolation,
             "log_level": QUIET,
         }
     )
@@ -123,20 +168,50 @@ def final_read(cluster: FaultCluster, history: History) -> None:
             deadline = time.monotonic() + 60
             while p not in ends:
                 try:
-                    ends[p] = consumer.get_watermark_offsets(TopicPartition(TOPIC, p), 5)[1]
+                    ends[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), 5)[1]
                 except Exception:
-                    assert time.monotonic() < deadline, f"no end offset of partition {p}"
-        consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+                    assert time.monotonic() < deadline, f"no end offset of {topic}/{p}"
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         records: dict[int, list[list[object]]] = {p: [] for p in range(PARTITIONS)}
-        position = {p: 0 for p in range(PARTITIONS)}
         deadline = time.monotonic() + 120
-        while any(position[p] < ends[p] for p in range(PARTITIONS)):
-            assert time.monotonic() < deadline, f"final read stuck at {position} of {ends}"
+
+        def behind() -> list[int]:
+            # The position, not the last record: markers and aborted records
+            # at the end are never returned.
+            at = consumer.position([TopicPartition(topic, p) for p in range(PARTITIONS)])
+            return [tp.partition for tp in at if 0 < ends[tp.partition] > tp.offset]
+
+        while behind():
+            assert time.monotonic() < deadline, f"final read of {topic} stuck short of {ends}"
             for m in consumer.consume(500, 0.5):
                 if m.error() is None and m.offset() < ends[m.partition()]:
                     records[m.partition()].append([m.offset(), m.value().decode()])
-                    position[m.partition()] = m.offset() + 1
         for p in range(PARTITIONS):
-            history.add("final", OK, "final-read", partition=p, records=records[p])
+            history.add(
+                "final",
+                OK,
+                "final-read",
+                topic=topic,
+                partition=p,
+                read_committed=isolation == "read_committed",
+                records=records[p],
+            )
+    finally:
+        consumer.close()
+
+
+def committed_offsets(cluster: FaultCluster, history: History, group: str) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": cluster.bootstrap, "group.id": group, "log_level": QUIET}
+    )
+    try:
+        history.add("final", INVOKE, "committed", group=group)
+        parts = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        offsets = {
+            tp.partition: tp.offset for tp in consumer.committed(parts, 60) if tp.offset >= 0
+        }
+        history.add("final", OK, "committed", group=group, offsets=offsets)
     finally:
         consumer.close()

@@ -10,14 +10,19 @@ The standard set, on one topic:
 - a read_committed reader of every partition, outside any group;
 - an observer of both groups' committed offsets.
 
-Transactions: a consume-transform-produce workload plugs in through
-`transactional`, once a cluster serves transactions (a cluster refuses them
-today, see docs/cluster.md). It records each transaction as one `txn`
-operation, ok {"values": [[partition, value], ...], "outcome": "commit" |
-"abort"}; the checker then requires every committed value in the final read,
-lets offsets of transactional topics have gaps (the markers), and fails any
-read_committed consumer that returned an aborted value. Its reads and
-commits are recorded like a group member's (poll, commit).
+- a consume-transform-produce loop in a third classic group: two
+  transformers (faults/transactions.py) reading the topic and writing to
+  an output topic in transactions, exactly once;
+- a read_committed reader of every partition of the output topic.
+
+The transactional part plugs in through `transactional` (None leaves it
+out). It records each transaction as one `txn` operation, ok {"values":
+[[partition, value], ...], "outcome": "commit" | "abort"}; the checker then
+requires every committed value in the final read, exactly one committed
+output per input consumed, lets offsets of the output topic have gaps (the
+markers), and fails any read_committed consumer that returned an aborted
+value. Its reads and commits are recorded like a group member's (poll,
+commit).
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ from typing import Protocol
 from faults.consumers import CommitObserver, ConfluentMember, ConfluentReader, KgroupsMember
 from faults.history import History
 from faults.producers import ConfluentProducer, KgroupsProducer
+from faults.transactions import ConfluentTransformer
 
 TOPIC = "faults"
 PARTITIONS = 4
 CLASSIC_GROUP = "classic"
 CONSUMER_GROUP = "consumer"
+OUTPUT = "faults-out"  # written in transactions
+TXN_GROUP = "transform"
+TOPICS = (TOPIC, OUTPUT)
 
 
 class Workload(Protocol):
@@ -42,10 +51,17 @@ class Workload(Protocol):
     def run(self, stop: threading.Event) -> None: ...
 
 
-# (bootstrap, history, seed) -> the transactional workloads; None until
-# transactions work across brokers.
+def transforming(bootstrap: str, history: History, seed: int) -> list[Workload]:
+    return [
+        ConfluentTransformer("transform-1", bootstrap, TOPIC, OUTPUT, TXN_GROUP, history, seed + 5),
+        ConfluentTransformer("transform-2", bootstrap, TOPIC, OUTPUT, TXN_GROUP, history, seed + 6),
+        ConfluentReader("reader-out", bootstrap, OUTPUT, PARTITIONS, history),
+    ]
+
+
+# (bootstrap, history, seed) -> the transactional workloads.
 TransactionalFactory = Callable[[str, History, int], list[Workload]]
-transactional: TransactionalFactory | None = None
+transactional: TransactionalFactory | None = transforming
 
 
 def standard(bootstrap: str, history: History, seed: int) -> list[Workload]:

@@ -1,7 +1,8 @@
 """A short randomized fault run (see tests/faults/): three brokers on one
-PostgreSQL, idempotent producers, consumer groups of both protocols and a
-read_committed reader, while brokers are killed, paused and cut off from the
-store or from their clients; then the history is checked. The seed is
+PostgreSQL, idempotent producers, consumer groups of both protocols, a
+read_committed reader and a consume-transform-produce loop in transactions,
+while brokers are killed, paused and cut off from the store or from their
+clients; then the history is checked, progress after the heal included. The seed is
 printed on failure; `KGROUPS_FAULT_SEED=N` replays its faults here, as does
 `bench/faults.py --seed N --minutes 0.75` (the schedule depends on the seed
 and the length)."""

@@ -179,3 +179,21 @@ def test_a_read_committed_consumer_returning_an_aborted_record() -> None:
 def test_a_fatal_client_error_is_an_anomaly() -> None:
     h = H().add(1, "p", INFO, "fatal", error="OUT_OF_ORDER_SEQUENCE_NUMBER")
     assert kinds(h) == ["fatal"]
+
+
+def test_a_group_whose_members_go_long_without_polling_has_a_longer_bound() -> None:
+    h = H().add(0, "c1", OK, "assigned", group="g", partitions=[0])
+    h.add(1, "c2", OK, "assigned", group="g", partitions=[0])
+    h.add(1 + BOUND + 5, "c1", OK, "revoked", group="g", partitions=[0])
+    h.add(30, "c2", OK, "poll", group="g", records=[])
+    assert [a.kind for a in check(h.ops, BOUND).anomalies] == ["double-owner"]
+    assert check(h.ops, BOUND, None, {"g": 6.0}).valid
+
+
+def test_a_member_stuck_in_its_client_library_owns_nothing_worth_judging() -> None:
+    h = H().add(0, "c1", OK, "assigned", group="g", partitions=[0])
+    h.add(1, "c2", OK, "assigned", group="g", partitions=[0])
+    h.add(30, "c2", OK, "poll", group="g", records=[])
+    h.add(40, "c1", OK, "revoked", group="g", partitions=[0])
+    assert kinds(h) == ["double-owner"]
+    assert kinds(h.add(41, "c1", INFO, "hung")) == []
