@@ -120,7 +120,7 @@ def test_a_fetch_over_its_quota_is_answered_empty(virtual_broker: Any) -> None:
     with socket.create_connection(("127.0.0.1", b.port), 20) as s:
         # A response may hold at most one second's quota (windows but one):
         # only the first partition's first batch goes beyond, as always.
-        first, first_size = call(s, _fetch_request())
+        first, _ = call(s, _fetch_request())
         assert len(bytes(first.responses[0].partitions[0].records or b"")) < 3000
         assert _ms(first) == 0
         second, _ = call(s, _fetch_request())
