@@ -27,6 +27,7 @@ from kgroups.protocol.types import BrokerId, TopicName, i16, i32
 from kgroups.records.batch import encode_batch
 
 from broker_thread import BrokerThread
+from prometheus_text import scrape
 from raw_wire import call, encode_request
 
 CLIENT = (("client-id", "t"),)  # the raw requests' client id
@@ -160,3 +161,21 @@ def test_connections_over_the_address_rate_are_closed_unserved(virtual_broker: A
         except ConnectionResetError:
             answer = b""
         assert answer == b""  # closed without an answer
+
+
+def test_throttle_time_is_on_the_metrics_endpoint(tmp_path: Path) -> None:
+    b = BrokerThread(tmp_path / "data", clock=ManualClock(), metrics_port=0).start()
+    try:
+        assert create_topic(b.port, "q", 1) == ErrorCode.none
+        request, _ = _produce_request(3000)
+        assert alter(b.port, [(CLIENT, [("producer_byte_rate", 1)])])[0][0] == ErrorCode.none
+        with socket.create_connection(("127.0.0.1", b.port), 20) as s:
+            throttled = _ms(call(s, request)[0])
+        assert throttled > 0
+        assert b.broker is not None and b.broker.metrics is not None
+        page = scrape(b.broker.metrics.port)
+        labels = {"quota": "Produce", "user": "ANONYMOUS", "client_id": "t"}
+        assert page.value("kafka_server_quota_throttle_time_ms_sum", **labels) == throttled
+        assert page.value("kafka_server_quota_throttle_time_ms_count", **labels) == 1
+    finally:
+        b.stop()
