@@ -54,8 +54,16 @@ class _EntityDefault(argparse.Action):
 
 def _name_last(ns: Any, name: str | None, option: Any) -> None:
     if not ns.entities or ns.entities[-1][1] is not _UNNAMED:
-        raise UsageError(f"{option} must follow an --entity-type")
+        # Refused when run (a UsageError here would escape the CLI's handling).
+        ns.entities = [*(ns.entities or []), [None, option]]
+        return
     ns.entities[-1][1] = name
+
+
+def _check_order(entities: Sequence[list[Any]]) -> None:
+    for etype, option in entities:
+        if etype is None:
+            raise UsageError(f"{option} must follow an --entity-type")
 
 
 def add_parsers(commands: Any) -> list[argparse.ArgumentParser]:
@@ -84,14 +92,16 @@ def add_parsers(commands: Any) -> list[argparse.ArgumentParser]:
 
 
 async def run(args: argparse.Namespace, security: ClientSecurity) -> str:
+    _check_order(args.entities)
+    if args.action == "alter":
+        entity = _entity(args.entities)
+        changes = _changes(args)
     admin = Admin(args.bootstrap_server, security=security)
     try:
         if args.action == "describe":
             components, strict = _filter(args.entities)
             entries = await admin.describe_client_quotas(components, strict=strict)
             return _described(args, entries)
-        entity = _entity(args.entities)
-        changes = _changes(args)
         results = await admin.alter_client_quotas(
             {entity: changes}, validate_only=args.validate_only
         )
@@ -153,8 +163,9 @@ def _changes(args: argparse.Namespace) -> list[Change]:
 
 
 def _what(entity: QuotaEntity) -> str:
+    ordered = sorted(entity, key=lambda part: list(_LABELS).index(part[0]))
     return ", ".join(
-        f"default {_LABELS[t]}" if n is None else f"{_LABELS[t]} '{n}'" for t, n in entity
+        f"default {_LABELS[t]}" if n is None else f"{_LABELS[t]} '{n}'" for t, n in ordered
     )
 
 
