@@ -11,6 +11,9 @@ batches are appended and it only waits for them to be durable, the next
 Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time and
 ``socket.request.max.bytes`` of them past the first; answers keep the
 request order, and any other request waits for the Produce requests before it.
+A client over one of its quotas is answered at once, then muted: nothing more
+is read from it until its throttle time has passed (KIP-219, see
+handlers/throttling.py).
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
 """
