@@ -168,3 +168,10 @@ def test_describe_needs_describe_configs_and_alter_needs_alter_configs_on_the_cl
         assert len(described.entries) == 1
     finally:
         bt.stop()
+
+
+def test_a_type_named_twice_with_and_without_a_name_is_refused(broker: BrokerThread) -> None:
+    twice = (("user", "alice"), ("user", None))
+    answers = alter(broker.port, [(twice, [("producer_byte_rate", 1)])])
+    assert answers[0][0] == ErrorCode.invalid_request
+    assert "duplicate entity entry user" in str(answers[0][1])

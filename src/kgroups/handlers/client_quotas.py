@@ -91,7 +91,9 @@ async def alter(
 
 
 def _raw(entry: AlterEntry) -> tuple[tuple[str, str | None], ...]:
-    return tuple(sorted((p.entity_type, p.entity_name) for p in entry.entity))
+    # A null name (the default) sorts before any name of its type.
+    parts = ((p.entity_type, p.entity_name) for p in entry.entity)
+    return tuple(sorted(parts, key=lambda part: (part[0], part[1] is not None, part[1] or "")))
 
 
 async def _alter_one(

@@ -71,7 +71,7 @@ def check_entity(parts: Iterable[tuple[str, str | None]]) -> Entity:
     address = seen.get(IP)
     if IP in seen and address is not None and not _is_address(address):
         raise _invalid(f"{address} is not a valid IP.")
-    return tuple(sorted(seen.items()))
+    return tuple(sorted(seen.items(), key=lambda part: part[0]))
 
 
 def keys_of(entity: Entity) -> Mapping[str, str]:
