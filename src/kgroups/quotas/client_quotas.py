@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kgroups.clock import Clock
-from kgroups.quotas.entities import CONNECTION_CREATION_RATE, Entity
+from kgroups.quotas.entities import CONNECTION_CREATION_RATE, REQUEST_PERCENTAGE, Entity
 from kgroups.quotas.precedence import QuotaTable
 from kgroups.quotas.rate import WindowedRate, throttle_ms
 
@@ -62,7 +62,9 @@ class ClientQuotas:
         now = self.clock.now_ms()
         rate = self._rate((key, *match.measured), now)
         rate.record(value, now)
-        return throttle_ms(rate, match.bound, now)
+        wait = throttle_ms(rate, match.bound, now)
+        # As Kafka's request quota manager: request time throttles one window at most.
+        return min(wait, self.window_ms) if key == REQUEST_PERCENTAGE else wait
 
     def unrecord(self, key: str, user: str, client_id: str, value: float) -> None:
         """Take back a recorded value (a fetch answered empty because throttled)."""

@@ -88,3 +88,11 @@ def test_a_fetch_may_take_the_quota_of_all_windows_but_one() -> None:
     quotas.replace({(("client-id", "c"),): {"consumer_byte_rate": 100.0}})
     assert quotas.most_in_window("consumer_byte_rate", "u", "c") == 1000.0
     assert quotas.most_in_window("consumer_byte_rate", "u", "other") is None
+
+
+def test_request_time_throttles_one_window_at_most() -> None:
+    quotas = ClientQuotas(ManualClock(0), window_num=11, window_ms=1000)
+    quotas.replace({(("client-id", "c"),): {"request_percentage": 1.0, KEY: 1.0}})
+    # 50 % of a loop for 10 s measured against 1 %: far over, yet one window.
+    assert quotas.record("request_percentage", "u", "c", 500.0) == 1000
+    assert quotas.record(KEY, "u", "c", 500.0) > 1000  # byte rates are not bounded
