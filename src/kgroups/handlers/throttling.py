@@ -117,23 +117,24 @@ def throttle(
     user, client_id = user_of(ctx.principal), ctx.client_id
     by_bytes = 0
     fetched = 0
+    bytes_key = PRODUCER_BYTE_RATE
     if ctx.api_key == apis.PRODUCE and quotas.sets(PRODUCER_BYTE_RATE):
         by_bytes = quotas.record(PRODUCER_BYTE_RATE, user, client_id, request_size)
-        if by_bytes:
-            quotas.throttled(PRODUCER_BYTE_RATE, user, client_id, by_bytes)
     elif payload is not None:
+        bytes_key = CONSUMER_BYTE_RATE
         fetched = len(payload)
         by_bytes = quotas.record(CONSUMER_BYTE_RATE, user, client_id, fetched)
-        if by_bytes:
-            quotas.throttled(CONSUMER_BYTE_RATE, user, client_id, by_bytes)
     by_time = 0
-    if timer is not None:
+    # As Kafka: a Produce with acks=0 (no answer) is not counted for its time.
+    if timer is not None and not (ctx.api_key == apis.PRODUCE and response is None):
         by_time = quotas.record(REQUEST_PERCENTAGE, user, client_id, timer.seconds * 100)
-        if by_time:
-            quotas.throttled(REQUEST_PERCENTAGE, user, client_id, by_time)
     ms = max(by_bytes, by_time)
-    if not ms or response is None:
-        return response, ms
+    if not ms:
+        return response, 0
+    # The quota that throttles longer is the one counted as throttling.
+    quotas.throttled(bytes_key if by_bytes > by_time else REQUEST_PERCENTAGE, user, client_id, ms)
+    if response is None:
+        return None, ms
     wait = i32Timedelta.parse(timedelta(milliseconds=ms))
     if ctx.api_key == apis.FETCH:
         if fetched:
