@@ -5,7 +5,9 @@ Each quota key has its own rates (Kafka's Produce, Fetch and Request quota
 managers, and the connection rate per address), keyed by whose rate the
 winning entity measures (precedence.py). A rate records first and is then
 checked, as Kafka's sensors do: the request that goes over is served, and the
-throttle time makes up for it. Rates idle for an hour are forgotten.
+throttle time makes up for it. Rates and throttle counts idle for an hour are
+forgotten, as Kafka's sensors expire, so client ids that come and go cost
+nothing lasting.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class ThrottleStats:
 
     count: int = 0
     total_ms: int = 0
+    last_ms: int = 0
+    """When it was last given (an hour later, it is forgotten)."""
 
 
 @dataclass(slots=True)
@@ -102,6 +106,7 @@ class ClientQuotas:
             stats = self.throttles[(key, user, client_id)] = ThrottleStats()
         stats.count += 1
         stats.total_ms += ms
+        stats.last_ms = self.clock.now_ms()
 
     def _rate(self, which: tuple[str, str, str], now: int) -> WindowedRate:
         if now >= self._next_sweep_ms:
@@ -118,3 +123,6 @@ class ClientQuotas:
         stale = [w for w, t in self._rates.items() if now - t.last_used_ms >= _FORGET_AFTER_MS]
         for which in stale:
             del self._rates[which]
+        gone = [w for w, s in self.throttles.items() if now - s.last_ms >= _FORGET_AFTER_MS]
+        for which in gone:
+            del self.throttles[which]

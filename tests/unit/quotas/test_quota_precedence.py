@@ -96,3 +96,16 @@ def test_request_time_throttles_one_window_at_most() -> None:
     # 50 % of a loop for 10 s measured against 1 %: far over, yet one window.
     assert quotas.record("request_percentage", "u", "c", 500.0) == 1000
     assert quotas.record(KEY, "u", "c", 500.0) > 1000  # byte rates are not bounded
+
+
+def test_rates_and_throttle_counts_idle_for_an_hour_are_forgotten() -> None:
+    clock = ManualClock(0)
+    quotas = ClientQuotas(clock)
+    quotas.replace({(("client-id", None),): {KEY: 1.0}})
+    for client_id in ("a", "b"):
+        ms = quotas.record(KEY, "u", client_id, 100.0)
+        quotas.throttled(KEY, "u", client_id, ms)
+    assert set(quotas.throttles) == {(KEY, "u", "a"), (KEY, "u", "b")}
+    clock.advance(3_600_000)
+    quotas.throttled(KEY, "u", "b", quotas.record(KEY, "u", "b", 100.0))
+    assert set(quotas.throttles) == {(KEY, "u", "b")}
