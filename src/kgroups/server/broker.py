@@ -234,7 +234,7 @@ class Broker:
             # As Kafka: over the address's connection_creation_rate, the
             # connection is held unserved for the throttle time, then closed,
             # so the client does not reconnect at once.
-            log.info("throttled a connection from %s for %d ms (connection quota)", host, wait_ms)
+            log.debug("throttled a connection from %s for %d ms (connection quota)", host, wait_ms)
             await asyncio.sleep(wait_ms / 1000)
             writer.transport.abort()
             return
