@@ -1,12 +1,14 @@
 """A producer capped by producer_byte_rate against one that is not, on the
 same `kgroups serve`.
 
-Two confluent-kafka producers (client ids "capped" and "free") send 10 kB
-messages as fast as they can for --seconds; the capped one has a quota of
---quota bytes/s. Delivered payload bytes are counted from the delivery
-reports after --warmup seconds (a quota lets a first burst through: the rate
-is measured over quota.window.num windows). The free producer is also run
-alone first, as the baseline it should keep. Prints one JSON object. Usage:
+Two confluent-kafka producers (client ids "capped" and "free"), each in a
+process of its own, send 10 kB messages as fast as they can for --seconds; the
+capped one has a quota of --quota bytes/s. Delivered payload bytes are counted
+from the delivery reports after --warmup seconds (a quota lets a first burst
+through: the rate is measured over quota.window.num windows). The free
+producer is also run alone first, as the baseline it should keep, and the
+throttle times the broker gave each client are read from its metrics
+endpoint. Prints one JSON object. Usage:
 
     .venv/bin/python bench/quotas.py [--quota 1048576] [--seconds 40] [--warmup 15]
 """
@@ -16,15 +18,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import sys
 import tempfile
-import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from kgroups.client.admin import Admin
+from kgroups.testing.process_broker import free_port
 
 from process_broker import BrokerProcess
 
@@ -32,7 +36,12 @@ MESSAGE = 10_000
 
 
 def run_producer(
-    bootstrap: str, topic: str, client_id: str, seconds: float, warmup: float, out: dict[str, float]
+    bootstrap: str,
+    topic: str,
+    client_id: str,
+    seconds: float,
+    warmup: float,
+    out: multiprocessing.Queue[tuple[str, float]],
 ) -> None:
     """Send for ``seconds``; the payload bytes/s delivered after ``warmup``."""
     from confluent_kafka import Producer
@@ -65,7 +74,36 @@ def run_producer(
     measured = time.monotonic() - counted_from
     counted = delivered  # what was delivered within the measured span
     producer.flush(120)
-    out[client_id] = counted / measured
+    out.put((client_id, counted / measured))
+
+
+def rates_of(bootstrap: str, topics: list[str], seconds: float, warmup: float) -> dict[str, float]:
+    """Run one producer process per topic (client id = topic) at once."""
+    spawn = multiprocessing.get_context("spawn")
+    results: multiprocessing.Queue[tuple[str, float]] = spawn.Queue()
+    processes = [
+        spawn.Process(target=run_producer, args=(bootstrap, topic, topic, seconds, warmup, results))
+        for topic in topics
+    ]
+    for p in processes:
+        p.start()
+    rates = dict(results.get(timeout=seconds + 180) for _ in processes)
+    for p in processes:
+        p.join()
+    return rates
+
+
+def throttled_ms(metrics_port: int) -> dict[str, float]:
+    """Throttle time given so far, by client id, from the metrics endpoint."""
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=30) as page:
+        text = page.read().decode()
+    given: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("kafka_server_quota_throttle_time_ms_sum{"):
+            client_id = line.split('client_id="', 1)[1].split('"', 1)[0]
+            given[client_id] = given.get(client_id, 0.0) + float(line.rsplit(" ", 1)[1])
+    return given
 
 
 async def set_quota(bootstrap: str, quota: int) -> None:
@@ -87,27 +125,19 @@ def main() -> None:
     args = ap.parse_args()
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    broker = BrokerProcess(Path(tempfile.mkdtemp(prefix="kgbench.")) / "data").start()
+    metrics_port = free_port()
+    broker = BrokerProcess(
+        Path(tempfile.mkdtemp(prefix="kgbench.")) / "data", None, f"metrics.port={metrics_port}"
+    ).start()
     try:
         bootstrap = broker.bootstrap
         admin = AdminClient({"bootstrap.servers": bootstrap})
-        for topic in ("capped", "free", "alone"):
+        for topic in ("capped", "free"):
             admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(20)
         asyncio.run(set_quota(bootstrap, args.quota))
-        alone: dict[str, float] = {}
-        run_producer(bootstrap, "alone", "free", args.seconds - args.warmup, 0, alone)
-        rates: dict[str, float] = {}
-        threads = [
-            threading.Thread(
-                target=run_producer,
-                args=(bootstrap, topic, topic, args.seconds, args.warmup, rates),
-            )
-            for topic in ("capped", "free")
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        alone = rates_of(bootstrap, ["free"], args.seconds, args.warmup)
+        rates = rates_of(bootstrap, ["capped", "free"], args.seconds, args.warmup)
+        throttled = throttled_ms(metrics_port)
         print(
             json.dumps(
                 {
@@ -118,6 +148,8 @@ def main() -> None:
                     "free_alone_bytes_per_s": round(alone["free"]),
                     "free_beside_capped_bytes_per_s": round(rates["free"]),
                     "free_beside_vs_alone": round(rates["free"] / alone["free"], 3),
+                    "capped_throttled_ms": throttled.get("capped", 0),
+                    "free_throttled_ms": throttled.get("free", 0),
                     "seconds": args.seconds,
                     "warmup": args.warmup,
                 }
