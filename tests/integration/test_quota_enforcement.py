@@ -23,12 +23,15 @@ from kio.static.primitive import Records, i32Timedelta, i64
 
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode
+from kgroups.handlers.dispatch import dispatch
+from kgroups.handlers.throttling import Mute
 from kgroups.protocol.types import BrokerId, TopicName, i16, i32
 from kgroups.records.batch import encode_batch
+from kgroups.security.peer import ConnectionSecurity
 
 from broker_thread import BrokerThread
 from prometheus_text import scrape
-from raw_wire import call, encode_request
+from raw_wire import call, decode_response, encode_request
 
 CLIENT = (("client-id", "t"),)  # the raw requests' client id
 
@@ -179,3 +182,20 @@ def test_throttle_time_is_on_the_metrics_endpoint(tmp_path: Path) -> None:
         assert page.value("kafka_server_quota_throttle_time_ms_count", **labels) == 1
     finally:
         b.stop()
+
+
+def test_a_user_quota_applies_to_that_principal_only(virtual_broker: Any) -> None:
+    b, _clock = virtual_broker
+    alice = (("user", "alice"),)
+    request, size = _produce_request(3000)
+    assert alter(b.port, [(alice, [("producer_byte_rate", size // 2)])])[0][0] == ErrorCode.none
+
+    def produce_as(principal: str) -> int:
+        security = ConnectionSecurity("PLAINTEXT", "PLAINTEXT", principal)
+        mute = Mute()
+        frame = b.run(dispatch(b.broker, encode_request(request)[4:], "10.0.0.1", security, mute))
+        assert frame is not None
+        return _ms(decode_response(type(request), frame[4:]))
+
+    assert produce_as("User:bob") == 0
+    assert produce_as("User:alice") > 0
