@@ -19,7 +19,7 @@ from test_import_cycles import _ROOT, import_graph
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "clock", "task_owner", "durable"),
     ("protocol", "records", "topics", "config"),
-    ("security", "extras", "assignors"),
+    ("security", "extras", "assignors", "quotas"),
     ("partitions",),  # the seam: where a partition's log lives
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
     ("cluster", "coordinator", "client"),

@@ -173,6 +173,8 @@ _SETTINGS: tuple[Setting, ...] = (
         "",
         "Per-address caps, host:count,...",
     ),
+    Setting("quota.window.num", integer, 11, "Samples a client quota's rate spans.", 1),
+    Setting("quota.window.size.seconds", integer, 1, "Length of one quota sample (s).", 1),
     Setting("log.segment.bytes", integer, 1073741824, "Segment roll size.", 14),
     Setting("log.roll.ms", integer, None, "Segment roll age (ms)."),
     Setting("log.roll.hours", integer, 168, "Segment roll age (hours).", 1),

@@ -11,6 +11,9 @@ batches are appended and it only waits for them to be durable, the next
 Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time and
 ``socket.request.max.bytes`` of them past the first; answers keep the
 request order, and any other request waits for the Produce requests before it.
+A client over one of its quotas is answered at once, then muted: nothing more
+is read from it until its throttle time has passed (KIP-219, see
+handlers/throttling.py).
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
 """
@@ -31,6 +34,7 @@ from kgroups.handlers.fast_heartbeat import (
     answer_heartbeat,
 )
 from kgroups.handlers.pipelining import start
+from kgroups.handlers.throttling import Mute
 from kgroups.network.sasl_authenticator import SaslAuthenticator
 from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
@@ -48,6 +52,8 @@ _BATCH_BYTES = 1024 * 1024
 # batches are held until committed anyway; this bounds the tasks and answers).
 _PIPELINED_PRODUCE = 32
 _PRODUCE_PREFIX = b"\x00\x00"  # API key 0
+# How often a muted connection looks whether it or the broker is closing.
+_MUTE_CHECK_S = 0.1
 
 
 class ConnectionState:
@@ -107,6 +113,8 @@ async def serve_connection(
     pipelined_bytes = 0
     room: list[tuple[int, asyncio.Future[None]]] = []  # (length awaited, waiter)
     failed: list[BaseException] = []
+    # A client over its quotas: no request is read until this passes (KIP-219).
+    mute = Mute()
 
     def queue(response: bytes) -> None:
         nonlocal unsent_bytes
@@ -166,8 +174,21 @@ async def serve_connection(
         unsent.clear()
         unsent_bytes = 0
 
+    async def muted() -> None:
+        """Send what is answered, then read nothing until the mute ends (or
+        the connection or the broker closes)."""
+        send()
+        while not broker.closing and not transport.is_closing():
+            left = mute.until - clock()
+            if left <= 0:
+                break
+            await asyncio.sleep(min(left, _MUTE_CHECK_S))
+        mute.until = 0.0
+
     try:
         while True:
+            if mute.until:
+                await muted()
             request = frames.next_frame()
             if request is None:
                 if not await frames.fill():
@@ -198,7 +219,7 @@ async def serve_connection(
                     await until_pipelined(len(pipelined) - 1)
                 state.busy = True
                 requests[0] += 1
-                task, released = start(dispatch(broker, request, host, security))
+                task, released = start(dispatch(broker, request, host, security, mute))
                 pipelined.append((task, clock(), len(request)))
                 pipelined_bytes += len(request)
                 task.add_done_callback(answered)
@@ -216,7 +237,7 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host, security)
+                response = await dispatch(broker, request, host, security, mute)
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.

@@ -23,6 +23,8 @@ from kgroups.network.tls import peer_subject, server_context
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.quotas.client_quotas import ClientQuotas
+from kgroups.quotas.stored import CLIENT_QUOTAS, stored_quotas
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.peer_brokers import PeerBrokers
@@ -61,6 +63,12 @@ class Broker:
         self.effective_config = config
         self.default_log_config = _default_log_config(config)
         self._take_dynamic_broker_configs()
+        self.quotas = ClientQuotas(
+            self.clock,
+            config.get_int("quota.window.num"),
+            config.get_int("quota.window.size.seconds") * 1000,
+        )
+        self.quotas.replace(stored_quotas(self.dynamic_configs.of_type(CLIENT_QUOTAS)))
         self.topics = TopicRegistry(self.log_dir)
         self.sasl = SaslSettings(config, self.log_dir)
         self.append_waiters = AppendWaiters()
@@ -221,6 +229,15 @@ class Broker:
             log.info("rejected a connection from %s: too many connections", host)
             writer.transport.abort()
             return
+        wait_ms = self.quotas.connection(host)
+        if wait_ms:
+            # As Kafka: over the address's connection_creation_rate, the
+            # connection is held unserved for the throttle time, then closed,
+            # so the client does not reconnect at once.
+            log.debug("throttled a connection from %s for %d ms (connection quota)", host, wait_ms)
+            await asyncio.sleep(wait_ms / 1000)
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         assert task is not None
         state = ConnectionState(asyncio.get_running_loop().time())
@@ -288,6 +305,8 @@ class Broker:
     # -- dynamic broker configs (KIP-226) ----------------------------------
 
     def _on_dynamic_configs(self, changed: frozenset[tuple[int, str]]) -> None:
+        if any(rtype == CLIENT_QUOTAS for rtype, _ in changed):
+            self.quotas.replace(stored_quotas(self.dynamic_configs.of_type(CLIENT_QUOTAS)))
         if changed.isdisjoint({(BROKER, ""), (BROKER, str(self.broker_id))}):
             return
         self._take_dynamic_broker_configs()
