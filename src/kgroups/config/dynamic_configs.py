@@ -44,6 +44,10 @@ class DynamicConfigs:
     def get(self, rtype: int, name: str) -> Mapping[str, str]:
         return self._entries.get((rtype, name), _EMPTY)
 
+    def of_type(self, rtype: int) -> dict[str, Mapping[str, str]]:
+        """Every resource of one type that has overrides, by name."""
+        return {name: c for (t, name), c in self._entries.items() if t == rtype}
+
     def group_configs(self, group_id: str) -> Mapping[str, str]:
         """A group's overrides (the consumer group coordinator asks)."""
         return self._entries.get((GROUP, group_id), _EMPTY)

@@ -20,7 +20,7 @@ from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
-from kgroups.runtime.context import RequestContext
+from kgroups.runtime.context import ConnectionInfo, RequestContext
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ async def dispatch(
     request: bytes,
     client_host: str,
     security: ConnectionSecurity = PLAINTEXT_SECURITY,
+    connection: ConnectionInfo | None = None,
 ) -> bytes | None:
     try:
         api_key, api_version, correlation_id = peek_api(request)
@@ -53,12 +54,14 @@ async def dispatch(
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route, security)
+            return await _dispatch_big(
+                broker, request, client_host, codec, route, security, connection
+            )
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
     response = await _handle(broker, ctx, body, route)
     if response is None:
         return None
@@ -73,6 +76,7 @@ async def _dispatch_big(
     codec: apis.ApiCodec,
     route: Route,
     security: ConnectionSecurity,
+    connection: ConnectionInfo | None,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -83,7 +87,7 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
     response = await _handle(broker, ctx, body, route)
     del body
     if response is None:
@@ -100,6 +104,7 @@ def _context(
     header: Any,
     client_host: str,
     security: ConnectionSecurity,
+    connection: ConnectionInfo | None,
 ) -> RequestContext:
     return RequestContext(
         api_key,
@@ -109,6 +114,7 @@ def _context(
         client_host,
         security.principal,
         security.listener,
+        connection,
     )
 
 
