@@ -14,7 +14,9 @@ interval; a push or a second Get earlier than that is throttled
 client's jitter may bring early. When the subscriptions change, every
 instance's subscription is computed anew at its next request, with fresh
 timestamps: its next push, with the old id, gets UNKNOWN_SUBSCRIPTION_ID
-and its next Get is answered at once. A push marked terminating is the
+and the Get that follows is answered at once (so is one after a push with
+an unsupported compression type), as KIP-714 intends; Kafka 4.x throttles
+that Get, its check of the last error being always true. A push marked terminating is the
 client's last: any push after it is INVALID_REQUEST.
 
 An instance is forgotten when the connection that made it closes, or
@@ -65,6 +67,11 @@ _PURGE_EVERY_MS = 1000
 # The zero UUID and the metadata topic's id: never an instance's.
 _RESERVED = frozenset({uuid.UUID(int=0), uuid.UUID(int=1)})
 _NO_TIME = -(1 << 62)
+# A push refused with these is followed at once by a Get (KIP-714), which is
+# answered: Kafka means to, but its check throttles it anyway.
+_ASK_AGAIN_AT_ONCE = frozenset(
+    (ErrorCode.unknown_subscription_id, ErrorCode.unsupported_compression_type)
+)
 _NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
 
 
@@ -119,6 +126,8 @@ class _Instance:
         if now - max(self.last_get_ms, self.last_push_ms) >= self.interval_ms:
             self.last_get_ms = now
             return True
+        if self.last_error in _ASK_AGAIN_AT_ONCE:
+            self.last_get_ms = now  # its next push is the first after a Get
         return False
 
     def may_push(self, now: int) -> bool:
@@ -201,12 +210,12 @@ class ClientTelemetry:
         connection: object = None,
     ) -> GetTelemetrySubscriptionsResponse:
         now = self._clock.now_ms()
-        self.expire(now)
+        self._expire_now_and_then(now)
         instance_id = request.client_instance_id
         if instance_id is None or instance_id.int == 0:
             instance_id = self._new_instance_id()
         instance = self._instance(instance_id, identity, connection, now)
-        if not instance.may_get(now):
+        if not instance.may_get(now) and instance.last_error not in _ASK_AGAIN_AT_ONCE:
             self.stats.throttled += 1
             return _get_error(ErrorCode.throttling_quota_exceeded)
         instance.last_error = ErrorCode.none
@@ -232,7 +241,7 @@ class ClientTelemetry:
         if instance_id is None or instance_id in _RESERVED:
             return _push_answer(ErrorCode.invalid_request)
         now = self._clock.now_ms()
-        self.expire(now)
+        self._expire_now_and_then(now)
         instance = self._instance(instance_id, identity, connection, now)
         try:
             error = self._refusal(request, instance, now)
@@ -347,11 +356,14 @@ class ClientTelemetry:
             if self._by_connection.get(connection) == instance.instance_id:
                 del self._by_connection[connection]
 
+    def _expire_now_and_then(self, now: int) -> None:
+        # Requests look for expired instances at most once a second: a scan.
+        if now >= self._next_purge:
+            self._next_purge = now + _PURGE_EVERY_MS
+            self.expire(now)
+
     def expire(self, now: int) -> None:
         """Forget the instances and series not heard from in time."""
-        if now < self._next_purge:
-            return
-        self._next_purge = now + _PURGE_EVERY_MS
         for instance_id in [i for i, inst in self._instances.items() if inst.expires_ms <= now]:
             self._forget_connections(self._instances.pop(instance_id))
         if self.receiver is not None:
