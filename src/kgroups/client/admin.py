@@ -40,6 +40,7 @@ from kgroups.client.config_admin import (
     Resource,
     describe_configs,
     incremental_alter_configs,
+    list_client_metrics_resources,
 )
 from kgroups.client.connection import BrokerConnection
 from kgroups.client.log_dirs import LogDirDescription, describe_log_dirs
@@ -249,6 +250,10 @@ class Admin:
     ) -> list[ConfigEntry]:
         """The configs of a (type, name) resource, as DescribeConfigs reports them."""
         return await describe_configs(self.cluster, resource, synonyms=synonyms)
+
+    async def list_client_metrics_resources(self) -> list[str]:
+        """The names of the client metrics subscriptions (KIP-714)."""
+        return await list_client_metrics_resources(self.cluster)
 
     async def describe_log_dirs(
         self,
