@@ -1,8 +1,10 @@
 """GetTelemetrySubscriptions and PushTelemetry (KIP-714): the broker's
-client telemetry (metrics/client_telemetry.py) answers both."""
+client telemetry (metrics/client_telemetry.py) answers both; a push's
+metrics are read on a worker thread."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from kio.schema.get_telemetry_subscriptions.v0 import (
@@ -11,7 +13,7 @@ from kio.schema.get_telemetry_subscriptions.v0 import (
 )
 from kio.schema.push_telemetry.v0 import PushTelemetryRequest, PushTelemetryResponse
 
-from kgroups.metrics.client_telemetry import ClientIdentity
+from kgroups.metrics.client_telemetry import ClientIdentity, decode
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -29,7 +31,13 @@ async def get_subscriptions(
 async def push(
     broker: BrokerApi, ctx: RequestContext, request: PushTelemetryRequest
 ) -> PushTelemetryResponse:
-    return broker.client_telemetry.push(request, _identity(ctx), ctx.connection)
+    telemetry = broker.client_telemetry
+    checked = telemetry.check_push(request, _identity(ctx), ctx.connection)
+    if isinstance(checked, PushTelemetryResponse):
+        return checked
+    # Decompressing and reading protobuf is pure Python work proportional to
+    # the payload: on a worker thread, not the loop.
+    return telemetry.take(checked, await asyncio.to_thread(decode, checked))
 
 
 def _identity(ctx: RequestContext) -> ClientIdentity:

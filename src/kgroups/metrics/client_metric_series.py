@@ -8,24 +8,32 @@ metric ``org.apache.kafka.producer.node.request.latency.avg`` is the family
 prefix), a monotonic sum ends in ``_total``; each series is labelled by the
 client instance (client_instance_id, client_id, client_software_name,
 client_software_version) and by the point's own attributes. A client's
-series go when it has not pushed for ``max(60 s, 3 push intervals)``.
+series go when it has not pushed for ``max(60 s, 3 push intervals)``; a
+client keeps at most ``MAX_SERIES_PER_CLIENT`` of them (the first ones it
+pushed), so what one client can make the broker hold is bounded.
+
+A series' label text is built once, when it first comes; a scrape writes
+the texts and values as they are, family by family.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kgroups.metrics.exposition import Exposition
+from kgroups.metrics.exposition import Exposition, label_text
 from kgroups.metrics.otlp import Point
 
-__all__ = ["ClientMetricSeries", "family_name"]
+__all__ = ["MAX_SERIES_PER_CLIENT", "ClientMetricSeries", "family_name"]
 
+MAX_SERIES_PER_CLIENT = 10_000
 _PREFIX = "kafka_client_"
 _KAFKA = "org.apache.kafka."
 _NOT_NAME = re.compile(r"[^a-zA-Z0-9_]")
 _KIND_TYPES = {"gauge": "gauge", "sum": "gauge", "counter": "counter"}
+_HELP = "Pushed by clients (KIP-714)."
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -46,54 +54,77 @@ def _label_name(key: str) -> str:
 @dataclass(slots=True)
 class _Client:
     labels: Labels
+    own: frozenset[str]
+    """The client's label names, which a point's attributes may not take."""
     expires_ms: int
-    values: dict[tuple[str, Labels], float] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)
+    # family -> (type, {label text: value})
+    families: dict[str, tuple[str, dict[str, float]]] = field(default_factory=dict)
+    # (metric name, kind, attributes) -> (family, label text): built once.
+    keys: dict[tuple[str, str, Labels], tuple[str, str]] = field(default_factory=dict)
+    count: int = 0
 
 
 class ClientMetricSeries:
-    def __init__(self) -> None:
+    def __init__(self, max_series_per_client: int = MAX_SERIES_PER_CLIENT) -> None:
         self._clients: dict[uuid.UUID, _Client] = {}
+        self._max_series = max_series_per_client
 
     def __len__(self) -> int:
         return len(self._clients)
 
     def record(
-        self, instance_id: uuid.UUID, labels: Labels, points: list[Point], expires_ms: int
+        self, instance_id: uuid.UUID, labels: Labels, points: Iterable[Point], expires_ms: int
     ) -> None:
         client = self._clients.get(instance_id)
         if client is None:
-            client = self._clients[instance_id] = _Client(labels, expires_ms)
+            own = frozenset(name for name, _ in labels)
+            client = self._clients[instance_id] = _Client(labels, own, expires_ms)
         client.expires_ms = expires_ms
-        own = {name for name, _ in labels}
         for point in points:
-            family = family_name(point.name, point.kind)
-            attributes = tuple(
-                (name, value)
-                for key, value in point.attributes
-                if (name := _label_name(key)) not in own
-            )
-            key = (family, attributes)
+            key = client.keys.get((point.name, point.kind, point.attributes))
+            if key is None:
+                key = self._new_key(client, point)
+                if key is None:
+                    continue
+            family, text = key
+            values = client.families[family][1]
             if point.delta:
-                client.values[key] = client.values.get(key, 0.0) + point.value
+                values[text] = values.get(text, 0.0) + point.value
             else:
-                client.values[key] = point.value
-            client.kinds.setdefault(family, _KIND_TYPES[point.kind])
+                values[text] = point.value
+
+    def _new_key(self, client: _Client, point: Point) -> tuple[str, str] | None:
+        if client.count >= self._max_series:
+            return None
+        family = family_name(point.name, point.kind)
+        kind = _KIND_TYPES[point.kind]
+        known = client.families.setdefault(family, (kind, {}))
+        if known[0] != kind:
+            return None  # the same family pushed with another type: left out
+        attributes = [
+            (name, value)
+            for key, value in point.attributes
+            if (name := _label_name(key)) not in client.own
+        ]
+        text = label_text([*client.labels, *dict(attributes).items()])
+        client.keys[(point.name, point.kind, point.attributes)] = (family, text)
+        client.count += 1
+        return family, text
 
     def expire(self, now_ms: int) -> None:
         for instance_id in [i for i, c in self._clients.items() if c.expires_ms <= now_ms]:
             del self._clients[instance_id]
 
     def write(self, out: Exposition) -> None:
-        families: dict[str, tuple[str, list[tuple[Labels, float]]]] = {}
+        families: dict[str, tuple[str, list[str], list[float]]] = {}
         for client in self._clients.values():
-            for (family, attributes), value in client.values.items():
-                kind = client.kinds[family]
-                entry = families.setdefault(family, (kind, []))
-                if entry[0] == kind:  # a client naming it with another type is left out
-                    entry[1].append((client.labels + attributes, value))
+            for family, (kind, values) in client.families.items():
+                entry = families.setdefault(family, (kind, [], []))
+                if entry[0] == kind and values:  # another client's other type: left out
+                    entry[1].extend(values)
+                    entry[2].extend(values.values())
         for family in sorted(families):
-            kind, samples = families[family]
-            out.family(family, kind, "Pushed by clients (KIP-714).")
-            for labels, value in sorted(samples):
-                out.sample(family, value, **dict(labels))
+            kind, texts, numbers = families[family]
+            if texts:
+                out.family(family, kind, _HELP)
+                out.series(family, texts, numbers)

@@ -16,15 +16,18 @@ instance's subscription is computed anew at its next request, with fresh
 timestamps: its next push, with the old id, gets UNKNOWN_SUBSCRIPTION_ID
 and the Get that follows is answered at once (so is one after a push with
 an unsupported compression type), as KIP-714 intends; Kafka 4.x throttles
-that Get, its check of the last error being always true. A push marked terminating is the
-client's last: any push after it is INVALID_REQUEST.
+that Get, its check of the last error being always true. A push marked
+terminating is the client's last: any push after it is INVALID_REQUEST.
 
 An instance is forgotten when the connection that made it closes, or
 ``max(60 s, 3 intervals)`` after its last request; at most 16384 are kept,
 the least recently used leaving first. Time comes from an injected clock.
 Accepted metrics (decompressed, decoded from OTLP) go to the receiver, the
-Prometheus endpoint's store; the broker advertises the telemetry APIs only
-when there is one, as Kafka does only with a telemetry receiver configured.
+Prometheus endpoint's store; reading them (``decode``) touches no state, so
+the broker does it off its loop, between ``check_push`` and ``take``. A
+payload may decompress to ten times ``telemetry.max.bytes``, no more. The
+broker advertises the telemetry APIs only when there is a receiver, as Kafka
+does only with a telemetry receiver configured.
 """
 
 from __future__ import annotations
@@ -52,11 +55,18 @@ from kgroups.config.client_metrics import (
 )
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.metrics.client_metric_series import ClientMetricSeries
-from kgroups.metrics.otlp import BadMetrics, read_metrics_data
+from kgroups.metrics.otlp import BadMetrics, Point, read_metrics_data
 from kgroups.protocol.types import i8, i32
 from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, decompress
 
-__all__ = ["ClientIdentity", "ClientTelemetry", "TelemetryStats", "subscription_id"]
+__all__ = [
+    "AcceptedPush",
+    "ClientIdentity",
+    "ClientTelemetry",
+    "TelemetryStats",
+    "decode",
+    "subscription_id",
+]
 
 # In Kafka's order of preference.
 ACCEPTED_COMPRESSION = (ZSTD, LZ4, GZIP, SNAPPY)
@@ -64,6 +74,9 @@ _KNOWN_COMPRESSION = frozenset((NONE, *ACCEPTED_COMPRESSION))
 MAX_INSTANCES = 16384
 DEFAULT_EXPIRY_MS = 60_000
 _PURGE_EVERY_MS = 1000
+# A payload may decompress to this many times telemetry.max.bytes (which
+# bounds it as sent), no more: what one push can make the broker read.
+DECOMPRESSED_FACTOR = 10
 # The zero UUID and the metadata topic's id: never an instance's.
 _RESERVED = frozenset({uuid.UUID(int=0), uuid.UUID(int=1)})
 _NO_TIME = -(1 << 62)
@@ -136,6 +149,28 @@ class _Instance:
             self.last_push_ms = now
             return True
         return False
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedPush:
+    """A push accepted, its metrics not read yet."""
+
+    instance_id: uuid.UUID
+    labels: tuple[tuple[str, str], ...]
+    expires_ms: int
+    compression: int
+    metrics: bytes
+    decompressed_limit: int
+
+
+def decode(accepted: AcceptedPush) -> list[Point] | None:
+    """The pushed points, or None if the payload does not decompress (within
+    its limit) or is not OTLP. Touches nothing shared: safe on any thread."""
+    try:
+        data = decompress(accepted.compression, accepted.metrics, accepted.decompressed_limit)
+        return read_metrics_data(data)
+    except (KafkaError, BadMetrics):
+        return None
 
 
 def subscription_id(metrics: tuple[str, ...], interval_ms: int, instance_id: uuid.UUID) -> int:
@@ -237,6 +272,20 @@ class ClientTelemetry:
         identity: ClientIdentity,
         connection: object = None,
     ) -> PushTelemetryResponse:
+        """``check_push``, ``decode`` and ``take`` in one (all on the caller's thread)."""
+        checked = self.check_push(request, identity, connection)
+        if isinstance(checked, PushTelemetryResponse):
+            return checked
+        return self.take(checked, decode(checked))
+
+    def check_push(
+        self,
+        request: PushTelemetryRequest,
+        identity: ClientIdentity,
+        connection: object = None,
+    ) -> PushTelemetryResponse | AcceptedPush:
+        """The answer to a push, or, when it is accepted with metrics for the
+        receiver, what ``decode`` (anywhere) and then ``take`` make of it."""
         instance_id = request.client_instance_id
         if instance_id is None or instance_id in _RESERVED:
             return _push_answer(ErrorCode.invalid_request)
@@ -247,27 +296,35 @@ class ClientTelemetry:
             error = self._refusal(request, instance, now)
         finally:
             instance.terminating = request.terminating
-        if error is not ErrorCode.none:
-            instance.last_error = error
+        instance.last_error = error
+        if error is not ErrorCode.none or not request.metrics or self.receiver is None:
             return _push_answer(error)
-        if request.metrics and self.receiver is not None:
-            try:
-                data = decompress(request.compression_type, request.metrics)
-                points = read_metrics_data(data)
-            except (KafkaError, BadMetrics):
-                self.stats.export_errors += 1
-                instance.last_error = ErrorCode.invalid_record
-                return _push_answer(ErrorCode.invalid_record)
-            attributes = instance.identity.attributes(instance_id)
-            labels = (
+        attributes = instance.identity.attributes(instance_id)
+        return AcceptedPush(
+            instance_id=instance_id,
+            labels=(
                 ("client_instance_id", str(instance_id)),
                 ("client_id", attributes["client_id"] or ""),
                 ("client_software_name", attributes["client_software_name"] or ""),
                 ("client_software_version", attributes["client_software_version"] or ""),
-            )
-            self.receiver.record(instance_id, labels, points, self._expiry(instance, now))
-            self.stats.exported += 1
-        instance.last_error = ErrorCode.none
+            ),
+            expires_ms=self._expiry(instance, now),
+            compression=request.compression_type,
+            metrics=request.metrics,
+            decompressed_limit=DECOMPRESSED_FACTOR * self.max_bytes,
+        )
+
+    def take(self, accepted: AcceptedPush, points: list[Point] | None) -> PushTelemetryResponse:
+        """Record the points ``decode`` read (None: it could not: INVALID_RECORD)."""
+        instance = self._instances.get(accepted.instance_id)
+        if points is None:
+            self.stats.export_errors += 1
+            if instance is not None:
+                instance.last_error = ErrorCode.invalid_record
+            return _push_answer(ErrorCode.invalid_record)
+        if self.receiver is not None:
+            self.receiver.record(accepted.instance_id, accepted.labels, points, accepted.expires_ms)
+        self.stats.exported += 1
         return _push_answer(ErrorCode.none)
 
     def disconnected(self, connection: object) -> None:

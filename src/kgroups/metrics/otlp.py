@@ -179,20 +179,32 @@ def _fields(view: memoryview) -> Iterator[tuple[int, int, int | memoryview]]:
     """(field number, wire type, value): a varint's int, else the field's bytes."""
     at, end = 0, len(view)
     while at < end:
-        key, at = _varint(view, at)
+        key = view[at]  # tags and lengths are mostly one byte: read inline
+        if key < 0x80:
+            at += 1
+        else:
+            key, at = _varint(view, at)
         field, wire = key >> 3, key & 7
         if field == 0:
             raise BadMetrics("field number 0")
-        if wire == _VARINT:
-            number, at = _varint(view, at)
-            yield field, wire, number
+        if wire == _LENGTH:
+            if at >= end:
+                raise BadMetrics("a length runs past the end of its message")
+            length = view[at]
+            if length < 0x80:
+                at += 1
+            else:
+                length, at = _varint(view, at)
+            if at + length > end:
+                raise BadMetrics("a field runs past the end of its message")
+            yield field, wire, view[at : at + length]
+            at += length
         elif wire == _FIXED64:
             yield field, wire, _take(view, at, 8)
             at += 8
-        elif wire == _LENGTH:
-            length, at = _varint(view, at)
-            yield field, wire, _take(view, at, length)
-            at += length
+        elif wire == _VARINT:
+            number, at = _varint(view, at)
+            yield field, wire, number
         elif wire == _FIXED32:
             yield field, wire, _take(view, at, 4)
             at += 4

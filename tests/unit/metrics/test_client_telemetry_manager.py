@@ -334,3 +334,28 @@ def test_a_get_right_after_a_refused_compression_is_answered(
     assert _get(manager, got.client_instance_id).error_code == ErrorCode.none
     # And the push after that Get is its first: not throttled.
     assert _push(manager, got) == ErrorCode.none
+
+
+def test_a_payload_decompressing_past_ten_times_the_limit_is_an_invalid_record(
+    clock: ManualClock,
+) -> None:
+    manager = ClientTelemetry(clock, 1024, ClientMetricSeries())
+    bomb = compress(ZSTD, b"\x00" * (10 * 1024 + 1))
+    assert len(bomb) <= 1024
+    got = _get(manager)
+    assert _push(manager, got, metrics=bomb, compression=ZSTD) == ErrorCode.invalid_record
+    clock.advance(300_000)
+    plain = metrics_data(*[gauge(f"g{i}", number_point(i)) for i in range(100)])
+    assert 1024 < len(plain) <= 10 * 1024
+    fits = compress(ZSTD, plain)
+    assert _push(manager, got, metrics=fits, compression=ZSTD) == ErrorCode.none
+
+
+def test_a_client_keeps_a_bounded_number_of_series(clock: ManualClock) -> None:
+    series = ClientMetricSeries(max_series_per_client=3)
+    manager = ClientTelemetry(clock, 1 << 20, series)
+    got = _get(manager)
+    payload = metrics_data(*[gauge(f"m{i}", number_point(i)) for i in range(5)])
+    assert _push(manager, got, metrics=payload) == ErrorCode.none
+    text = _scraped(series)
+    assert [f"kafka_client_m{i}{{" in text for i in range(5)] == [True, True, True, False, False]
