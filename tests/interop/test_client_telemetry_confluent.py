@@ -93,3 +93,31 @@ def test_producer_and_consumer_metrics_reach_the_endpoint(broker: BrokerThread) 
         assert producer.flush(10) == 0
     finally:
         consumer.close()
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4], ids=["gzip", "snappy", "lz4", "zstd"])
+def test_librdkafka_payloads_in_every_codec_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: int
+) -> None:
+    """librdkafka compresses with the first accepted type it knows: offered
+    one at a time, each of its encodings is read."""
+    from confluent_kafka import Producer
+
+    import kgroups.metrics.client_telemetry as telemetry
+
+    monkeypatch.setattr(telemetry, "ACCEPTED_COMPRESSION", (codec,))
+    b = BrokerThread(tmp_path / "data", metrics_port=0).start()
+    try:
+        ops = [("metrics", SET, "*"), ("interval.ms", SET, "200")]
+        incremental(b.port, [(CLIENT_METRICS, "everything", ops)])
+        producer = Producer({"bootstrap.servers": b.bootstrap, "client.id": f"codec-{codec}"})
+        assert b.broker is not None
+        stats = b.broker.client_telemetry.stats
+        deadline = time.monotonic() + 30
+        while stats.exported < 2 and time.monotonic() < deadline:
+            producer.produce("codec-topic", b"value")
+            producer.poll(0.1)
+        assert producer.flush(10) == 0
+        assert stats.exported >= 2 and stats.export_errors == 0
+    finally:
+        b.stop()
