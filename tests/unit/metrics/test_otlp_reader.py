@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from otlp_payloads import (
     CUMULATIVE,
     gauge,
@@ -77,3 +81,27 @@ def test_an_empty_payload_has_no_points() -> None:
 def test_malformed_payloads_are_refused(payload: bytes) -> None:
     with pytest.raises(BadMetrics):
         read_metrics_data(payload)
+
+
+VALID = metrics_data(
+    gauge("g", number_point(1.5, [("node.id", "0")])),
+    sum_metric("s", number_point(2, as_int=True)),
+    histogram("h", 3, 4.5),
+)
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_are_points_or_refused(data: bytes) -> None:
+    try:
+        points = read_metrics_data(data)
+    except BadMetrics:
+        return
+    assert all(isinstance(p, Point) for p in points)
+
+
+@given(st.integers(0, len(VALID) - 1), st.integers(0, 255))
+def test_a_changed_byte_of_a_valid_payload_is_points_or_refused(at: int, byte: int) -> None:
+    data = bytearray(VALID)
+    data[at] = byte
+    with contextlib.suppress(BadMetrics):
+        read_metrics_data(bytes(data))
