@@ -48,6 +48,8 @@ def family_name(metric: str, kind: str) -> str:
 
 def _label_name(key: str) -> str:
     name = _NOT_NAME.sub("_", key)
+    if name.startswith("__"):  # reserved by Prometheus
+        return "attribute" + name
     return "_" + name if not name or name[0].isdigit() else name
 
 

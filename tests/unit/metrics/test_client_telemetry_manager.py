@@ -359,3 +359,14 @@ def test_a_client_keeps_a_bounded_number_of_series(clock: ManualClock) -> None:
     assert _push(manager, got, metrics=payload) == ErrorCode.none
     text = _scraped(series)
     assert [f"kafka_client_m{i}{{" in text for i in range(5)] == [True, True, True, False, False]
+
+
+def test_attribute_names_become_valid_label_names(
+    manager: ClientTelemetry, series: ClientMetricSeries
+) -> None:
+    attributes = [("node.id", "1"), ("9lives", "x"), ("__name__", "y"), ("client_id", "spoof")]
+    payload = metrics_data(gauge("g", number_point(1, attributes)))
+    assert _push(manager, _get(manager), metrics=payload) == ErrorCode.none
+    line = next(x for x in _scraped(series).splitlines() if x.startswith("kafka_client_g{"))
+    assert 'node_id="1"' in line and '_9lives="x"' in line and 'attribute__name__="y"' in line
+    assert 'client_id="producer-1"' in line and "spoof" not in line  # the client's own label wins
