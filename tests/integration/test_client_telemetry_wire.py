@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from config_admin_wire import DELETE, SET, configs, described, incremental, legacy
+from config_admin_wire import APPEND, DELETE, SET, configs, described, incremental, legacy
 from kio.schema.list_config_resources.v0 import ListConfigResourcesRequest
 from kio.schema.push_telemetry.v0 import PushTelemetryRequest
 from otlp_payloads import gauge, metrics_data, number_point, sum_metric
@@ -205,6 +205,12 @@ def test_client_metrics_configs_are_kafkas(broker: BrokerThread, tmp_path: Path)
     }
     assert described(port, CLIENT_METRICS, "").error_code == ErrorCode.invalid_request
     assert configs(port, CLIENT_METRICS, "never-set") == {}
+    # The lists take APPEND and SUBTRACT; the interval does not.
+    appended = incremental(port, [(CLIENT_METRICS, "ok", [("metrics", APPEND, "c.")])])
+    assert appended == [("ok", ErrorCode.none, None)]
+    assert configs(port, CLIENT_METRICS, "ok")["metrics"] == ("a.,b.,c.", CLIENT_METRICS_CONFIG)
+    refused = incremental(port, [(CLIENT_METRICS, "ok", [("interval.ms", APPEND, "5")])])
+    assert refused[0][1] == ErrorCode.invalid_config
     # AlterConfigs replaces the set whole.
     assert legacy(port, [(CLIENT_METRICS, "whole", {"metrics": "*"})]) == [
         ("whole", ErrorCode.none, None)
