@@ -71,7 +71,6 @@ class Broker:
         self.faults = Faults()
         # Where the partitions live: decided here, once (see partition_homes).
         self.partitions, self.cluster = open_partition_home(self)
-        self.dynamic_configs.on_change(self._on_dynamic_configs)
         # Clients' pushed metrics are received only where they can be read:
         # on the Prometheus endpoint.
         self.client_telemetry = ClientTelemetry(
@@ -84,6 +83,7 @@ class Broker:
                 (CLIENT_METRICS, name) for name in self.dynamic_configs.of_type(CLIENT_METRICS)
             )
         )
+        self.dynamic_configs.on_change(self._on_dynamic_configs)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
