@@ -40,6 +40,7 @@ from kgroups.client.config_admin import (
     Resource,
     describe_configs,
     incremental_alter_configs,
+    list_client_metrics_resources,
 )
 from kgroups.client.connection import BrokerConnection
 from kgroups.client.log_dirs import LogDirDescription, describe_log_dirs
@@ -272,6 +273,10 @@ class Admin:
         """Set each entity's (key, value) quotas, or remove them (value None),
         with AlterClientQuotas; per entity None when done, else the error."""
         return await alter_client_quotas(self.cluster, changes, validate_only=validate_only)
+
+    async def list_client_metrics_resources(self) -> list[str]:
+        """The names of the client metrics subscriptions (KIP-714)."""
+        return await list_client_metrics_resources(self.cluster)
 
     async def describe_log_dirs(
         self,

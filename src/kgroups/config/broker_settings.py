@@ -318,6 +318,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("broker.session.timeout.ms", integer, 9000, "Cluster lease lifetime.", 1),
     Setting("metrics.port", integer, -1, "Prometheus endpoint port (-1 off, 0 any free port).", -1),
     Setting(
+        "telemetry.max.bytes",
+        integer,
+        1048576,
+        "Largest metrics payload a client may push (KIP-714).",
+        1,
+    ),
+    Setting(
         "fault.admin.port",
         integer,
         -1,

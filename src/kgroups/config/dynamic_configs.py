@@ -1,6 +1,7 @@
-"""Dynamic configs of groups and brokers, changed at run time by
-IncrementalAlterConfigs and AlterConfigs (KIP-226 for brokers, KIP-848 for
-groups), as Kafka keeps them in its metadata log.
+"""Dynamic configs of groups, brokers and client metrics subscriptions,
+changed at run time by IncrementalAlterConfigs and AlterConfigs (KIP-226 for
+brokers, KIP-848 for groups, KIP-714 for client metrics), as Kafka keeps
+them in its metadata log.
 
 Each resource, ``(type, name)`` with Kafka's ConfigResource.Type numbers,
 has its overrides. A broker alone keeps them in one JSON file in its log

@@ -31,12 +31,14 @@ from kgroups.handlers import (
     find_coordinator,
     groups,
     init_producer_id,
+    list_config_resources,
     list_offsets,
     metadata,
     offset_for_leader_epoch,
     produce,
     sasl,
     scram_credentials,
+    telemetry,
     transactions,
     write_txn_markers,
 )
@@ -112,6 +114,9 @@ ROUTES.update(
         apis.DELETE_GROUPS: Route(groups.delete_groups),
         apis.CONSUMER_GROUP_HEARTBEAT: Route(consumer_groups.heartbeat),
         apis.CONSUMER_GROUP_DESCRIBE: Route(consumer_groups.describe),
+        apis.GET_TELEMETRY_SUBSCRIPTIONS: Route(telemetry.get_subscriptions),
+        apis.PUSH_TELEMETRY: Route(telemetry.push),
+        apis.LIST_CONFIG_RESOURCES: Route(list_config_resources.handle),
     }
 )
 

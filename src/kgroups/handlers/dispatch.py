@@ -22,7 +22,7 @@ from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
 from kgroups.quotas.entities import CONSUMER_BYTE_RATE
-from kgroups.runtime.context import RequestContext
+from kgroups.runtime.context import ConnectionInfo, RequestContext
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ async def dispatch(
     client_host: str,
     security: ConnectionSecurity = PLAINTEXT_SECURITY,
     mute: Mute | None = None,
+    connection: ConnectionInfo | None = None,
 ) -> bytes | None:
     """The response frame to a request frame (None: no response is due).
     With ``mute``, the client's quotas apply: it learns how long to mute."""
@@ -58,12 +59,14 @@ async def dispatch(
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route, security, mute)
+            return await _dispatch_big(
+                broker, request, client_host, codec, route, security, mute, connection
+            )
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
     encoded: bytes | None = None
     if mute is None or broker.quotas.table.is_empty():
         response = await _handle(broker, ctx, body, route)
@@ -101,6 +104,7 @@ async def _dispatch_big(
     route: Route,
     security: ConnectionSecurity,
     mute: Mute | None,
+    connection: ConnectionInfo | None,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -111,7 +115,7 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
     if mute is None or broker.quotas.table.is_empty():
         response = await _handle(broker, ctx, body, route)
     else:
@@ -131,6 +135,7 @@ def _context(
     header: Any,
     client_host: str,
     security: ConnectionSecurity,
+    connection: ConnectionInfo | None,
 ) -> RequestContext:
     return RequestContext(
         api_key,
@@ -140,6 +145,7 @@ def _context(
         client_host,
         security.principal,
         security.listener,
+        connection,
     )
 
 

@@ -37,6 +37,7 @@ from kgroups.handlers.pipelining import start
 from kgroups.handlers.throttling import Mute
 from kgroups.network.sasl_authenticator import SaslAuthenticator
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.runtime.context import ConnectionInfo
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+    connection = ConnectionInfo(host, peer[1] if isinstance(peer, tuple) else None)
     max_request = broker.config.get_int("socket.request.max.bytes")
     frames = FrameReader(reader, max_request)
     transport = writer.transport
@@ -95,7 +97,7 @@ async def serve_connection(
     stats.connections_created += 1
     # None on PLAINTEXT/SSL listeners: nothing to check per request.
     sasl = (
-        SaslAuthenticator(broker, security, host)
+        SaslAuthenticator(broker, security, host, connection)
         if security.security_protocol.startswith("SASL_")
         else None
     )
@@ -219,7 +221,7 @@ async def serve_connection(
                     await until_pipelined(len(pipelined) - 1)
                 state.busy = True
                 requests[0] += 1
-                task, released = start(dispatch(broker, request, host, security, mute))
+                task, released = start(dispatch(broker, request, host, security, mute, connection))
                 pipelined.append((task, clock(), len(request)))
                 pipelined_bytes += len(request)
                 task.add_done_callback(answered)
@@ -237,7 +239,7 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host, security, mute)
+                response = await dispatch(broker, request, host, security, mute, connection)
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.
@@ -260,6 +262,7 @@ async def serve_connection(
         _log_closing(peer_name, e)
     finally:
         stats.connections -= 1
+        broker.client_telemetry.disconnected(connection)
         if pipelined:
             # Not cancelled, even if this task is: a durability wait may be
             # shared with other requests (asyncio.wait cancels nothing).

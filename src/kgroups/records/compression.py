@@ -19,6 +19,7 @@ memory nor more than ``limit`` bytes of work.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 
@@ -182,12 +183,22 @@ def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
 
 def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
     # Streaming, so frames without a content size (the Java client's) work too.
-    reader = _ZSTD.stream_reader(bytes(data), read_across_frames=True)
+    reader = _zstd().stream_reader(bytes(data), read_across_frames=True)
     while chunk := reader.read(CHUNK):
         yield chunk
 
 
-_ZSTD = zstandard.ZstdDecompressor()
+# A decompressor holds one zstd context, which two threads must not use at
+# once (the loop, the log cleaner and telemetry's worker all decompress):
+# one per thread.
+_ZSTD = threading.local()
+
+
+def _zstd() -> zstandard.ZstdDecompressor:
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_ZSTD, "decompressor", None)
+    if decompressor is None:
+        decompressor = _ZSTD.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _xerial_compress(data: bytes) -> bytes:

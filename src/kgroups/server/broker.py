@@ -11,12 +11,15 @@ import uuid
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
+from kgroups.config.client_metrics import CLIENT_METRICS
 from kgroups.config.dynamic_broker import BROKER
 from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.config.errors import ConfigError
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.metrics.client_metric_series import ClientMetricSeries
+from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
 from kgroups.network.tls import peer_subject, server_context
@@ -76,6 +79,18 @@ class Broker:
         self.faults = Faults()
         # Where the partitions live: decided here, once (see partition_homes).
         self.partitions, self.cluster = open_partition_home(self)
+        # Clients' pushed metrics are received only where they can be read:
+        # on the Prometheus endpoint.
+        self.client_telemetry = ClientTelemetry(
+            self.clock,
+            config.get_int("telemetry.max.bytes"),
+            ClientMetricSeries() if config.get_int("metrics.port") >= 0 else None,
+        )
+        self._take_client_metrics_subscriptions(
+            frozenset(
+                (CLIENT_METRICS, name) for name in self.dynamic_configs.of_type(CLIENT_METRICS)
+            )
+        )
         self.dynamic_configs.on_change(self._on_dynamic_configs)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
@@ -307,11 +322,22 @@ class Broker:
     def _on_dynamic_configs(self, changed: frozenset[tuple[int, str]]) -> None:
         if any(rtype == CLIENT_QUOTAS for rtype, _ in changed):
             self.quotas.replace(stored_quotas(self.dynamic_configs.of_type(CLIENT_QUOTAS)))
+        self._take_client_metrics_subscriptions(changed)
         if changed.isdisjoint({(BROKER, ""), (BROKER, str(self.broker_id))}):
             return
         self._take_dynamic_broker_configs()
         # Every topic's logs here take the new defaults under their overrides.
         self.partitions.reconfigure({t.name: self.topic_config(t) for t in self.topics})
+
+    def _take_client_metrics_subscriptions(self, changed: frozenset[tuple[int, str]]) -> None:
+        for rtype, name in sorted(changed):
+            if rtype != CLIENT_METRICS:
+                continue
+            configs = self.dynamic_configs.get(CLIENT_METRICS, name)
+            try:
+                self.client_telemetry.update_subscription(name, configs)
+            except KafkaError as e:  # checked when it was written
+                log.error("client metrics subscription %s %s not applied: %s", name, configs, e)
 
     def _take_dynamic_broker_configs(self) -> None:
         layers = (

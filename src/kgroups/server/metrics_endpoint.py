@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kgroups.metrics.client_telemetry_metrics import write_client_telemetry
 from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
 from kgroups.metrics.group_metrics import RebalanceCount, write_groups
 from kgroups.metrics.http import HttpServer, Page
@@ -80,6 +81,7 @@ class BrokerMetrics:
         out.family(_SOCKET + "connection_creation_total", "counter", "Connections accepted.")
         out.sample(_SOCKET + "connection_creation_total", stats.connections_created)
         self._throttles(out)
+        write_client_telemetry(out, self._broker.client_telemetry, self._broker.clock.now_ms())
         return out.text()
 
     def _throttles(self, out: Exposition) -> None:

@@ -59,4 +59,5 @@ GUARDS: dict[int, Guard] = {
     apis.CREATE_ACLS: cluster.create_acls,
     apis.DELETE_ACLS: cluster.delete_acls,
     apis.DESCRIBE_ACLS: cluster.describe_acls,
+    apis.LIST_CONFIG_RESOURCES: cluster.list_config_resources,
 }

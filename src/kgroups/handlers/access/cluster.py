@@ -27,6 +27,7 @@ from kio.schema.describe_user_scram_credentials.v0.response import (
 from kio.schema.incremental_alter_configs.v1.response import (
     AlterConfigsResourceResponse as _AlterRefused,
 )
+from kio.schema.list_config_resources.v0 import ListConfigResourcesResponse
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers.access.checks import (
@@ -66,6 +67,7 @@ async def describe_cluster(
 _CONFIG_RESOURCES = {
     2: (TOPIC, ErrorCode.topic_authorization_failed),
     4: (CLUSTER, CLUSTER_DENIED),
+    16: (CLUSTER, CLUSTER_DENIED),  # client metrics subscriptions
     32: (GROUP, ErrorCode.group_authorization_failed),
 }
 
@@ -215,5 +217,12 @@ alter_client_quotas = cluster_guard(
             )
             for e in body.entries
         ),
+    ),
+)
+# Listing the client metrics subscriptions is describing the cluster's configs.
+list_config_resources = cluster_guard(
+    Operation.DESCRIBE_CONFIGS,
+    lambda body: ListConfigResourcesResponse(
+        throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, config_resources=()
     ),
 )
