@@ -10,6 +10,7 @@ functions (see test_import_cycles).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -103,14 +104,15 @@ def test_nothing_above_the_seam_names_a_home() -> None:
     assert reaching == []
 
 
-def _third_party_imports(path: Path) -> set[str]:
+@functools.cache
+def _third_party_imports(path: Path) -> frozenset[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module.split(".")[0])
-    return found
+    return frozenset(found)
 
 
 @pytest.mark.parametrize("dependency", sorted(OPTIONAL))
