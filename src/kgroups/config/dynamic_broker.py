@@ -38,6 +38,18 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "log.cleaner.min.cleanable.ratio",
         "log.cleaner.min.compaction.lag.ms",
         "log.cleaner.max.compaction.lag.ms",
+        "log.message.timestamp.before.max.ms",
+        "log.message.timestamp.after.max.ms",
+        "compression.type",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.zstd.level",
+        "log.roll.jitter.ms",
+        "log.roll.jitter.hours",
+        "log.segment.delete.delay.ms",
+        "log.preallocate",
+        "log.local.retention.ms",
+        "log.local.retention.bytes",
         "num.partitions",
     }
 )

@@ -1,6 +1,7 @@
 """The part of an append that touches no file.
 
-A producer's batches are validated, checked against the idempotent producers'
+A producer's batches are validated, rebuilt in the topic's codec when its
+``compression.type`` names one (see ``recompression``), checked against the idempotent producers'
 state (a batch written already is answered as a duplicate, not written again),
 and their offsets stamped into a copy of the payload. Once the copy is written,
 ``record_producers`` makes the producers' state follow.
@@ -13,6 +14,8 @@ from typing import NamedTuple
 from kgroups.partitions.batch_validation import assign_offsets, validate_batches
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
+from kgroups.partitions.recompression import recompress_batches
+from kgroups.partitions.timestamp_bounds import check_timestamps
 from kgroups.records.batch import BatchHeader, BatchMeta
 
 __all__ = [
@@ -95,6 +98,22 @@ def stamp(
         from_client=from_client,
         require_keys=from_client and config.compact,
     )
+    if from_client and config.timestamps_bounded:
+        check_timestamps(
+            payload,
+            batches,
+            now_ms,
+            before_max_ms=config.message_timestamp_before_max_ms,
+            after_max_ms=config.message_timestamp_after_max_ms,
+        )
+    if from_client and config.recompress is not None:
+        payload, batches = recompress_batches(
+            payload,
+            batches,
+            *config.recompress,
+            max_message_bytes=config.max_message_bytes,
+            segment_bytes=config.segment_bytes,
+        )
     log_append_time = now_ms if config.log_append_time else None
     pending = None
     if from_client:
