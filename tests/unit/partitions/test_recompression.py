@@ -1,0 +1,98 @@
+"""Rebuilding produced batches in the topic's codec (compression.type)."""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import pytest
+
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.batch_validation import validate_batches
+from kgroups.partitions.recompression import recompress_batches
+from kgroups.records.batch import HEADER_SIZE, batch_crc, decode_records, encode_batch, read_header
+from kgroups.records.compression import GZIP, NONE, SNAPPY, ZSTD
+
+RECORDS = [(f"k{i}".encode(), b"v" * 50, [("h", b"x")], 1_000 + i) for i in range(20)]
+
+
+def _recompress(payload: bytes, codec: int, max_message_bytes: int = 1 << 20) -> bytes:
+    batches = validate_batches(payload, max_message_bytes=1 << 20, segment_bytes=1 << 30)
+    out, placed = recompress_batches(
+        payload,
+        batches,
+        codec,
+        3 if codec == ZSTD else -1,
+        max_message_bytes=max_message_bytes,
+        segment_bytes=1 << 30,
+    )
+    # What comes out is a valid batch sequence whose headers are the ones returned.
+    again = validate_batches(out, max_message_bytes=1 << 20, segment_bytes=1 << 30)
+    assert again == placed
+    return bytes(out)
+
+
+def test_every_field_but_the_codec_is_kept() -> None:
+    payload = encode_batch(
+        RECORDS,
+        compression=GZIP,
+        producer_id=7,
+        producer_epoch=2,
+        base_sequence=40,
+        is_transactional=True,
+    )
+    out = _recompress(payload, ZSTD)
+    before, after = read_header(payload), read_header(out)
+    assert after.compression == ZSTD
+    assert after._replace(crc=0, attributes=0, batch_length=0) == before._replace(
+        crc=0, attributes=0, batch_length=0
+    )
+    assert after.attributes & ~0x07 == before.attributes & ~0x07
+    assert decode_records(out) == decode_records(payload)
+
+
+def test_a_batch_in_the_topics_codec_is_untouched() -> None:
+    payload = encode_batch(RECORDS, compression=SNAPPY)
+    batches = validate_batches(payload, max_message_bytes=1 << 20, segment_bytes=1 << 30)
+    out, placed = recompress_batches(
+        payload, batches, SNAPPY, 0, max_message_bytes=1 << 20, segment_bytes=1 << 30
+    )
+    assert out is payload and placed is batches
+
+
+def test_several_batches_each_rebuilt_where_needed() -> None:
+    first = encode_batch(RECORDS[:5], compression=NONE)
+    second = encode_batch(RECORDS[5:], compression=ZSTD)
+    out = _recompress(first + second, GZIP)
+    headers = [read_header(out)]
+    headers.append(read_header(out, headers[0].batch_length + 12))
+    assert [h.compression for h in headers] == [GZIP, GZIP]
+    records = decode_records(out[: headers[0].batch_length + 12]) + decode_records(
+        out[headers[0].batch_length + 12 :]
+    )
+    assert [(r.key, r.timestamp) for r in records] == [(k, ts) for k, _v, _h, ts in RECORDS]
+
+
+def test_uncompressed_offset_deltas_are_renumbered_before_compressing() -> None:
+    # An uncompressed batch whose records carry offset deltas 0, 2, 4... (the
+    # validator lets that pass for uncompressed batches, as Kafka does).
+    payload = bytearray(encode_batch(RECORDS[:3]))
+    pos = HEADER_SIZE
+    for i in range(3):
+        length = payload[pos] >> 1
+        # record: length, attributes, timestamp delta (1 byte), offset delta (1 byte)
+        payload[pos + 3] = (2 * i) << 1
+        pos += 1 + length
+    struct.pack_into(">I", payload, 17, batch_crc(payload, len(payload)))
+    out = _recompress(bytes(payload), ZSTD)
+    assert read_header(out).compression == ZSTD
+    assert [r.offset for r in decode_records(out)] == [0, 1, 2]
+    assert [r.key for r in decode_records(out)] == [b"k0", b"k1", b"k2"]
+
+
+def test_a_rebuilt_batch_past_max_message_bytes_is_message_too_large() -> None:
+    incompressible = [(None, random.Random(1).randbytes(10_000), [], 0)]
+    payload = encode_batch(incompressible, compression=NONE)
+    with pytest.raises(KafkaError) as exc:
+        _recompress(payload, GZIP, max_message_bytes=len(payload))
+    assert exc.value.error_code == ErrorCode.message_too_large
