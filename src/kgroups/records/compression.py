@@ -88,7 +88,7 @@ def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
     if codec == ZSTD:
         if level is None:
             return bytes(cramjam.zstd.compress(data))
-        return bytes(zstandard.ZstdCompressor(level=level).compress(data))
+        return bytes(cramjam.zstd.compress(data, level=level))
     if codec == NONE:
         return data
     raise _unsupported(codec)
