@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from broker_thread import BrokerThread
 from kgroups.records.batch import iter_batches
 from kgroups.records.compression import ZSTD
+
+from broker_thread import BrokerThread
 
 pytestmark = [
     pytest.mark.interop,
