@@ -9,7 +9,16 @@ import pytest
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.batch_validation import validate_batches
+from kgroups.partitions.config import LogConfig
+from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.recompression import recompress_batches
+from kgroups.partitions.stamping import (
+    AppendResult,
+    StampedBatches,
+    StampingLog,
+    record_producers,
+    stamp,
+)
 from kgroups.records.batch import HEADER_SIZE, batch_crc, decode_records, encode_batch, read_header
 from kgroups.records.compression import GZIP, NONE, SNAPPY, ZSTD
 
@@ -96,3 +105,43 @@ def test_a_rebuilt_batch_past_max_message_bytes_is_message_too_large() -> None:
     with pytest.raises(KafkaError) as exc:
         _recompress(payload, GZIP, max_message_bytes=len(payload))
     assert exc.value.error_code == ErrorCode.message_too_large
+
+
+class _Log(StampingLog):
+    def __init__(self, config: LogConfig) -> None:
+        self.config = config
+        self.producers = ProducerStateManager()
+        self.leader_epoch = 3
+
+    @property
+    def log_start_offset(self) -> int:
+        return 0
+
+
+def test_log_append_time_stamps_the_rebuilt_batch() -> None:
+    config = LogConfig().with_overrides(
+        {"compression.type": "zstd", "message.timestamp.type": "LogAppendTime"}
+    )
+    stamped = stamp(
+        _Log(config), encode_batch(RECORDS, compression=GZIP), 10, 5_000, from_client=True
+    )
+    assert isinstance(stamped, StampedBatches)
+    out = bytes(stamped.buf)
+    validate_batches(out, max_message_bytes=1 << 20, segment_bytes=1 << 30, from_client=False)
+    header = read_header(out)
+    assert header.compression == ZSTD and header.timestamp_type == 1
+    assert header.base_offset == 10 and header.partition_leader_epoch == 3
+    assert {r.timestamp for r in decode_records(out)} == {5_000}
+
+
+def test_a_retried_batch_is_still_a_duplicate_once_rebuilt() -> None:
+    log = _Log(LogConfig().with_overrides({"compression.type": "lz4"}))
+    batch = encode_batch(
+        RECORDS, compression=GZIP, producer_id=9, producer_epoch=0, base_sequence=0
+    )
+    first = stamp(log, batch, 0, 0, from_client=True)
+    assert isinstance(first, StampedBatches)
+    record_producers(log.producers, first)
+    again = stamp(log, batch, len(RECORDS), 0, from_client=True)
+    assert isinstance(again, AppendResult) and again.duplicate
+    assert (again.base_offset, again.last_offset) == (0, len(RECORDS) - 1)
