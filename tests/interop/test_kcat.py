@@ -116,3 +116,16 @@ def test_balanced_consumer_group_reads_everything_and_commits(broker: BrokerThre
     )
     result = admin.list_consumer_group_offsets([request])["kcat-group"].result(20)
     assert {tp.partition: tp.offset for tp in result.topic_partitions} == {0: 20, 1: 20}
+
+
+def test_query_mode_finds_offsets_by_timestamp(broker: BrokerThread) -> None:
+    from confluent_kafka import Producer
+
+    _create(broker, "timed", 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce("timed", value=b"v", partition=0, timestamp=1_000_000 + 1000 * i)
+    assert producer.flush(20) == 0
+    # -Q answers "topic [partition] offset N": the first at or after the timestamp.
+    assert _kcat(broker, "-Q", "-t", "timed:0:1004500").split() == "timed [0] offset 5".split()
+    assert _kcat(broker, "-Q", "-t", "timed:0:999999").split() == "timed [0] offset 0".split()

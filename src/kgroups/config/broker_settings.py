@@ -222,7 +222,7 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "compression.type",
-        lower_choice("uncompressed", "gzip", "snappy", "lz4", "zstd", "producer"),
+        choice("uncompressed", "gzip", "snappy", "lz4", "zstd", "producer"),
         "producer",
         "Codec topics store batches in (producer: as each producer compressed it).",
     ),

@@ -244,7 +244,7 @@ def _format_boolean(value: bool) -> str:
 
 
 def _compression_type(name: str, raw: str) -> str:
-    value = raw.strip().lower()
+    value = raw.strip()  # case matters, as in Kafka's ValidString
     if value != PRODUCER and value not in CODECS:
         raise _bad(name, raw, f"String must be one of: {', '.join([*CODECS, PRODUCER])}")
     return value

@@ -16,7 +16,7 @@ from kgroups.records.compression import GZIP, LZ4, NONE, ZSTD
         ({}, None),
         ({"compression.type": "producer"}, None),
         ({"compression.type": "uncompressed"}, (NONE, 0)),
-        ({"compression.type": "ZSTD"}, (ZSTD, 3)),
+        ({"compression.type": " zstd "}, (ZSTD, 3)),
         ({"compression.type": "zstd", "compression.zstd.level": "-5"}, (ZSTD, -5)),
         ({"compression.type": "gzip"}, (GZIP, -1)),
         ({"compression.type": "lz4", "compression.lz4.level": "17"}, (LZ4, 17)),
@@ -32,6 +32,7 @@ def test_compression_type_names_the_stored_codec(
     ("key", "value"),
     [
         ("compression.type", "none"),
+        ("compression.type", "ZSTD"),
         ("compression.type", "brotli"),
         ("compression.gzip.level", "0"),
         ("compression.gzip.level", "10"),
