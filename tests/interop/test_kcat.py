@@ -127,5 +127,5 @@ def test_query_mode_finds_offsets_by_timestamp(broker: BrokerThread) -> None:
         producer.produce("timed", value=b"v", partition=0, timestamp=1_000_000 + 1000 * i)
     assert producer.flush(20) == 0
     # -Q answers "topic [partition] offset N": the first at or after the timestamp.
-    assert _kcat(broker, "-Q", "-t", "timed:0:1004500").split() == "timed [0] offset 5".split()
-    assert _kcat(broker, "-Q", "-t", "timed:0:999999").split() == "timed [0] offset 0".split()
+    assert _kcat(broker, "-Q", "-t", "timed:0:1004500").split() == ["timed", "[0]", "offset", "5"]
+    assert _kcat(broker, "-Q", "-t", "timed:0:999999").split() == ["timed", "[0]", "offset", "0"]
