@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 import time
 from pathlib import Path
 
@@ -235,5 +236,36 @@ def test_transactional_batches_keep_their_markers_and_bits(tmp_path: Path) -> No
                 got.append((msg.value(), msg.headers()))
         consumer.close()
         assert got == [(f"v{i}".encode(), [("n", b"1")]) for i in range(50)]
+    finally:
+        broker.stop()
+
+
+def test_big_batches_are_rebuilt_too(tmp_path: Path) -> None:
+    # Payloads of 64 KiB and more are rebuilt on a worker thread before the append.
+    from confluent_kafka import Producer
+
+    broker = BrokerThread(tmp_path / "data").start()
+    try:
+        _create(broker.bootstrap, "big", {"compression.type": "zstd"})
+        rng = random.Random(7)
+        values = [rng.randbytes(100_000) + b"tail" * 10_000 for _ in range(5)]
+        producer = Producer(
+            {
+                "bootstrap.servers": broker.bootstrap,
+                "compression.type": "gzip",
+                "linger.ms": 50,
+                "message.max.bytes": 2_000_000,
+            }
+        )
+        for i, value in enumerate(values):
+            producer.produce("big", key=str(i).encode(), value=value)
+        assert producer.flush(30) == 0
+        stored = _stored(broker, "big")
+        assert {h.compression for h, _b in stored} == {ZSTD}
+        assert any(h.size >= 64 * 1024 for h, _b in stored)
+        records = [r for _h, b in stored for r in decode_records(b)]
+        assert [r.value for r in records] == values
+        got = _consume_confluent(broker.bootstrap, "big", len(values))
+        assert [value for _k, value, _h, _t in got] == values
     finally:
         broker.stop()

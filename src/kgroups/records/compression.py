@@ -53,6 +53,8 @@ _XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024
 _INT32 = struct.Struct(">i")
 
+LZ4_DEFAULT_LEVEL = 9
+
 # Largest piece of output produced at once.
 CHUNK = 256 * 1024
 # What one batch may decompress to unless the caller says otherwise: Kafka's
@@ -84,7 +86,11 @@ def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
         if level is None:
             return bytes(cramjam.lz4.compress(data))
         # Independent blocks: the Java client decompresses each block alone.
-        return bytes(lz4.frame.compress(data, compression_level=level, block_linked=False))
+        # Kafka's default level 9 means lz4's fast compressor, others its HC mode.
+        fast = level == LZ4_DEFAULT_LEVEL
+        return bytes(
+            lz4.frame.compress(data, compression_level=0 if fast else level, block_linked=False)
+        )
     if codec == ZSTD:
         if level is None:
             return bytes(cramjam.zstd.compress(data))

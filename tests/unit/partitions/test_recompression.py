@@ -11,7 +11,7 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.batch_validation import validate_batches
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
-from kgroups.partitions.recompression import recompress_batches
+from kgroups.partitions.recompression import recompress_batches, recompressed_payload
 from kgroups.partitions.stamping import (
     AppendResult,
     StampedBatches,
@@ -145,3 +145,17 @@ def test_a_retried_batch_is_still_a_duplicate_once_rebuilt() -> None:
     again = stamp(log, batch, len(RECORDS), 0, from_client=True)
     assert isinstance(again, AppendResult) and again.duplicate
     assert (again.base_offset, again.last_offset) == (0, len(RECORDS) - 1)
+
+
+def test_the_worker_thread_rebuild_leaves_refusals_to_the_append() -> None:
+    zstd = LogConfig().with_overrides({"compression.type": "zstd"})
+    payload = encode_batch(RECORDS, compression=GZIP)
+    rebuilt = recompressed_payload(payload, zstd)
+    assert read_header(rebuilt).compression == ZSTD
+    assert decode_records(rebuilt) == decode_records(payload)
+    assert recompressed_payload(payload, LogConfig()) is payload
+    corrupt = payload[:-1] + bytes([payload[-1] ^ 1])
+    assert recompressed_payload(corrupt, zstd) is corrupt
+    with pytest.raises(KafkaError) as exc:
+        stamp(_Log(zstd), corrupt, 0, 0, from_client=True)
+    assert exc.value.error_code == ErrorCode.corrupt_message
