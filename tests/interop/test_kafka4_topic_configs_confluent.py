@@ -30,6 +30,7 @@ KAFKA4_TOPIC_CONFIGS = {
     "local.retention.ms": "1000",
     "max.compaction.lag.ms": "100000",
     "max.message.bytes": "2000000",
+    "message.downconversion.enable": "false",
     "message.timestamp.after.max.ms": "3600000",
     "message.timestamp.before.max.ms": "3600000",
     "message.timestamp.type": "LogAppendTime",

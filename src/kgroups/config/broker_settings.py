@@ -247,6 +247,12 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("log.preallocate", boolean, False, "Preallocate segment files (no effect)."),
     Setting(
+        "log.message.downconversion.enable",
+        boolean,
+        True,
+        "Down-conversion for old fetchers (no effect: none, as in Kafka 4).",
+    ),
+    Setting(
         "log.local.retention.ms", integer, -2, "Tiered storage's local retention (no effect).", -2
     ),
     Setting(

@@ -48,6 +48,7 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "log.roll.jitter.hours",
         "log.segment.delete.delay.ms",
         "log.preallocate",
+        "log.message.downconversion.enable",
         "log.local.retention.ms",
         "log.local.retention.bytes",
         "num.partitions",

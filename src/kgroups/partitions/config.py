@@ -75,6 +75,8 @@ class LogConfig:
     local_retention_bytes: int = -2
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    # Kafka 4.x keeps it as a no-op until 5.0: it never converts down either.
+    message_downconversion_enable: bool = True
     # Topic-level names set explicitly (DescribeConfigs reports them as overrides).
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
     # Derived flags, computed once: the append path reads them every time.
@@ -328,6 +330,9 @@ _TOPIC_SPECS: dict[str, _Spec] = {
     "remote.log.delete.on.disable": _Spec(
         "remote_log_delete_on_disable", _boolean, _format_boolean
     ),
+    "message.downconversion.enable": _Spec(
+        "message_downconversion_enable", _boolean, _format_boolean
+    ),
 }
 
 _BROKER_SPECS: dict[str, _Spec] = {
@@ -359,6 +364,7 @@ _BROKER_SPECS: dict[str, _Spec] = {
     "unclean.leader.election.enable": _TOPIC_SPECS["unclean.leader.election.enable"],
     "log.local.retention.ms": _TOPIC_SPECS["local.retention.ms"],
     "log.local.retention.bytes": _TOPIC_SPECS["local.retention.bytes"],
+    "log.message.downconversion.enable": _TOPIC_SPECS["message.downconversion.enable"],
 }
 
 # Coarser-unit fallbacks, tried in order when the ms key is absent.

@@ -385,6 +385,7 @@ _MORE_TOPIC_DEFAULTS = {
     "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
     "file.delete.delay.ms": "log.segment.delete.delay.ms",
     "preallocate": "log.preallocate",
+    "message.downconversion.enable": "log.message.downconversion.enable",
     "local.retention.ms": "log.local.retention.ms",
     "local.retention.bytes": "log.local.retention.bytes",
 }

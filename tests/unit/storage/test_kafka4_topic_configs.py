@@ -51,6 +51,10 @@ def test_compression_type_names_the_stored_codec(
         ("message.timestamp.before.max.ms", "-1"),
         ("message.timestamp.after.max.ms", "x"),
         ("remote.storage.enable", "true"),
+        ("message.downconversion.enable", "maybe"),
+        # Removed in Kafka 4.0: unknown names now.
+        ("message.format.version", "3.0-IV1"),
+        ("message.timestamp.difference.max.ms", "1000"),
     ],
 )
 def test_bad_values_are_invalid_config(key: str, value: str) -> None:

@@ -44,6 +44,7 @@ def test_defaults_are_kafkas() -> None:
         "local.retention.bytes": "-2",
         "remote.log.copy.disable": "false",
         "remote.log.delete.on.disable": "false",
+        "message.downconversion.enable": "true",
     }
     assert set(c.to_topic_configs()) == TOPIC_CONFIG_KEYS
     assert c.delete and not c.compact and not c.log_append_time
