@@ -5,6 +5,7 @@ client: CreateTopics, IncrementalAlterConfigs, AlterConfigs, DescribeConfigs
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,34 @@ def test_out_of_bounds_timestamps_are_refused(broker: BrokerThread) -> None:
     assert outcomes[0] is None
     assert outcomes[1] is not None
     assert outcomes[1].code() == KafkaError.INVALID_TIMESTAMP  # type: ignore[attr-defined]
+
+
+def test_broker_defaults_of_keys_without_effect_are_described(tmp_path: Path) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        ConfigResource,
+        ConfigSource,
+        NewTopic,
+        ResourceType,
+    )
+
+    broker = BrokerThread(
+        tmp_path / "data",
+        min_insync_replicas=2,
+        log_segment_delete_delay_ms=5000,
+        compression_type="gzip",
+    ).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("t", 1, 1)])["t"].result(20)
+        resource = ConfigResource(ResourceType.TOPIC, "t")
+        entries = admin.describe_configs([resource])[resource].result(20)
+        static = ConfigSource.STATIC_BROKER_CONFIG.value
+        for key, value in (
+            ("min.insync.replicas", "2"),
+            ("file.delete.delay.ms", "5000"),
+            ("compression.type", "gzip"),
+        ):
+            assert (entries[key].value, entries[key].source) == (value, static), key
+    finally:
+        broker.stop()

@@ -371,8 +371,26 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
                 for topic_key, broker_key in _MORE_TOPIC_DEFAULTS.items()
                 if config.get(broker_key) is not None
             },
+            **_no_effect_topic_defaults(config),
         }
     )
+
+
+def _no_effect_topic_defaults(config: BrokerConfig) -> dict[str, str]:
+    """Keys a broker accepts with no effect that are topic configs' defaults
+    too (min.insync.replicas...): topics describe them as Kafka would, a
+    value Kafka would refuse left out, as the broker ignores it."""
+    out = {}
+    for key in ("min.insync.replicas", "unclean.leader.election.enable"):
+        raw = config.props.get(key)
+        if raw is None:
+            continue
+        try:
+            LogConfig().with_overrides({key: raw})
+        except KafkaError:
+            continue
+        out[key] = raw
+    return out
 
 
 # Topic configs whose broker default has the topic's name or one of its own.
