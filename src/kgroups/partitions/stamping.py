@@ -1,10 +1,12 @@
 """The part of an append that touches no file.
 
-A producer's batches are validated, rebuilt in the topic's codec when its
-``compression.type`` names one (see ``recompression``), checked against the idempotent producers'
-state (a batch written already is answered as a duplicate, not written again),
-and their offsets stamped into a copy of the payload. Once the copy is written,
-``record_producers`` makes the producers' state follow.
+A producer's batches are validated (their timestamps too, where the topic
+bounds them: ``timestamp_bounds``), rebuilt in the topic's codec when its
+``compression.type`` names one (``recompression``), checked against the
+idempotent producers' state (a batch written already is answered as a
+duplicate, not written again), and their offsets stamped into a copy of the
+payload. Once the copy is written, ``record_producers`` makes the producers'
+state follow.
 """
 
 from __future__ import annotations
