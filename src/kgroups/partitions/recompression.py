@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.partitions.batch_validation import validate_batches
+from kgroups.partitions.batch_validation import has_consecutive_offsets, validate_batches
 from kgroups.partitions.config import LogConfig
 from kgroups.records.batch import (
     COMPRESSION_MASK,
@@ -38,7 +38,6 @@ from kgroups.records.batch import (
     records_section,
 )
 from kgroups.records.compression import NONE, compress
-from kgroups.records.scan import scan_records
 
 __all__ = ["OFF_LOOP_BYTES", "recompress_batches", "recompressed_payload"]
 
@@ -153,9 +152,7 @@ def _rebuild(batch: memoryview, header: BatchHeader, codec: int, level: int) -> 
 
 
 def _consecutive(batch: memoryview, header: BatchHeader) -> bool:
-    section = bytes(batch[HEADER_SIZE : header.size])
-    records = scan_records(section, header.records_count, bodies=False)
-    return all(record[2] == delta for delta, record in enumerate(records))
+    return has_consecutive_offsets(batch, HEADER_SIZE, header.size, header.records_count)
 
 
 def _renumbered(batch: memoryview, header: BatchHeader) -> bytes:
