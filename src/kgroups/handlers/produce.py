@@ -27,7 +27,7 @@ from kio.static.primitive import TZAware
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.handlers.pipelining import release
-from kgroups.partitions.recompression import OFF_LOOP_BYTES, recompressed_payload
+from kgroups.partitions.recompression import needs_worker, recompressed_payload
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -71,7 +71,7 @@ async def handle(
                 partitions.append(_failed(data.index, refused[(topic.name, data.index)], None))
                 continue
             records: bytes | bytearray | memoryview | None = data.records
-            if records is not None and len(records) >= OFF_LOOP_BYTES:
+            if records:
                 records = await _recompress_off_loop(broker, topic.name, data.index, records)
             response, flushed = _append(
                 broker, topic.name, data.index, records, now, len(data.records or b"")
@@ -166,13 +166,15 @@ _UNVERIFIED = dict.fromkeys(
 async def _recompress_off_loop(
     broker: BrokerApi, topic: str, partition: int, records: bytes | bytearray | memoryview
 ) -> bytes | bytearray | memoryview:
-    """A big payload for a topic whose compression.type names a codec is
-    rebuilt in it on a worker thread, so that the loop does not stall."""
+    """For a topic whose compression.type names a codec, a payload that may
+    take long to rebuild in it is rebuilt on a worker thread, so that the loop
+    does not stall: a big one, or a compressed one (a few kilobytes may
+    decompress to many megabytes)."""
     try:
         config = broker.partitions.log(topic, partition).config
     except KafkaError:
         return records  # the append answers for it
-    if config.recompress is None:
+    if config.recompress is None or not needs_worker(records):
         return records
     return await asyncio.to_thread(recompressed_payload, records, config)
 

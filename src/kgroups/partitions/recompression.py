@@ -34,15 +34,16 @@ from kgroups.records.batch import (
     batch_crc,
     decode_records,
     encode_batch,
+    iter_batches,
     read_header,
     records_section,
 )
 from kgroups.records.compression import NONE, compress
 
-__all__ = ["OFF_LOOP_BYTES", "recompress_batches", "recompressed_payload"]
+__all__ = ["OFF_LOOP_BYTES", "needs_worker", "recompress_batches", "recompressed_payload"]
 
-# Payloads from this size on are rebuilt on a worker thread before the append
-# (``recompressed_payload``): a megabyte takes 10 to 40 ms to recompress.
+# Uncompressed payloads from this size on are rebuilt on a worker thread before
+# the append (``recompressed_payload``): a megabyte takes 10 to 40 ms.
 OFF_LOOP_BYTES = 64 * 1024
 
 _UINT32 = struct.Struct(">I")
@@ -92,6 +93,17 @@ def recompress_batches(
             f"more than segment.bytes {segment_bytes}",
         )
     return out, placed
+
+
+def needs_worker(payload: bytes | bytearray | memoryview) -> bool:
+    """Whether rebuilding ``payload`` may take long: it is big, or holds a
+    compressed batch, whose records may be many times its size."""
+    if len(payload) >= OFF_LOOP_BYTES:
+        return True
+    try:
+        return any(header.attributes & COMPRESSION_MASK for _pos, header in iter_batches(payload))
+    except KafkaError:
+        return False  # the append refuses it
 
 
 def recompressed_payload(

@@ -11,7 +11,12 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.batch_validation import validate_batches
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import ProducerStateManager
-from kgroups.partitions.recompression import recompress_batches, recompressed_payload
+from kgroups.partitions.recompression import (
+    OFF_LOOP_BYTES,
+    needs_worker,
+    recompress_batches,
+    recompressed_payload,
+)
 from kgroups.partitions.stamping import (
     AppendResult,
     StampedBatches,
@@ -159,3 +164,14 @@ def test_the_worker_thread_rebuild_leaves_refusals_to_the_append() -> None:
     with pytest.raises(KafkaError) as exc:
         stamp(_Log(zstd), corrupt, 0, 0, from_client=True)
     assert exc.value.error_code == ErrorCode.corrupt_message
+
+
+def test_compressed_or_big_payloads_are_rebuilt_off_the_loop() -> None:
+    small = encode_batch(RECORDS)
+    assert not needs_worker(small)
+    # A few kilobytes of gzip may hold megabytes of records.
+    bomb = encode_batch([(None, bytes(5_000_000), [], 0)], compression=GZIP)
+    assert len(bomb) < 10_000 and needs_worker(bomb)
+    assert needs_worker(small + encode_batch(RECORDS, compression=SNAPPY))
+    assert needs_worker(encode_batch([(None, bytes(OFF_LOOP_BYTES), [], 0)]))
+    assert not needs_worker(b"\x00" * 100)  # refused by the append, not rebuilt
