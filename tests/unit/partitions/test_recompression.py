@@ -175,3 +175,27 @@ def test_compressed_or_big_payloads_are_rebuilt_off_the_loop() -> None:
     assert needs_worker(small + encode_batch(RECORDS, compression=SNAPPY))
     assert needs_worker(encode_batch([(None, bytes(OFF_LOOP_BYTES), [], 0)]))
     assert not needs_worker(b"\x00" * 100)  # refused by the append, not rebuilt
+
+
+@pytest.mark.parametrize(
+    ("topic_type", "codecs", "accepted"),
+    [
+        ("producer", (NONE, NONE), True),
+        ("uncompressed", (NONE, NONE), True),
+        ("producer", (NONE, GZIP), False),
+        ("uncompressed", (GZIP, GZIP), False),
+        ("zstd", (NONE, NONE), False),
+    ],
+)
+def test_several_batches_only_when_nothing_is_compressed(
+    topic_type: str, codecs: tuple[int, int], accepted: bool
+) -> None:
+    # As Kafka's LogValidator: "Compressed outer record has more than one batch".
+    payload = b"".join(encode_batch(RECORDS[:3], compression=codec) for codec in codecs)
+    log = _Log(LogConfig().with_overrides({"compression.type": topic_type}))
+    if accepted:
+        assert isinstance(stamp(log, payload, 0, 0, from_client=True), StampedBatches)
+        return
+    with pytest.raises(KafkaError) as exc:
+        stamp(log, payload, 0, 0, from_client=True)
+    assert exc.value.error_code == ErrorCode.invalid_record
