@@ -20,6 +20,7 @@ memory nor more than ``limit`` bytes of work.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 
@@ -196,12 +197,22 @@ def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
 
 def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
     # Streaming, so frames without a content size (the Java client's) work too.
-    reader = _ZSTD.stream_reader(bytes(data), read_across_frames=True)
+    reader = _zstd_decompressor().stream_reader(bytes(data), read_across_frames=True)
     while chunk := reader.read(CHUNK):
         yield chunk
 
 
-_ZSTD = zstandard.ZstdDecompressor()
+# One decompressor per thread: an instance must not be used by two threads at
+# once, and batches are decompressed on the loop and on worker threads (the
+# cleaner, rebuilding produced batches in a topic's codec).
+_local = threading.local()
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_local, "zstd", None)
+    if decompressor is None:
+        decompressor = _local.zstd = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _xerial_compress(data: bytes) -> bytes:
