@@ -247,6 +247,10 @@ class BrokerConfig:
         return self._ms("log.roll.ms", ("log.roll.hours", 3_600_000))
 
     @property
+    def log_roll_jitter_ms(self) -> int:
+        return self._ms("log.roll.jitter.ms", ("log.roll.jitter.hours", 3_600_000))
+
+    @property
     def log_retention_ms(self) -> int:
         return self._ms(
             "log.retention.ms",

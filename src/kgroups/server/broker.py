@@ -395,6 +395,7 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
     return LogConfig(
         segment_bytes=config.get_int("log.segment.bytes"),
         segment_ms=config.log_roll_ms,
+        segment_jitter_ms=config.log_roll_jitter_ms,
         retention_ms=config.log_retention_ms,
         retention_bytes=config.get_int("log.retention.bytes"),
         index_interval_bytes=config.get_int("log.index.interval.bytes"),
@@ -410,5 +411,48 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
             "min.cleanable.dirty.ratio": config.get_str("log.cleaner.min.cleanable.ratio"),
             "min.compaction.lag.ms": str(config.get_int("log.cleaner.min.compaction.lag.ms")),
             "max.compaction.lag.ms": str(config.get_int("log.cleaner.max.compaction.lag.ms")),
+            **{
+                topic_key: _setting_text(config.get(broker_key))
+                for topic_key, broker_key in _MORE_TOPIC_DEFAULTS.items()
+                if config.get(broker_key) is not None
+            },
+            **_no_effect_topic_defaults(config),
         }
     )
+
+
+def _no_effect_topic_defaults(config: BrokerConfig) -> dict[str, str]:
+    """Keys a broker accepts with no effect that are topic configs' defaults
+    too (min.insync.replicas...): topics describe them as Kafka would, a
+    value Kafka would refuse left out, as the broker ignores it."""
+    out = {}
+    for key in ("min.insync.replicas", "unclean.leader.election.enable"):
+        raw = config.props.get(key)
+        if raw is None:
+            continue
+        try:
+            LogConfig().with_overrides({key: raw})
+        except KafkaError:
+            continue
+        out[key] = raw
+    return out
+
+
+# Topic configs whose broker default has the topic's name or one of its own.
+_MORE_TOPIC_DEFAULTS = {
+    "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "preallocate": "log.preallocate",
+    "message.downconversion.enable": "log.message.downconversion.enable",
+    "local.retention.ms": "log.local.retention.ms",
+    "local.retention.bytes": "log.local.retention.bytes",
+}
+
+
+def _setting_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
