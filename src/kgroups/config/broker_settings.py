@@ -118,9 +118,9 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("ssl.cipher.suites", text, "", "OpenSSL cipher list for TLS 1.2 (empty: default)."),
     Setting(
         "ssl.principal.mapping.rules",
-        choice("DEFAULT"),
+        text,
         "DEFAULT",
-        "Certificate subject to principal (DEFAULT only).",
+        "Client certificate subject to principal name: DEFAULT and RULE:pattern/replacement/[LU].",
     ),
     Setting(
         "ssl.endpoint.identification.algorithm",

@@ -19,7 +19,7 @@ from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
-from kgroups.network.tls import peer_subject, server_context
+from kgroups.network.tls import peer_subject, principal_mapper, server_context
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
@@ -33,6 +33,7 @@ from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
+from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
@@ -97,6 +98,12 @@ class Broker:
             if config.get_str("authorizer.class.name")
             else None
         )
+        # Read now, so that rules that do not parse stop the broker before it listens.
+        self._principal_mappers: dict[str, SslPrincipalMapper] = {
+            spec.name: principal_mapper(config, spec.name)
+            for spec in config.listener_specs()
+            if spec.protocol == "SSL"
+        }
         self.closing = False
         self.advertised_listeners = config.advertised_addresses({})
         self.advertised: tuple[str, int] = self.advertised_listeners[config.inter_broker_listener()]
@@ -228,7 +235,18 @@ class Broker:
         self._per_ip[host] = count + 1
         try:
             subject = peer_subject(writer.get_extra_info("ssl_object"))
-            security = ConnectionSecurity.accepted(listener.name, listener.protocol, subject)
+            try:
+                security = ConnectionSecurity.accepted(
+                    listener.name,
+                    listener.protocol,
+                    subject,
+                    self._principal_mappers.get(listener.name),
+                )
+            except NoMatchingRule as e:
+                # As Kafka: a certificate the rules cannot name fails authentication.
+                log.info("SSL authentication from %s failed: %s", host, e)
+                writer.transport.abort()
+                return
             await serve_connection(self, reader, writer, state, security)
         finally:
             del self._connections[task]
