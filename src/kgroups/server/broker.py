@@ -128,6 +128,7 @@ class Broker:
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
         await self.partitions.start()
+        await self.sasl.oauth.start()
         specs = self.config.listener_specs()
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
@@ -153,6 +154,8 @@ class Broker:
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
+        for loop in self.sasl.oauth.background():
+            self._background.append(asyncio.create_task(loop))
         for loop in self.partitions.maintenance():
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
