@@ -20,6 +20,7 @@ from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
 from kgroups.network.tls import peer_subject, principal_mapper, server_context
+from kgroups.network.tls_server import start_tls_server
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
@@ -43,7 +44,7 @@ from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 log = logging.getLogger(__name__)
 
 # Kafka has no such bound; a TLS peer that stalls its handshake must not hold a socket.
-SSL_HANDSHAKE_TIMEOUT_S = 10.0
+SSL_HANDSHAKE_TIMEOUT_S = 10
 
 # How long a shutdown waits for in-flight requests before cutting connections.
 SHUTDOWN_GRACE_S = 5.0
@@ -133,15 +134,21 @@ class Broker:
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
         for spec in specs:
-            secure = spec.protocol.endswith("SSL")
-            self._servers[spec.name] = await asyncio.start_server(
-                functools.partial(self._on_connection, spec),
-                spec.host or None,
-                spec.port,
-                start_serving=False,
-                ssl=server_context(self.config, spec.name) if secure else None,
-                ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if secure else None,
-            )
+            on_connection = functools.partial(self._on_connection, spec)
+            host = spec.host or None
+            if spec.protocol.endswith("SSL"):
+                # Sends the TLS alert of a refused handshake, as a Java broker does.
+                self._servers[spec.name] = await start_tls_server(
+                    on_connection,
+                    host,
+                    spec.port,
+                    server_context(self.config, spec.name),
+                    SSL_HANDSHAKE_TIMEOUT_S,
+                )
+            else:
+                self._servers[spec.name] = await asyncio.start_server(
+                    on_connection, host, spec.port, start_serving=False
+                )
         bound = {name: self.listener_port(name) for name in self._servers}
         self.advertised_listeners = self.config.advertised_addresses(bound)
         self.advertised = self.advertised_listeners[self.config.inter_broker_listener()]
