@@ -185,5 +185,9 @@ def test_settings_that_cannot_work_stop_the_broker(
 
 def test_an_unreadable_jwks_stops_the_broker_at_start(tmp_path: Path) -> None:
     broker = _broker(tmp_path / "data", (tmp_path / "missing.json").as_uri())
-    with pytest.raises(Exception, match="cannot read the JWKS"):
-        broker.start()
+    try:
+        with pytest.raises(ConfigError, match="cannot read the JWKS"):
+            broker.start()
+    finally:
+        broker.broker = None  # it never started: only its loop's thread is left to stop
+        broker.stop()

@@ -108,29 +108,36 @@ class OAuthBearer(Mechanism):
         if token == b"\x01" and self._error is not None:
             raise AuthenticationFailed(self._error)
         self._error = self.refused = None
-        jws = _bearer_token(token)
+        authzid, jws = _client_first_message(token)
         try:
             valid = self._validate(jws)
         except InvalidToken as e:
             self._error, self.refused = INVALID_TOKEN, str(e)
             return INVALID_TOKEN.encode()
+        if authzid and authzid != valid.principal:
+            raise AuthenticationFailed(
+                f"Authentication failed: Client requested an authorization id ({authzid}) "
+                f"that is different from the token's principal name ({valid.principal})"
+            )
         self.user, self.complete, self.lifetime_ms = valid.principal, True, valid.lifetime_ms
         return b""
 
 
-def _bearer_token(message: bytes) -> str:
-    """The token of a client first message: gs2 header, then key=value pairs
-    separated by %x01, one of them ``auth=Bearer <token>``."""
+def _client_first_message(message: bytes) -> tuple[str, str]:
+    """(authorization id, bearer token) of a client first message: the gs2
+    header (``n,a=<authzid>,``), then key=value pairs separated by %x01, one of
+    them ``auth=Bearer <token>``."""
     try:
         text = message.decode()
-        _gs2, _sep, rest = text.partition("\x01")
+        gs2, _sep, rest = text.partition("\x01")
+        _flag, authzid, _end = gs2.split(",")
         fields = dict(kv.split("=", 1) for kv in rest.split("\x01") if "=" in kv)
         scheme, _sp, token = fields["auth"].partition(" ")
     except (ValueError, KeyError, UnicodeDecodeError):
         raise AuthenticationFailed("Invalid OAUTHBEARER client first message") from None
-    if scheme.lower() != "bearer" or not token:
+    if scheme.lower() != "bearer" or not token or (authzid and not authzid.startswith("a=")):
         raise AuthenticationFailed("Invalid OAUTHBEARER client first message")
-    return token.strip()
+    return authzid[2:], token.strip()
 
 
 def start(

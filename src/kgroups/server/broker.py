@@ -128,8 +128,9 @@ class Broker:
 
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
-        await self.partitions.start()
+        # The JWKS first: one that cannot be read stops the broker before anything opens.
         await self.sasl.oauth.start()
+        await self.partitions.start()
         specs = self.config.listener_specs()
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.

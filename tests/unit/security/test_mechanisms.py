@@ -57,6 +57,15 @@ def test_a_bad_token_is_answered_with_kafkas_error_json_then_refused(
     assert str(refused.value) == '{"status":"invalid_token"}'
 
 
+def test_an_authorization_id_must_be_the_tokens_principal() -> None:
+    token = _token({"sub": "carol", "exp": time.time() + 60}).replace(b"n,,", b"n,a=carol,")
+    mechanism = OAuthBearer(unsecured_token)
+    mechanism.step(token)
+    assert mechanism.user == "carol"
+    with pytest.raises(AuthenticationFailed, match="authorization id"):
+        OAuthBearer(unsecured_token).step(token.replace(b"a=carol", b"a=admin"))
+
+
 def test_a_message_that_is_not_oauthbearer_is_refused_at_once() -> None:
     with pytest.raises(AuthenticationFailed, match="client first message"):
         OAuthBearer(unsecured_token).step(b"n,,\x01user=carol\x01\x01")
