@@ -6,6 +6,7 @@ with Kafka's invalid_token error."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -107,20 +108,7 @@ def test_a_signed_token_authenticates_its_subject(tmp_path: Path) -> None:
     with _identity_provider(lambda: jwks(key), token) as issuer_url:
         broker = _broker(tmp_path / "data", f"{issuer_url}/jwks").start()
         try:
-            assert broker.broker is not None and broker.broker.authorizer is not None
-            grants = [
-                AclBinding(
-                    ResourceType.TOPIC,
-                    "orders",
-                    PatternType.LITERAL,
-                    "User:alice",
-                    "*",
-                    op,
-                    Permission.ALLOW,
-                )
-                for op in (Operation.WRITE, Operation.CREATE)
-            ]
-            broker.call(lambda: broker.broker.authorizer.create(grants))  # type: ignore[union-attr]
+            _grant_alice(broker)
             errors: list[KafkaError] = []
             producer = _client(broker.bootstrap, issuer_url, errors)
             delivered: list[KafkaError | None] = []
@@ -138,6 +126,70 @@ def test_a_signed_token_authenticates_its_subject(tmp_path: Path) -> None:
                 assert "invalid_token" in refused[0].str(), refused[0].str()
         finally:
             broker.stop()
+
+
+def _grant_alice(broker: ThreadBroker) -> None:
+    assert broker.broker is not None and broker.broker.authorizer is not None
+    grants = [
+        AclBinding(
+            ResourceType.TOPIC,
+            "orders",
+            PatternType.LITERAL,
+            "User:alice",
+            "*",
+            op,
+            Permission.ALLOW,
+        )
+        for op in (Operation.WRITE, Operation.CREATE)
+    ]
+    broker.call(lambda: broker.broker.authorizer.create(grants))  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("client", ["kafka-python", "aiokafka"])
+def test_python_clients_present_signed_tokens(tmp_path: Path, client: str) -> None:
+    key = SigningKey("k1", alg="ES256")
+    path = tmp_path / "jwks.json"
+    path.write_text(jwks(key))
+    broker = _broker(tmp_path / "data", path.as_uri()).start()
+    settings = {
+        "bootstrap_servers": broker.bootstrap,
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "OAUTHBEARER",
+    }
+    try:
+        _grant_alice(broker)
+        if client == "kafka-python":
+            from kafka import KafkaProducer
+            from kafka.net.sasl.oauth import AbstractTokenProvider
+
+            class Signed(AbstractTokenProvider):
+                def token(self) -> str:
+                    return key.sign(claims("alice", iss=ISSUER))
+
+            producer = KafkaProducer(**settings, sasl_oauth_token_provider=Signed())
+            try:
+                producer.send("orders", b"v").get(timeout=30)
+            finally:
+                producer.close(5)
+        else:
+            from aiokafka import AIOKafkaProducer
+            from aiokafka.abc import AbstractTokenProvider as AioTokenProvider
+
+            class AioSigned(AioTokenProvider):
+                async def token(self) -> str:
+                    return key.sign(claims("alice", iss=ISSUER))
+
+            async def send() -> None:
+                aio = AIOKafkaProducer(**settings, sasl_oauth_token_provider=AioSigned())
+                await aio.start()
+                try:
+                    await aio.send_and_wait("orders", b"v")
+                finally:
+                    await aio.stop()
+
+            asyncio.run(send())
+    finally:
+        broker.stop()
 
 
 def test_a_file_jwks_is_read_at_start(tmp_path: Path) -> None:
