@@ -56,6 +56,8 @@ OPTIONAL = {
     "pyarrow": ("spark",),
     "pandas": ("spark",),
     "numpy": ("spark",),
+    # Signed OAUTHBEARER tokens; imported only when a listener checks them.
+    "cryptography": ("security",),
 }
 
 

@@ -14,7 +14,11 @@ from kgroups.config.listeners import (
     listener_list,
     protocol_map,
 )
-from kgroups.config.sasl_listener_keys import sasl_mechanisms
+from kgroups.config.sasl_listener_keys import (
+    BROKER_JWT_VALIDATOR,
+    DEFAULT_JWT_VALIDATOR,
+    sasl_mechanisms,
+)
 from kgroups.config.setting_values import (
     INT_MAX,
     LONG_MAX,
@@ -68,6 +72,60 @@ _SETTINGS: tuple[Setting, ...] = (
         "PLAIN also takes the SCRAM store's users (kgroups' own key; not Kafka's behaviour).",
     ),
     Setting(
+        "sasl.oauthbearer.jwt.validator.class",
+        choice(DEFAULT_JWT_VALIDATOR, BROKER_JWT_VALIDATOR),
+        DEFAULT_JWT_VALIDATOR,
+        "How OAuthBearerValidatorCallbackHandler checks a token (JWKS signatures).",
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.url",
+        text,
+        None,
+        "JWKS (https:, http: or file: URL) whose keys sign OAUTHBEARER tokens.",
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        integer,
+        3600000,
+        "How often the JWKS is fetched again (0: never).",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        integer,
+        100,
+        "First wait before fetching the JWKS again after a failure.",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        integer,
+        10000,
+        "Longest wait between JWKS fetches after failures or unknown key ids.",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.expected.audience",
+        text,
+        None,
+        "Audiences a token's aud claim must name one of (comma-separated).",
+    ),
+    Setting(
+        "sasl.oauthbearer.expected.issuer",
+        text,
+        None,
+        "Issuer a token's iss claim must equal.",
+    ),
+    Setting("sasl.oauthbearer.sub.claim.name", text, "sub", "Claim naming the principal."),
+    Setting("sasl.oauthbearer.scope.claim.name", text, "scope", "Claim holding the scopes."),
+    Setting(
+        "sasl.oauthbearer.clock.skew.seconds",
+        integer,
+        30,
+        "Clock difference tolerated on exp, nbf and iat.",
+        0,
+    ),
+    Setting(
         "sasl.server.max.receive.size",
         integer,
         524288,
@@ -119,9 +177,9 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("ssl.cipher.suites", text, "", "OpenSSL cipher list for TLS 1.2 (empty: default)."),
     Setting(
         "ssl.principal.mapping.rules",
-        choice("DEFAULT"),
+        text,
         "DEFAULT",
-        "Certificate subject to principal (DEFAULT only).",
+        "Client certificate subject to principal name: DEFAULT and RULE:pattern/replacement/[LU].",
     ),
     Setting(
         "ssl.endpoint.identification.algorithm",
@@ -394,6 +452,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 
 # Kafka's per-listener TLS keys (listener.name.<listener>.ssl.*) name these.
 LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
+# And listener.name.<listener>.[oauthbearer.]sasl.oauthbearer.* these.
+LISTENER_OAUTH_KEYS = frozenset(k for k in SETTINGS if k.startswith("sasl.oauthbearer."))
 
 # Kafka keys a single-node kgroups broker accepts but has no use for.
 NO_EFFECT = frozenset(

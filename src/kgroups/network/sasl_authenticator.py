@@ -144,6 +144,7 @@ class SaslAuthenticator:
             sasl.credentials,
             sasl.plain_users(listener),
             plain_scram_users=sasl.plain_scram_users,
+            oauth=sasl.oauth_validator(listener),
         )
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
@@ -158,6 +159,8 @@ class SaslAuthenticator:
         except AuthenticationFailed as e:
             log.info("SASL authentication from %s failed: %s", self._host, e)
             return _authenticate_response(ErrorCode.sasl_authentication_failed, str(e)), True
+        if mechanism.refused is not None:
+            log.info("SASL authentication from %s failed: %s", self._host, mechanism.refused)
         if not mechanism.complete:
             return _authenticate_response(ErrorCode.none, None, out), False
         self._mechanism = None

@@ -22,7 +22,8 @@ from kgroups.metrics.client_metric_series import ClientMetricSeries
 from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
-from kgroups.network.tls import peer_subject, server_context
+from kgroups.network.tls import peer_subject, principal_mapper, server_context
+from kgroups.network.tls_server import start_tls_server
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
@@ -38,6 +39,7 @@ from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
+from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
@@ -47,7 +49,7 @@ from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 log = logging.getLogger(__name__)
 
 # Kafka has no such bound; a TLS peer that stalls its handshake must not hold a socket.
-SSL_HANDSHAKE_TIMEOUT_S = 10.0
+SSL_HANDSHAKE_TIMEOUT_S = 10
 
 # How long a shutdown waits for in-flight requests before cutting connections.
 SHUTDOWN_GRACE_S = 5.0
@@ -120,6 +122,12 @@ class Broker:
             if config.get_str("authorizer.class.name")
             else None
         )
+        # Read now, so that rules that do not parse stop the broker before it listens.
+        self._principal_mappers: dict[str, SslPrincipalMapper] = {
+            spec.name: principal_mapper(config, spec.name)
+            for spec in config.listener_specs()
+            if spec.protocol == "SSL"
+        }
         self.closing = False
         self.advertised_listeners = config.advertised_addresses({})
         self.advertised: tuple[str, int] = self.advertised_listeners[config.inter_broker_listener()]
@@ -143,20 +151,28 @@ class Broker:
 
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
+        # The JWKS first: one that cannot be read stops the broker before anything opens.
+        await self.sasl.oauth.start()
         await self.partitions.start()
         specs = self.config.listener_specs()
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
         for spec in specs:
-            secure = spec.protocol.endswith("SSL")
-            self._servers[spec.name] = await asyncio.start_server(
-                functools.partial(self._on_connection, spec),
-                spec.host or None,
-                spec.port,
-                start_serving=False,
-                ssl=server_context(self.config, spec.name) if secure else None,
-                ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if secure else None,
-            )
+            on_connection = functools.partial(self._on_connection, spec)
+            host = spec.host or None
+            if spec.protocol.endswith("SSL"):
+                # Sends the TLS alert of a refused handshake, as a Java broker does.
+                self._servers[spec.name] = await start_tls_server(
+                    on_connection,
+                    host,
+                    spec.port,
+                    server_context(self.config, spec.name),
+                    SSL_HANDSHAKE_TIMEOUT_S,
+                )
+            else:
+                self._servers[spec.name] = await asyncio.start_server(
+                    on_connection, host, spec.port, start_serving=False
+                )
         bound = {name: self.listener_port(name) for name in self._servers}
         self.advertised_listeners = self.config.advertised_addresses(bound)
         self.advertised = self.advertised_listeners[self.config.inter_broker_listener()]
@@ -169,6 +185,8 @@ class Broker:
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
+        for loop in self.sasl.oauth.background():
+            self._background.append(asyncio.create_task(loop))
         for loop in self.partitions.maintenance():
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
@@ -260,7 +278,18 @@ class Broker:
         self._per_ip[host] = count + 1
         try:
             subject = peer_subject(writer.get_extra_info("ssl_object"))
-            security = ConnectionSecurity.accepted(listener.name, listener.protocol, subject)
+            try:
+                security = ConnectionSecurity.accepted(
+                    listener.name,
+                    listener.protocol,
+                    subject,
+                    self._principal_mappers.get(listener.name),
+                )
+            except NoMatchingRule as e:
+                # As Kafka: a certificate the rules cannot name fails authentication.
+                log.info("SSL authentication from %s failed: %s", host, e)
+                writer.transport.abort()
+                return
             await serve_connection(self, reader, writer, state, security)
         finally:
             del self._connections[task]
