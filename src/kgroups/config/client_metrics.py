@@ -37,7 +37,7 @@ METRICS = "metrics"
 INTERVAL_MS = "interval.ms"
 MATCH = "match"
 # Each key's type (Kafka's ClientMetricsConfigs') and what it does.
-_DESCRIBED: dict[str, tuple[ConfigType, str]] = {
+_DESCRIBED: dict[str, tuple[ConfigType, str | None]] = {
     METRICS: (LIST, "Metric name prefixes the matching clients push (* for all)."),
     INTERVAL_MS: (INT, "How often the matching clients push their metrics (ms)."),
     MATCH: (LIST, "selector=regex pairs a client must all match to be subscribed."),
@@ -78,13 +78,14 @@ class Subscription:
 
 
 def client_metrics_config_kind(name: str) -> ConfigType:
-    """Kafka's type of client metrics config `name`, for DescribeConfigs."""
-    return _DESCRIBED[name][0]
+    """Kafka's type of client metrics config `name`, for DescribeConfigs; UNKNOWN
+    for a key outside the table, so that describing what is stored never fails."""
+    return _DESCRIBED.get(name, (ConfigType.UNKNOWN, None))[0]
 
 
-def client_metrics_config_doc(name: str) -> str:
+def client_metrics_config_doc(name: str) -> str | None:
     """What client metrics config `name` does, for DescribeConfigs' documentation."""
-    return _DESCRIBED[name][1]
+    return _DESCRIBED.get(name, (ConfigType.UNKNOWN, None))[1]
 
 
 def parse_subscription(name: str, configs: Mapping[str, str]) -> Subscription:
