@@ -246,6 +246,11 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument(
         "--window", type=int, default=10, help="commits per Burrow window (default 10)"
     )
+    exporter.add_argument(
+        "--cluster-name",
+        default="default",
+        help="the cluster_name label of every sample, as kafka-lag-exporter's (default: default)",
+    )
 
     from kgroups.commands.fault import add_arguments as fault_arguments
 
@@ -479,6 +484,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.poll_interval,
                 args.window,
                 security=security,
+                cluster_name=args.cluster_name,
             )
         )
         return 0

@@ -60,6 +60,11 @@ class Exposition:
         return "\n".join(self._lines)
 
 
+def label_text(labels: dict[str, str]) -> str:
+    """``k="v",...``: labels as a sample's braces hold them."""
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+
+
 # Label texts repeat from one scrape to the next; building them is most of a
 # scrape's cost, so they are kept (bounded: a few MB at the bound).
 @functools.lru_cache(maxsize=100_000)
