@@ -47,7 +47,11 @@ class EmbeddedBroker:
         self.process = process
         try:
             self._impl: ThreadBroker | ProcessBroker = (
-                ProcessBroker(self.data_dir, props)
+                ProcessBroker(
+                    self.data_dir,
+                    props,
+                    remove_on_parent_exit=self.data_dir.parent if self._own_dir else None,
+                )
                 if process
                 else ThreadBroker(self.data_dir, props, clock)
             )
