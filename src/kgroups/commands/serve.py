@@ -58,7 +58,11 @@ def run(
 async def _serve(config: BrokerConfig, watch: ParentWatch | None = None) -> None:
     # Imported once the configuration has passed the extras check above, so a
     # missing extra is reported as such, not as an import error from within.
+    from kgroups.handlers import load_all
     from kgroups.server.broker import Broker
+
+    # Every API's handler now, not at its first request on the event loop.
+    load_all()
 
     broker = Broker(config)
     stop = asyncio.Event()

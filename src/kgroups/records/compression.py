@@ -18,15 +18,42 @@ memory nor more than ``limit`` bytes of work.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Iterator
-
-import cramjam
-import lz4.frame
-import zstandard
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    import zstandard
+
+
+# The codec libraries are imported at their first use: most brokers, and most
+# test brokers, never see a compressed batch of some codecs, or of any.
+@functools.cache
+def _cramjam() -> ModuleType:
+    import cramjam
+
+    return cramjam
+
+
+@functools.cache
+def _lz4_frame() -> ModuleType:
+    import lz4.frame
+
+    frame: ModuleType = lz4.frame
+    return frame
+
+
+@functools.cache
+def _zstd() -> zstandard.ZstdDecompressor:
+    import zstandard
+
+    return zstandard.ZstdDecompressor()
+
 
 __all__ = [
     "GZIP",
@@ -78,9 +105,9 @@ def compress(codec: int, data: bytes) -> bytes:
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        return bytes(cramjam.lz4.compress(data))
+        return bytes(_cramjam().lz4.compress(data))
     if codec == ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return bytes(_cramjam().zstd.compress(data))
     if codec == NONE:
         return data
     raise _unsupported(codec)
@@ -162,15 +189,15 @@ def _unsnappy(data: bytes | memoryview, limit: int) -> Iterator[bytes]:
 def _snappy_block(block: memoryview, limit: int) -> bytes:
     # A raw block states its decompressed length first; snappy would allocate
     # that much before looking further, so check it first.
-    if cramjam.snappy.decompress_raw_len(block) > limit:
+    if _cramjam().snappy.decompress_raw_len(block) > limit:
         raise ValueError(f"a snappy block decompresses to more than {limit} bytes")
-    return bytes(cramjam.snappy.decompress_raw(block))
+    return bytes(_cramjam().snappy.decompress_raw(block))
 
 
 def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
     rest = bytes(data)
     while rest:
-        d = lz4.frame.LZ4FrameDecompressor()
+        d = _lz4_frame().LZ4FrameDecompressor()
         while not d.eof:
             out = d.decompress(rest, max_length=CHUNK)
             rest = b""
@@ -182,19 +209,16 @@ def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
 
 def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
     # Streaming, so frames without a content size (the Java client's) work too.
-    reader = _ZSTD.stream_reader(bytes(data), read_across_frames=True)
+    reader = _zstd().stream_reader(bytes(data), read_across_frames=True)
     while chunk := reader.read(CHUNK):
         yield chunk
-
-
-_ZSTD = zstandard.ZstdDecompressor()
 
 
 def _xerial_compress(data: bytes) -> bytes:
     out = bytearray(_XERIAL_HEADER)
     view = memoryview(data)
     for start in range(0, len(data), _XERIAL_BLOCK):
-        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
+        block = bytes(_cramjam().snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
         out += _INT32.pack(len(block))
         out += block
     return bytes(out)
