@@ -7,7 +7,9 @@ Two figures, each the median (and max) over ``--runs``, in milliseconds:
   reported beside. For kgroups: ``from kgroups.testing import EmbeddedBroker``,
   ``EmbeddedBroker()`` (a thread broker), then one Metadata request over a raw
   socket (no client library to import); the child also reports its import and
-  start times. For librdkafka's mock cluster (``rd_kafka_mock_cluster_new``,
+  start times, and the CPU time it spent in all (``cpu_ms``: the figure to
+  compare on a loaded machine, where the wall clock mostly measures the wait
+  for a core). For librdkafka's mock cluster (``rd_kafka_mock_cluster_new``,
   reached from confluent-kafka through ``test.mock.num.brokers``): importing
   confluent_kafka, a Producer with one mock broker, and its first metadata.
 - ``warm_*``: in this interpreter, everything imported, from the call to a
@@ -49,6 +51,7 @@ print(json.dumps({
     "import_ms": (imported - began) * 1000,
     "start_ms": (started - imported) * 1000,
     "metadata_ms": (answered - started) * 1000,
+    "cpu_ms": time.process_time() * 1000,
 }), flush=True)
 broker.stop()
 """
@@ -64,6 +67,7 @@ answered = time.perf_counter()
 print(json.dumps({
     "import_ms": (imported - began) * 1000,
     "metadata_ms": (answered - imported) * 1000,
+    "cpu_ms": time.process_time() * 1000,
 }), flush=True)
 """
 
@@ -97,8 +101,10 @@ def report(kind: str, times: list[float], **inner: list[float]) -> None:
 
 
 def measure_fresh(runs: int) -> None:
-    python = [fresh("print('{}')")[0] for _ in range(runs)]  # the interpreter alone
-    report("fresh_python_startup", python)
+    # The interpreter alone.
+    alone = "import json, time; print(json.dumps({'cpu_ms': time.process_time() * 1000}))"
+    python = [fresh(alone) for _ in range(runs)]
+    report("fresh_python_startup", [t for t, _ in python], cpu_ms=[p["cpu_ms"] for _, p in python])
     for kind, child in (
         ("fresh_embedded_thread", EMBEDDED_CHILD),
         ("fresh_librdkafka_mock", MOCK_CHILD),

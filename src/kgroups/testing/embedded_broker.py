@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
+import kgroups.testing.kio_import  # noqa: F401 - kio first, without hypothesis (see there)
 from kgroups.clock import Clock
 from kgroups.testing.broker_clock import BrokerClock
 from kgroups.testing.faults import BrokerFaults, http_runner
