@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from kgroups.testing.faults import FaultRefused, http_runner
+
 from broker_thread import BrokerThread
 
 
@@ -70,3 +72,9 @@ def test_a_web_page_cannot_drive_it(admin_port: int) -> None:
     assert status == 415
     status, answer = _post(admin_port, "/faults/clear", b"{}", host="localhost:1")
     assert status == 200 and answer["ok"] is True
+
+
+def test_the_python_runner_raises_the_named_refusal(admin_port: int) -> None:
+    run = http_runner(f"http://127.0.0.1:{admin_port}")
+    with pytest.raises(FaultRefused, match="no action at /faults/explode"):
+        run("explode", {})
