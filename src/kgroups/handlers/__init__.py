@@ -31,13 +31,13 @@ Handler = Callable[["BrokerApi", "RequestContext", Any], Awaitable[object | None
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    where: str
-    """The handler: "module.function", the module in this package."""
+    where: str | Handler
+    """The handler, or where it is: "module.function", the module in this package."""
     upgrade: bool = True
 
     @property
     def handler(self) -> Handler:
-        return _handler(self.where)
+        return _handler(self.where) if isinstance(self.where, str) else self.where
 
 
 @functools.cache
