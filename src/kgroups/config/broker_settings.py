@@ -14,13 +14,18 @@ from kgroups.config.listeners import (
     listener_list,
     protocol_map,
 )
-from kgroups.config.sasl_listener_keys import sasl_mechanisms
+from kgroups.config.sasl_listener_keys import (
+    BROKER_JWT_VALIDATOR,
+    DEFAULT_JWT_VALIDATOR,
+    sasl_mechanisms,
+)
 from kgroups.config.setting_values import (
     INT_MAX,
     LONG_MAX,
     authorizer,
     boolean,
     choice,
+    int_between,
     integer,
     ip_overrides,
     lower_choice,
@@ -65,6 +70,60 @@ _SETTINGS: tuple[Setting, ...] = (
         boolean,
         False,
         "PLAIN also takes the SCRAM store's users (kgroups' own key; not Kafka's behaviour).",
+    ),
+    Setting(
+        "sasl.oauthbearer.jwt.validator.class",
+        choice(DEFAULT_JWT_VALIDATOR, BROKER_JWT_VALIDATOR),
+        DEFAULT_JWT_VALIDATOR,
+        "How OAuthBearerValidatorCallbackHandler checks a token (JWKS signatures).",
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.url",
+        text,
+        None,
+        "JWKS (https:, http: or file: URL) whose keys sign OAUTHBEARER tokens.",
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        integer,
+        3600000,
+        "How often the JWKS is fetched again (0: never).",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        integer,
+        100,
+        "First wait before fetching the JWKS again after a failure.",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        integer,
+        10000,
+        "Longest wait between JWKS fetches after failures or unknown key ids.",
+        0,
+    ),
+    Setting(
+        "sasl.oauthbearer.expected.audience",
+        text,
+        None,
+        "Audiences a token's aud claim must name one of (comma-separated).",
+    ),
+    Setting(
+        "sasl.oauthbearer.expected.issuer",
+        text,
+        None,
+        "Issuer a token's iss claim must equal.",
+    ),
+    Setting("sasl.oauthbearer.sub.claim.name", text, "sub", "Claim naming the principal."),
+    Setting("sasl.oauthbearer.scope.claim.name", text, "scope", "Claim holding the scopes."),
+    Setting(
+        "sasl.oauthbearer.clock.skew.seconds",
+        integer,
+        30,
+        "Clock difference tolerated on exp, nbf and iat.",
+        0,
     ),
     Setting(
         "sasl.server.max.receive.size",
@@ -118,9 +177,9 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("ssl.cipher.suites", text, "", "OpenSSL cipher list for TLS 1.2 (empty: default)."),
     Setting(
         "ssl.principal.mapping.rules",
-        choice("DEFAULT"),
+        text,
         "DEFAULT",
-        "Certificate subject to principal (DEFAULT only).",
+        "Client certificate subject to principal name: DEFAULT and RULE:pattern/replacement/[LU].",
     ),
     Setting(
         "ssl.endpoint.identification.algorithm",
@@ -173,6 +232,8 @@ _SETTINGS: tuple[Setting, ...] = (
         "",
         "Per-address caps, host:count,...",
     ),
+    Setting("quota.window.num", integer, 11, "Samples a client quota's rate spans.", 1),
+    Setting("quota.window.size.seconds", integer, 1, "Length of one quota sample (s).", 1),
     Setting("log.segment.bytes", integer, 1073741824, "Segment roll size.", 14),
     Setting("log.roll.ms", integer, None, "Segment roll age (ms)."),
     Setting("log.roll.hours", integer, 168, "Segment roll age (hours).", 1),
@@ -204,6 +265,62 @@ _SETTINGS: tuple[Setting, ...] = (
         choice("CreateTime", "LogAppendTime"),
         "CreateTime",
         "Timestamp kept in records.",
+    ),
+    Setting(
+        "log.message.timestamp.before.max.ms",
+        integer,
+        LONG_MAX,
+        "How far in the past a CreateTime record may be (ms).",
+        0,
+    ),
+    Setting(
+        "log.message.timestamp.after.max.ms",
+        integer,
+        LONG_MAX,
+        "How far in the future a CreateTime record may be (ms).",
+        0,
+    ),
+    Setting(
+        "compression.type",
+        choice("uncompressed", "gzip", "snappy", "lz4", "zstd", "producer"),
+        "producer",
+        "Codec topics store batches in (producer: as each producer compressed it).",
+    ),
+    Setting(
+        "compression.gzip.level", int_between(1, 9, -1), -1, "gzip level of recompressed batches."
+    ),
+    Setting("compression.lz4.level", int_between(1, 17), 9, "lz4 level of recompressed batches."),
+    Setting(
+        "compression.zstd.level",
+        int_between(-131072, 22),
+        3,
+        "zstd level of recompressed batches.",
+    ),
+    Setting("log.roll.jitter.ms", integer, None, "Segment roll jitter (ms; no effect)."),
+    Setting("log.roll.jitter.hours", integer, 0, "Segment roll jitter (hours; no effect).", 0),
+    Setting(
+        "log.segment.delete.delay.ms",
+        integer,
+        60000,
+        "Delay before a deleted segment's files go (no effect: they go at once).",
+        0,
+    ),
+    Setting("log.preallocate", boolean, False, "Preallocate segment files (no effect)."),
+    Setting(
+        "log.message.downconversion.enable",
+        boolean,
+        True,
+        "Down-conversion for old fetchers (no effect: none, as in Kafka 4).",
+    ),
+    Setting(
+        "log.local.retention.ms", integer, -2, "Tiered storage's local retention (no effect).", -2
+    ),
+    Setting(
+        "log.local.retention.bytes",
+        integer,
+        -2,
+        "Tiered storage's local retention (no effect).",
+        -2,
     ),
     Setting("log.cleaner.enable", boolean, True, "Run the log cleaner."),
     Setting("log.cleaner.backoff.ms", integer, 15000, "Pause between cleaning rounds.", 0),
@@ -316,6 +433,13 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("broker.session.timeout.ms", integer, 9000, "Cluster lease lifetime.", 1),
     Setting("metrics.port", integer, -1, "Prometheus endpoint port (-1 off, 0 any free port).", -1),
     Setting(
+        "telemetry.max.bytes",
+        integer,
+        1048576,
+        "Largest metrics payload a client may push (KIP-714).",
+        1,
+    ),
+    Setting(
         "fault.admin.port",
         integer,
         -1,
@@ -328,6 +452,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in _SETTINGS}
 
 # Kafka's per-listener TLS keys (listener.name.<listener>.ssl.*) name these.
 LISTENER_SSL_KEYS = frozenset(key for key in SETTINGS if key.startswith("ssl."))
+# And listener.name.<listener>.[oauthbearer.]sasl.oauthbearer.* these.
+LISTENER_OAUTH_KEYS = frozenset(k for k in SETTINGS if k.startswith("sasl.oauthbearer."))
 
 # Kafka keys a single-node kgroups broker accepts but has no use for.
 NO_EFFECT = frozenset(

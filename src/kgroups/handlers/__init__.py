@@ -62,6 +62,8 @@ ROUTES: dict[int, Route] = {
     apis.DESCRIBE_CONFIGS: Route("describe_configs.handle"),
     apis.ALTER_CONFIGS: Route("alter_configs.alter"),
     apis.INCREMENTAL_ALTER_CONFIGS: Route("alter_configs.incremental_alter"),
+    apis.DESCRIBE_CLIENT_QUOTAS: Route("client_quotas.describe"),
+    apis.ALTER_CLIENT_QUOTAS: Route("client_quotas.alter"),
     apis.CREATE_PARTITIONS: Route("create_partitions.handle"),
     apis.DELETE_RECORDS: Route("delete_records.handle"),
     apis.CREATE_ACLS: Route("acls.create_acls"),
@@ -107,6 +109,9 @@ ROUTES.update(
         apis.DELETE_GROUPS: Route("groups.delete_groups"),
         apis.CONSUMER_GROUP_HEARTBEAT: Route("consumer_groups.heartbeat"),
         apis.CONSUMER_GROUP_DESCRIBE: Route("consumer_groups.describe"),
+        apis.GET_TELEMETRY_SUBSCRIPTIONS: Route("telemetry.get_subscriptions"),
+        apis.PUSH_TELEMETRY: Route("telemetry.push"),
+        apis.LIST_CONFIG_RESOURCES: Route("list_config_resources.handle"),
     }
 )
 

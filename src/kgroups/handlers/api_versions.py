@@ -24,13 +24,31 @@ _ENTRIES = tuple(
 # Without the consumer group protocol (group.coordinator.rebalance.protocols),
 # its APIs are not advertised, as in Kafka.
 _CONSUMER_PROTOCOL_APIS = frozenset((apis.CONSUMER_GROUP_HEARTBEAT, apis.CONSUMER_GROUP_DESCRIBE))
-_CLASSIC_ONLY_ENTRIES = tuple(e for e in _ENTRIES if e.api_key not in _CONSUMER_PROTOCOL_APIS)
+# Without a receiver of client telemetry (the Prometheus endpoint), its APIs
+# are not advertised, as in Kafka without a ClientTelemetryReceiver, so
+# clients do not collect metrics nobody reads.
+_TELEMETRY_APIS = frozenset((apis.GET_TELEMETRY_SUBSCRIPTIONS, apis.PUSH_TELEMETRY))
+_LEFT_OUT = {
+    (consumer, telemetry): tuple(
+        e
+        for e in _ENTRIES
+        if (consumer or e.api_key not in _CONSUMER_PROTOCOL_APIS)
+        and (telemetry or e.api_key not in _TELEMETRY_APIS)
+    )
+    for consumer in (False, True)
+    for telemetry in (False, True)
+}
 
 
 async def handle(
     broker: BrokerApi, ctx: RequestContext, request: ApiVersionsRequest
 ) -> ApiVersionsResponse:
-    entries = _ENTRIES if consumer_protocol_enabled(broker) else _CLASSIC_ONLY_ENTRIES
+    if ctx.connection is not None:
+        # KIP-511: what a client telemetry subscription may match on.
+        ctx.connection.software_name = request.client_software_name or None
+        ctx.connection.software_version = request.client_software_version or None
+    telemetry = broker.client_telemetry.receiver is not None
+    entries = _LEFT_OUT[(consumer_protocol_enabled(broker), telemetry)]
     return ApiVersionsResponse(
         error_code=ErrorCode.none, api_keys=entries, throttle_time=NO_THROTTLE
     )

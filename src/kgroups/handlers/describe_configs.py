@@ -1,4 +1,5 @@
-"""DescribeConfigs for topics (effective log configs), groups and the broker."""
+"""DescribeConfigs for topics (effective log configs), groups, the broker and
+client metrics subscriptions."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kio.schema.describe_configs.v4.response import (
     DescribeConfigsSynonym,
 )
 
+from kgroups.config.client_metrics import CLIENT_METRICS
 from kgroups.config.dynamic_broker import DYNAMIC_BROKER_KEYS
 from kgroups.config.group_config import group_config_defaults
 from kgroups.config.sensitive import is_sensitive
@@ -31,6 +33,7 @@ DYNAMIC_BROKER_CONFIG = 2
 DYNAMIC_DEFAULT_BROKER_CONFIG = 3
 STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
+CLIENT_METRICS_CONFIG = 7
 GROUP_CONFIG = 8
 # Config types as Kafka numbers them (KIP-569).
 UNKNOWN_TYPE = 0
@@ -64,6 +67,14 @@ async def handle(
                 (k, own.get(k, v), GROUP_CONFIG if k in own else DEFAULT_CONFIG)
                 for k, v in group_config_defaults(broker.config).items()
             ]
+        elif resource.resource_type == CLIENT_METRICS:
+            # Only what the subscription sets, as Kafka describes it.
+            if not resource.resource_name:
+                error = ErrorCode.invalid_request
+                message = "Client metrics subscription name must not be empty"
+            else:
+                own = broker.dynamic_configs.get(CLIENT_METRICS, resource.resource_name)
+                entries = [(k, v, CLIENT_METRICS_CONFIG) for k, v in sorted(own.items())]
         elif resource.resource_type == BROKER:
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"

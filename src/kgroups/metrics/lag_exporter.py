@@ -346,7 +346,7 @@ class LagExporter:
     async def _metrics(self) -> Page:
         snap = self._snapshot
         out = Exposition()
-        cluster = label_text(self._cluster)
+        cluster = label_text(self._cluster.items())
         owner_labels: dict[Owner, str] = {}
 
         def member_labels(r: PartitionLag) -> str:
@@ -355,7 +355,7 @@ class LagExporter:
             if text is None:
                 host, consumer_id, client_id = owner
                 text = owner_labels[owner] = label_text(
-                    {"member_host": host, "consumer_id": consumer_id, "client_id": client_id}
+                    (("member_host", host), ("consumer_id", consumer_id), ("client_id", client_id))
                 )
             return f"{cluster},{text}"
 

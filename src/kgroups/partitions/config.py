@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 
 __all__ = ["BROKER_CONFIG_KEYS", "BROKER_SYNONYMS", "TOPIC_CONFIG_KEYS", "ConfigPlan", "LogConfig"]
 
@@ -24,6 +25,11 @@ _INT_MIN = -(2**31)
 
 CREATE_TIME = "CreateTime"
 LOG_APPEND_TIME = "LogAppendTime"
+
+# compression.type: Kafka's names of the codecs a topic may store batches in;
+# "producer" keeps each batch as its producer compressed it.
+PRODUCER = "producer"
+CODECS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 
 # Kafka's default dedupe buffer (128 MiB) holds about 5 million hashed keys; a
 # dict holding the keys themselves spends ~150 bytes on each, so a million keys
@@ -48,18 +54,59 @@ class LogConfig:
     min_cleanable_dirty_ratio: float = 0.5
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX
+    compression_type: str = PRODUCER
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
+    # Accepted, kept and described as Kafka's, with no effect here: a broker
+    # has no replicas, no tiered storage, no preallocated or delayed-delete
+    # segment files and no roll jitter (docs/configuration.md lists them).
+    segment_jitter_ms: int = 0
+    file_delete_delay_ms: int = 60000
+    preallocate: bool = False
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    leader_replication_throttled_replicas: str = ""
+    follower_replication_throttled_replicas: str = ""
+    remote_storage_enable: bool = False
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
+    # Kafka 4.x keeps it as a no-op until 5.0: it never converts down either.
+    message_downconversion_enable: bool = True
     # Topic-level names set explicitly (DescribeConfigs reports them as overrides).
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
     # Derived flags, computed once: the append path reads them every time.
     compact: bool = field(init=False, repr=False, compare=False)
     delete: bool = field(init=False, repr=False, compare=False)
     log_append_time: bool = field(init=False, repr=False, compare=False)
+    # The codec batches are stored in, with its level, or None to keep the
+    # producer's (compression.type=producer, the default).
+    recompress: tuple[int, int] | None = field(init=False, repr=False, compare=False)
+    # A CreateTime topic with message.timestamp.before/after.max.ms set.
+    timestamps_bounded: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         policies = self.cleanup_policy.split(",")
         object.__setattr__(self, "compact", "compact" in policies)
         object.__setattr__(self, "delete", "delete" in policies)
         object.__setattr__(self, "log_append_time", self.message_timestamp_type == LOG_APPEND_TIME)
+        codec = CODECS.get(self.compression_type)
+        levels = {
+            GZIP: self.compression_gzip_level,
+            LZ4: self.compression_lz4_level,
+            ZSTD: self.compression_zstd_level,
+        }
+        recompress = None if codec is None else (codec, levels.get(codec, 0))
+        object.__setattr__(self, "recompress", recompress)
+        bounded = (
+            self.message_timestamp_before_max_ms < LONG_MAX
+            or self.message_timestamp_after_max_ms < LONG_MAX
+        )
+        object.__setattr__(self, "timestamps_bounded", bounded and not self.log_append_time)
 
     def with_overrides(self, overrides: Mapping[str, str]) -> LogConfig:
         """This config (the broker defaults) with a topic's overrides applied.
@@ -156,6 +203,10 @@ def _int(low: int) -> Callable[[str, str], int]:
     return lambda name, raw: _parse_int(name, raw, low, INT_MAX)
 
 
+def _bounded(low: int, high: int) -> Callable[[str, str], int]:
+    return lambda name, raw: _parse_int(name, raw, low, high)
+
+
 def _ratio(name: str, raw: str) -> float:
     try:
         value = float(raw.strip())
@@ -183,6 +234,55 @@ def _timestamp_type(name: str, raw: str) -> str:
     return value
 
 
+def _boolean(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in ("true", "false"):
+        raise _bad(name, raw, "Expected value to be either true or false")
+    return value == "true"
+
+
+def _format_boolean(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _compression_type(name: str, raw: str) -> str:
+    value = raw.strip()  # case matters, as in Kafka's ValidString
+    if value != PRODUCER and value not in CODECS:
+        raise _bad(name, raw, f"String must be one of: {', '.join([*CODECS, PRODUCER])}")
+    return value
+
+
+def _gzip_level(name: str, raw: str) -> int:
+    # zlib's levels, or -1: its default (6), as Kafka's Deflater.
+    value = _parse_int(name, raw, -1, 9)
+    if value == 0:
+        raise _bad(name, raw, "Value must be between 1 and 9 or equal to -1")
+    return value
+
+
+def _throttled_replicas(name: str, raw: str) -> str:
+    items = [item.strip() for item in raw.split(",")]
+    if items == ["*"]:
+        return "*"
+    for item in items:
+        partition, sep, broker = item.partition(":")
+        if item and not (sep and partition.isdigit() and broker.isdigit()):
+            raise _bad(
+                name,
+                raw,
+                f"{name} must be the literal '*' or a list of replicas in the following "
+                "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...",
+            )
+    return ",".join(item for item in items if item)
+
+
+def _remote_storage(name: str, raw: str) -> bool:
+    if _boolean(name, raw):
+        # As a Kafka broker with remote.log.storage.system.enable=false answers.
+        raise _bad(name, raw, "Tiered Storage functionality is disabled in the broker.")
+    return False
+
+
 def _format_ratio(value: float) -> str:
     return repr(float(value))
 
@@ -204,6 +304,35 @@ _TOPIC_SPECS: dict[str, _Spec] = {
     "min.cleanable.dirty.ratio": _Spec("min_cleanable_dirty_ratio", _ratio, _format_ratio),
     "min.compaction.lag.ms": _Spec("min_compaction_lag_ms", _long(0)),
     "max.compaction.lag.ms": _Spec("max_compaction_lag_ms", _long(1)),
+    "compression.type": _Spec("compression_type", _compression_type),
+    "compression.gzip.level": _Spec("compression_gzip_level", _gzip_level),
+    "compression.lz4.level": _Spec("compression_lz4_level", _bounded(1, 17)),
+    "compression.zstd.level": _Spec("compression_zstd_level", _bounded(-131072, 22)),
+    "message.timestamp.before.max.ms": _Spec("message_timestamp_before_max_ms", _long(0)),
+    "message.timestamp.after.max.ms": _Spec("message_timestamp_after_max_ms", _long(0)),
+    "segment.jitter.ms": _Spec("segment_jitter_ms", _long(0)),
+    "file.delete.delay.ms": _Spec("file_delete_delay_ms", _long(0)),
+    "preallocate": _Spec("preallocate", _boolean, _format_boolean),
+    "min.insync.replicas": _Spec("min_insync_replicas", _int(1)),
+    "unclean.leader.election.enable": _Spec(
+        "unclean_leader_election_enable", _boolean, _format_boolean
+    ),
+    "leader.replication.throttled.replicas": _Spec(
+        "leader_replication_throttled_replicas", _throttled_replicas
+    ),
+    "follower.replication.throttled.replicas": _Spec(
+        "follower_replication_throttled_replicas", _throttled_replicas
+    ),
+    "remote.storage.enable": _Spec("remote_storage_enable", _remote_storage, _format_boolean),
+    "local.retention.ms": _Spec("local_retention_ms", _long(-2)),
+    "local.retention.bytes": _Spec("local_retention_bytes", _long(-2)),
+    "remote.log.copy.disable": _Spec("remote_log_copy_disable", _boolean, _format_boolean),
+    "remote.log.delete.on.disable": _Spec(
+        "remote_log_delete_on_disable", _boolean, _format_boolean
+    ),
+    "message.downconversion.enable": _Spec(
+        "message_downconversion_enable", _boolean, _format_boolean
+    ),
 }
 
 _BROKER_SPECS: dict[str, _Spec] = {
@@ -222,12 +351,27 @@ _BROKER_SPECS: dict[str, _Spec] = {
     "log.cleaner.min.cleanable.ratio": _TOPIC_SPECS["min.cleanable.dirty.ratio"],
     "log.cleaner.min.compaction.lag.ms": _TOPIC_SPECS["min.compaction.lag.ms"],
     "log.cleaner.max.compaction.lag.ms": _TOPIC_SPECS["max.compaction.lag.ms"],
+    "compression.type": _TOPIC_SPECS["compression.type"],
+    "compression.gzip.level": _TOPIC_SPECS["compression.gzip.level"],
+    "compression.lz4.level": _TOPIC_SPECS["compression.lz4.level"],
+    "compression.zstd.level": _TOPIC_SPECS["compression.zstd.level"],
+    "log.message.timestamp.before.max.ms": _TOPIC_SPECS["message.timestamp.before.max.ms"],
+    "log.message.timestamp.after.max.ms": _TOPIC_SPECS["message.timestamp.after.max.ms"],
+    "log.roll.jitter.ms": _TOPIC_SPECS["segment.jitter.ms"],
+    "log.segment.delete.delay.ms": _TOPIC_SPECS["file.delete.delay.ms"],
+    "log.preallocate": _TOPIC_SPECS["preallocate"],
+    "min.insync.replicas": _TOPIC_SPECS["min.insync.replicas"],
+    "unclean.leader.election.enable": _TOPIC_SPECS["unclean.leader.election.enable"],
+    "log.local.retention.ms": _TOPIC_SPECS["local.retention.ms"],
+    "log.local.retention.bytes": _TOPIC_SPECS["local.retention.bytes"],
+    "log.message.downconversion.enable": _TOPIC_SPECS["message.downconversion.enable"],
 }
 
 # Coarser-unit fallbacks, tried in order when the ms key is absent.
 # (name, unit in ms, lowest value); -1 retention means unlimited.
 _BROKER_TIME_CHAINS: dict[str, tuple[tuple[str, int, int], ...]] = {
     "segment_ms": (("log.roll.hours", 3_600_000, 1),),
+    "segment_jitter_ms": (("log.roll.jitter.hours", 3_600_000, 0),),
     "retention_ms": (
         ("log.retention.minutes", 60_000, -1),
         ("log.retention.hours", 3_600_000, -1),

@@ -1,7 +1,8 @@
 """Record batch compression codecs: 1 gzip, 2 snappy, 3 lz4, 4 zstd.
 
-The broker only decompresses to read records (timestamps, compaction, the
-coordinator's own log); it stores batches exactly as producers compressed them.
+The broker decompresses to read records (timestamps, compaction, the
+coordinator's own log) and, for a topic whose ``compression.type`` names a
+codec, to store a producer's batch in that codec instead of its own.
 
 Snappy comes in two shapes on the wire. The Java client (and kafka-python and
 librdkafka for compatibility) writes Xerial's stream framing: the magic
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
 from types import ModuleType
@@ -48,13 +50,6 @@ def _lz4_frame() -> ModuleType:
     return frame
 
 
-@functools.cache
-def _zstd() -> zstandard.ZstdDecompressor:
-    import zstandard
-
-    return zstandard.ZstdDecompressor()
-
-
 __all__ = [
     "GZIP",
     "LZ4",
@@ -79,6 +74,8 @@ _XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024
 _INT32 = struct.Struct(">i")
 
+LZ4_DEFAULT_LEVEL = 9
+
 # Largest piece of output produced at once.
 CHUNK = 256 * 1024
 # What one batch may decompress to unless the caller says otherwise: Kafka's
@@ -98,16 +95,27 @@ def _corrupt(codec: int, exc: Exception) -> KafkaError:
     )
 
 
-def compress(codec: int, data: bytes) -> bytes:
+def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
+    """``data`` compressed; ``level`` as Kafka's compression.<codec>.level
+    (gzip -1 is zlib's default), None for the library's default."""
     if codec == GZIP:
-        c = zlib.compressobj(6, zlib.DEFLATED, 31)
+        c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return c.compress(data) + c.flush()
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        return bytes(_cramjam().lz4.compress(data))
+        if level is None:
+            return bytes(_cramjam().lz4.compress(data))
+        # Independent blocks: the Java client decompresses each block alone.
+        # Kafka's default level 9 means lz4's fast compressor, others its HC mode.
+        fast = level == LZ4_DEFAULT_LEVEL
+        return bytes(
+            _lz4_frame().compress(data, compression_level=0 if fast else level, block_linked=False)
+        )
     if codec == ZSTD:
-        return bytes(_cramjam().zstd.compress(data))
+        if level is None:
+            return bytes(_cramjam().zstd.compress(data))
+        return bytes(_cramjam().zstd.compress(data, level=level))
     if codec == NONE:
         return data
     raise _unsupported(codec)
@@ -212,6 +220,21 @@ def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
     reader = _zstd().stream_reader(bytes(data), read_across_frames=True)
     while chunk := reader.read(CHUNK):
         yield chunk
+
+
+# A decompressor holds one zstd context, which two threads must not use at
+# once (the loop, the log cleaner and telemetry's worker all decompress):
+# one per thread.
+_ZSTD = threading.local()
+
+
+def _zstd() -> zstandard.ZstdDecompressor:
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_ZSTD, "decompressor", None)
+    if decompressor is None:
+        import zstandard  # at the first zstd batch, as the other codecs
+
+        decompressor = _ZSTD.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _xerial_compress(data: bytes) -> bytes:
