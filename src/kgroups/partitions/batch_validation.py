@@ -27,8 +27,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-from crc32c import crc32c
-
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -44,6 +42,7 @@ from kgroups.records.batch import (
     BatchMeta,
     decode_records,
 )
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import MAX_DECOMPRESSED_BYTES, iter_decompress
 from kgroups.records.scan import read_varint
 

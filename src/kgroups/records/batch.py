@@ -20,9 +20,8 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import compress, decompress
 from kgroups.records.scan import (
     RawHeader,
