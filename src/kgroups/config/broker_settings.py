@@ -312,6 +312,13 @@ _SETTINGS: tuple[Setting, ...] = (
         "Online conversion between classic and consumer groups.",
     ),
     Setting("cluster.store.url", text, "", "PostgreSQL URL of the cluster (empty: one broker)."),
+    Setting(
+        "cluster.store.append.linger.ms",
+        integer,
+        2,
+        "Wait before a store transaction that follows another back to back.",
+        0,
+    ),
     Setting("broker.heartbeat.interval.ms", integer, 2000, "Cluster lease renewal period.", 1),
     Setting("broker.session.timeout.ms", integer, 9000, "Cluster lease lifetime.", 1),
     Setting("metrics.port", integer, -1, "Prometheus endpoint port (-1 off, 0 any free port).", -1),
