@@ -12,7 +12,11 @@ Per round and setup, as bench/cluster.py: durable_commits (64 committers x 10
 partitions) and produce (confluent-kafka, acks=all, 200-byte records). Then
 one summary line per figure: each cluster's ratio to the single broker, per
 round and median, and its figure per CPU-second (brokers, PostgreSQL and this
-process: the load generator), the efficiency a machine's cores would see.
+process: the load generator), the efficiency a machine's cores would see;
+then where that CPU went (median over the rounds): µs per durable commit, or
+seconds per 100 MB produced, of the brokers, PostgreSQL and the load
+generator, and the commits per store transaction (each a WAL flush) or the
+store transactions per 100 MB.
 
 Usage:
 
@@ -98,12 +102,41 @@ def summary(
         entry: dict[str, Any] = {
             "values": values,
             "per_cpu_second": round(statistics.median(per_cpu), 1),
+            "cpu_per_unit": cpu_per_unit(bench, [figure(name, r) for r in range(count)]),
         }
         if name != anchor:
             ratios = [v / figure(anchor, r)[key] for r, v in enumerate(values)]
             entry["ratio_to_single"] = [round(x, 2) for x in ratios]
             entry["median_ratio"] = round(statistics.median(ratios), 2)
         out[name] = entry
+    return out
+
+
+def cpu_per_unit(bench: str, rounds: list[dict[str, Any]]) -> dict[str, float]:
+    """Median CPU per commit (µs) or per 100 MB (s) of each kind of process,
+    and store transactions per commit or per 100 MB."""
+
+    def units(x: dict[str, Any]) -> float:
+        if bench == "durable_commits":
+            return float(x["commits_per_s"] * x["elapsed_s"]) / 1e6  # per µs
+        return float(x["records"]) * 200 / 1e8
+
+    keys = {
+        "broker": "broker_cpu_s",
+        "postgres": "postgres_cpu_s",
+        "load_generator": "client_cpu_s",
+    }
+    out = {
+        name: round(statistics.median(x.get(key, 0.0) / units(x) for x in rounds), 2)
+        for name, key in keys.items()
+    }
+    if all("store_txns" in x for x in rounds):
+        if bench == "durable_commits":  # how many commits shared a WAL flush
+            shared = (x["commits_per_s"] * x["elapsed_s"] / x["store_txns"] for x in rounds)
+            out["commits_per_store_txn"] = round(statistics.median(shared), 1)
+        else:
+            per_100mb = (x["store_txns"] / units(x) for x in rounds)
+            out["store_txns_per_100mb"] = round(statistics.median(per_100mb))
     return out
 
 
