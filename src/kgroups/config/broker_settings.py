@@ -316,7 +316,7 @@ _SETTINGS: tuple[Setting, ...] = (
         "cluster.store.append.linger.ms",
         integer,
         2,
-        "Wait before a store transaction that follows another back to back.",
+        "Wait before a coordinator's store transaction that follows another back to back.",
         0,
     ),
     Setting("broker.heartbeat.interval.ms", integer, 2000, "Cluster lease renewal period.", 1),

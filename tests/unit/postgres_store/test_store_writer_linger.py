@@ -1,5 +1,6 @@
 """The cluster store writer's group commit: what each store transaction
-carries, with and without ``cluster.store.append.linger.ms``."""
+carries, with and without ``cluster.store.append.linger.ms`` (which holds
+back a coordinator's commits only)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def one_record() -> bytes:
     return encode_batch([(None, b"v", (), 1_000)])
 
 
-async def commits(linger_ms: int, store: SlowStore) -> None:
+async def commits(linger_ms: int, store: SlowStore, topic: str = "__consumer_offsets") -> None:
     """Partition 0 appends and waits; while that transaction is in flight,
     partition 1 appends; just after it is committed, partition 2 appends (as a
     client answered by it would)."""
@@ -54,7 +55,7 @@ async def commits(linger_ms: int, store: SlowStore) -> None:
         lambda _slog: None,
         linger_ms,
     )
-    logs = [StoreLog("t", p, 0, 0, 0, LogConfig()) for p in range(3)]
+    logs = [StoreLog(topic, p, 0, 0, 0, LogConfig()) for p in range(3)]
 
     def request(p: int) -> asyncio.Future[None]:
         logs[p].append(one_record(), 1_000)
@@ -90,6 +91,11 @@ def test_without_linger_each_turn_commits_what_came_during_the_last(store: SlowS
     assert store.transactions == [[(0, 0)], [(1, 0)], [(2, 0)]]
 
 
+def test_produced_batches_are_not_held_back(store: SlowStore) -> None:
+    asyncio.run(commits(linger_ms=1_000, store=store, topic="t"))
+    assert store.transactions == [[(0, 0)], [(1, 0)], [(2, 0)]]
+
+
 def test_a_writer_that_went_idle_commits_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     store = SlowStore(0.5)
     monkeypatch.setattr(writer_module, "append_assigned", store.append)
@@ -102,7 +108,7 @@ def test_a_writer_that_went_idle_commits_at_once(monkeypatch: pytest.MonkeyPatch
             lambda _slog: None,
             1_000,
         )
-        slog = StoreLog("t", 0, 0, 0, 0, LogConfig())
+        slog = StoreLog("__consumer_offsets", 0, 0, 0, 0, LogConfig())
         started = asyncio.get_running_loop().time()
         for _ in range(2):  # the second once the first is answered
             slog.append(one_record(), 1_000)
