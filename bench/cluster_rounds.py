@@ -18,17 +18,26 @@ seconds per 100 MB produced, of the brokers, PostgreSQL and the load
 generator, and the commits per store transaction (each a WAL flush) or the
 store transactions per 100 MB.
 
+With --compare-src DIR, a second 3-broker cluster, whose brokers run the
+kgroups package found in DIR, on a PostgreSQL of its own, is measured in
+the same rounds: an A/B of two versions of the code under the same load, e.g.
+
+    git archive d2244d6 src | tar -x -C /tmp/before
+    .venv/bin/python bench/cluster_rounds.py --compare-src /tmp/before/src
+
 Usage:
 
     .venv/bin/python bench/cluster_rounds.py [--rounds 3] [--seconds 3]
-        [--produce-records 500000]
+        [--produce-records 500000] [--compare-src DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -46,7 +55,28 @@ from process_broker import BrokerProcess
 FIGURES = {"durable_commits": "partition_offsets_per_s", "produce": "mb_per_s"}
 
 
-async def rounds(args: argparse.Namespace, data: Path, pg: LocalPostgres) -> None:
+class FromSource(Setup):
+    """A setup whose broker processes run the kgroups package in ``src``."""
+
+    def __init__(self, inner: Setup, src: Path) -> None:
+        super().__init__(f"{inner.name} ({src})", inner.brokers, inner.pg, inner.database)
+        self.src = src
+
+    def start(self) -> Setup:
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(self.src), *([before] if before else [])])
+        try:
+            return super().start()
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
+
+
+async def rounds(
+    args: argparse.Namespace, data: Path, pg: LocalPostgres, other: LocalPostgres | None
+) -> None:
     lease = [f"broker.heartbeat.interval.ms={args.heartbeat_ms}"]
     lease += [f"broker.session.timeout.ms={args.session_ms}"]
     flush = "log.flush.interval.messages=1"  # the local broker fsyncs every offsets append
@@ -55,6 +85,10 @@ async def rounds(args: argparse.Namespace, data: Path, pg: LocalPostgres) -> Non
         database = f"kgroups{count}"
         pg.create_database(database)
         setups.append(cluster(data / database, pg, count, *lease, database=database))
+    if other is not None:
+        other.create_database("compared")
+        compared = cluster(data / "compared", other, 3, *lease, database="compared")
+        setups.append(FromSource(compared, args.compare_src))
     started: list[Setup] = []
     try:
         for setup in setups:
@@ -144,8 +178,10 @@ async def run(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="kgbench.")) / "data"
     data.mkdir(parents=True)
     try:
-        with LocalPostgres() as pg:  # fsync on, synchronous commit
-            await rounds(args, data, pg)
+        with contextlib.ExitStack() as stack:  # fsync on, synchronous commit
+            pg = stack.enter_context(LocalPostgres())
+            other = None if args.compare_src is None else stack.enter_context(LocalPostgres())
+            await rounds(args, data, pg, other)
     finally:
         shutil.rmtree(data.parent, ignore_errors=True)
 
@@ -157,6 +193,7 @@ def main() -> None:
     ap.add_argument("--produce-records", type=int, default=500_000)
     ap.add_argument("--heartbeat-ms", type=int, default=2000)
     ap.add_argument("--session-ms", type=int, default=9000)
+    ap.add_argument("--compare-src", type=Path, help="another kgroups source tree's src/")
     asyncio.run(run(ap.parse_args()))
 
 
