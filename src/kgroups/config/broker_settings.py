@@ -664,6 +664,15 @@ _SETTINGS: tuple[Setting, ...] = (
         1,
         kind=INT,
     ),
+    # Not a Kafka key; an INT as Kafka's group.coordinator.append.linger.ms.
+    Setting(
+        "cluster.store.append.linger.ms",
+        integer,
+        2,
+        "Wait before a coordinator's store transaction that follows another back to back.",
+        0,
+        kind=INT,
+    ),
     Setting(
         "fault.admin.port",
         integer,
