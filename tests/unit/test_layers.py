@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("security", "extras", "assignors"),
     ("partitions",),  # the seam: where a partition's log lives
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
-    ("cluster", "coordinator", "client"),
+    ("cluster", "coordinator", "client", "share_partitions"),
     ("transactions", "metrics"),
     ("runtime",),  # the coordinators hosted
     ("handlers",),  # request handling
