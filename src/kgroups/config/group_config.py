@@ -1,8 +1,11 @@
-"""A group's own configs (KIP-848), as Kafka's GroupConfig: the session
-timeout and heartbeat interval of a consumer group's members, each within
-the broker's ``group.consumer.min/max.*`` bounds. Unset, a group follows the
-broker's ``group.consumer.session.timeout.ms`` and
-``group.consumer.heartbeat.interval.ms``."""
+"""A group's own configs (KIP-848, KIP-932), as Kafka's GroupConfig: the
+session timeout and heartbeat interval of a consumer group's members, each
+within the broker's ``group.consumer.min/max.*`` bounds; a share group's
+session timeout, heartbeat interval and record lock duration within the
+``group.share.min/max.*`` bounds, where its share partitions start
+(``share.auto.offset.reset``) and whether they stop at the last stable
+offset (``share.isolation.level``). Unset, a group follows the broker's
+settings (or Kafka's defaults: latest, read_uncommitted)."""
 
 from __future__ import annotations
 
@@ -28,17 +31,47 @@ _KEYS = {
         "group.consumer.max.heartbeat.interval.ms",
     ),
 }
-GROUP_CONFIG_KEYS = tuple(_KEYS)
+# Share groups (KIP-932): their members' timeouts and record locks, within
+# the broker's group.share.min/max.* bounds.
+_KEYS.update(
+    {
+        f"share.{name}": (
+            f"group.share.{name}",
+            f"group.share.min.{name}",
+            f"group.share.max.{name}",
+        )
+        for name in ("session.timeout.ms", "heartbeat.interval.ms", "record.lock.duration.ms")
+    }
+)
+SHARE_AUTO_OFFSET_RESET = "share.auto.offset.reset"
+SHARE_ISOLATION_LEVEL = "share.isolation.level"
+# Text group configs: their Kafka default and the values they take.
+_CHOICES = {
+    SHARE_AUTO_OFFSET_RESET: ("latest", ("latest", "earliest")),
+    SHARE_ISOLATION_LEVEL: ("read_uncommitted", ("read_uncommitted", "read_committed")),
+}
+GROUP_CONFIG_KEYS = (*_KEYS, *_CHOICES)
 
 
 def group_config_defaults(config: BrokerConfig) -> dict[str, str]:
     """Each group config's value for a group without overrides."""
-    return {key: str(config.get_int(default)) for key, (default, _, _) in _KEYS.items()}
+    defaults = {key: str(config.get_int(default)) for key, (default, _, _) in _KEYS.items()}
+    defaults.update((key, default) for key, (default, _) in _CHOICES.items())
+    return defaults
 
 
 def validate_group_configs(overrides: Mapping[str, str], config: BrokerConfig) -> None:
     """INVALID_CONFIG for an unknown name or a value out of the broker's bounds."""
     for name, raw in overrides.items():
+        choice = _CHOICES.get(name)
+        if choice is not None:
+            if raw.strip().lower() not in choice[1]:
+                raise KafkaError(
+                    ErrorCode.invalid_config,
+                    f"Invalid value {raw} for configuration {name}: "
+                    f"String must be one of: {', '.join(choice[1])}",
+                )
+            continue
         keys = _KEYS.get(name)
         if keys is None:
             raise KafkaError(ErrorCode.invalid_config, f"Unknown group config name: {name}")

@@ -17,6 +17,8 @@ from kio.schema.list_groups.v5.response import ListGroupsResponse
 from kio.schema.offset_commit.v9.response import OffsetCommitResponse
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
+from kio.schema.share_group_heartbeat.v1.response import ShareGroupHeartbeatResponse
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
@@ -33,6 +35,8 @@ Response: TypeAlias = (
     | DeleteGroupsResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | ShareGroupHeartbeatResponse
+    | ShareGroupDescribeResponse
     | TxnOffsetCommitResponse
     | ErrorCode  # a transaction marker's outcome
 )

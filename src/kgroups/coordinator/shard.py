@@ -28,6 +28,8 @@ from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
+from kio.schema.share_group_heartbeat.v1.request import ShareGroupHeartbeatRequest
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
@@ -36,14 +38,21 @@ from kgroups.coordinator.consumer.offsets import offset_commit_error
 from kgroups.coordinator.consumer_messages import (
     consumer_group_describe_response,
     consumer_heartbeat_response,
+    heartbeat_error,
 )
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.effects import Effects
-from kgroups.coordinator.responses import commit_response
+from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, commit_response, join_error
 from kgroups.coordinator.result import EndMarker, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.shard_partition import ShardPartition
+from kgroups.coordinator.share.messages import (
+    share_group_describe_response,
+    share_heartbeat_error,
+    share_heartbeat_request,
+    share_heartbeat_response,
+)
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import (
     describe_groups_response,
@@ -57,6 +66,11 @@ class GroupCoordinatorShard(ShardPartition):
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin_membership(req.group_id)
+        if req.group_id in self._share.table.groups and not self._loading:
+            # A group of another kind: as Kafka, refused before any member is made.
+            error = ErrorCode.inconsistent_group_protocol
+            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, UNKNOWN_MEMBER_ID))
+            return self._result(fx, now_ms)
         consumer = self._consumer.table.get(req.group_id)
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.join_group(ctx.api_version, req.member_id))
@@ -170,6 +184,10 @@ class GroupCoordinatorShard(ShardPartition):
         classic = self._table.get(group_id)
         if self._loading:
             answer = loading.consumer_group_heartbeat()
+        elif group_id in self._share.table.groups:
+            answer = heartbeat_error(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
+            )
         else:
             answer = self._consumer_side.heartbeat(classic, req, ctx, Turn(now_ms, fx))
         fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
@@ -188,6 +206,64 @@ class GroupCoordinatorShard(ShardPartition):
             ),
         )
         return self._result(fx, now_ms)
+
+    # -- share groups (KIP-932) --------------------------------------------
+
+    def share_group_heartbeat(
+        self, req: ShareGroupHeartbeatRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        fx = Effects()
+        group_id = req.group_id
+        self._begin((group_id, MEMBERS))
+        if self._loading:
+            answer = share_heartbeat_error(ErrorCode.coordinator_load_in_progress)
+        elif self._other_kind(group_id):
+            answer = share_heartbeat_error(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+            )
+        else:
+            request = share_heartbeat_request(req, ctx.client_id, ctx.client_host)
+            records, answer = self._share.heartbeat(request, self._topics, now_ms)
+            fx.records.extend(records)  # already applied
+        fx.reply(ctx.reply_to, share_heartbeat_response(answer))
+        return self._result(fx, now_ms)
+
+    def share_group_describe(
+        self, req: ShareGroupDescribeRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """The groups of the request owned by this shard; the shell merges results."""
+        fx = Effects()
+        self._begin(*((g, MEMBERS) for g in req.group_ids))
+        fx.reply(
+            ctx.reply_to,
+            share_group_describe_response(
+                req.group_ids,
+                self._share.table,
+                self._other_kind,
+                self._parts.topic_name,
+                self._loading,
+            ),
+        )
+        return self._result(fx, now_ms)
+
+    def _delete_share_groups(self, group_ids: Collection[str], fx: Effects) -> dict[str, ErrorCode]:
+        """DeleteGroups of the share groups among ``group_ids``: an empty one
+        goes, with its records; one with members is NON_EMPTY_GROUP."""
+        decided: dict[str, ErrorCode] = {}
+        for group_id in dict.fromkeys(group_ids):
+            group = self._share.table.get(group_id)
+            if group is None:
+                continue
+            if group.members:
+                decided[group_id] = ErrorCode.non_empty_group
+            else:
+                fx.records.extend(self._share.delete_group(group_id))
+                decided[group_id] = ErrorCode.none
+        return decided
+
+    def _other_kind(self, group_id: str) -> bool:
+        """Whether a classic or consumer group has this id."""
+        return group_id in self._consumer.table.groups or self._table.get(group_id) is not None
 
     # -- offsets -----------------------------------------------------------
 
@@ -303,6 +379,7 @@ class GroupCoordinatorShard(ShardPartition):
             fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
             decided = self._consumer_side.delete_groups(req.groups_names, fx)
+            decided.update(self._delete_share_groups(req.groups_names, fx))
             self._parts.removal.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
@@ -322,11 +399,17 @@ class GroupCoordinatorShard(ShardPartition):
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.groups))
         consumer_groups = self._consumer.table.groups
+        share_groups = self._share.table.groups
         fx.reply(
             ctx.reply_to,
             loading.describe_groups(req.groups)
             if self._loading
-            else describe_groups_response(req, self._table.get, consumer_groups, ctx.api_version),
+            else describe_groups_response(
+                req,
+                self._table.get,
+                lambda g: g in consumer_groups or g in share_groups,
+                ctx.api_version,
+            ),
         )
         return self._result(fx, now_ms)
 
@@ -337,6 +420,8 @@ class GroupCoordinatorShard(ShardPartition):
         error = ErrorCode.coordinator_load_in_progress if self._loading else ErrorCode.none
         fx.reply(
             ctx.reply_to,
-            list_groups_response(req, self._table, self._consumer.table.groups, error),
+            list_groups_response(
+                req, self._table, self._consumer.table.groups, self._share.table.groups, error
+            ),
         )
         return self._result(fx, now_ms)

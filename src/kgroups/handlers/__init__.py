@@ -36,6 +36,9 @@ from kgroups.handlers import (
     produce,
     sasl,
     scram_credentials,
+    share_acknowledge,
+    share_fetch,
+    share_groups,
     transactions,
     write_txn_markers,
 )
@@ -109,6 +112,10 @@ ROUTES.update(
         apis.DELETE_GROUPS: Route(groups.delete_groups),
         apis.CONSUMER_GROUP_HEARTBEAT: Route(consumer_groups.heartbeat),
         apis.CONSUMER_GROUP_DESCRIBE: Route(consumer_groups.describe),
+        apis.SHARE_GROUP_HEARTBEAT: Route(share_groups.heartbeat),
+        apis.SHARE_GROUP_DESCRIBE: Route(share_groups.describe),
+        apis.SHARE_FETCH: Route(share_fetch.handle),
+        apis.SHARE_ACKNOWLEDGE: Route(share_acknowledge.handle),
     }
 )
 

@@ -9,7 +9,6 @@ from kio.schema.api_versions.v3.response import ApiVersion
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
-from kgroups.handlers.consumer_groups import consumer_protocol_enabled
 from kgroups.protocol import apis
 from kgroups.protocol.types import i16
 
@@ -24,13 +23,40 @@ _ENTRIES = tuple(
 # Without the consumer group protocol (group.coordinator.rebalance.protocols),
 # its APIs are not advertised, as in Kafka.
 _CONSUMER_PROTOCOL_APIS = frozenset((apis.CONSUMER_GROUP_HEARTBEAT, apis.CONSUMER_GROUP_DESCRIBE))
-_CLASSIC_ONLY_ENTRIES = tuple(e for e in _ENTRIES if e.api_key not in _CONSUMER_PROTOCOL_APIS)
+# Nor, without "share" there, the share group APIs.
+_SHARE_APIS = frozenset(
+    (
+        apis.SHARE_GROUP_HEARTBEAT,
+        apis.SHARE_GROUP_DESCRIBE,
+        apis.SHARE_FETCH,
+        apis.SHARE_ACKNOWLEDGE,
+    )
+)
+
+
+def _entries(consumer: bool, share: bool) -> tuple[ApiVersion, ...]:
+    return tuple(
+        e
+        for e in _ENTRIES
+        if (consumer or e.api_key not in _CONSUMER_PROTOCOL_APIS)
+        and (share or e.api_key not in _SHARE_APIS)
+    )
+
+
+_BY_PROTOCOLS = {
+    (consumer, share): _entries(consumer, share)
+    for consumer in (False, True)
+    for share in (False, True)
+}
 
 
 async def handle(
     broker: BrokerApi, ctx: RequestContext, request: ApiVersionsRequest
 ) -> ApiVersionsResponse:
-    entries = _ENTRIES if consumer_protocol_enabled(broker) else _CLASSIC_ONLY_ENTRIES
+    coordinator = broker.coordinator
+    entries = _BY_PROTOCOLS[
+        coordinator.consumer_protocol_enabled, coordinator.share_protocol_enabled
+    ]
     return ApiVersionsResponse(
         error_code=ErrorCode.none, api_keys=entries, throttle_time=NO_THROTTLE
     )

@@ -71,6 +71,10 @@ LIST_TRANSACTIONS = 66
 CONSUMER_GROUP_HEARTBEAT = 68
 CONSUMER_GROUP_DESCRIBE = 69
 DESCRIBE_TOPIC_PARTITIONS = 75
+SHARE_GROUP_HEARTBEAT = 76
+SHARE_GROUP_DESCRIBE = 77
+SHARE_FETCH = 78
+SHARE_ACKNOWLEDGE = 79
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -123,6 +127,12 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1),
         ApiRange(CONSUMER_GROUP_DESCRIBE, "ConsumerGroupDescribe", 0, 1),
         ApiRange(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0),
+        # Share groups (KIP-932): the versions Kafka 4.2 serves (v0, 4.0's early
+        # access, was removed in 4.1; v2 of the fetch and acknowledge adds RENEW).
+        ApiRange(SHARE_GROUP_HEARTBEAT, "ShareGroupHeartbeat", 1, 1),
+        ApiRange(SHARE_GROUP_DESCRIBE, "ShareGroupDescribe", 1, 1),
+        ApiRange(SHARE_FETCH, "ShareFetch", 1, 2),
+        ApiRange(SHARE_ACKNOWLEDGE, "ShareAcknowledge", 1, 2),
     )
 }
 

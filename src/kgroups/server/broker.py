@@ -37,6 +37,8 @@ from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
 from kgroups.server.peer_security import peer_security
+from kgroups.share_partitions import SharePartitionConfig
+from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,14 @@ class Broker:
         self.dynamic_configs.on_change(self._on_dynamic_configs)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
+        )
+        self.share_partitions = SharePartitionManager(
+            SharePartitionConfig(
+                record_lock_duration_ms=config.get_int("group.share.record.lock.duration.ms"),
+                delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
+                max_record_locks=config.get_int("group.share.partition.max.record.locks"),
+            ),
+            config.get_int("group.share.max.share.sessions"),
         )
         self.coordinator = CoordinatorRuntime(self)
         self.txn_coordinator = TransactionRuntime(

@@ -1,0 +1,66 @@
+"""A broker's share partitions and share sessions, sans IO: the state the
+ShareFetch and ShareAcknowledge handlers read and change.
+
+A share partition is made on the first fetch of its group; its start offset
+is where ``share.auto.offset.reset`` says (the handler asks the log). A
+member that leaves its group (or whose session expires) has its acquired
+records released in every partition of the group.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+from kgroups.share_partitions.config import SharePartitionConfig
+from kgroups.share_partitions.partition import SharePartition
+from kgroups.share_partitions.sessions import ShareSessionCache
+
+PartitionKey = tuple[str, uuid.UUID, int]
+"""(group id, topic id, partition)."""
+
+
+class SharePartitionManager:
+    def __init__(self, config: SharePartitionConfig, max_sessions: int) -> None:
+        self.config = config
+        self.sessions = ShareSessionCache(max_sessions)
+        self._partitions: dict[PartitionKey, SharePartition] = {}
+        self._by_group: dict[str, set[PartitionKey]] = {}
+
+    def get(self, key: PartitionKey) -> SharePartition | None:
+        return self._partitions.get(key)
+
+    def get_or_create(
+        self,
+        key: PartitionKey,
+        start_offset: Callable[[], int],
+        config: SharePartitionConfig | None = None,
+    ) -> SharePartition:
+        """``config``: the group's own (its share.record.lock.duration.ms), if any."""
+        partition = self._partitions.get(key)
+        if partition is None:
+            partition = SharePartition(config or self.config, start_offset())
+            self._partitions[key] = partition
+            self._by_group.setdefault(key[0], set()).add(key)
+        return partition
+
+    def of_group(self, group_id: str) -> Iterator[tuple[PartitionKey, SharePartition]]:
+        for key in sorted(self._by_group.get(group_id, ()), key=lambda k: (str(k[1]), k[2])):
+            yield key, self._partitions[key]
+
+    def release_member(self, group_id: str, member_id: str) -> None:
+        """The member left its group: what it acquired is offered again, and
+        its share session is gone."""
+        self.sessions.close(group_id, member_id)
+        for _key, partition in self.of_group(group_id):
+            partition.release_member(member_id)
+
+    def drop_group(self, group_id: str) -> None:
+        """The group was deleted: its share partitions' state goes with it."""
+        for key in self._by_group.pop(group_id, set()):
+            del self._partitions[key]
+
+    def drop_topic(self, topic_id: uuid.UUID) -> None:
+        for key in [k for k in self._partitions if k[1] == topic_id]:
+            del self._partitions[key]
+            self._by_group[key[0]].discard(key)
