@@ -34,7 +34,7 @@ from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.injected_faults import InjectedFaults
 from kgroups.coordinator.result import AppendToken, Result
 from kgroups.coordinator.shard_parts import ShardParts
-from kgroups.coordinator.share import ShareGroupConfig
+from kgroups.coordinator.share import ShareEvents, ShareGroupConfig
 from kgroups.coordinator.share.records import is_share_group_key
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import GroupView, group_view
@@ -57,7 +57,7 @@ class ShardPartition:
         topics: TopicsView | None = None,
         topic_name: TopicNames = lambda _topic_id: None,
         share_config: ShareGroupConfig | None = None,
-        on_share_member_expired: Callable[[str, str], None] | None = None,
+        share_events: ShareEvents | None = None,
     ) -> None:
         self.partition = partition
         self.config = config
@@ -71,7 +71,7 @@ class ShardPartition:
             topics,
             topic_name,
             share_config,
-            on_share_member_expired,
+            share_events,
         )
         # The parts a request, a load or a timer uses, one attribute lookup
         # away; the rarer calls find theirs in ``_parts``.

@@ -90,7 +90,7 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
                 None if (topic := topics.by_id(topic_id)) is None else topic.name
             ),
             share_config=self.share_config,
-            on_share_member_expired=self._broker.share_partitions.release_member,
+            share_events=self._broker.share_partitions,
         )
         return self._host(partition, shard, leader_epoch)
 

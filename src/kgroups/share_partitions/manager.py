@@ -55,6 +55,12 @@ class SharePartitionManager:
         for _key, partition in self.of_group(group_id):
             partition.release_member(member_id)
 
+    def member_expired(self, group_id: str, member_id: str) -> None:
+        self.release_member(group_id, member_id)
+
+    def group_deleted(self, group_id: str) -> None:
+        self.drop_group(group_id)
+
     def drop_group(self, group_id: str) -> None:
         """The group was deleted: its share partitions' state goes with it."""
         for key in self._by_group.pop(group_id, set()):

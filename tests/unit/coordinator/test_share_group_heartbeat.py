@@ -36,10 +36,15 @@ class Harness:
         self.topics = TopicImage()
         self.topic_id = self.topics.put(TOPIC, partitions).topic_id
         self.left: list[tuple[str, str]] = []
-        self.coordinator = ShareGroupCoordinator(
-            ShareGroupConfig(**config), lambda g, m: self.left.append((g, m))
-        )
+        self.deleted: list[str] = []
+        self.coordinator = ShareGroupCoordinator(ShareGroupConfig(**config), self)
         self.log: list[tuple[bytes, bytes | None]] = []
+
+    def member_expired(self, group_id: str, member_id: str) -> None:
+        self.left.append((group_id, member_id))
+
+    def group_deleted(self, group_id: str) -> None:
+        self.deleted.append(group_id)
 
     def beat(self, request: ShareHeartbeatRequest) -> ShareHeartbeatAnswer:
         records, answer = self.coordinator.heartbeat(request, self.topics, self.clock.now_ms())
@@ -195,6 +200,7 @@ def test_deleting_an_empty_group() -> None:
     h.beat(hb("m1", -1))
     records = h.coordinator.delete_group("g")
     assert "g" not in h.coordinator.table.groups
+    assert h.deleted == ["g"]  # its share partitions go too
     assert all(value is None for _, value in records)
 
 

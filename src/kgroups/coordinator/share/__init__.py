@@ -4,6 +4,7 @@ beside the classic and consumer groups'."""
 
 from kgroups.coordinator.share.config import ShareGroupConfig
 from kgroups.coordinator.share.coordinator import (
+    ShareEvents,
     ShareGroupCoordinator,
     ShareHeartbeatAnswer,
     ShareHeartbeatError,
@@ -12,6 +13,7 @@ from kgroups.coordinator.share.coordinator import (
 from kgroups.coordinator.share.group import ShareGroup, ShareGroupMember, ShareGroupState
 
 __all__ = [
+    "ShareEvents",
     "ShareGroup",
     "ShareGroupConfig",
     "ShareGroupCoordinator",

@@ -9,8 +9,9 @@ target at once. Each change is a record applied through the table's
 A member that leaves or whose session expires is removed: its records'
 tombstones and a new group epoch (the others get its partitions at their
 next heartbeat). One whose session expired is gone without a word: the
-broker is told (``on_member_expired``) to release the records it had
-acquired and drop its share session. One that leaves closes its share
+broker is told (``ShareEvents.member_expired``) to release the records it
+had acquired and drop its share session; a deleted group's share partitions
+go too (``group_deleted``). One that leaves closes its share
 session itself, acknowledging what it holds (its acknowledgements may
 arrive after its leave, so nothing is released for it here).
 """
@@ -18,8 +19,8 @@ arrive after its leave, so nothing is released for it here).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from kio.schema.errors import ErrorCode
 
@@ -75,6 +76,18 @@ class ShareHeartbeatAnswer:
     assignment: Assignment | None = None
 
 
+class ShareEvents(Protocol):
+    """What the broker's share partitions hear of the share groups."""
+
+    def member_expired(self, group_id: str, member_id: str) -> None:
+        """Its session ended: release what it acquired, drop its share session."""
+        ...
+
+    def group_deleted(self, group_id: str) -> None:
+        """The group's share partitions' state goes."""
+        ...
+
+
 class ShareHeartbeatError(Exception):
     def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
@@ -88,15 +101,14 @@ class ShareGroupCoordinator:
     def __init__(
         self,
         config: ShareGroupConfig | None = None,
-        on_member_expired: Callable[[str, str], None] | None = None,
+        events: ShareEvents | None = None,
     ) -> None:
         self.config = config or ShareGroupConfig()
         self.table = ShareGroupTable()
         self.timers: TimerQueue[SessionKey, int] = TimerQueue()
         self._records: list[Record] = []
-        # Called with (group id, member id) of each member whose session
-        # expired, for the broker to release what it had acquired.
-        self.on_member_expired = on_member_expired
+        # What the broker's share partitions must hear of (None: nothing).
+        self.events = events
 
     def _emit(self, key: ShareGroupKey, value: ShareGroupValue | None) -> None:
         self._records.append(encode_record(key, value))
@@ -272,8 +284,8 @@ class ShareGroupCoordinator:
                 group.group_epoch + 1, metadata_hash(group.subscribed_topic_names(), topics)
             ),
         )
-        if expired and self.on_member_expired is not None:
-            self.on_member_expired(group_id, member_id)
+        if expired and self.events is not None:
+            self.events.member_expired(group_id, member_id)
 
     # -- timers --------------------------------------------------------------
 
@@ -311,6 +323,8 @@ class ShareGroupCoordinator:
             self._emit(ShareGroupKey(STATE_PARTITION_METADATA, group_id), None)
         self._emit(ShareGroupKey(TARGET_ASSIGNMENT_METADATA, group_id), None)
         self._emit(ShareGroupKey(GROUP_METADATA, group_id), None)
+        if self.events is not None:
+            self.events.group_deleted(group_id)
         return self._take_records()
 
 

@@ -1,0 +1,248 @@
+"""ShareFetch and ShareAcknowledge on the wire (KIP-932): share sessions and
+their epochs, acquisition and acknowledgement, redelivery with a higher
+delivery count after a release, a lock timeout, a closed session or an
+expired member."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_brokers import create_topic, metadata, produce
+from kio.schema.share_acknowledge.v2 import ShareAcknowledgeRequest
+from kio.schema.share_acknowledge.v2.request import (
+    AcknowledgementBatch as AckBatch,
+)
+from kio.schema.share_acknowledge.v2.request import (
+    AcknowledgePartition,
+    AcknowledgeTopic,
+)
+from kio.schema.share_fetch.v2 import ShareFetchRequest
+from kio.schema.share_fetch.v2.request import AcknowledgementBatch, FetchPartition, FetchTopic
+from kio.schema.share_group_heartbeat.v1 import ShareGroupHeartbeatRequest
+from kio.static.primitive import i32Timedelta
+
+from kgroups.clock import ManualClock
+from kgroups.errors import ErrorCode
+from kgroups.protocol.types import GroupId, TopicName, i8, i32, i64
+from kgroups.records.batch import decode_records
+
+from broker_thread import BrokerThread
+from raw_wire import call_once
+
+GROUP = "queue"
+ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
+Acks = tuple[tuple[int, int, int], ...]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def broker(tmp_path: Path, clock: ManualClock) -> Iterator[BrokerThread]:
+    b = BrokerThread(tmp_path / "data", clock=clock).start()
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+def _topic(broker: BrokerThread, records: int) -> uuid.UUID:
+    assert create_topic(broker.port, "t", 1) is ErrorCode.none
+    topic_id: uuid.UUID = metadata(broker.port, "t").topics[0].topic_id
+    # An empty partition: its share partition starts at 0 (latest), then records come.
+    assert share_fetch(broker, topic_id, "m1", 0, wait_ms=0).error_code is ErrorCode.none
+    values = [f"r{i}".encode() for i in range(records)]
+    assert produce(broker.port, "t", 0, *values)[0] is ErrorCode.none
+    return topic_id
+
+
+def share_fetch(
+    broker: BrokerThread,
+    topic_id: uuid.UUID,
+    member: str,
+    epoch: int,
+    acks: Acks = (),
+    wait_ms: int = 200,
+    renew: bool = False,
+) -> Any:
+    request = ShareFetchRequest(
+        group_id=GroupId(GROUP),
+        member_id=member,
+        share_session_epoch=i32(epoch),
+        max_wait=i32Timedelta.parse(timedelta(milliseconds=wait_ms)),
+        min_bytes=i32(1),
+        max_records=i32(500),
+        batch_size=i32(500),
+        is_renew_ack=renew,
+        topics=(
+            FetchTopic(
+                topic_id=topic_id,
+                partitions=(
+                    FetchPartition(
+                        partition_index=i32(0),
+                        acknowledgement_batches=tuple(
+                            AcknowledgementBatch(
+                                first_offset=i64(f),
+                                last_offset=i64(last),
+                                acknowledge_types=(i8(t),),
+                            )
+                            for f, last, t in acks
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        forgotten_topics_data=(),
+    )
+    return call_once(broker.port, request, timeout=30)
+
+
+def share_ack(
+    broker: BrokerThread, topic_id: uuid.UUID, member: str, epoch: int, acks: Acks
+) -> Any:
+    request = ShareAcknowledgeRequest(
+        group_id=GroupId(GROUP),
+        member_id=member,
+        share_session_epoch=i32(epoch),
+        topics=(
+            AcknowledgeTopic(
+                topic_id=topic_id,
+                partitions=(
+                    AcknowledgePartition(
+                        partition_index=i32(0),
+                        acknowledgement_batches=tuple(
+                            AckBatch(
+                                first_offset=i64(f),
+                                last_offset=i64(last),
+                                acknowledge_types=(i8(t),),
+                            )
+                            for f, last, t in acks
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    )
+    return call_once(broker.port, request, timeout=30)
+
+
+def acquired(response: Any) -> list[tuple[int, int, int]]:
+    assert response.error_code is ErrorCode.none, response.error_message
+    return [
+        (r.first_offset, r.last_offset, r.delivery_count)
+        for t in response.responses
+        for p in t.partitions
+        for r in p.acquired_records
+    ]
+
+
+def ack_errors(response: Any) -> list[ErrorCode]:
+    return [p.acknowledge_error_code for t in response.responses for p in t.partitions]
+
+
+def test_records_are_acquired_acknowledged_and_redelivered(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 5)
+    first = share_fetch(broker, topic_id, "m1", 1)
+    assert acquired(first) == [(0, 4, 1)]
+    assert first.acquisition_lock_timeout == timedelta(seconds=30)
+    (partition,) = first.responses[0].partitions
+    assert [r.value for r in decode_records(partition.records)] == [
+        f"r{i}".encode() for i in range(5)
+    ]
+    # Acknowledgements ride on the next fetch; the released ones come back.
+    second = share_fetch(broker, topic_id, "m1", 2, acks=((0, 1, RELEASE), (2, 4, ACCEPT)))
+    assert ack_errors(second) == [ErrorCode.none]
+    assert acquired(second) == [(0, 1, 2)]
+    done = share_ack(broker, topic_id, "m1", 3, ((0, 1, REJECT),))
+    assert done.error_code is ErrorCode.none
+    assert done.responses[0].partitions[0].error_code is ErrorCode.none
+    # Nothing left: accepted and rejected records are never delivered again.
+    assert acquired(share_fetch(broker, topic_id, "m1", 4, wait_ms=0)) == []
+
+
+def test_share_session_errors(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 3)
+    assert (
+        share_fetch(broker, topic_id, "m1", 5).error_code is ErrorCode.invalid_share_session_epoch
+    )
+    assert share_fetch(broker, topic_id, "m2", 1).error_code is ErrorCode.share_session_not_found
+    opening_with_acks = share_fetch(broker, topic_id, "m2", 0, acks=((0, 0, ACCEPT),))
+    assert opening_with_acks.error_code is ErrorCode.invalid_request
+    assert share_ack(broker, topic_id, "m1", 0, ()).error_code is (
+        ErrorCode.invalid_share_session_epoch
+    )
+    # The session is still at epoch 1.
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+
+
+def test_only_the_holder_acknowledges(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 3)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+    assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == []
+    refused = share_ack(broker, topic_id, "m2", 1, ((0, 2, ACCEPT),))
+    assert refused.responses[0].partitions[0].error_code is ErrorCode.invalid_record_state
+
+
+def test_a_lock_timeout_hands_records_to_another_member(
+    broker: BrokerThread, clock: ManualClock
+) -> None:
+    topic_id = _topic(broker, 3)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+    assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == []
+    clock.advance(20_000)
+    # RENEW (KIP-1222) restarts the lock of the first record only.
+    renewed = share_fetch(broker, topic_id, "m1", 2, acks=((0, 0, RENEW),), renew=True)
+    assert ack_errors(renewed) == [ErrorCode.none] and acquired(renewed) == []
+    clock.advance(10_000)
+    assert acquired(share_fetch(broker, topic_id, "m2", 1, wait_ms=0)) == [(1, 2, 2)]
+    late = share_ack(broker, topic_id, "m1", 3, ((1, 2, ACCEPT),))
+    assert late.responses[0].partitions[0].error_code is ErrorCode.invalid_record_state
+
+
+def test_closing_a_session_releases_its_records(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 3)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+    closed = share_ack(broker, topic_id, "m1", -1, ((0, 0, ACCEPT),))
+    assert closed.responses[0].partitions[0].error_code is ErrorCode.none
+    assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == [(1, 2, 2)]
+    assert share_fetch(broker, topic_id, "m1", 2).error_code is ErrorCode.share_session_not_found
+
+
+def test_a_member_whose_session_expires_loses_its_records(tmp_path: Path) -> None:
+    broker = BrokerThread(
+        tmp_path / "data",
+        group_share_session_timeout_ms=1000,
+        group_share_min_session_timeout_ms=1000,
+    ).start()
+    try:
+        topic_id = _topic(broker, 3)
+        joined = call_once(
+            broker.port,
+            ShareGroupHeartbeatRequest(
+                group_id=GroupId(GROUP),
+                member_id="m1",
+                member_epoch=i32(0),
+                subscribed_topic_names=(TopicName("t"),),
+            ),
+        )
+        assert joined.error_code is ErrorCode.none and joined.member_epoch == 1
+        assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+        # m1 sends no more heartbeats: once its session ends, m2 gets its records.
+        deadline = time.monotonic() + 30
+        got: list[tuple[int, int, int]] = []
+        epoch = 0
+        while not got:
+            assert time.monotonic() < deadline
+            got = acquired(share_fetch(broker, topic_id, "m2", epoch, wait_ms=100))
+            epoch += 1
+        assert got == [(0, 2, 2)]
+    finally:
+        broker.stop()
