@@ -246,3 +246,21 @@ def test_a_member_whose_session_expires_loses_its_records(tmp_path: Path) -> Non
         assert got == [(0, 2, 2)]
     finally:
         broker.stop()
+
+
+def test_share_partition_state_survives_a_restart(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    broker = BrokerThread(data).start()
+    try:
+        topic_id = _topic(broker, 5)
+        assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 4, 1)]
+        done = share_ack(broker, topic_id, "m1", 2, ((0, 1, ACCEPT), (2, 2, RELEASE)))
+        assert done.responses[0].partitions[0].error_code is ErrorCode.none
+    finally:
+        broker.stop()
+    broker = BrokerThread(data).start()
+    try:
+        # Accepted records stay done; the others come back, their deliveries counted.
+        assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == [(2, 4, 2)]
+    finally:
+        broker.stop()

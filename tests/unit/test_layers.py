@@ -22,8 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("security", "extras", "assignors"),
     ("partitions",),  # the seam: where a partition's log lives
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
-    ("cluster", "coordinator", "client", "share_partitions"),
-    ("transactions", "metrics"),
+    ("cluster", "coordinator", "client"),
+    ("transactions", "metrics", "share_partitions"),
     ("runtime",),  # the coordinators hosted
     ("handlers",),  # request handling
     ("network",),

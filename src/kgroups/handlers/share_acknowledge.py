@@ -9,6 +9,7 @@ when the request says ``is_renew_ack``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import TYPE_CHECKING
 
@@ -99,6 +100,21 @@ async def handle(
         broker.share_partitions.release_member(group_id, member_id)
     else:
         session.advance()
+    # Acknowledgements are answered once they would survive a restart.
+    stored = await broker.share_state.persist_changes()
+    if stored is not ErrorCode.none:
+        topics = [
+            dataclasses.replace(
+                t,
+                partitions=tuple(
+                    dataclasses.replace(p, error_code=stored)
+                    if p.error_code is ErrorCode.none
+                    else p
+                    for p in t.partitions
+                ),
+            )
+            for t in topics
+        ]
     lock_ms = broker.share_partitions.config.record_lock_duration_ms
     return ShareAcknowledgeResponse(
         throttle_time=NO_THROTTLE,

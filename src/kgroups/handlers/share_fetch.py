@@ -105,14 +105,19 @@ async def handle(
     }
     reads: dict[SessionPartition, PartitionRead] = {}
     if epoch == FINAL_EPOCH:
-        sessions.close(group_id, member_id)
         broker.share_partitions.release_member(group_id, member_id)
-    else:
+    # Acknowledgements are answered once they would survive a restart.
+    stored = await broker.share_state.persist_changes()
+    if stored is not ErrorCode.none:
+        ack_errors = {key: stored for key in ack_errors}
+    if epoch != FINAL_EPOCH:
         if epoch != INITIAL_EPOCH:
             _update(session, named, request)
             session.advance()
         if not request.is_renew_ack:
             reads = await _fetch(broker, session, request)
+            # A share partition's start, set at its first fetch, is kept too.
+            await broker.share_state.persist_changes()
     lock_ms = broker.share_partitions.config.record_lock_duration_ms
     own_lock = group_settings(broker, group_id).record_lock_duration_ms
     return ShareFetchResponse(

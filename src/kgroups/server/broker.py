@@ -27,6 +27,7 @@ from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.peer_brokers import PeerBrokers
 from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.runtime.txn_verification import ClusterVerifier, TransactionVerifier
 from kgroups.security.acl_store import DurableAuthorizer
@@ -82,6 +83,7 @@ class Broker:
             ),
             config.get_int("group.share.max.share.sessions"),
         )
+        self.share_state = ShareStateLog(self)
         self.coordinator = CoordinatorRuntime(self)
         self.txn_coordinator = TransactionRuntime(
             self, functools.partial(write_coordinator_markers, self)
@@ -153,6 +155,9 @@ class Broker:
             await self.cluster.start()
         # Before clients come: a test sets its faults up front.
         self.fault_admin = await start_fault_admin(self)
+        if self.cluster is None:
+            # Share partitions take their stored state up before any fetch.
+            await self.share_state.load()
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))

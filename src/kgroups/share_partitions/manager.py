@@ -1,6 +1,10 @@
 """A broker's share partitions and share sessions, sans IO: the state the
 ShareFetch and ShareAcknowledge handlers read and change.
 
+A share partition whose state was stored (``stored``, filled at start from
+``__share_group_state``) takes it up at its first use; one of a deleted
+group is dropped, and named in ``forgotten`` for its stored state to go.
+
 A share partition is made on the first fetch of its group; its start offset
 is where ``share.auto.offset.reset`` says (the handler asks the log). A
 member that leaves its group (or whose session expires) has its acquired
@@ -14,7 +18,9 @@ from collections.abc import Callable, Iterator
 
 from kgroups.share_partitions.config import SharePartitionConfig
 from kgroups.share_partitions.partition import SharePartition
+from kgroups.share_partitions.persisted import restored
 from kgroups.share_partitions.sessions import ShareSessionCache
+from kgroups.share_partitions.state_records import StateBatch
 
 PartitionKey = tuple[str, uuid.UUID, int]
 """(group id, topic id, partition)."""
@@ -26,6 +32,11 @@ class SharePartitionManager:
         self.sessions = ShareSessionCache(max_sessions)
         self._partitions: dict[PartitionKey, SharePartition] = {}
         self._by_group: dict[str, set[PartitionKey]] = {}
+        # State read back from __share_group_state, taken up at each share
+        # partition's first use.
+        self.stored: dict[PartitionKey, tuple[int, tuple[StateBatch, ...]]] = {}
+        # Share partitions of deleted groups whose stored state must go.
+        self.forgotten: list[PartitionKey] = []
 
     def get(self, key: PartitionKey) -> SharePartition | None:
         return self._partitions.get(key)
@@ -39,7 +50,12 @@ class SharePartitionManager:
         """``config``: the group's own (its share.record.lock.duration.ms), if any."""
         partition = self._partitions.get(key)
         if partition is None:
-            partition = SharePartition(config or self.config, start_offset())
+            stored = self.stored.pop(key, None)
+            if stored is None:
+                partition = SharePartition(config or self.config, start_offset())
+                partition.changed = True  # where it starts is kept at once
+            else:
+                partition = restored(config or self.config, *stored)
             self._partitions[key] = partition
             self._by_group.setdefault(key[0], set()).add(key)
         return partition
@@ -65,8 +81,19 @@ class SharePartitionManager:
         """The group was deleted: its share partitions' state goes with it."""
         for key in self._by_group.pop(group_id, set()):
             del self._partitions[key]
+            self.forgotten.append(key)
+        for key in [k for k in self.stored if k[0] == group_id]:
+            del self.stored[key]
+            self.forgotten.append(key)
 
     def drop_topic(self, topic_id: uuid.UUID) -> None:
         for key in [k for k in self._partitions if k[1] == topic_id]:
             del self._partitions[key]
             self._by_group[key[0]].discard(key)
+
+    def take_changed(self) -> list[tuple[PartitionKey, SharePartition]]:
+        """The share partitions whose state changed since the last call."""
+        changed = [(k, sp) for k, sp in self._partitions.items() if sp.changed]
+        for _key, sp in changed:
+            sp.changed = False
+        return changed

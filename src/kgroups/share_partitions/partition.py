@@ -58,6 +58,9 @@ class SharePartition:
         self.config = config
         self.start_offset = start_offset
         self.end_offset = start_offset
+        # Set when a state worth keeping changed (an acknowledgement, a
+        # delivery ended, the start moved); whoever persists clears it.
+        self.changed = False
         # In offset order: new batches are always added at the end offset.
         self._batches: dict[int, InFlightBatch] = {}
 
@@ -210,6 +213,7 @@ class SharePartition:
                     kind = ack.types[0 if len(ack.types) == 1 else offset - ack.first_offset]
                     self._apply(offsets[offset], AcknowledgeType(kind), now_ms)
         self._advance_start()
+        self.changed = True
         return ErrorCode.none
 
     def _check(
@@ -286,6 +290,7 @@ class SharePartition:
                     released = True
         if released:
             self._advance_start()
+            self.changed = True
         return released
 
     # -- the start offset ----------------------------------------------------
@@ -306,6 +311,15 @@ class SharePartition:
         for first in [f for f, b in self._batches.items() if b.last < position]:
             del self._batches[first]
 
+    def add_in_flight(self, batch: InFlightBatch) -> None:
+        """A batch of restored state, after every batch so far."""
+        self._batches[batch.first] = batch
+        self.end_offset = max(self.end_offset, batch.last + 1)
+
+    def settle(self) -> None:
+        """After a restore: the start offset moves past what is final."""
+        self._advance_start()
+
     def move_start(self, offset: int) -> None:
         """The log start moved past the SPSO (retention, DeleteRecords):
         records before it are gone."""
@@ -314,6 +328,7 @@ class SharePartition:
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
         self._advance_start()
+        self.changed = True
 
     # -- lookups -------------------------------------------------------------
 
