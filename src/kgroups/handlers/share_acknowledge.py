@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from kgroups.runtime.context import RequestContext
 
 
-def _error(code: ErrorCode, message: str | None = None) -> ShareAcknowledgeResponse:
+def acknowledge_error(code: ErrorCode, message: str | None = None) -> ShareAcknowledgeResponse:
     return ShareAcknowledgeResponse(
         throttle_time=NO_THROTTLE,
         error_code=code,
@@ -47,24 +47,24 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: ShareAcknowledgeRequest
 ) -> ShareAcknowledgeResponse:
     if not share_protocol_enabled(broker):
-        return _error(ErrorCode.unsupported_version, "Share groups are not enabled.")
+        return acknowledge_error(ErrorCode.unsupported_version, "Share groups are not enabled.")
     group_id = request.group_id or ""
     member_id = request.member_id or ""
     if not group_id.strip():
-        return _error(ErrorCode.invalid_request, "GroupId can't be empty.")
+        return acknowledge_error(ErrorCode.invalid_request, "GroupId can't be empty.")
     if not member_id.strip():
-        return _error(ErrorCode.invalid_request, "MemberId can't be empty.")
+        return acknowledge_error(ErrorCode.invalid_request, "MemberId can't be empty.")
     epoch = int(request.share_session_epoch)
     sessions = broker.share_partitions.sessions
     if epoch == INITIAL_EPOCH:
-        return _error(
+        return acknowledge_error(
             ErrorCode.invalid_share_session_epoch,
             "A share session is opened by a ShareFetch, not by a ShareAcknowledge.",
         )
     try:
         session = sessions.use(group_id, member_id, epoch)
     except SessionError as e:
-        return _error(e.code, str(e))
+        return acknowledge_error(e.code, str(e))
     now = broker.clock.now_ms()
     topics = []
     for topic in request.topics:

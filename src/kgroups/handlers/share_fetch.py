@@ -54,7 +54,7 @@ _NOTHING = PartitionRead()
 RECORD_LIMIT_MODE = 1
 
 
-def _error(code: ErrorCode, message: str | None = None) -> ShareFetchResponse:
+def fetch_error(code: ErrorCode, message: str | None = None) -> ShareFetchResponse:
     return ShareFetchResponse(
         throttle_time=NO_THROTTLE,
         error_code=code,
@@ -69,13 +69,13 @@ async def handle(
     broker: BrokerApi, ctx: RequestContext, request: ShareFetchRequest
 ) -> ShareFetchResponse:
     if not share_protocol_enabled(broker):
-        return _error(ErrorCode.unsupported_version, "Share groups are not enabled.")
+        return fetch_error(ErrorCode.unsupported_version, "Share groups are not enabled.")
     group_id = request.group_id or ""
     member_id = request.member_id or ""
     if not group_id.strip():
-        return _error(ErrorCode.invalid_request, "GroupId can't be empty.")
+        return fetch_error(ErrorCode.invalid_request, "GroupId can't be empty.")
     if not member_id.strip():
-        return _error(ErrorCode.invalid_request, "MemberId can't be empty.")
+        return fetch_error(ErrorCode.invalid_request, "MemberId can't be empty.")
     epoch = int(request.share_session_epoch)
     named = [(t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions]
     acks = {
@@ -85,7 +85,7 @@ async def handle(
         if p.acknowledgement_batches
     }
     if epoch == INITIAL_EPOCH and acks:
-        return _error(ErrorCode.invalid_request, "Acknowledge data present on initial fetch.")
+        return fetch_error(ErrorCode.invalid_request, "Acknowledge data present on initial fetch.")
     sessions = broker.share_partitions.sessions
     try:
         if epoch == INITIAL_EPOCH:
@@ -93,7 +93,7 @@ async def handle(
         else:
             session = sessions.use(group_id, member_id, epoch)
     except SessionError as e:
-        return _error(e.code, str(e))
+        return fetch_error(e.code, str(e))
     now = broker.clock.now_ms()
     ack_errors = {
         key: ErrorCode.unknown_topic_id

@@ -9,7 +9,7 @@ see (Metadata, ListGroups, DescribeGroups).
 
 from __future__ import annotations
 
-from kgroups.handlers.access import cluster, groups, topics, transactions
+from kgroups.handlers.access import cluster, groups, share, topics, transactions
 from kgroups.handlers.access.checks import Guard
 from kgroups.protocol import apis
 from kgroups.security.authorizer import Operation
@@ -28,6 +28,10 @@ GUARDS: dict[int, Guard] = {
     apis.INCREMENTAL_ALTER_CONFIGS: cluster.alter_configs,
     apis.CONSUMER_GROUP_HEARTBEAT: groups.consumer_heartbeat,
     apis.CONSUMER_GROUP_DESCRIBE: groups.consumer_group_describe,
+    apis.SHARE_GROUP_HEARTBEAT: share.share_heartbeat,
+    apis.SHARE_GROUP_DESCRIBE: share.share_group_describe,
+    apis.SHARE_FETCH: share.share_fetch,
+    apis.SHARE_ACKNOWLEDGE: share.share_acknowledge,
     apis.TXN_OFFSET_COMMIT: transactions.txn_offset_commit,
     apis.DESCRIBE_TRANSACTIONS: transactions.describe_transactions,
     apis.LIST_TRANSACTIONS: transactions.list_transactions,
