@@ -74,3 +74,46 @@ def test_three_share_consumers_process_every_record_once(tmp_path: Path) -> None
         for consumer in consumers:
             consumer.close()
         broker.stop()
+
+
+def test_a_read_committed_share_group_gets_committed_records_only(tmp_path: Path) -> None:
+    from confluent_kafka import Producer, ShareConsumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    broker = BrokerThread(tmp_path).start()
+    consumer: Any = None
+    try:
+        admin: Any = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(10)
+        _set_group_config(admin, "share.auto.offset.reset", "earliest")
+        _set_group_config(admin, "share.isolation.level", "read_committed")
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "transactional.id": "tx"})
+        producer.init_transactions(20)
+        for outcome, values in (
+            ("commit", [b"c1", b"c2"]),
+            ("abort", [b"a1"]),
+            ("commit", [b"c3"]),
+        ):
+            producer.begin_transaction()
+            for value in values:
+                producer.produce(TOPIC, value=value, partition=0)
+            if outcome == "commit":
+                producer.commit_transaction(20)
+            else:
+                producer.abort_transaction(20)
+
+        consumer = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": GROUP})
+        consumer.subscribe([TOPIC])
+        processed: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(processed) < 3:
+            assert time.monotonic() < deadline, processed
+            processed += [m.value() for m in consumer.poll(0.2) if m.error() is None]
+        # A little longer: nothing else comes.
+        for _ in range(5):
+            processed += [m.value() for m in consumer.poll(0.2) if m.error() is None]
+        assert processed == [b"c1", b"c2", b"c3"]
+    finally:
+        if consumer is not None:
+            consumer.close()
+        broker.stop()

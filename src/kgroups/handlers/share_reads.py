@@ -1,7 +1,9 @@
 """Reading a share partition's records for a ShareFetch: from the next fetch
 offset, up to the high watermark (or the last stable offset when the group's
 ``share.isolation.level`` is read_committed), the batches whose records the
-member acquired.
+member acquired. Transaction markers are archived as they are read, and so,
+under read_committed, are the records of aborted transactions: no member
+gets them.
 
 A share partition is made at the first fetch of its group, its start offset
 where the group's ``share.auto.offset.reset`` says: the end of the log
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 from kgroups.config.group_config import SHARE_AUTO_OFFSET_RESET, SHARE_ISOLATION_LEVEL
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.log import NotInMemory, PartitionLog
-from kgroups.records.batch import iter_batches
+from kgroups.records.batch import BatchHeader, iter_batches
 from kgroups.share_partitions import AcquiredRange, SharePartition
 
 if TYPE_CHECKING:
@@ -75,6 +77,29 @@ def share_partition(
     return sp
 
 
+def passed_over_batches(headers: list[BatchHeader], aborted: list[tuple[int, int]]) -> set[int]:
+    """Base offsets of the batches no member gets: transaction markers, and
+    under read_committed the records of aborted transactions (a producer's
+    batches from its aborted transaction's first offset to its marker, as a
+    read_committed consumer drops them)."""
+    starts: dict[int, list[int]] = {}
+    for pid, first in aborted:
+        starts.setdefault(pid, []).append(first)
+    aborting: set[int] = set()
+    out: set[int] = set()
+    for h in headers:
+        pid = h.producer_id
+        if pid in starts and any(first <= h.base_offset for first in starts[pid]):
+            starts[pid] = [first for first in starts[pid] if first > h.base_offset]
+            aborting.add(pid)
+        if h.is_control:
+            out.add(h.base_offset)
+            aborting.discard(pid)
+        elif h.is_transactional and pid in aborting:
+            out.add(h.base_offset)
+    return out
+
+
 def read_and_acquire(
     broker: BrokerApi,
     group_id: str,
@@ -105,9 +130,16 @@ def read_and_acquire(
         return PartitionRead()  # older batches a cluster's store holds: not read here yet
     except KafkaError as e:
         return PartitionRead(e.error_code)
-    batches = [(h.base_offset, h.last_offset, pos, h.size) for pos, h in iter_batches(data)]
+    headers = list(iter_batches(data))
+    batches = [(h.base_offset, h.last_offset, pos, h.size) for pos, h in headers]
+    aborted = log.aborted_transactions(offset, end) if settings.read_committed else []
     acquired = sp.acquire(
-        member_id, [(b, last) for b, last, _, _ in batches], now_ms, max_records, record_limit
+        member_id,
+        [(b, last) for b, last, _, _ in batches],
+        now_ms,
+        max_records,
+        record_limit,
+        passed_over=passed_over_batches([h for _, h in headers], aborted),
     )
     if not acquired:
         return PartitionRead()

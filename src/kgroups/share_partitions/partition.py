@@ -25,7 +25,7 @@ Nothing here reads a clock or a log: times and batches are passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 
 from kio.schema.errors import ErrorCode
@@ -115,11 +115,14 @@ class SharePartition:
         now_ms: int,
         max_records: int,
         record_limit: bool = False,
+        passed_over: Container[int] = (),
     ) -> list[AcquiredRange]:
         """Acquire for ``member_id`` what it may have among ``log_batches``
         ((base offset, last offset) of each batch read, in order). At least
         ``max_records`` are taken when there are that many; whole batches
-        may take more, unless ``record_limit`` (KIP-1206's record-limit mode)."""
+        may take more, unless ``record_limit`` (KIP-1206's record-limit mode).
+        The batches whose base offset is in ``passed_over`` (transaction
+        markers, aborted transactions' records) are archived, never handed out."""
         deadline = now_ms + self.config.record_lock_duration_ms
         acquired: list[AcquiredRange] = []
         taken = 0
@@ -127,6 +130,9 @@ class SharePartition:
             if taken >= max_records:
                 break
             if last < self.start_offset:
+                continue
+            if base in passed_over:
+                self._pass_over(base, last)
                 continue
             low = max(base, self.start_offset)
             budget = max_records - taken if record_limit else None
@@ -184,6 +190,18 @@ class SharePartition:
                     acquired.append(AcquiredRange(offset, offset, delivery.delivery_count))
                     taken += 1
         return taken
+
+    def _pass_over(self, base: int, last: int) -> None:
+        low = max(base, self.start_offset)
+        for batch in self._overlapping(low, min(last, self.end_offset - 1)):
+            for first, end, delivery in batch.deliveries():
+                if end >= low and first <= last and delivery.state is RecordState.AVAILABLE:
+                    delivery.end(RecordState.ARCHIVED)
+        if last >= self.end_offset:
+            first = max(low, self.end_offset)
+            self._batches[first] = InFlightBatch(first, last, Delivery(RecordState.ARCHIVED, 0))
+            self.end_offset = last + 1
+        self._advance_start()
 
     # -- acknowledging -------------------------------------------------------
 

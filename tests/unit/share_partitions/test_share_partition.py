@@ -289,3 +289,14 @@ def test_log_start_moving_past_the_start_offset() -> None:
     assert sp.start_offset == 5
     sp.move_start(20)
     assert sp.start_offset == 20 and sp.end_offset == 20 and sp.batches() == []
+
+
+def test_passed_over_batches_are_archived_not_handed_out() -> None:
+    sp = partition()
+    # A transaction marker at offset 5 between two batches.
+    got = sp.acquire("m1", [(0, 4), (5, 5), (6, 9)], 0, 500, passed_over={5})
+    assert got == [AcquiredRange(0, 4, 1), AcquiredRange(6, 9, 1)]
+    marker = sp.record(5)
+    assert marker is not None and marker.state is RecordState.ARCHIVED
+    sp.acknowledge("m1", [ack(0, 4, ACCEPT), ack(6, 9, ACCEPT)], 0)
+    assert sp.start_offset == 10
