@@ -5,6 +5,7 @@ expired member."""
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,7 +34,31 @@ from kgroups.protocol.types import GroupId, TopicName, i8, i32, i64
 from kgroups.records.batch import decode_records
 
 from broker_thread import BrokerThread
-from raw_wire import call_once
+from raw_wire import call, call_once
+
+# A member's connection: its share session lives as long as it does.
+_connections: dict[tuple[int, str], socket.socket] = {}
+
+
+def _connection(broker: BrokerThread, member: str) -> socket.socket:
+    key = (broker.port, member)
+    s = _connections.get(key)
+    if s is None:
+        s = _connections[key] = socket.create_connection(("127.0.0.1", broker.port), 30)
+    return s
+
+
+def disconnect(broker: BrokerThread, member: str) -> None:
+    _connections.pop((broker.port, member)).close()
+
+
+@pytest.fixture(autouse=True)
+def _close_connections() -> Iterator[None]:
+    yield
+    for s in _connections.values():
+        s.close()
+    _connections.clear()
+
 
 GROUP = "queue"
 ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
@@ -102,7 +127,7 @@ def share_fetch(
         ),
         forgotten_topics_data=(),
     )
-    return call_once(broker.port, request, timeout=30)
+    return call(_connection(broker, member), request)[0]
 
 
 def share_ack(
@@ -131,7 +156,7 @@ def share_ack(
             ),
         ),
     )
-    return call_once(broker.port, request, timeout=30)
+    return call(_connection(broker, member), request)[0]
 
 
 def acquired(response: Any) -> list[tuple[int, int, int]]:
@@ -213,6 +238,22 @@ def test_closing_a_session_releases_its_records(broker: BrokerThread) -> None:
     closed = share_ack(broker, topic_id, "m1", -1, ((0, 0, ACCEPT),))
     assert closed.responses[0].partitions[0].error_code is ErrorCode.none
     assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == [(1, 2, 2)]
+    assert share_fetch(broker, topic_id, "m1", 2).error_code is ErrorCode.share_session_not_found
+
+
+def test_a_closed_connection_ends_its_share_session(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 3)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+    disconnect(broker, "m1")
+    # The records come back at once, not when their lock times out.
+    deadline = time.monotonic() + 10
+    got: list[tuple[int, int, int]] = []
+    epoch = 0
+    while not got:
+        assert time.monotonic() < deadline
+        got = acquired(share_fetch(broker, topic_id, "m2", epoch, wait_ms=50))
+        epoch += 1
+    assert got == [(0, 2, 2)]
     assert share_fetch(broker, topic_id, "m1", 2).error_code is ErrorCode.share_session_not_found
 
 

@@ -109,6 +109,8 @@ def _context(
         client_host,
         security.principal,
         security.listener,
+        # Each connection has its own security state: it names the connection.
+        0 if security is PLAINTEXT_SECURITY else id(security),
     )
 
 

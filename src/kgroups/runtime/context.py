@@ -16,3 +16,6 @@ class RequestContext:
     """The Kafka principal of the connection (``User:...``)."""
     listener: str = "PLAINTEXT"
     """The name of the listener the request came through."""
+    connection_id: int = 0
+    """Names the connection while it is open (0: none, a request made in
+    process); share sessions end with theirs."""

@@ -247,6 +247,8 @@ class Broker:
             await serve_connection(self, reader, writer, state, security)
         finally:
             del self._connections[task]
+            # Its share sessions end with it, their records released (Kafka 4.1+).
+            self.share_partitions.connection_closed(id(security))
             left = self._per_ip[host] - 1
             if left:
                 self._per_ip[host] = left

@@ -71,6 +71,13 @@ class SharePartitionManager:
         for _key, partition in self.of_group(group_id):
             partition.release_member(member_id)
 
+    def connection_closed(self, connection_id: int) -> None:
+        """The sessions of a closed connection end, their records released."""
+        if not connection_id:
+            return
+        for session in self.sessions.on_connection(connection_id):
+            self.release_member(session.group_id, session.member_id)
+
     def member_expired(self, group_id: str, member_id: str) -> None:
         self.release_member(group_id, member_id)
 

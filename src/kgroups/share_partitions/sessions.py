@@ -9,6 +9,9 @@ next request must carry (KIP-932's ShareFetch sessions).
   moves to N + 1 (after the largest int32, to 1).
 - epoch -1 closes it.
 
+A session ends too when the connection of its last request closes (Kafka
+4.1+), its member's acquired records released.
+
 At most ``max_sessions`` sessions (``group.share.max.share.sessions``)
 exist on a broker: one more is SHARE_SESSION_LIMIT_REACHED.
 """
@@ -36,6 +39,8 @@ class ShareSession:
     """The epoch the next request must carry."""
     partitions: dict[SessionPartition, None] = field(default_factory=dict)
     """An ordered set."""
+    connection_id: int = 0
+    """The connection of its last request: the session ends when it closes."""
 
     def advance(self) -> None:
         self.epoch = 1 if self.epoch == _MAX_EPOCH else self.epoch + 1
@@ -87,6 +92,9 @@ class ShareSessionCache:
 
     def close(self, group_id: str, member_id: str) -> ShareSession | None:
         return self._sessions.pop((group_id, member_id), None)
+
+    def on_connection(self, connection_id: int) -> list[ShareSession]:
+        return [s for s in self._sessions.values() if s.connection_id == connection_id]
 
     def of_group(self, group_id: str) -> list[ShareSession]:
         return [s for (g, _m), s in self._sessions.items() if g == group_id]
