@@ -43,6 +43,8 @@ from kgroups.coordinator.consumer_messages import (
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.effects import Effects
+from kgroups.coordinator.offset_handlers import fetch_response, txn_commit_response
+from kgroups.coordinator.offset_removal import offset_delete_error
 from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, commit_response, join_error
 from kgroups.coordinator.result import EndMarker, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
@@ -274,6 +276,9 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.offset_commit(req))
+        elif req.group_id in self._share.table.groups:
+            # A share group keeps no committed offsets, as in Kafka.
+            fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.group_id_not_found, {}))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             # Fenced by member epoch (v9+); the offsets go where any are kept.
             error = offset_commit_error(
@@ -300,6 +305,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.txn_offset_commit(req))
+        elif req.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, txn_commit_response(req, ErrorCode.group_id_not_found, {}))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             self._consumer_side.txn_offset_commit(consumer, req, ctx, fx, now_ms)
         else:
@@ -356,6 +363,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.offset_fetch(group.group_id))
+        elif group.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, fetch_response(group.group_id, (), ErrorCode.group_id_not_found))
         elif (consumer := self._consumer.table.get(group.group_id)) is not None:
             self._consumer_side.offset_fetch(consumer, group, ctx, fx, require_stable)
         else:
@@ -367,6 +376,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS), (req.group_id, OFFSETS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.offset_delete())
+        elif req.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, offset_delete_error(ErrorCode.group_id_not_found))
         else:
             self._parts.removal.offset_delete(req, ctx, fx)
         return self._result(fx, now_ms)

@@ -6,6 +6,7 @@ restart rebuilds the groups from the log."""
 from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
+from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
 from kio.schema.share_group_describe.v1.response import DescribedGroup
 from kio.schema.share_group_heartbeat.v1.request import ShareGroupHeartbeatRequest
@@ -145,3 +146,23 @@ def test_a_restart_rebuilds_share_groups_and_their_sessions() -> None:
     # "b" stays silent: its session, started at load, ends it.
     h.advance(25_000)
     assert [m.member_id for m in share_describe(h, "s").members] == ["a"]
+
+
+def test_a_share_group_keeps_no_committed_offsets() -> None:
+    h = Harness()
+    a = share_heartbeat(h, "s", "a", 0)
+    assert h.commit("s", {("t", 0): 5}) == {("t", 0): ErrorCode.group_id_not_found}
+    token = h.token("fetch")
+    h.handle(
+        h.shard.offset_fetch(
+            OffsetFetchRequestGroup(group_id="s", topics=None),  # type: ignore[arg-type]
+            h.ctx(token, 9),
+            h.now,
+        )
+    )
+    assert h.reply(token).groups[0].error_code is ErrorCode.group_id_not_found
+    assert h.delete_offsets("s", {"t": [0]}).error_code is ErrorCode.group_id_not_found
+    # Still a share group, which its member goes on heartbeating in.
+    again = share_heartbeat(h, "s", "a", a.member_epoch, topics=None)
+    assert again.error_code is ErrorCode.none
+    assert [g.group_type for g in h.list_groups().groups] == ["share"]
