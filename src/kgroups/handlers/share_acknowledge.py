@@ -102,7 +102,16 @@ async def handle(
     else:
         session.advance()
     # Acknowledgements are answered once they would survive a restart.
-    stored = await broker.share_state.persist_changes()
+    if epoch == FINAL_EPOCH:
+        touched = [key for key, _sp in broker.share_partitions.of_group(group_id)]
+    else:
+        touched = [
+            (group_id, t.topic_id, int(p.partition_index))
+            for t in request.topics
+            if t.topic_id is not None
+            for p in t.partitions
+        ]
+    stored = await broker.share_state.persist_changes(touched)
     if stored is not ErrorCode.none:
         topics = [
             dataclasses.replace(

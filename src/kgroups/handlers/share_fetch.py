@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import datetime
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.share_fetch.v2 import ShareFetchRequest, ShareFetchResponse
@@ -37,6 +38,7 @@ from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
 from kgroups.handlers.share_reads import PartitionRead, group_settings, read_and_acquire
 from kgroups.partitions.log import NotInMemory
+from kgroups.share_partitions.manager import PartitionKey
 from kgroups.share_partitions.sessions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -108,7 +110,8 @@ async def handle(
     if epoch == FINAL_EPOCH:
         broker.share_partitions.release_member(group_id, member_id)
     # Acknowledgements are answered once they would survive a restart.
-    stored = await broker.share_state.persist_changes()
+    touched = _touched(broker, group_id, acks, released=epoch == FINAL_EPOCH)
+    stored = await broker.share_state.persist_changes(touched)
     if stored is not ErrorCode.none:
         ack_errors = {key: stored for key in ack_errors}
     if epoch != FINAL_EPOCH:
@@ -118,7 +121,9 @@ async def handle(
         if not request.is_renew_ack:
             reads = await _fetch(broker, session, request)
             # A share partition's start, set at its first fetch, is kept too.
-            await broker.share_state.persist_changes()
+            await broker.share_state.persist_changes(
+                [(group_id, t, p) for t, p in session.partitions]
+            )
     lock_ms = broker.share_partitions.config.record_lock_duration_ms
     own_lock = group_settings(broker, group_id).record_lock_duration_ms
     return ShareFetchResponse(
@@ -130,6 +135,19 @@ async def handle(
         responses=_topics(broker, reads, ack_errors, full=epoch == INITIAL_EPOCH, session=session),
         node_endpoints=(),
     )
+
+
+def _touched(
+    broker: BrokerApi,
+    group_id: str,
+    acks: Mapping[tuple[uuid.UUID | None, int], object],
+    released: bool,
+) -> list[PartitionKey]:
+    """The share partitions a request's acknowledgements (or its member's
+    release, at the end of its session) may have changed."""
+    if released:
+        return [key for key, _sp in broker.share_partitions.of_group(group_id)]
+    return [(group_id, t, p) for t, p in acks if t is not None]
 
 
 def _only_known(named: list[tuple[uuid.UUID | None, int]]) -> list[SessionPartition]:

@@ -18,6 +18,7 @@ same restore (share_partitions/persisted.py) whatever wrote it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
@@ -58,13 +59,14 @@ class ShareStateLog:
     def _partition_of(self, key: PartitionKey) -> int:
         return partition_for_share_key(key[0], key[1], key[2], self.partitions)
 
-    async def persist_changes(self) -> ErrorCode:
-        """Write what changed in the broker's share partitions, and the
-        tombstones of deleted groups' keys; NONE once durable."""
+    async def persist_changes(self, keys: Iterable[PartitionKey] | None = None) -> ErrorCode:
+        """Write what changed in the broker's share partitions (those of
+        ``keys``; None: all), and the tombstones of deleted groups' keys;
+        NONE once durable."""
         manager = self._broker.share_partitions
         records: dict[int, list[Record]] = {}
         now = self._broker.clock.now_ms()
-        for key, sp in manager.take_changed():
+        for key, sp in manager.take_changed(keys):
             records.setdefault(self._partition_of(key), []).append(self._snapshot(key, sp, now))
         forgotten, manager.forgotten = manager.forgotten, []
         for key in forgotten:

@@ -14,7 +14,7 @@ records released in every partition of the group.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from kgroups.share_partitions.config import SharePartitionConfig
 from kgroups.share_partitions.partition import SharePartition
@@ -98,9 +98,16 @@ class SharePartitionManager:
             del self._partitions[key]
             self._by_group[key[0]].discard(key)
 
-    def take_changed(self) -> list[tuple[PartitionKey, SharePartition]]:
-        """The share partitions whose state changed since the last call."""
-        changed = [(k, sp) for k, sp in self._partitions.items() if sp.changed]
+    def take_changed(
+        self, keys: Iterable[PartitionKey] | None = None
+    ) -> list[tuple[PartitionKey, SharePartition]]:
+        """The share partitions (among ``keys``; None: all) whose state
+        changed since they were last taken."""
+        if keys is None:
+            candidates = list(self._partitions.items())
+        else:
+            candidates = [(k, sp) for k in keys if (sp := self._partitions.get(k)) is not None]
+        changed = [(k, sp) for k, sp in candidates if sp.changed]
         for _key, sp in changed:
             sp.changed = False
         return changed
