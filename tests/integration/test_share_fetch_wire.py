@@ -305,3 +305,47 @@ def test_share_partition_state_survives_a_restart(tmp_path: Path) -> None:
         assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == [(2, 4, 2)]
     finally:
         broker.stop()
+
+
+def test_describe_share_group_offsets(broker: BrokerThread) -> None:
+    from kio.schema.describe_share_group_offsets.v1 import DescribeShareGroupOffsetsRequest
+    from kio.schema.describe_share_group_offsets.v1.request import (
+        DescribeShareGroupOffsetsRequestGroup,
+        DescribeShareGroupOffsetsRequestTopic,
+    )
+
+    topic_id = _topic(broker, 5)
+    joined = call_once(
+        broker.port,
+        ShareGroupHeartbeatRequest(
+            group_id=GroupId(GROUP),
+            member_id="m1",
+            member_epoch=i32(0),
+            subscribed_topic_names=(TopicName("t"),),
+        ),
+    )
+    assert joined.error_code is ErrorCode.none
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 4, 1)]
+    share_ack(broker, topic_id, "m1", 2, ((0, 1, ACCEPT), (3, 3, REJECT)))
+
+    def describe(group: str, topics: Any = None) -> Any:
+        request = DescribeShareGroupOffsetsRequest(
+            groups=(DescribeShareGroupOffsetsRequestGroup(group_id=GroupId(group), topics=topics),)
+        )
+        (answer,) = call_once(broker.port, request).groups
+        return answer
+
+    every = describe(GROUP)
+    assert every.error_code is ErrorCode.none
+    ((name, partitions),) = [(t.topic_name, t.partitions) for t in every.topics]
+    assert name == "t"
+    # Start offset 2; of the 3 records from there, offset 3 is done.
+    assert [(p.partition_index, p.start_offset, p.lag) for p in partitions] == [(0, 2, 2)]
+    named = describe(
+        GROUP,
+        (DescribeShareGroupOffsetsRequestTopic(topic_name=TopicName("t"), partitions=(i32(0),)),),
+    )
+    assert named.topics[0].partitions[0].start_offset == 2
+    missing = describe("nobody")
+    assert missing.error_code is ErrorCode.group_id_not_found
+    assert missing.error_message == "Group nobody not found."

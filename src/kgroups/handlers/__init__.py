@@ -38,6 +38,7 @@ from kgroups.handlers import (
     scram_credentials,
     share_acknowledge,
     share_fetch,
+    share_group_offsets,
     share_groups,
     transactions,
     write_txn_markers,
@@ -116,6 +117,7 @@ ROUTES.update(
         apis.SHARE_GROUP_DESCRIBE: Route(share_groups.describe),
         apis.SHARE_FETCH: Route(share_fetch.handle),
         apis.SHARE_ACKNOWLEDGE: Route(share_acknowledge.handle),
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS: Route(share_group_offsets.handle),
     }
 )
 

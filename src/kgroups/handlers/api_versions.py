@@ -30,6 +30,7 @@ _SHARE_APIS = frozenset(
         apis.SHARE_GROUP_DESCRIBE,
         apis.SHARE_FETCH,
         apis.SHARE_ACKNOWLEDGE,
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS,
     )
 )
 

@@ -75,6 +75,7 @@ SHARE_GROUP_HEARTBEAT = 76
 SHARE_GROUP_DESCRIBE = 77
 SHARE_FETCH = 78
 SHARE_ACKNOWLEDGE = 79
+DESCRIBE_SHARE_GROUP_OFFSETS = 90
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -133,6 +134,7 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(SHARE_GROUP_DESCRIBE, "ShareGroupDescribe", 1, 1),
         ApiRange(SHARE_FETCH, "ShareFetch", 1, 2),
         ApiRange(SHARE_ACKNOWLEDGE, "ShareAcknowledge", 1, 2),
+        ApiRange(DESCRIBE_SHARE_GROUP_OFFSETS, "DescribeShareGroupOffsets", 0, 1),
     )
 }
 

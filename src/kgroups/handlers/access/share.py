@@ -7,6 +7,7 @@ TOPIC_AUTHORIZATION_FAILED, the others are served)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from kio.schema.share_acknowledge.v2.response import (
@@ -130,3 +131,24 @@ def _ack_refused(denied: Sequence[Any]) -> tuple[ShareAcknowledgeTopicResponse, 
         )
         for t in denied
     )
+
+
+async def describe_share_group_offsets(
+    az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+) -> object:
+    """Group DESCRIBE per group (GROUP_AUTHORIZATION_FAILED for the others);
+    the topics without Topic DESCRIBE are left out of an all-topics answer."""
+    response: Any = await handler(broker, ctx, body)
+    groups = []
+    for g in response.groups:
+        if not allowed(az, ctx, Operation.DESCRIBE, GROUP, g.group_id):
+            g = replace(g, error_code=ErrorCode.group_authorization_failed, topics=())
+        else:
+            g = replace(
+                g,
+                topics=tuple(
+                    t for t in g.topics if allowed(az, ctx, Operation.DESCRIBE, TOPIC, t.topic_name)
+                ),
+            )
+        groups.append(g)
+    return replace(response, groups=tuple(groups))
