@@ -349,3 +349,26 @@ def test_describe_share_group_offsets(broker: BrokerThread) -> None:
     missing = describe("nobody")
     assert missing.error_code is ErrorCode.group_id_not_found
     assert missing.error_message == "Group nobody not found."
+
+
+def test_a_share_partition_may_start_a_duration_back(tmp_path: Path) -> None:
+    from config_admin_wire import SET, incremental
+
+    group_resource = 32
+    broker = BrokerThread(tmp_path / "data").start()
+    try:
+        assert create_topic(broker.port, "t", 1) is ErrorCode.none
+        topic_id: uuid.UUID = metadata(broker.port, "t").topics[0].topic_id
+        now = int(time.time() * 1000)
+        produce(broker.port, "t", 0, b"old-0", b"old-1", timestamp=now - 2 * 3_600_000)
+        produce(broker.port, "t", 0, b"new-2", b"new-3", timestamp=now - 60_000)
+        refused = incremental(
+            broker.port,
+            [(group_resource, GROUP, [("share.auto.offset.reset", SET, "by_duration:-PT1H")])],
+        )
+        assert refused[0][1] is ErrorCode.invalid_config
+        reset = [("share.auto.offset.reset", SET, "by_duration:PT1H")]
+        assert incremental(broker.port, [(group_resource, GROUP, reset)])[0][1] is ErrorCode.none
+        assert acquired(share_fetch(broker, topic_id, "m1", 0)) == [(2, 3, 1)]
+    finally:
+        broker.stop()

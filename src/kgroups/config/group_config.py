@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kgroups.config.broker_config import BrokerConfig
+from kgroups.config.iso_durations import parse_duration_ms
 from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = ["GROUP_CONFIG_KEYS", "group_config_defaults", "validate_group_configs"]
@@ -51,6 +52,27 @@ _CHOICES = {
     SHARE_ISOLATION_LEVEL: ("read_uncommitted", ("read_uncommitted", "read_committed")),
 }
 GROUP_CONFIG_KEYS = (*_KEYS, *_CHOICES)
+# share.auto.offset.reset=by_duration:<ISO-8601 duration>: from the records
+# written since that long ago.
+BY_DURATION = "by_duration:"
+
+
+def _check_by_duration(raw: str) -> None:
+    text = raw.strip()[len(BY_DURATION) :]
+    try:
+        ms = parse_duration_ms(text)
+    except ValueError:
+        raise KafkaError(
+            ErrorCode.invalid_config,
+            f"Invalid value {raw} for configuration {SHARE_AUTO_OFFSET_RESET}: "
+            "by_duration must be an ISO-8601 duration (PnDTnHnMn.nS)",
+        ) from None
+    if ms < 0:
+        raise KafkaError(
+            ErrorCode.invalid_config,
+            f"Invalid value {raw} for configuration {SHARE_AUTO_OFFSET_RESET}: "
+            "a negative duration is not allowed",
+        )
 
 
 def group_config_defaults(config: BrokerConfig) -> dict[str, str]:
@@ -63,6 +85,9 @@ def group_config_defaults(config: BrokerConfig) -> dict[str, str]:
 def validate_group_configs(overrides: Mapping[str, str], config: BrokerConfig) -> None:
     """INVALID_CONFIG for an unknown name or a value out of the broker's bounds."""
     for name, raw in overrides.items():
+        if name == SHARE_AUTO_OFFSET_RESET and raw.strip().lower().startswith(BY_DURATION):
+            _check_by_duration(raw)
+            continue
         choice = _CHOICES.get(name)
         if choice is not None:
             if raw.strip().lower() not in choice[1]:

@@ -18,7 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kgroups.config.group_config import SHARE_AUTO_OFFSET_RESET, SHARE_ISOLATION_LEVEL
+from kgroups.config.group_config import (
+    BY_DURATION,
+    SHARE_AUTO_OFFSET_RESET,
+    SHARE_ISOLATION_LEVEL,
+)
+from kgroups.config.iso_durations import parse_duration_ms
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.log import NotInMemory, PartitionLog
 from kgroups.records.batch import BatchHeader, iter_batches
@@ -40,15 +45,21 @@ class GroupSettings:
     read_committed: bool
     earliest: bool
     record_lock_duration_ms: int | None
+    by_duration_ms: int | None = None
+    """share.auto.offset.reset=by_duration: how far back a share partition starts."""
 
 
 def group_settings(broker: BrokerApi, group_id: str) -> GroupSettings:
     own: Mapping[str, str] = broker.dynamic_configs.group_configs(group_id)
     lock = own.get("share.record.lock.duration.ms")
+    reset = own.get(SHARE_AUTO_OFFSET_RESET, "").strip().lower()
     return GroupSettings(
         read_committed=own.get(SHARE_ISOLATION_LEVEL, "").lower() == "read_committed",
-        earliest=own.get(SHARE_AUTO_OFFSET_RESET, "").lower() == "earliest",
+        earliest=reset == "earliest",
         record_lock_duration_ms=None if lock is None else int(lock),
+        by_duration_ms=parse_duration_ms(reset[len(BY_DURATION) :])
+        if reset.startswith(BY_DURATION)
+        else None,
     )
 
 
@@ -68,9 +79,15 @@ def share_partition(
         )
 
     def start() -> int:
+        latest = log.last_stable_offset if settings.read_committed else log.high_watermark
         if settings.earliest:
             return log.log_start_offset
-        return log.last_stable_offset if settings.read_committed else log.high_watermark
+        if settings.by_duration_ms is not None:
+            # The first record written since then; none: the end, as Kafka.
+            since = broker.clock.now_ms() - settings.by_duration_ms
+            found = log.offset_for_timestamp(since)
+            return latest if found is None else min(found.offset, latest)
+        return latest
 
     sp = manager.get_or_create((group_id, topic_id, partition), start, config)
     sp.move_start(log.log_start_offset)
