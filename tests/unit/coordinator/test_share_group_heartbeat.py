@@ -219,3 +219,18 @@ def test_the_simple_assignor() -> None:
     assert all(len(five[m][t]) >= 1 for m in five)
     # Members subscribed to a missing topic get nothing.
     assert assign({"a": frozenset({"x"})}, {}, topics) == {"a": {}}
+
+
+def test_a_member_may_come_back_with_its_previous_epoch() -> None:
+    h = Harness()
+    first = h.beat(hb("m1", 0))
+    h.beat(hb("m2", 0))
+    h.beat(hb("m3", 0))
+    moved = h.beat(hb("m1", first.member_epoch, topics=None))
+    assert (first.member_epoch, moved.member_epoch) == (1, 3)
+    # The answer that moved it on was lost: its previous epoch still counts.
+    again = h.beat(hb("m1", first.member_epoch, topics=None))
+    assert again.error_code is ErrorCode.none and again.member_epoch == moved.member_epoch
+    stale = h.beat(hb("m1", 2, topics=None))
+    assert stale.error_code is ErrorCode.fenced_member_epoch
+    assert "smaller member epoch" in (stale.error_message or "")
