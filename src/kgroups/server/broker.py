@@ -300,6 +300,7 @@ class Broker:
 
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)
+        self.share_partitions.drop_topics(lambda topic_id: self.topics.by_id(topic_id) is not None)
         log.info("topic %s was deleted", name)
 
     # -- dynamic broker configs (KIP-226) ----------------------------------

@@ -93,10 +93,16 @@ class SharePartitionManager:
             del self.stored[key]
             self.forgotten.append(key)
 
-    def drop_topic(self, topic_id: uuid.UUID) -> None:
-        for key in [k for k in self._partitions if k[1] == topic_id]:
+    def drop_topics(self, exists: Callable[[uuid.UUID], bool]) -> None:
+        """Topics were deleted: the share partitions of those no longer there
+        go, and their stored state."""
+        for key in [k for k in self._partitions if not exists(k[1])]:
             del self._partitions[key]
             self._by_group[key[0]].discard(key)
+            self.forgotten.append(key)
+        for key in [k for k in self.stored if not exists(k[1])]:
+            del self.stored[key]
+            self.forgotten.append(key)
 
     def take_changed(
         self, keys: Iterable[PartitionKey] | None = None

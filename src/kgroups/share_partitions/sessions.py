@@ -95,6 +95,3 @@ class ShareSessionCache:
 
     def on_connection(self, connection_id: int) -> list[ShareSession]:
         return [s for s in self._sessions.values() if s.connection_id == connection_id]
-
-    def of_group(self, group_id: str) -> list[ShareSession]:
-        return [s for (g, _m), s in self._sessions.items() if g == group_id]

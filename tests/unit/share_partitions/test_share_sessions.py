@@ -70,3 +70,14 @@ def test_a_deleted_group_loses_its_share_partitions() -> None:
     assert again.start_offset == 0
     kept = manager.get(("h", TOPIC, 0))
     assert kept is not None and kept.start_offset == 3
+
+
+def test_a_deleted_topic_loses_its_share_partitions() -> None:
+    manager = SharePartitionManager(SharePartitionConfig(), 10)
+    other = uuid.uuid4()
+    manager.get_or_create(("g", TOPIC, 0), lambda: 7)
+    manager.get_or_create(("g", other, 0), lambda: 3)
+    manager.drop_topics(lambda topic_id: topic_id == other)
+    assert manager.get(("g", TOPIC, 0)) is None
+    assert manager.get(("g", other, 0)) is not None
+    assert manager.forgotten == [("g", TOPIC, 0)]  # its stored state goes too
