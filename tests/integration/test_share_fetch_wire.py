@@ -52,12 +52,11 @@ def disconnect(broker: BrokerThread, member: str) -> None:
     _connections.pop((broker.port, member)).close()
 
 
-@pytest.fixture(autouse=True)
-def _close_connections() -> Iterator[None]:
-    yield
-    for s in _connections.values():
-        s.close()
-    _connections.clear()
+def stop(broker: BrokerThread) -> None:
+    """Members' connections close first: the broker need not wait for them."""
+    for key in [k for k in _connections if k[0] == broker.port]:
+        _connections.pop(key).close()
+    broker.stop()
 
 
 GROUP = "queue"
@@ -76,7 +75,7 @@ def broker(tmp_path: Path, clock: ManualClock) -> Iterator[BrokerThread]:
     try:
         yield b
     finally:
-        b.stop()
+        stop(b)
 
 
 def _topic(broker: BrokerThread, records: int) -> uuid.UUID:
@@ -286,7 +285,7 @@ def test_a_member_whose_session_expires_loses_its_records(tmp_path: Path) -> Non
             epoch += 1
         assert got == [(0, 2, 2)]
     finally:
-        broker.stop()
+        stop(broker)
 
 
 def test_share_partition_state_survives_a_restart(tmp_path: Path) -> None:
@@ -298,13 +297,13 @@ def test_share_partition_state_survives_a_restart(tmp_path: Path) -> None:
         done = share_ack(broker, topic_id, "m1", 2, ((0, 1, ACCEPT), (2, 2, RELEASE)))
         assert done.responses[0].partitions[0].error_code is ErrorCode.none
     finally:
-        broker.stop()
+        stop(broker)
     broker = BrokerThread(data).start()
     try:
         # Accepted records stay done; the others come back, their deliveries counted.
         assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == [(2, 4, 2)]
     finally:
-        broker.stop()
+        stop(broker)
 
 
 def test_describe_share_group_offsets(broker: BrokerThread) -> None:
@@ -371,4 +370,51 @@ def test_a_share_partition_may_start_a_duration_back(tmp_path: Path) -> None:
         assert incremental(broker.port, [(group_resource, GROUP, reset)])[0][1] is ErrorCode.none
         assert acquired(share_fetch(broker, topic_id, "m1", 0)) == [(2, 3, 1)]
     finally:
-        broker.stop()
+        stop(broker)
+
+
+def test_unknown_topics_and_partitions_answer_their_errors(broker: BrokerThread) -> None:
+    topic_id = _topic(broker, 1)
+    unknown = uuid.uuid4()
+    response = share_fetch(broker, unknown, "m2", 0, wait_ms=0)
+    assert response.error_code is ErrorCode.none
+    (partition,) = response.responses[0].partitions
+    assert partition.error_code is ErrorCode.unknown_topic_id
+    request = ShareFetchRequest(
+        group_id=GroupId(GROUP),
+        member_id="m3",
+        share_session_epoch=i32(0),
+        max_wait=i32Timedelta.parse(timedelta(0)),
+        min_bytes=i32(1),
+        max_records=i32(10),
+        batch_size=i32(10),
+        topics=(
+            FetchTopic(
+                topic_id=topic_id,
+                partitions=(FetchPartition(partition_index=i32(5), acknowledgement_batches=()),),
+            ),
+        ),
+        forgotten_topics_data=(),
+    )
+    (missing,) = call(_connection(broker, "m3"), request)[0].responses[0].partitions
+    assert missing.error_code is ErrorCode.unknown_topic_or_partition
+
+
+def test_a_forgotten_partition_is_no_longer_fetched(broker: BrokerThread) -> None:
+    from kio.schema.share_fetch.v2.request import ForgottenTopic
+
+    topic_id = _topic(broker, 3)
+    forget = ShareFetchRequest(
+        group_id=GroupId(GROUP),
+        member_id="m1",
+        share_session_epoch=i32(1),
+        max_wait=i32Timedelta.parse(timedelta(0)),
+        min_bytes=i32(1),
+        max_records=i32(10),
+        batch_size=i32(10),
+        topics=(),
+        forgotten_topics_data=(ForgottenTopic(topic_id=topic_id, partitions=(i32(0),)),),
+    )
+    assert acquired(call(_connection(broker, "m1"), forget)[0]) == []
+    # Named again, it is fetched again.
+    assert acquired(share_fetch(broker, topic_id, "m1", 2)) == [(0, 2, 1)]
