@@ -418,3 +418,60 @@ def test_a_forgotten_partition_is_no_longer_fetched(broker: BrokerThread) -> Non
     assert acquired(call(_connection(broker, "m1"), forget)[0]) == []
     # Named again, it is fetched again.
     assert acquired(share_fetch(broker, topic_id, "m1", 2)) == [(0, 2, 1)]
+
+
+def test_alter_and_delete_share_group_offsets(broker: BrokerThread) -> None:
+    from kio.schema.alter_share_group_offsets.v0 import AlterShareGroupOffsetsRequest
+    from kio.schema.alter_share_group_offsets.v0.request import (
+        AlterShareGroupOffsetsRequestPartition,
+        AlterShareGroupOffsetsRequestTopic,
+    )
+    from kio.schema.delete_share_group_offsets.v0 import DeleteShareGroupOffsetsRequest
+    from kio.schema.delete_share_group_offsets.v0.request import (
+        DeleteShareGroupOffsetsRequestTopic,
+    )
+
+    topic_id = _topic(broker, 5)
+
+    def alter(group: str, offset: int) -> Any:
+        topics = (
+            AlterShareGroupOffsetsRequestTopic(
+                topic_name=TopicName("t"),
+                partitions=(
+                    AlterShareGroupOffsetsRequestPartition(
+                        partition_index=i32(0), start_offset=i64(offset)
+                    ),
+                ),
+            ),
+        )
+        request = AlterShareGroupOffsetsRequest(group_id=GroupId(group), topics=topics)
+        return call_once(broker.port, request)
+
+    def delete(group: str) -> Any:
+        topics = (DeleteShareGroupOffsetsRequestTopic(topic_name=TopicName("t")),)
+        request = DeleteShareGroupOffsetsRequest(group_id=GroupId(group), topics=topics)
+        return call_once(broker.port, request)
+
+    # An empty share group, made by the alter: its partition starts at 3.
+    altered = alter(GROUP, 3)
+    assert altered.error_code is ErrorCode.none
+    assert altered.responses[0].partitions[0].error_code is ErrorCode.none
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(3, 4, 1)]
+    # Deleted: the next fetch starts it where share.auto.offset.reset says (latest).
+    assert delete(GROUP).responses[0].error_code is ErrorCode.none
+    assert acquired(share_fetch(broker, topic_id, "m1", 2, wait_ms=0)) == []
+    assert delete("nobody").error_code is ErrorCode.group_id_not_found
+    # A group with a member may not be changed.
+    joined = call_once(
+        broker.port,
+        ShareGroupHeartbeatRequest(
+            group_id=GroupId(GROUP),
+            member_id="m1",
+            member_epoch=i32(0),
+            subscribed_topic_names=(TopicName("t"),),
+        ),
+    )
+    assert joined.error_code is ErrorCode.none
+    busy = alter(GROUP, 0)
+    assert busy.error_code is ErrorCode.non_empty_group
+    assert busy.responses[0].partitions[0].error_code is ErrorCode.non_empty_group

@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TypeVar
 
+from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
 from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
@@ -74,6 +76,8 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
     retriable = retriable_append_error(error)
     if isinstance(response, HeartbeatResponse):
         return heartbeat_response(retriable)
+    if isinstance(response, (AlterShareGroupOffsetsResponse, DeleteShareGroupOffsetsResponse)):
+        return dataclasses.replace(response, error_code=retriable, error_message=None)
     if isinstance(response, ShareGroupHeartbeatResponse):
         return dataclasses.replace(
             response, error_code=retriable, error_message=None, assignment=None

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
 
+from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
 from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
@@ -37,6 +39,8 @@ Response: TypeAlias = (
     | ConsumerGroupDescribeResponse
     | ShareGroupHeartbeatResponse
     | ShareGroupDescribeResponse
+    | AlterShareGroupOffsetsResponse
+    | DeleteShareGroupOffsetsResponse
     | TxnOffsetCommitResponse
     | ErrorCode  # a transaction marker's outcome
 )

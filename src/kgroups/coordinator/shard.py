@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
 from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
 from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
@@ -45,7 +47,12 @@ from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.offset_handlers import fetch_response, txn_commit_response
 from kgroups.coordinator.offset_removal import offset_delete_error
-from kgroups.coordinator.responses import UNKNOWN_MEMBER_ID, commit_response, join_error
+from kgroups.coordinator.responses import (
+    NO_THROTTLE,
+    UNKNOWN_MEMBER_ID,
+    commit_response,
+    join_error,
+)
 from kgroups.coordinator.result import EndMarker, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.shard_partition import ShardPartition
@@ -246,6 +253,33 @@ class GroupCoordinatorShard(ShardPartition):
                 self._loading,
             ),
         )
+        return self._result(fx, now_ms)
+
+    def share_group_offsets_change(
+        self, group_id: str, create: bool, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """Whether an admin may set (AlterShareGroupOffsets; ``create``: the
+        group is made if missing) or delete (DeleteShareGroupOffsets) the
+        group's start offsets: only those of an empty share group. The reply
+        carries the group's error alone; the handler adds the partitions."""
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        group = self._share.table.get(group_id)
+        error, message = ErrorCode.none, None
+        if self._loading:
+            error = ErrorCode.coordinator_load_in_progress
+        elif self._other_kind(group_id):
+            error, message = ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+        elif group is None and not create:
+            error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
+        elif group is not None and group.members:
+            error, message = ErrorCode.non_empty_group, "The group is not empty."
+        else:
+            fx.records.extend(self._share.offsets_changed(group_id, self._topics))
+        reply: AlterShareGroupOffsetsResponse | DeleteShareGroupOffsetsResponse = (
+            AlterShareGroupOffsetsResponse if create else DeleteShareGroupOffsetsResponse
+        )(throttle_time=NO_THROTTLE, error_code=error, error_message=message, responses=())
+        fx.reply(ctx.reply_to, reply)
         return self._result(fx, now_ms)
 
     def _delete_share_groups(self, group_ids: Collection[str], fx: Effects) -> dict[str, ErrorCode]:

@@ -117,7 +117,9 @@ ROUTES.update(
         apis.SHARE_GROUP_DESCRIBE: Route(share_groups.describe),
         apis.SHARE_FETCH: Route(share_fetch.handle),
         apis.SHARE_ACKNOWLEDGE: Route(share_acknowledge.handle),
-        apis.DESCRIBE_SHARE_GROUP_OFFSETS: Route(share_group_offsets.handle),
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS: Route(share_group_offsets.describe),
+        apis.ALTER_SHARE_GROUP_OFFSETS: Route(share_group_offsets.alter),
+        apis.DELETE_SHARE_GROUP_OFFSETS: Route(share_group_offsets.delete),
     }
 )
 

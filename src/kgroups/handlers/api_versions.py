@@ -31,6 +31,8 @@ _SHARE_APIS = frozenset(
         apis.SHARE_FETCH,
         apis.SHARE_ACKNOWLEDGE,
         apis.DESCRIBE_SHARE_GROUP_OFFSETS,
+        apis.ALTER_SHARE_GROUP_OFFSETS,
+        apis.DELETE_SHARE_GROUP_OFFSETS,
     )
 )
 

@@ -1,6 +1,16 @@
-"""DescribeShareGroupOffsets (KIP-932; v1 adds the lag, KIP-1226): each share
+"""A share group's start offsets for admins (KIP-932).
+
+DescribeShareGroupOffsets (v1 adds the lag, KIP-1226): each share
 partition's start offset and lag, from the broker's share partitions (and
 the state stored in ``__share_group_state`` that none has taken up yet).
+
+AlterShareGroupOffsets sets start offsets, DeleteShareGroupOffsets forgets a
+topic's share partitions (the next fetch starts them where
+``share.auto.offset.reset`` says); both only on an empty share group
+(NON_EMPTY_GROUP otherwise), a missing one made by AlterShareGroupOffsets,
+and both move the group epoch on, as Kafka does. A group of another kind is
+GROUP_ID_NOT_FOUND, ``Group <id> is not a share group.``, for the whole
+request and each of its partitions.
 
 A group that is not a share group answers GROUP_ID_NOT_FOUND (``Group <id>
 is not a share group.`` or ``Group <id> not found.``), as the coordinator's
@@ -12,9 +22,23 @@ high watermark not yet acknowledged or archived (-1 when not known).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import TYPE_CHECKING
 
+from kio.schema.alter_share_group_offsets.v0 import (
+    AlterShareGroupOffsetsRequest,
+    AlterShareGroupOffsetsResponse,
+)
+from kio.schema.alter_share_group_offsets.v0.response import (
+    AlterShareGroupOffsetsResponsePartition,
+    AlterShareGroupOffsetsResponseTopic,
+)
+from kio.schema.delete_share_group_offsets.v0 import (
+    DeleteShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsResponse,
+)
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponseTopic
 from kio.schema.describe_share_group_offsets.v1 import (
     DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse,
@@ -39,7 +63,7 @@ if TYPE_CHECKING:
 _UNINITIALIZED = -1
 
 
-async def handle(
+async def describe(
     broker: BrokerApi, ctx: RequestContext, request: DescribeShareGroupOffsetsRequest
 ) -> DescribeShareGroupOffsetsResponse:
     groups = []
@@ -167,3 +191,95 @@ def _done_in(batches: tuple[StateBatch, ...], start: int) -> int:
         for b in batches
         if b.delivery_state in final and b.last_offset >= start
     )
+
+
+async def alter(
+    broker: BrokerApi, ctx: RequestContext, request: AlterShareGroupOffsetsRequest
+) -> AlterShareGroupOffsetsResponse:
+    group_id = request.group_id
+    answer = await _change_allowed(broker, ctx, group_id, create=True)
+    assert isinstance(answer, AlterShareGroupOffsetsResponse)
+    topics = []
+    for t in request.topics:
+        topic = broker.topics.get(t.topic_name)
+        partitions = []
+        for p in t.partitions:
+            error, message = answer.error_code, answer.error_message
+            if error is ErrorCode.none and (
+                topic is None or not broker.topics.partition_exists(topic.name, p.partition_index)
+            ):
+                error, message = ErrorCode.unknown_topic_or_partition, _NOT_HOSTED
+            if error is ErrorCode.none and topic is not None:
+                key = (group_id, topic.topic_id, int(p.partition_index))
+                broker.share_partitions.set_start(key, int(p.start_offset))
+            partitions.append(
+                AlterShareGroupOffsetsResponsePartition(
+                    partition_index=p.partition_index, error_code=error, error_message=message
+                )
+            )
+        topics.append(
+            AlterShareGroupOffsetsResponseTopic(
+                topic_name=t.topic_name,
+                topic_id=None if topic is None else topic.topic_id,
+                partitions=tuple(partitions),
+            )
+        )
+    stored = await broker.share_state.persist_changes()
+    return dataclasses.replace(
+        answer,
+        error_code=answer.error_code if stored is ErrorCode.none else stored,
+        responses=tuple(topics),
+    )
+
+
+async def delete(
+    broker: BrokerApi, ctx: RequestContext, request: DeleteShareGroupOffsetsRequest
+) -> DeleteShareGroupOffsetsResponse:
+    group_id = request.group_id
+    answer = await _change_allowed(broker, ctx, group_id, create=False)
+    assert isinstance(answer, DeleteShareGroupOffsetsResponse)
+    topics = []
+    for t in request.topics:
+        topic = broker.topics.get(t.topic_name)
+        error, message = answer.error_code, answer.error_message
+        if error is ErrorCode.none and topic is None:
+            error, message = ErrorCode.unknown_topic_or_partition, _NOT_HOSTED
+        if error is ErrorCode.none and topic is not None:
+            broker.share_partitions.forget_topic(group_id, topic.topic_id)
+        topics.append(
+            DeleteShareGroupOffsetsResponseTopic(
+                topic_name=t.topic_name,
+                topic_id=None if topic is None else topic.topic_id,
+                error_code=error,
+                error_message=message,
+            )
+        )
+    stored = await broker.share_state.persist_changes()
+    return dataclasses.replace(
+        answer,
+        error_code=answer.error_code if stored is ErrorCode.none else stored,
+        responses=tuple(topics),
+    )
+
+
+_NOT_HOSTED = "This server does not host this topic-partition."
+
+
+async def _change_allowed(
+    broker: BrokerApi, ctx: RequestContext, group_id: str, create: bool
+) -> AlterShareGroupOffsetsResponse | DeleteShareGroupOffsetsResponse:
+    """The coordinator's word on the group (its epoch moved on if allowed)."""
+    kind = AlterShareGroupOffsetsResponse if create else DeleteShareGroupOffsetsResponse
+    if not group_id:
+        return kind(throttle_time=NO_THROTTLE, error_code=ErrorCode.invalid_group_id, responses=())
+    try:
+        answer: (
+            AlterShareGroupOffsetsResponse | DeleteShareGroupOffsetsResponse
+        ) = await broker.coordinator.call(
+            group_id,
+            ctx,
+            lambda shard, c, now: shard.share_group_offsets_change(group_id, create, c, now),
+        )
+    except KafkaError as e:
+        return kind(throttle_time=NO_THROTTLE, error_code=e.error_code, responses=())
+    return answer

@@ -76,6 +76,8 @@ SHARE_GROUP_DESCRIBE = 77
 SHARE_FETCH = 78
 SHARE_ACKNOWLEDGE = 79
 DESCRIBE_SHARE_GROUP_OFFSETS = 90
+ALTER_SHARE_GROUP_OFFSETS = 91
+DELETE_SHARE_GROUP_OFFSETS = 92
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -135,6 +137,8 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(SHARE_FETCH, "ShareFetch", 1, 2),
         ApiRange(SHARE_ACKNOWLEDGE, "ShareAcknowledge", 1, 2),
         ApiRange(DESCRIBE_SHARE_GROUP_OFFSETS, "DescribeShareGroupOffsets", 0, 1),
+        ApiRange(ALTER_SHARE_GROUP_OFFSETS, "AlterShareGroupOffsets", 0, 0),
+        ApiRange(DELETE_SHARE_GROUP_OFFSETS, "DeleteShareGroupOffsets", 0, 0),
     )
 }
 

@@ -65,8 +65,12 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             migration_policy=cfg.get_str("group.consumer.migration.policy"),
             overrides=broker.dynamic_configs,
         )
-        # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version feature).
-        self.share_protocol_enabled = "share" in cfg.rebalance_protocols()
+        # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version
+        # feature), served by a broker alone: a cluster's brokers would each
+        # keep their own share partitions.
+        self.share_protocol_enabled = (
+            "share" in cfg.rebalance_protocols() and broker.cluster is None
+        )
         self.share_config = ShareGroupConfig(
             session_timeout_ms=cfg.get_int("group.share.session.timeout.ms"),
             heartbeat_interval_ms=cfg.get_int("group.share.heartbeat.interval.ms"),

@@ -78,6 +78,26 @@ class SharePartitionManager:
         for session in self.sessions.on_connection(connection_id):
             self.release_member(session.group_id, session.member_id)
 
+    def set_start(self, key: PartitionKey, start_offset: int) -> None:
+        """AlterShareGroupOffsets: the share partition starts again at
+        ``start_offset``, nothing in flight."""
+        self.stored.pop(key, None)
+        partition = SharePartition(self.config, start_offset)
+        partition.changed = True
+        self._partitions[key] = partition
+        self._by_group.setdefault(key[0], set()).add(key)
+
+    def forget_topic(self, group_id: str, topic_id: uuid.UUID) -> None:
+        """DeleteShareGroupOffsets: the group's share partitions of the topic
+        go, and their stored state; the next fetch starts them afresh."""
+        keys = {k for k in self._by_group.get(group_id, set()) if k[1] == topic_id}
+        keys |= {k for k in self.stored if k[0] == group_id and k[1] == topic_id}
+        for key in keys:
+            self._partitions.pop(key, None)
+            self.stored.pop(key, None)
+            self._by_group.get(group_id, set()).discard(key)
+            self.forgotten.append(key)
+
     def member_expired(self, group_id: str, member_id: str) -> None:
         self.release_member(group_id, member_id)
 

@@ -308,6 +308,21 @@ class ShareGroupCoordinator:
             for member_id in group.members:
                 self.schedule_session(group.group_id, member_id, now_ms)
 
+    # -- start offsets set by an admin ----------------------------------------
+
+    def offsets_changed(self, group_id: str, topics: TopicsView) -> list[Record]:
+        """AlterShareGroupOffsets or DeleteShareGroupOffsets on an empty share
+        group (made if missing): a new group epoch, as Kafka writes; the
+        records (already applied)."""
+        group = self.table.get(group_id)
+        epoch = 0 if group is None else group.group_epoch
+        names = frozenset() if group is None else group.subscribed_topic_names()
+        self._emit(
+            ShareGroupKey(GROUP_METADATA, group_id),
+            GroupMetadataValue(epoch + 1, metadata_hash(names, topics)),
+        )
+        return self._take_records()
+
     # -- deletion ------------------------------------------------------------
 
     def delete_group(self, group_id: str) -> list[Record]:

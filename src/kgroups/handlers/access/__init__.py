@@ -33,6 +33,8 @@ GUARDS: dict[int, Guard] = {
     apis.SHARE_FETCH: share.share_fetch,
     apis.SHARE_ACKNOWLEDGE: share.share_acknowledge,
     apis.DESCRIBE_SHARE_GROUP_OFFSETS: share.describe_share_group_offsets,
+    apis.ALTER_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.READ),
+    apis.DELETE_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.DELETE),
     apis.TXN_OFFSET_COMMIT: transactions.txn_offset_commit,
     apis.DESCRIBE_TRANSACTIONS: transactions.describe_transactions,
     apis.LIST_TRANSACTIONS: transactions.list_transactions,

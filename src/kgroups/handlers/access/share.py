@@ -1,15 +1,22 @@
 """Guards of the share group APIs (KIP-932), with Kafka's checks: Group READ
-to heartbeat, fetch and acknowledge, Group DESCRIBE to describe, Topic
-DESCRIBE of the topics a member subscribes to, Topic READ of those it fetches
-from or acknowledges (a denied topic's partitions answer
-TOPIC_AUTHORIZATION_FAILED, the others are served)."""
+to heartbeat, fetch, acknowledge and alter start offsets, Group DESCRIBE to
+describe, Group DELETE to delete start offsets, Topic DESCRIBE of the topics
+a member subscribes to, Topic READ of those it fetches from, acknowledges or
+sets (a denied topic answers TOPIC_AUTHORIZATION_FAILED, the others are
+served)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
+from kio.schema.alter_share_group_offsets.v0 import AlterShareGroupOffsetsRequest
+from kio.schema.alter_share_group_offsets.v0.response import (
+    AlterShareGroupOffsetsResponsePartition,
+    AlterShareGroupOffsetsResponseTopic,
+)
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponseTopic
 from kio.schema.share_acknowledge.v2.response import (
     LeaderIdAndEpoch as AckLeader,
 )
@@ -28,7 +35,7 @@ from kio.static.primitive import Records, i16
 
 from kgroups.coordinator.share.messages import share_heartbeat_error, share_heartbeat_response
 from kgroups.errors import ErrorCode
-from kgroups.handlers.access.checks import GROUP, TOPIC, Handler, allowed, serve_allowed
+from kgroups.handlers.access.checks import GROUP, TOPIC, Guard, Handler, allowed, serve_allowed
 from kgroups.handlers.access.groups import described_groups
 from kgroups.handlers.share_acknowledge import acknowledge_error
 from kgroups.handlers.share_fetch import fetch_error
@@ -152,3 +159,47 @@ async def describe_share_group_offsets(
             )
         groups.append(g)
     return replace(response, groups=tuple(groups))
+
+
+def share_offsets_change_guard(op: Operation) -> Guard:
+    """AlterShareGroupOffsets (Group READ) and DeleteShareGroupOffsets (Group
+    DELETE): the whole request refused with GROUP_AUTHORIZATION_FAILED; a
+    topic without Topic READ answers TOPIC_AUTHORIZATION_FAILED, untouched."""
+
+    async def guard(
+        az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
+    ) -> object:
+        if not allowed(az, ctx, op, GROUP, body.group_id):
+            response: Any = await handler(broker, ctx, replace(body, group_id="", topics=()))
+            return replace(response, error_code=ErrorCode.group_authorization_failed)
+        denied = [
+            t for t in body.topics if not allowed(az, ctx, Operation.READ, TOPIC, t.topic_name)
+        ]
+        return await serve_allowed(
+            broker, ctx, body, handler, "topics", denied, "responses", _offsets_refused(body)
+        )
+
+    return guard
+
+
+def _offsets_refused(body: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    if isinstance(body, AlterShareGroupOffsetsRequest):
+        return lambda denied: tuple(
+            AlterShareGroupOffsetsResponseTopic(
+                topic_name=t.topic_name,
+                topic_id=None,
+                partitions=tuple(
+                    AlterShareGroupOffsetsResponsePartition(
+                        partition_index=p.partition_index, error_code=_DENIED
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in denied
+        )
+    return lambda denied: tuple(
+        DeleteShareGroupOffsetsResponseTopic(
+            topic_name=t.topic_name, topic_id=None, error_code=_DENIED
+        )
+        for t in denied
+    )
