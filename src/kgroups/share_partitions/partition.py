@@ -71,9 +71,9 @@ class SharePartition:
 
     def next_fetch_offset(self) -> int:
         for batch in self._batches.values():
-            for first, _last, delivery in batch.deliveries():
-                if delivery.state is RecordState.AVAILABLE and first >= self.start_offset:
-                    return first
+            for first, last, delivery in batch.deliveries():
+                if delivery.state is RecordState.AVAILABLE and last >= self.start_offset:
+                    return max(first, self.start_offset)
         return self.end_offset
 
     def can_acquire(self) -> bool:

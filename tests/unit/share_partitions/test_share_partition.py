@@ -300,3 +300,12 @@ def test_passed_over_batches_are_archived_not_handed_out() -> None:
     assert marker is not None and marker.state is RecordState.ARCHIVED
     sp.acknowledge("m1", [ack(0, 4, ACCEPT), ack(6, 9, ACCEPT)], 0)
     assert sp.start_offset == 10
+
+
+def test_records_after_a_moved_log_start_are_still_offered() -> None:
+    sp = partition()
+    sp.acquire("m1", [(0, 9)], 0, 500)
+    sp.acknowledge("m1", [ack(0, 9, RELEASE)], 0)
+    sp.move_start(4)  # retention took 0..3 out of the middle of the batch
+    assert sp.next_fetch_offset() == 4
+    assert sp.acquire("m2", [(0, 9)], 0, 500) == [AcquiredRange(4, 9, 2)]
