@@ -475,3 +475,23 @@ def test_alter_and_delete_share_group_offsets(broker: BrokerThread) -> None:
     busy = alter(GROUP, 0)
     assert busy.error_code is ErrorCode.non_empty_group
     assert busy.responses[0].partitions[0].error_code is ErrorCode.non_empty_group
+
+
+def test_a_waiting_fetch_gets_records_as_soon_as_they_are_released(broker: BrokerThread) -> None:
+    import threading
+
+    topic_id = _topic(broker, 3)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 2, 1)]
+    assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == []
+    answers: list[Any] = []
+    waiting = threading.Thread(
+        target=lambda: answers.append(share_fetch(broker, topic_id, "m2", 1, wait_ms=30_000))
+    )
+    started = time.monotonic()
+    waiting.start()
+    time.sleep(0.3)  # m2's fetch is parked by now (if not, it finds the records at once)
+    assert share_ack(broker, topic_id, "m1", 2, ((0, 2, RELEASE),)).error_code is ErrorCode.none
+    waiting.join(25)
+    # Answered well before its 30 s wait, with the released records.
+    assert time.monotonic() - started < 20
+    assert acquired(answers[0]) == [(0, 2, 2)]

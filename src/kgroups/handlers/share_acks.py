@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from kgroups.errors import ErrorCode
-from kgroups.share_partitions import AcknowledgementBatch
+from kgroups.share_partitions import AcknowledgementBatch, AcknowledgeType
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -45,4 +45,7 @@ def acknowledge(
         AcknowledgementBatch(int(b.first_offset), int(b.last_offset), tuple(b.acknowledge_types))
         for b in batches
     ]
-    return sp.acknowledge(member_id, acks, now_ms, renew_allowed)
+    error = sp.acknowledge(member_id, acks, now_ms, renew_allowed)
+    if error is ErrorCode.none and any(AcknowledgeType.RELEASE in a.types for a in acks):
+        broker.share_partitions.available_again((group_id, topic_id, partition))
+    return error

@@ -83,6 +83,7 @@ class Broker:
             ),
             config.get_int("group.share.max.share.sessions"),
         )
+        self.share_partitions.on_available = self._share_records_available
         self.share_state = ShareStateLog(self)
         self.coordinator = CoordinatorRuntime(self)
         self.txn_coordinator = TransactionRuntime(
@@ -297,6 +298,12 @@ class Broker:
                 ErrorCode.invalid_topic_exception, f"Cannot delete internal topic {name}"
             )
         return topic
+
+    def _share_records_available(self, key: tuple[str, uuid.UUID, int]) -> None:
+        """Share fetches waiting on the partition look again."""
+        topic = self.topics.by_id(key[1])
+        if topic is not None:
+            self.append_waiters.notify(topic.name, key[2])
 
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)

@@ -37,6 +37,13 @@ class SharePartitionManager:
         self.stored: dict[PartitionKey, tuple[int, tuple[StateBatch, ...]]] = {}
         # Share partitions of deleted groups whose stored state must go.
         self.forgotten: list[PartitionKey] = []
+        # Told when records of a share partition are offered again (a release,
+        # a member gone), so fetches waiting for records look again.
+        self.on_available: Callable[[PartitionKey], None] | None = None
+
+    def available_again(self, key: PartitionKey) -> None:
+        if self.on_available is not None:
+            self.on_available(key)
 
     def get(self, key: PartitionKey) -> SharePartition | None:
         return self._partitions.get(key)
@@ -68,8 +75,9 @@ class SharePartitionManager:
         """The member left its group: what it acquired is offered again, and
         its share session is gone."""
         self.sessions.close(group_id, member_id)
-        for _key, partition in self.of_group(group_id):
-            partition.release_member(member_id)
+        for key, partition in self.of_group(group_id):
+            if partition.release_member(member_id):
+                self.available_again(key)
 
     def connection_closed(self, connection_id: int) -> None:
         """The sessions of a closed connection end, their records released."""
