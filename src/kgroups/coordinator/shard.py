@@ -14,6 +14,7 @@ appends durable or failed), are in shard_partition.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 
 from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
@@ -208,12 +209,20 @@ class GroupCoordinatorShard(ShardPartition):
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.group_ids))
-        fx.reply(
-            ctx.reply_to,
-            consumer_group_describe_response(
-                req.group_ids, self._consumer, self._parts.topic_name, self._loading
-            ),
+        response = consumer_group_describe_response(
+            req.group_ids, self._consumer, self._parts.topic_name, self._loading
         )
+        share = self._share.table.groups
+        if not self._loading and any(g in share for g in req.group_ids):
+            # A share group is not a consumer group: Kafka's message says so.
+            groups = tuple(
+                dataclasses.replace(g, error_message=f"Group {g.group_id} is not a consumer group.")
+                if g.group_id in share
+                else g
+                for g in response.groups
+            )
+            response = dataclasses.replace(response, groups=groups)
+        fx.reply(ctx.reply_to, response)
         return self._result(fx, now_ms)
 
     # -- share groups (KIP-932) --------------------------------------------

@@ -79,6 +79,9 @@ def test_a_group_id_names_one_kind_of_group() -> None:
     consumer = h.consumer_heartbeat("s", "c", 0)
     assert consumer.error_code is ErrorCode.group_id_not_found
     assert consumer.error_message == "Group s is not a consumer group."
+    described_as_consumer = h.consumer_describe("s")
+    assert described_as_consumer.error_code is ErrorCode.group_id_not_found
+    assert described_as_consumer.error_message == "Group s is not a consumer group."
     joined = h.reply(h.join("s"))
     assert joined.error_code is ErrorCode.inconsistent_group_protocol
     assert joined.member_id == ""
