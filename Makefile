@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck browser store-ha clean
+.PHONY: run test lint typecheck browser store-ha kcat clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/
 
-test: lint typecheck browser store-ha
+test: lint typecheck browser store-ha kcat
 	$(BIN)/pytest -q -n 2 --dist loadfile  # two workers, a test file stays on one
 
 # The analytics report's page test drives Debian's chromium, headless.
@@ -38,6 +38,12 @@ store-ha:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		postgresql patroni etcd-server >/dev/null; } \
 		|| echo "patroni, etcd or postgresql not installed: the store failover tests will be skipped"
+
+# The kcat interop tests drive the broker with Debian's kcat.
+kcat:
+	@test -x /usr/bin/kcat || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends kcat >/dev/null; } \
+		|| echo "kcat not installed: the kcat interop tests will be skipped"
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .pytest_cache .ruff_cache

@@ -163,6 +163,20 @@ def fetch_records(
 ) -> tuple[ErrorCode, list[tuple[int, bytes]]]:
     """Fetch from ``offset``: the error code and the (offset, value) of every
     record of the batches answered (the first may start before ``offset``)."""
+    error, records = fetch_batches(port, topic, partition, offset)
+    found: list[tuple[int, bytes]] = []
+    pos = 0
+    while pos + 12 <= len(records):
+        size = int.from_bytes(records[pos + 8 : pos + 12], "big") + 12
+        if pos + size > len(records):
+            break  # a batch cut short by the size limit
+        found += [(r.offset, r.value or b"") for r in decode_records(records[pos : pos + size])]
+        pos += size
+    return error, found
+
+
+def fetch_batches(port: int, topic: str, partition: int, offset: int) -> tuple[ErrorCode, bytes]:
+    """Fetch from ``offset``: the error code and the record batches as answered."""
     request = FetchRequest(
         cluster_id=None,
         replica_id=BrokerId(-1),
@@ -191,16 +205,7 @@ def fetch_records(
         rack_id="",
     )
     data = call_once(port, request, timeout=20).responses[0].partitions[0]
-    records = bytes(data.records or b"")
-    found: list[tuple[int, bytes]] = []
-    pos = 0
-    while pos + 12 <= len(records):
-        size = int.from_bytes(records[pos + 8 : pos + 12], "big") + 12
-        if pos + size > len(records):
-            break  # a batch cut short by the size limit
-        found += [(r.offset, r.value or b"") for r in decode_records(records[pos : pos + size])]
-        pos += size
-    return data.error_code, found
+    return data.error_code, bytes(data.records or b"")
 
 
 EARLIEST = -2

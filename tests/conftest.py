@@ -53,3 +53,27 @@ def store_url(postgres_server: LocalPostgres) -> str:
     from postgres import fresh_database
 
     return fresh_database(postgres_server)
+
+
+def _spark_test(nodeid: str) -> bool:
+    return nodeid.startswith("tests/spark/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Spark tests first: as one work unit (below) they are the longest, and a
+    long unit started last would keep one worker busy while the other waits."""
+    items.sort(key=lambda item: not _spark_test(item.nodeid))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """With ``--dist loadfile``, the Spark test files share one worker: each worker
+    that runs one starts its own JVM and SparkSession (seconds of CPU each)."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SparkTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/spark" if _spark_test(nodeid) else super()._split_scope(nodeid)
+
+    return SparkTogether(config, log)

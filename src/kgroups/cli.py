@@ -39,6 +39,19 @@ def _parser() -> argparse.ArgumentParser:
         help="set a configuration key (Kafka's names); repeatable, wins over --config",
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    serve.add_argument(
+        "--parent-pipe",
+        type=int,
+        metavar="FD",
+        help="stop when this inherited descriptor reads EOF: the test harness holding its "
+        "write end is gone (docs/testing.md)",
+    )
+    serve.add_argument(
+        "--remove-on-parent-exit",
+        type=Path,
+        metavar="DIR",
+        help="with --parent-pipe: remove this directory after stopping for that reason",
+    )
 
     dev = commands.add_parser(
         "dev-cluster",
@@ -178,6 +191,11 @@ def _parser() -> argparse.ArgumentParser:
     for sub in config_command.add_parsers(commands):
         _bootstrap(sub)
 
+    from kgroups.commands import quotas as quota_command
+
+    for sub in quota_command.add_parsers(commands):
+        _bootstrap(sub)
+
     users = commands.add_parser(
         "users",
         help="SCRAM users of a broker or cluster, or of a stopped broker's data directory",
@@ -245,6 +263,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     exporter.add_argument(
         "--window", type=int, default=10, help="commits per Burrow window (default 10)"
+    )
+    exporter.add_argument(
+        "--cluster-name",
+        default="default",
+        help="the cluster_name label of every sample, as kafka-lag-exporter's (default: default)",
     )
 
     from kgroups.commands.fault import add_arguments as fault_arguments
@@ -331,14 +354,14 @@ def _run(args: argparse.Namespace) -> int:
             level=args.log_level.upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-        return serve.run(args.config, args.override)
+        return serve.run(args.config, args.override, args.parent_pipe, args.remove_on_parent_exit)
     if args.command == "dev-cluster":
         from kgroups.commands import dev_cluster
 
         return dev_cluster.run(
             args.brokers, args.base_port, args.data_dir, args.log_level, ha=args.ha
         )
-    if args.command in ("topics", "log-dirs", "configs"):  # each prints what run answers
+    if args.command in ("topics", "log-dirs", "configs", "quotas"):  # each prints what run answers
         command = importlib.import_module(f"kgroups.commands.{args.command.replace('-', '_')}")
         print(asyncio.run(command.run(args, security)))
         return 0
@@ -479,6 +502,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.poll_interval,
                 args.window,
                 security=security,
+                cluster_name=args.cluster_name,
             )
         )
         return 0

@@ -65,6 +65,7 @@ from kio.schema.join_group.v9 import JoinGroupRequest
 from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
 from kio.schema.leave_group.v5 import LeaveGroupRequest
 from kio.schema.leave_group.v5.request import MemberIdentity
+from kio.schema.list_config_resources.v0 import ListConfigResourcesRequest
 from kio.schema.list_groups.v5 import ListGroupsRequest
 from kio.schema.list_offsets.v7 import ListOffsetsRequest
 from kio.schema.list_offsets.v7.request import ListOffsetsPartition, ListOffsetsTopic
@@ -620,6 +621,48 @@ CASES = [
         O.ALTER_CONFIGS,
         CLUSTER_DENIED,
         lambda r: ErrorCode(r.responses[0].error_code),
+    ),
+    ApiCase(
+        "DescribeConfigs client metrics",
+        DescribeConfigsRequest(
+            resources=(
+                DescribeConfigsResource(
+                    resource_type=i8(16), resource_name="all", configuration_keys=None
+                ),
+            )
+        ),
+        C,
+        CLUSTER_NAME,
+        O.DESCRIBE_CONFIGS,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.results[0].error_code),
+    ),
+    ApiCase(
+        "IncrementalAlterConfigs client metrics",
+        IncrementalAlterConfigsRequest(
+            resources=(
+                IncrementalResource(
+                    resource_type=i8(16),
+                    resource_name="all",
+                    configs=(IncrementalConfig(name="metrics", config_operation=i8(0), value="*"),),
+                ),
+            ),
+            validate_only=True,
+        ),
+        C,
+        CLUSTER_NAME,
+        O.ALTER_CONFIGS,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.responses[0].error_code),
+    ),
+    ApiCase(
+        "ListConfigResources",
+        ListConfigResourcesRequest(),
+        C,
+        CLUSTER_NAME,
+        O.DESCRIBE_CONFIGS,
+        CLUSTER_DENIED,
+        _top,
     ),
     ApiCase(
         "ConsumerGroupHeartbeat",

@@ -18,7 +18,7 @@ from process_broker import BrokerProcess
 
 pytestmark = pytest.mark.interop
 
-ROUNDS = int(os.environ.get("KGROUPS_CRASH_ROUNDS", "20"))
+ROUNDS = int(os.environ.get("KGROUPS_CRASH_ROUNDS", "10"))
 GROUPS = [f"g{i}" for i in range(4)]
 PARTITIONS = 4
 

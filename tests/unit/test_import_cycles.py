@@ -8,6 +8,7 @@ Python happens to load it.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import kgroups
@@ -45,9 +46,15 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Module -> the kgroups modules it imports (a fresh copy: callers may change it)."""
+    return {name: set(imported) for name, imported in _parsed_graph().items()}
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, frozenset[str]]:
     paths = {_module_name(p): p for p in _ROOT.rglob("*.py")}
     modules = set(paths)
-    return {name: _imports(path, name, modules) for name, path in paths.items()}
+    return {name: frozenset(_imports(path, name, modules)) for name, path in paths.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -10,6 +10,7 @@ functions (see test_import_cycles).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from test_import_cycles import _ROOT, import_graph
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "clock", "task_owner", "durable"),
     ("protocol", "records", "topics", "config"),
-    ("security", "extras", "assignors"),
+    ("security", "extras", "assignors", "quotas"),
     ("partitions",),  # the seam: where a partition's log lives
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
     ("cluster", "coordinator", "client"),
@@ -55,6 +56,8 @@ OPTIONAL = {
     "pyarrow": ("spark",),
     "pandas": ("spark",),
     "numpy": ("spark",),
+    # Signed OAUTHBEARER tokens; imported only when a listener checks them.
+    "cryptography": ("security",),
 }
 
 
@@ -103,14 +106,15 @@ def test_nothing_above_the_seam_names_a_home() -> None:
     assert reaching == []
 
 
-def _third_party_imports(path: Path) -> set[str]:
+@functools.cache
+def _third_party_imports(path: Path) -> frozenset[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module.split(".")[0])
-    return found
+    return frozenset(found)
 
 
 @pytest.mark.parametrize("dependency", sorted(OPTIONAL))

@@ -40,11 +40,20 @@ from kgroups.client.config_admin import (
     Resource,
     describe_configs,
     incremental_alter_configs,
+    list_client_metrics_resources,
 )
 from kgroups.client.connection import BrokerConnection
 from kgroups.client.log_dirs import LogDirDescription, describe_log_dirs
 from kgroups.client.partition_admin import create_partitions, delete_records
 from kgroups.client.producer_states import ProducerState, describe_producers
+from kgroups.client.quota_admin import (
+    Change,
+    Filter,
+    QuotaEntity,
+    QuotaEntry,
+    alter_client_quotas,
+    describe_client_quotas,
+)
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
@@ -249,6 +258,25 @@ class Admin:
     ) -> list[ConfigEntry]:
         """The configs of a (type, name) resource, as DescribeConfigs reports them."""
         return await describe_configs(self.cluster, resource, synonyms=synonyms)
+
+    async def describe_client_quotas(
+        self, components: Sequence[Filter] = (), *, strict: bool = False
+    ) -> list[QuotaEntry]:
+        """The client quotas of the entities matching every (entity type,
+        MATCH_EXACT/MATCH_DEFAULT/MATCH_ANY, name) component; with ``strict``,
+        of those entities with no other type (DescribeClientQuotas)."""
+        return await describe_client_quotas(self.cluster, components, strict=strict)
+
+    async def alter_client_quotas(
+        self, changes: Mapping[QuotaEntity, Sequence[Change]], *, validate_only: bool = False
+    ) -> dict[QuotaEntity, KafkaError | None]:
+        """Set each entity's (key, value) quotas, or remove them (value None),
+        with AlterClientQuotas; per entity None when done, else the error."""
+        return await alter_client_quotas(self.cluster, changes, validate_only=validate_only)
+
+    async def list_client_metrics_resources(self) -> list[str]:
+        """The names of the client metrics subscriptions (KIP-714)."""
+        return await list_client_metrics_resources(self.cluster)
 
     async def describe_log_dirs(
         self,

@@ -11,6 +11,7 @@ from kio.schema.describe_configs.v4 import DescribeConfigsRequest
 from kio.schema.describe_configs.v4.request import DescribeConfigsResource
 from kio.schema.incremental_alter_configs.v1 import IncrementalAlterConfigsRequest
 from kio.schema.incremental_alter_configs.v1.request import AlterableConfig, AlterConfigsResource
+from kio.schema.list_config_resources.v0 import ListConfigResourcesRequest
 
 from kgroups.client.cluster import ClusterClient
 from kgroups.client.connection import BrokerConnection
@@ -21,6 +22,7 @@ from kgroups.protocol.types import i8
 __all__ = [
     "APPEND",
     "BROKER",
+    "CLIENT_METRICS",
     "DELETE",
     "GROUP",
     "SET",
@@ -29,10 +31,11 @@ __all__ = [
     "ConfigEntry",
     "describe_configs",
     "incremental_alter_configs",
+    "list_client_metrics_resources",
 ]
 
 # ConfigResource.Type and AlterConfigOp.OpType as Kafka numbers them.
-TOPIC, BROKER, GROUP = 2, 4, 32
+TOPIC, BROKER, CLIENT_METRICS, GROUP = 2, 4, 16, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 Resource = tuple[int, str]  # (type, name)
@@ -105,6 +108,18 @@ async def describe_configs(
         ConfigEntry(c.name, c.value, c.config_source, c.read_only, c.is_sensitive)
         for c in result.configs
     ]
+
+
+async def list_client_metrics_resources(cluster: ClusterClient) -> list[str]:
+    """The names of the client metrics subscriptions (ListConfigResources v0,
+    Kafka 4.0's ListClientMetricsResources), or a KafkaError."""
+    conn = await _connection(cluster, None)
+    response = await conn.send(
+        ListConfigResourcesRequest(), version=conn.version_for(apis.LIST_CONFIG_RESOURCES, 0, 0)
+    )
+    if response.error_code != ErrorCode.none:
+        raise KafkaError(response.error_code)
+    return sorted(r.resource_name for r in response.config_resources)
 
 
 def _node(resource: Resource) -> int | None:

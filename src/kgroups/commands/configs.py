@@ -1,11 +1,13 @@
-"""`kgroups configs describe|alter`, as kafka-configs.sh: a topic's, a group's
-or a broker's dynamic configs, changed with IncrementalAlterConfigs.
+"""`kgroups configs describe|alter`, as kafka-configs.sh: a topic's, a group's,
+a broker's or a client metrics subscription's dynamic configs, changed with
+IncrementalAlterConfigs.
 
 ``--add-config k=v,k2=[a,b]`` sets keys (a list value in brackets, as
 kafka-configs.sh writes it), ``--delete-config k,k2`` removes overrides,
 ``--append-config`` / ``--subtract-config`` add items to or take them from a
 list (``cleanup.policy``). A broker is named by id, or ``--entity-default``
-for the cluster-wide default.
+for the cluster-wide default. ``describe --entity-type client-metrics``
+without a name describes every subscription, as kafka-configs.sh does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from kgroups.client.admin import Admin
 from kgroups.client.config_admin import (
     APPEND,
     BROKER,
+    CLIENT_METRICS,
     DELETE,
     GROUP,
     SET,
@@ -31,8 +34,13 @@ from kgroups.commands.usage import UsageError
 
 __all__ = ["add_arguments", "add_parsers", "parse_pairs", "run"]
 
-_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP}
-_SINGULAR = {"topics": "topic", "brokers": "broker", "groups": "group"}
+_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP, "client-metrics": CLIENT_METRICS}
+_SINGULAR = {
+    "topics": "topic",
+    "brokers": "broker",
+    "groups": "group",
+    "client-metrics": "client-metric",
+}
 # DescribeConfigs sources, by number.
 _SOURCES = {
     0: "UNKNOWN",
@@ -62,7 +70,9 @@ def add_parsers(commands: Any) -> list[argparse.ArgumentParser]:
 
 def add_arguments(parser: argparse.ArgumentParser, action: str) -> None:
     parser.add_argument("--entity-type", required=True, choices=sorted(_TYPES))
-    parser.add_argument("--entity-name", help="topic, group or broker id")
+    parser.add_argument(
+        "--entity-name", help="topic, group, broker id or client metrics subscription"
+    )
     parser.add_argument(
         "--entity-default", action="store_true", help="brokers: the cluster-wide default"
     )
@@ -81,9 +91,17 @@ def add_arguments(parser: argparse.ArgumentParser, action: str) -> None:
 
 
 async def run(args: argparse.Namespace, security: ClientSecurity) -> str:
-    resource = _resource(args)
+    every_subscription = (
+        args.action == "describe" and args.entity_type == "client-metrics" and not args.entity_name
+    )
+    resource = (CLIENT_METRICS, "") if every_subscription else _resource(args)
     admin = Admin(args.bootstrap_server, security=security)
     try:
+        if every_subscription:
+            names = await admin.list_client_metrics_resources()
+            return _every_subscription(
+                args, {n: await admin.describe_configs((CLIENT_METRICS, n)) for n in names}
+            )
         if args.action == "describe":
             entries = await admin.describe_configs(resource)
             return _described(args, entries)
@@ -160,22 +178,33 @@ def _what(args: argparse.Namespace) -> str:
     return f"{_SINGULAR[args.entity_type]} {args.entity_name}"
 
 
+def _every_subscription(args: argparse.Namespace, entries: dict[str, list[ConfigEntry]]) -> str:
+    if args.output == "json":
+        return json.dumps({name: _json_entries(e) for name, e in entries.items()}, indent=2)
+    texts = []
+    for name, described in entries.items():
+        args.entity_name = name
+        texts.append(_described(args, described))
+    return "\n".join(texts)
+
+
+def _json_entries(shown: list[ConfigEntry]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": e.name,
+            "value": e.value,
+            "source": _SOURCES.get(e.source, str(e.source)),
+            "sensitive": e.sensitive,
+            "read_only": e.read_only,
+        }
+        for e in shown
+    ]
+
+
 def _described(args: argparse.Namespace, entries: list[ConfigEntry]) -> str:
     shown = [e for e in entries if args.all or e.source not in _STATIC]
     if args.output == "json":
-        return json.dumps(
-            [
-                {
-                    "name": e.name,
-                    "value": e.value,
-                    "source": _SOURCES.get(e.source, str(e.source)),
-                    "sensitive": e.sensitive,
-                    "read_only": e.read_only,
-                }
-                for e in shown
-            ],
-            indent=2,
-        )
+        return json.dumps(_json_entries(shown), indent=2)
     kind = "All" if args.all else "Dynamic"
     lines = [f"{kind} configs for {_what(args)} are:"]
     for e in shown:

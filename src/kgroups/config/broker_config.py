@@ -17,7 +17,13 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from kgroups.config.broker_settings import LISTENER_SSL_KEYS, NO_EFFECT, SETTINGS, Setting
+from kgroups.config.broker_settings import (
+    LISTENER_OAUTH_KEYS,
+    LISTENER_SSL_KEYS,
+    NO_EFFECT,
+    SETTINGS,
+    Setting,
+)
 from kgroups.config.errors import ConfigError as ConfigError  # re-exported
 from kgroups.config.listeners import ListenerSpec as ListenerSpec  # re-exported
 from kgroups.config.listeners import (
@@ -95,6 +101,10 @@ class BrokerConfig:
                 self.tls.set(listener, name, _parse(SETTINGS[name], key, raw))
                 continue
             setting = SETTINGS.get(key)
+            oauth = self.listener_sasl.oauth_option(key) if setting is None else None
+            if oauth is not None and oauth in LISTENER_OAUTH_KEYS:
+                self.listener_sasl.set_oauth(key, _parse(SETTINGS[oauth], key, raw))
+                continue
             if setting is None and self.listener_sasl.read(key, raw):
                 continue
             if setting is None:
@@ -264,6 +274,10 @@ class BrokerConfig:
     @property
     def log_roll_ms(self) -> int:
         return self._ms("log.roll.ms", ("log.roll.hours", 3_600_000))
+
+    @property
+    def log_roll_jitter_ms(self) -> int:
+        return self._ms("log.roll.jitter.ms", ("log.roll.jitter.hours", 3_600_000))
 
     @property
     def log_retention_ms(self) -> int:

@@ -1,6 +1,7 @@
-"""Dynamic configs of groups and brokers, changed at run time by
-IncrementalAlterConfigs and AlterConfigs (KIP-226 for brokers, KIP-848 for
-groups), as Kafka keeps them in its metadata log.
+"""Dynamic configs of groups, brokers and client metrics subscriptions,
+changed at run time by IncrementalAlterConfigs and AlterConfigs (KIP-226 for
+brokers, KIP-848 for groups, KIP-714 for client metrics), as Kafka keeps
+them in its metadata log.
 
 Each resource, ``(type, name)`` with Kafka's ConfigResource.Type numbers,
 has its overrides. A broker alone keeps them in one JSON file in its log
@@ -43,6 +44,10 @@ class DynamicConfigs:
 
     def get(self, rtype: int, name: str) -> Mapping[str, str]:
         return self._entries.get((rtype, name), _EMPTY)
+
+    def of_type(self, rtype: int) -> dict[str, Mapping[str, str]]:
+        """Every resource of a type with its overrides, by name."""
+        return {name: configs for (t, name), configs in self._entries.items() if t == rtype}
 
     def group_configs(self, group_id: str) -> Mapping[str, str]:
         """A group's overrides (the consumer group coordinator asks)."""

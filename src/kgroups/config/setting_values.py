@@ -27,6 +27,19 @@ def integer(value: str) -> int:
     return int(value.strip())
 
 
+def int_between(low: int, high: int, *also: int) -> Callable[[str], int]:
+    """An integer from ``low`` to ``high``, or one of ``also``."""
+
+    def parse(value: str) -> int:
+        number = int(value.strip())
+        if not low <= number <= high and number not in also:
+            extra = "".join(f" or {v}" for v in also)
+            raise ValueError(f"expected a number from {low} to {high}{extra}")
+        return number
+
+    return parse
+
+
 def text(value: str) -> str:
     return value.strip()
 

@@ -23,8 +23,10 @@ from kio.schema.incremental_alter_configs.v1 import (
 )
 from kio.schema.incremental_alter_configs.v1.response import AlterConfigsResourceResponse
 
+from kgroups.config.client_metrics import CLIENT_METRICS
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.broker_configs import alter_broker_configs, check_broker_name
+from kgroups.handlers.client_metrics_configs import alter_client_metrics_configs
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.config_ops import ConfigOp, apply_ops, check_ops
 from kgroups.handlers.group_configs import GROUP, alter_group_configs
@@ -47,6 +49,7 @@ _ALTERS: dict[int, ResourceAlter] = {
     TOPIC: alter_topic_configs,
     GROUP: alter_group_configs,
     BROKER: alter_broker_configs,
+    CLIENT_METRICS: alter_client_metrics_configs,
 }
 
 
@@ -138,10 +141,11 @@ async def _alter_one(
     if duplicated:
         return ErrorCode.invalid_request, "Each resource must appear at most once."
     try:
-        if legacy:  # AlterConfigs knows topics and brokers, each broker its own only
+        if legacy:  # AlterConfigs knows topics, brokers (each its own only) and
+            # client metrics subscriptions, which Kafka's controller takes whole too
             if rtype == BROKER:
                 check_broker_name(broker, name)
-            elif rtype != TOPIC:
+            elif rtype not in (TOPIC, CLIENT_METRICS):
                 raise KafkaError(ErrorCode.invalid_request, f"Unknown resource type {rtype}")
         check_ops(ops)
         alter_resource = _ALTERS.get(rtype)

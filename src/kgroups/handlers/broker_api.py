@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.runtime.broker_core import BrokerCore
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.peer_brokers import PeerBrokers
@@ -28,3 +29,5 @@ class BrokerApi(BrokerCore, Protocol):
     """In a cluster, the requests sent to other brokers (markers, verification)."""
     authorizer: DurableAuthorizer | None
     """The ACLs, when authorizer.class.name is set; None allows everything."""
+    client_telemetry: ClientTelemetry
+    """Client metrics subscriptions and pushes (KIP-714)."""

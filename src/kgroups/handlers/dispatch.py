@@ -14,16 +14,18 @@ from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersio
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers import ROUTES, Route
-from kgroups.handlers.access import GUARDS
 from kgroups.handlers.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
+from kgroups.handlers.throttling import Mute, loop_time, throttle
 from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
 from kgroups.protocol.versions import upgrade
-from kgroups.runtime.context import RequestContext
+from kgroups.quotas.entities import CONSUMER_BYTE_RATE
+from kgroups.runtime.context import ConnectionInfo, RequestContext
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
+    from kgroups.handlers.access.checks import Guard
     from kgroups.handlers.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,11 @@ async def dispatch(
     request: bytes,
     client_host: str,
     security: ConnectionSecurity = PLAINTEXT_SECURITY,
+    mute: Mute | None = None,
+    connection: ConnectionInfo | None = None,
 ) -> bytes | None:
+    """The response frame to a request frame (None: no response is due).
+    With ``mute``, the client's quotas apply: it learns how long to mute."""
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -53,17 +59,41 @@ async def dispatch(
     route = ROUTES[api_key]
     if len(request) >= BIG_REQUEST_BYTES and api_key != apis.PRODUCE:
         with big_request():
-            return await _dispatch_big(broker, request, client_host, codec, route, security)
+            return await _dispatch_big(
+                broker, request, client_host, codec, route, security, mute, connection
+            )
     try:
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
-    response = await _handle(broker, ctx, body, route)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
+    encoded: bytes | None = None
+    if mute is None or broker.quotas.table.is_empty():
+        response = await _handle(broker, ctx, body, route)
+    else:
+        response, encoded = await _handle_throttled(broker, ctx, body, route, len(request), mute)
     if response is None:
         return None
-    payload = codec.encode_response(response)
+    payload = codec.encode_response(response) if encoded is None else encoded
     return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+
+
+async def _handle_throttled(
+    broker: BrokerApi, ctx: RequestContext, body: Any, route: Route, size: int, mute: Mute
+) -> tuple[object | None, bytes | None]:
+    """``_handle``, then the client's quotas counted and a throttle applied:
+    the response (and its encoding when already made) to send."""
+    timer = loop_time(broker, ctx)
+    work = _handle(broker, ctx, body, route)
+    response = await (work if timer is None else timer.run(work))
+    payload = None
+    if ctx.api_key == apis.FETCH and broker.quotas.sets(CONSUMER_BYTE_RATE):
+        payload = apis.codec(ctx.api_key, ctx.api_version).encode_response(response)
+    throttled, ms = throttle(broker, ctx, size, response, payload, timer)
+    if ms:
+        mute.add(ms, asyncio.get_running_loop().time())
+        payload = None
+    return throttled, payload
 
 
 async def _dispatch_big(
@@ -73,6 +103,8 @@ async def _dispatch_big(
     codec: apis.ApiCodec,
     route: Route,
     security: ConnectionSecurity,
+    mute: Mute | None,
+    connection: ConnectionInfo | None,
 ) -> bytes | None:
     """``dispatch`` for a big request: parsed and encoded on a worker thread
     (see big_requests.py)."""
@@ -83,8 +115,11 @@ async def _dispatch_big(
         )
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security)
-    response = await _handle(broker, ctx, body, route)
+    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
+    if mute is None or broker.quotas.table.is_empty():
+        response = await _handle(broker, ctx, body, route)
+    else:
+        response, _ = await _handle_throttled(broker, ctx, body, route, len(request), mute)
     del body
     if response is None:
         return None
@@ -100,6 +135,7 @@ def _context(
     header: Any,
     client_host: str,
     security: ConnectionSecurity,
+    connection: ConnectionInfo | None,
 ) -> RequestContext:
     return RequestContext(
         api_key,
@@ -109,15 +145,23 @@ def _context(
         client_host,
         security.principal,
         security.listener,
-        # Each connection has its own security state: it names the connection.
-        0 if security is PLAINTEXT_SECURITY else id(security),
+        connection,
     )
+
+
+@functools.cache
+def _guards() -> dict[int, Guard]:
+    # Imported with the first request to a broker with an authorizer: the
+    # guards import the handlers they wrap (handlers/__init__.py).
+    from kgroups.handlers.access import GUARDS
+
+    return GUARDS
 
 
 def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
     authorizer = broker.authorizer
     if authorizer is not None:
-        guard = GUARDS.get(ctx.api_key)
+        guard = _guards().get(ctx.api_key)
         if guard is not None:
             return guard(authorizer, broker, ctx, body, route.handler)
     return route.handler(broker, ctx, body)

@@ -38,8 +38,10 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.current_leader_epoch import check_current_leader_epoch
 from kgroups.handlers.fetch_partitions import distinct_partitions
+from kgroups.handlers.throttling import user_of
 from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead
 from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
+from kgroups.quotas.entities import CONSUMER_BYTE_RATE
 from kgroups.records.batch import iter_batches
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ READ_COMMITTED = 1
 
 
 async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) -> FetchResponse:
-    request = distinct_partitions(request)
+    request = _within_quota_window(broker, ctx, distinct_partitions(request))
     max_wait_ms = int(request.max_wait.total_seconds() * 1000)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_wait_ms / 1000
@@ -83,6 +85,21 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
                 await asyncio.wait_for(waiter.wait(), remaining)
         finally:
             broker.append_waiters.unregister(wanted, waiter)
+
+
+def _within_quota_window(
+    broker: BrokerApi, ctx: RequestContext, request: FetchRequest
+) -> FetchRequest:
+    """As Kafka: a consumer under consumer_byte_rate fetches at most what its
+    quota allows over the measured windows but one, so one response alone is
+    not sure to be throttled."""
+    if not broker.quotas.sets(CONSUMER_BYTE_RATE):
+        return request
+    most = broker.quotas.most_in_window(CONSUMER_BYTE_RATE, user_of(ctx.principal), ctx.client_id)
+    if most is None or most >= request.max_bytes:
+        return request
+    max_bytes = i32(max(int(most), 1))
+    return replace(request, max_bytes=max_bytes, min_bytes=i32(min(request.min_bytes, max_bytes)))
 
 
 def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:

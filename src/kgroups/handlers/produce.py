@@ -27,6 +27,7 @@ from kio.static.primitive import TZAware
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.handlers.pipelining import release
+from kgroups.partitions.recompression import needs_worker, recompressed_payload
 from kgroups.protocol.types import i32, i64
 from kgroups.records.batch import HEADER_SIZE, read_header
 from kgroups.topics.placement import INTERNAL_TOPICS
@@ -69,7 +70,12 @@ async def handle(
             if refused and (topic.name, data.index) in refused:
                 partitions.append(_failed(data.index, refused[(topic.name, data.index)], None))
                 continue
-            response, flushed = _append(broker, topic.name, data.index, data.records, now)
+            records: bytes | bytearray | memoryview | None = data.records
+            if records:
+                records = await _recompress_off_loop(broker, topic.name, data.index, records)
+            response, flushed = _append(
+                broker, topic.name, data.index, records, now, len(data.records or b"")
+            )
             if flushed is not None:
                 flushes.append((partitions, len(partitions), flushed))
             elif response.error_code in _PRODUCER_STATE_ERRORS and not leads_everything:
@@ -157,10 +163,32 @@ _UNVERIFIED = dict.fromkeys(
 )
 
 
+async def _recompress_off_loop(
+    broker: BrokerApi, topic: str, partition: int, records: bytes | bytearray | memoryview
+) -> bytes | bytearray | memoryview:
+    """For a topic whose compression.type names a codec, a payload that may
+    take long to rebuild in it is rebuilt on a worker thread, so that the loop
+    does not stall: a big one, or a compressed one (a few kilobytes may
+    decompress to many megabytes)."""
+    try:
+        config = broker.partitions.log(topic, partition).config
+    except KafkaError:
+        return records  # the append answers for it
+    if config.recompress is None or not needs_worker(records):
+        return records
+    return await asyncio.to_thread(recompressed_payload, records, config)
+
+
 def _append(
-    broker: BrokerApi, topic: str, partition: int, records: bytes | None, now: int
+    broker: BrokerApi,
+    topic: str,
+    partition: int,
+    records: bytes | bytearray | memoryview | None,
+    now: int,
+    received: int,
 ) -> tuple[PartitionProduceResponse, asyncio.Future[None] | None]:
-    """Append one partition's records; the future, if any, is the fsync to wait for."""
+    """Append one partition's records (``received`` bytes as the producer sent
+    them); the future, if any, is the fsync to wait for."""
     try:
         if topic in INTERNAL_TOPICS:
             raise KafkaError(
@@ -176,7 +204,7 @@ def _append(
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.partitions.appended(topic, partition, plog)
     if not result.duplicate:
-        broker.stats.produced(topic, len(records), result.last_offset - result.base_offset + 1)
+        broker.stats.produced(topic, received, result.last_offset - result.base_offset + 1)
     append_time = (
         None
         if result.log_append_time < 0

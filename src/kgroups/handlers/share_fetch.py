@@ -96,7 +96,7 @@ async def handle(
             session = sessions.use(group_id, member_id, epoch)
     except SessionError as e:
         return fetch_error(e.code, str(e))
-    session.connection_id = ctx.connection_id
+    session.connection = ctx.connection
     now = broker.clock.now_ms()
     ack_errors = {
         key: ErrorCode.unknown_topic_id

@@ -27,7 +27,13 @@ __all__ = ["TOPIC_LIST_KEYS", "Change", "alter_topic_configs"]
 log = logging.getLogger(__name__)
 
 # Keys whose value is a list (APPEND and SUBTRACT apply to them).
-TOPIC_LIST_KEYS = frozenset({"cleanup.policy"})
+TOPIC_LIST_KEYS = frozenset(
+    {
+        "cleanup.policy",
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+    }
+)
 
 Change = Callable[[Mapping[str, str], Mapping[str, str], frozenset[str]], dict[str, str]]
 """(overrides, effective values, list-valued keys) -> the overrides wanted."""

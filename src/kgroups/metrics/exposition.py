@@ -12,6 +12,11 @@ from collections.abc import Iterable
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
+def label_text(labels: Iterable[tuple[str, str]]) -> str:
+    """``k="v",...`` for ``series``: names as given, values escaped."""
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
+
+
 def _escape(value: str) -> str:
     if "\\" in value or '"' in value or "\n" in value:
         return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

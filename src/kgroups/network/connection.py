@@ -11,6 +11,9 @@ batches are appended and it only waits for them to be durable, the next
 Produce is handled, up to ``_PIPELINED_PRODUCE`` at a time and
 ``socket.request.max.bytes`` of them past the first; answers keep the
 request order, and any other request waits for the Produce requests before it.
+A client over one of its quotas is answered at once, then muted: nothing more
+is read from it until its throttle time has passed (KIP-219, see
+handlers/throttling.py).
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
 """
@@ -31,12 +34,14 @@ from kgroups.handlers.fast_heartbeat import (
     answer_heartbeat,
 )
 from kgroups.handlers.pipelining import start
-from kgroups.network.sasl_authenticator import SaslAuthenticator
+from kgroups.handlers.throttling import Mute
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.runtime.context import ConnectionInfo
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.network.sasl_authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,8 @@ _BATCH_BYTES = 1024 * 1024
 # batches are held until committed anyway; this bounds the tasks and answers).
 _PIPELINED_PRODUCE = 32
 _PRODUCE_PREFIX = b"\x00\x00"  # API key 0
+# How often a muted connection looks whether it or the broker is closing.
+_MUTE_CHECK_S = 0.1
 
 
 class ConnectionState:
@@ -73,6 +80,7 @@ async def serve_connection(
     peer = writer.get_extra_info("peername")
     host = peer[0] if isinstance(peer, tuple) else str(peer)
     peer_name = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+    connection = ConnectionInfo(host, peer[1] if isinstance(peer, tuple) else None)
     max_request = broker.config.get_int("socket.request.max.bytes")
     frames = FrameReader(reader, max_request)
     transport = writer.transport
@@ -88,11 +96,13 @@ async def serve_connection(
     stats.connections += 1
     stats.connections_created += 1
     # None on PLAINTEXT/SSL listeners: nothing to check per request.
-    sasl = (
-        SaslAuthenticator(broker, security, host)
-        if security.security_protocol.startswith("SASL_")
-        else None
-    )
+    sasl: SaslAuthenticator | None = None
+    if security.security_protocol.startswith("SASL_"):
+        # Imported with the first SASL connection: its mechanisms and schemas
+        # are no cost to a broker without SASL listeners.
+        from kgroups.network.sasl_authenticator import SaslAuthenticator
+
+        sasl = SaslAuthenticator(broker, security, host, connection)
     if sasl is not None and not security.authenticated:
         # As Kafka's SaslServerAuthenticator: an unauthenticated peer's frames are
         # small, and a larger size prefix closes the connection before its bytes
@@ -107,6 +117,8 @@ async def serve_connection(
     pipelined_bytes = 0
     room: list[tuple[int, asyncio.Future[None]]] = []  # (length awaited, waiter)
     failed: list[BaseException] = []
+    # A client over its quotas: no request is read until this passes (KIP-219).
+    mute = Mute()
 
     def queue(response: bytes) -> None:
         nonlocal unsent_bytes
@@ -166,8 +178,21 @@ async def serve_connection(
         unsent.clear()
         unsent_bytes = 0
 
+    async def muted() -> None:
+        """Send what is answered, then read nothing until the mute ends (or
+        the connection or the broker closes)."""
+        send()
+        while not broker.closing and not transport.is_closing():
+            left = mute.until - clock()
+            if left <= 0:
+                break
+            await asyncio.sleep(min(left, _MUTE_CHECK_S))
+        mute.until = 0.0
+
     try:
         while True:
+            if mute.until:
+                await muted()
             request = frames.next_frame()
             if request is None:
                 if not await frames.fill():
@@ -198,7 +223,7 @@ async def serve_connection(
                     await until_pipelined(len(pipelined) - 1)
                 state.busy = True
                 requests[0] += 1
-                task, released = start(dispatch(broker, request, host, security))
+                task, released = start(dispatch(broker, request, host, security, mute, connection))
                 pipelined.append((task, clock(), len(request)))
                 pipelined_bytes += len(request)
                 task.add_done_callback(answered)
@@ -216,7 +241,7 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host, security)
+                response = await dispatch(broker, request, host, security, mute, connection)
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.
@@ -239,6 +264,9 @@ async def serve_connection(
         _log_closing(peer_name, e)
     finally:
         stats.connections -= 1
+        broker.client_telemetry.disconnected(connection)
+        # Its share sessions end with it, their records released (Kafka 4.1+).
+        broker.share_partitions.connection_closed(connection)
         if pipelined:
             # Not cancelled, even if this task is: a durability wait may be
             # shared with other requests (asyncio.wait cancels nothing).

@@ -27,6 +27,7 @@ from kgroups.handlers.dispatch import BadRequest, dispatch
 from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
+from kgroups.runtime.context import ConnectionInfo
 from kgroups.security.mechanisms import AuthenticationFailed, Mechanism, start
 
 if TYPE_CHECKING:
@@ -41,10 +42,17 @@ _SASL_PREFIXES = frozenset(key.to_bytes(2, "big") for key in SASL_KEYS)
 
 
 class SaslAuthenticator:
-    def __init__(self, broker: BrokerApi, security: ConnectionSecurity, host: str) -> None:
+    def __init__(
+        self,
+        broker: BrokerApi,
+        security: ConnectionSecurity,
+        host: str,
+        connection: ConnectionInfo | None = None,
+    ) -> None:
         self._broker = broker
         self._security = security
         self._host = host
+        self._connection = connection
         self._mechanism: Mechanism | None = None
         # The mechanism of the first authentication, which a re-authentication must use.
         self._session_mechanism: str | None = None
@@ -73,7 +81,10 @@ class SaslAuthenticator:
         except MalformedHeader as e:
             raise BadRequest(str(e)) from None
         if api_key == apis.API_VERSIONS:
-            return await dispatch(self._broker, request, self._host, self._security), False
+            answer = await dispatch(
+                self._broker, request, self._host, self._security, connection=self._connection
+            )
+            return answer, False
         if api_key not in SASL_KEYS:
             if self._security.authenticated:
                 raise BadRequest("the SASL session expired; re-authentication is required")
@@ -133,6 +144,7 @@ class SaslAuthenticator:
             sasl.credentials,
             sasl.plain_users(listener),
             plain_scram_users=sasl.plain_scram_users,
+            oauth=sasl.oauth_validator(listener),
         )
         return SaslHandshakeResponse(error_code=ErrorCode.none, mechanisms=enabled), False
 
@@ -147,6 +159,8 @@ class SaslAuthenticator:
         except AuthenticationFailed as e:
             log.info("SASL authentication from %s failed: %s", self._host, e)
             return _authenticate_response(ErrorCode.sasl_authentication_failed, str(e)), True
+        if mechanism.refused is not None:
+            log.info("SASL authentication from %s failed: %s", self._host, mechanism.refused)
         if not mechanism.complete:
             return _authenticate_response(ErrorCode.none, None, out), False
         self._mechanism = None

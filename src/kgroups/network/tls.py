@@ -5,8 +5,8 @@ broker-wide ssl.* ones, as Kafka does.
 
 The key store is a PEM file (or inline PEM) holding the private key and the
 certificate chain; the trust store holds the CA certificates that client
-certificates are checked against. A client certificate's subject becomes the
-principal as Kafka's DEFAULT mapping gives it: the RFC 2253 form of the name.
+certificates are checked against. A client certificate's subject, in RFC 2253
+form, names the principal through the listener's ssl.principal.mapping.rules.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from kgroups.config.broker_config import BrokerConfig, ConfigError
 from kgroups.security.pem import inline_pem, load_inline_key_store
+from kgroups.security.ssl_principal_mapper import InvalidRules, SslPrincipalMapper
 
 _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH = {
@@ -58,6 +59,16 @@ def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
         raise ConfigError(f"cannot set up TLS for listener {listener}: {e}") from None
     context.verify_mode = _CLIENT_AUTH[get("ssl.client.auth") or "none"]
     return context
+
+
+def principal_mapper(config: BrokerConfig, listener: str) -> SslPrincipalMapper:
+    """The listener's ssl.principal.mapping.rules; ConfigError when they do not parse."""
+    key = "ssl.principal.mapping.rules"
+    rules = config.tls.get(listener, key)
+    try:
+        return SslPrincipalMapper(rules if isinstance(rules, str) else "DEFAULT")
+    except InvalidRules as e:
+        raise ConfigError(f"{config.tls.key_of(listener, key)}: {e}") from None
 
 
 def _password_key(config: BrokerConfig, listener: str) -> str:

@@ -47,7 +47,7 @@ from kgroups.records.batch import (
 from kgroups.records.compression import MAX_DECOMPRESSED_BYTES, iter_decompress
 from kgroups.records.scan import read_varint
 
-__all__ = ["assign_offsets", "validate_batches"]
+__all__ = ["assign_offsets", "has_consecutive_offsets", "validate_batches"]
 
 _HEADER = HEADER_STRUCT
 # Building the NamedTuple straight from the unpacked tuple skips _make's overhead.
@@ -275,6 +275,18 @@ def _walk(
     except IndexError:
         raise _invalid(f"record {seen} of the batch is truncated") from None
     return pos, seen
+
+
+def has_consecutive_offsets(
+    data: bytes | bytearray | memoryview, start: int, end: int, count: int
+) -> bool:
+    """Whether the ``count`` records of a validated uncompressed batch, from
+    ``start`` to ``end`` in ``data``, have offset deltas 0, 1, 2..."""
+    try:
+        pos, seen = _walk(data, start, end, 0, count, True, True)
+    except KafkaError:
+        return False
+    return pos == end and seen == count
 
 
 def _count_mismatch(header: BatchHeader, seen: int) -> KafkaError:

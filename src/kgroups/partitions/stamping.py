@@ -1,19 +1,26 @@
 """The part of an append that touches no file.
 
-A producer's batches are validated, checked against the idempotent producers'
-state (a batch written already is answered as a duplicate, not written again),
-and their offsets stamped into a copy of the payload. Once the copy is written,
-``record_producers`` makes the producers' state follow.
+A producer's batches are validated (their timestamps too, where the topic
+bounds them: ``timestamp_bounds``), rebuilt in the topic's codec when its
+``compression.type`` names one (``recompression``), checked against the
+idempotent producers' state (a batch written already is answered as a
+duplicate, not written again), and their offsets stamped into a copy of the
+payload. Once the copy is written, ``record_producers`` makes the producers'
+state follow.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.batch_validation import assign_offsets, validate_batches
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.producer_state import BatchMetadata, ProducerEntry, ProducerStateManager
-from kgroups.records.batch import BatchHeader, BatchMeta
+from kgroups.partitions.recompression import recompress_batches
+from kgroups.partitions.timestamp_bounds import check_timestamps
+from kgroups.records.batch import COMPRESSION_MASK, BatchHeader, BatchMeta
+from kgroups.records.compression import NONE
 
 __all__ = [
     "AppendResult",
@@ -95,6 +102,24 @@ def stamp(
         from_client=from_client,
         require_keys=from_client and config.compact,
     )
+    if from_client and len(batches) > 1:
+        _check_one_compressed_batch(batches, config)
+    if from_client and config.timestamps_bounded:
+        check_timestamps(
+            payload,
+            batches,
+            now_ms,
+            before_max_ms=config.message_timestamp_before_max_ms,
+            after_max_ms=config.message_timestamp_after_max_ms,
+        )
+    if from_client and config.recompress is not None:
+        payload, batches = recompress_batches(
+            payload,
+            batches,
+            *config.recompress,
+            max_message_bytes=config.max_message_bytes,
+            segment_bytes=config.segment_bytes,
+        )
     log_append_time = now_ms if config.log_append_time else None
     pending = None
     if from_client:
@@ -124,6 +149,16 @@ def stamp(
         log_append_time=log_append_time,
     )
     return _new_tuple(StampedBatches, (buf, batches, metas, pending, log_append_time))
+
+
+def _check_one_compressed_batch(batches: list[tuple[int, BatchHeader]], config: LogConfig) -> None:
+    """Kafka takes several batches in one partition's payload only when none
+    is compressed and the topic stores them uncompressed (or as produced)."""
+    stored = config.recompress[0] if config.recompress is not None else NONE
+    if stored != NONE or any(header.attributes & COMPRESSION_MASK for _pos, header in batches):
+        raise KafkaError(
+            ErrorCode.invalid_record, "Compressed outer record has more than one batch"
+        )
 
 
 def record_producers(producers: ProducerStateManager, stamped: StampedBatches) -> None:

@@ -1,5 +1,6 @@
-"""Dynamic configs of groups and brokers in the cluster store (``kgroups_configs``):
-every broker reads them at each turn, as it reads the topics."""
+"""Dynamic configs of groups, brokers and client metrics subscriptions in the
+cluster store (``kgroups_configs``): every broker reads them at each turn, as
+it reads the topics."""
 
 from __future__ import annotations
 

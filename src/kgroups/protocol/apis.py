@@ -62,6 +62,8 @@ CREATE_PARTITIONS = 37
 DELETE_GROUPS = 42
 INCREMENTAL_ALTER_CONFIGS = 44
 OFFSET_DELETE = 47
+DESCRIBE_CLIENT_QUOTAS = 48
+ALTER_CLIENT_QUOTAS = 49
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 ALTER_USER_SCRAM_CREDENTIALS = 51
 DESCRIBE_CLUSTER = 60
@@ -70,6 +72,9 @@ DESCRIBE_TRANSACTIONS = 65
 LIST_TRANSACTIONS = 66
 CONSUMER_GROUP_HEARTBEAT = 68
 CONSUMER_GROUP_DESCRIBE = 69
+GET_TELEMETRY_SUBSCRIPTIONS = 71
+PUSH_TELEMETRY = 72
+LIST_CONFIG_RESOURCES = 74
 DESCRIBE_TOPIC_PARTITIONS = 75
 SHARE_GROUP_HEARTBEAT = 76
 SHARE_GROUP_DESCRIBE = 77
@@ -121,6 +126,8 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DELETE_GROUPS, "DeleteGroups", 0, 2),
         ApiRange(INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", 0, 1),
         ApiRange(OFFSET_DELETE, "OffsetDelete", 0, 0),
+        ApiRange(DESCRIBE_CLIENT_QUOTAS, "DescribeClientQuotas", 0, 1),
+        ApiRange(ALTER_CLIENT_QUOTAS, "AlterClientQuotas", 0, 1),
         ApiRange(DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", 0, 0),
         ApiRange(ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", 0, 0),
         ApiRange(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1),
@@ -129,6 +136,12 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(LIST_TRANSACTIONS, "ListTransactions", 0, 2),
         ApiRange(CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1),
         ApiRange(CONSUMER_GROUP_DESCRIBE, "ConsumerGroupDescribe", 0, 1),
+        ApiRange(GET_TELEMETRY_SUBSCRIPTIONS, "GetTelemetrySubscriptions", 0, 0),
+        ApiRange(PUSH_TELEMETRY, "PushTelemetry", 0, 0),
+        # v0 is Kafka 4.0's ListClientMetricsResources (the names of the
+        # client metrics subscriptions); v1 (KIP-1142) is not served, and
+        # clients list subscriptions with v0.
+        ApiRange(LIST_CONFIG_RESOURCES, "ListConfigResources", 0, 0),
         ApiRange(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0),
         # Share groups (KIP-932): the versions Kafka 4.2 serves (v0, 4.0's early
         # access, was removed in 4.1; v2 of the fetch and acknowledge adds RENEW).

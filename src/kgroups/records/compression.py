@@ -1,7 +1,8 @@
 """Record batch compression codecs: 1 gzip, 2 snappy, 3 lz4, 4 zstd.
 
-The broker only decompresses to read records (timestamps, compaction, the
-coordinator's own log); it stores batches exactly as producers compressed them.
+The broker decompresses to read records (timestamps, compaction, the
+coordinator's own log) and, for a topic whose ``compression.type`` names a
+codec, to store a producer's batch in that codec instead of its own.
 
 Snappy comes in two shapes on the wire. The Java client (and kafka-python and
 librdkafka for compatibility) writes Xerial's stream framing: the magic
@@ -18,15 +19,36 @@ memory nor more than ``limit`` bytes of work.
 
 from __future__ import annotations
 
+import functools
 import struct
+import threading
 import zlib
 from collections.abc import Iterator
-
-import cramjam
-import lz4.frame
-import zstandard
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    import zstandard
+
+
+# The codec libraries are imported at their first use: most brokers, and most
+# test brokers, never see a compressed batch of some codecs, or of any.
+@functools.cache
+def _cramjam() -> ModuleType:
+    import cramjam
+
+    return cramjam
+
+
+@functools.cache
+def _lz4_frame() -> ModuleType:
+    import lz4.frame
+
+    frame: ModuleType = lz4.frame
+    return frame
+
 
 __all__ = [
     "GZIP",
@@ -52,6 +74,8 @@ _XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024
 _INT32 = struct.Struct(">i")
 
+LZ4_DEFAULT_LEVEL = 9
+
 # Largest piece of output produced at once.
 CHUNK = 256 * 1024
 # What one batch may decompress to unless the caller says otherwise: Kafka's
@@ -71,16 +95,27 @@ def _corrupt(codec: int, exc: Exception) -> KafkaError:
     )
 
 
-def compress(codec: int, data: bytes) -> bytes:
+def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
+    """``data`` compressed; ``level`` as Kafka's compression.<codec>.level
+    (gzip -1 is zlib's default), None for the library's default."""
     if codec == GZIP:
-        c = zlib.compressobj(6, zlib.DEFLATED, 31)
+        c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return c.compress(data) + c.flush()
     if codec == SNAPPY:
         return _xerial_compress(data)
     if codec == LZ4:
-        return bytes(cramjam.lz4.compress(data))
+        if level is None:
+            return bytes(_cramjam().lz4.compress(data))
+        # Independent blocks: the Java client decompresses each block alone.
+        # Kafka's default level 9 means lz4's fast compressor, others its HC mode.
+        fast = level == LZ4_DEFAULT_LEVEL
+        return bytes(
+            _lz4_frame().compress(data, compression_level=0 if fast else level, block_linked=False)
+        )
     if codec == ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        if level is None:
+            return bytes(_cramjam().zstd.compress(data))
+        return bytes(_cramjam().zstd.compress(data, level=level))
     if codec == NONE:
         return data
     raise _unsupported(codec)
@@ -162,15 +197,15 @@ def _unsnappy(data: bytes | memoryview, limit: int) -> Iterator[bytes]:
 def _snappy_block(block: memoryview, limit: int) -> bytes:
     # A raw block states its decompressed length first; snappy would allocate
     # that much before looking further, so check it first.
-    if cramjam.snappy.decompress_raw_len(block) > limit:
+    if _cramjam().snappy.decompress_raw_len(block) > limit:
         raise ValueError(f"a snappy block decompresses to more than {limit} bytes")
-    return bytes(cramjam.snappy.decompress_raw(block))
+    return bytes(_cramjam().snappy.decompress_raw(block))
 
 
 def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
     rest = bytes(data)
     while rest:
-        d = lz4.frame.LZ4FrameDecompressor()
+        d = _lz4_frame().LZ4FrameDecompressor()
         while not d.eof:
             out = d.decompress(rest, max_length=CHUNK)
             rest = b""
@@ -182,19 +217,31 @@ def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
 
 def _unzstd(data: bytes | memoryview) -> Iterator[bytes]:
     # Streaming, so frames without a content size (the Java client's) work too.
-    reader = _ZSTD.stream_reader(bytes(data), read_across_frames=True)
+    reader = _zstd().stream_reader(bytes(data), read_across_frames=True)
     while chunk := reader.read(CHUNK):
         yield chunk
 
 
-_ZSTD = zstandard.ZstdDecompressor()
+# A decompressor holds one zstd context, which two threads must not use at
+# once (the loop, the log cleaner and telemetry's worker all decompress):
+# one per thread.
+_ZSTD = threading.local()
+
+
+def _zstd() -> zstandard.ZstdDecompressor:
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_ZSTD, "decompressor", None)
+    if decompressor is None:
+        import zstandard  # at the first zstd batch, as the other codecs
+
+        decompressor = _ZSTD.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _xerial_compress(data: bytes) -> bytes:
     out = bytearray(_XERIAL_HEADER)
     view = memoryview(data)
     for start in range(0, len(data), _XERIAL_BLOCK):
-        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
+        block = bytes(_cramjam().snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
         out += _INT32.pack(len(block))
         out += block
     return bytes(out)

@@ -18,6 +18,7 @@ from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.home import PartitionHome
 from kgroups.partitions.topic_registry import TopicRegistry
+from kgroups.quotas.client_quotas import ClientQuotas
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
 from kgroups.share_partitions.manager import SharePartitionManager
@@ -46,6 +47,8 @@ class BrokerCore(Protocol):
     dynamic_configs: DynamicConfigs
     """Groups' and brokers' configs changed at run time (IncrementalAlterConfigs)."""
     effective_config: BrokerConfig
+    quotas: ClientQuotas
+    """Client quotas set (AlterClientQuotas) and the rates they bound."""
     """``config`` with the dynamic broker configs over it."""
     partitions: PartitionHome
     """Where the partitions live: ``log`` to reach one, ``appended`` after each append."""

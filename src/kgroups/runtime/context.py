@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+@dataclass(slots=True, eq=False)
+class ConnectionInfo:
+    """One client connection, as far as requests learn it: the peer's address
+    and the client software its ApiVersions named (KIP-511). Compared and
+    hashed by identity: one per connection."""
+
+    host: str
+    port: int | None = None
+    software_name: str | None = None
+    software_version: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     api_key: int
@@ -16,6 +28,5 @@ class RequestContext:
     """The Kafka principal of the connection (``User:...``)."""
     listener: str = "PLAINTEXT"
     """The name of the listener the request came through."""
-    connection_id: int = 0
-    """Names the connection while it is open (0: none, a request made in
-    process); share sessions end with theirs."""
+    connection: ConnectionInfo | None = None
+    """The connection it came through; None for a request made without one."""

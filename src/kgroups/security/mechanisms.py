@@ -4,20 +4,22 @@ A mechanism takes the client's bytes and returns the bytes to send back,
 raising AuthenticationFailed when the exchange cannot succeed; once
 ``complete``, ``user`` is the authenticated name and ``lifetime_ms`` the
 credential's remaining life where it has one (an OAUTHBEARER token's exp).
+OAUTHBEARER tokens are checked by a validator (security/oauth_tokens.py for
+Kafka's unsecured default, security/jwt_validator.py for signed ones).
 """
 
 from __future__ import annotations
 
-import base64
 import hmac
-import json
-import time
 from collections.abc import Mapping
 
 from kgroups.security.credentials import CredentialStore
+from kgroups.security.oauth_tokens import InvalidToken, TokenValidator, unsecured_token
 from kgroups.security.scram import HASHES, ScramFailure, ScramServer
 
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+# Kafka's OAUTHBEARER error for a token its validator refuses (RFC 7628 3.2.2).
+INVALID_TOKEN = '{"status":"invalid_token"}'
 
 
 class AuthenticationFailed(Exception):
@@ -28,6 +30,9 @@ class Mechanism:
     complete = False
     user = ""
     lifetime_ms: int | None = None
+    refused: str | None = None
+    """Why the last step's credential was refused while the exchange goes on
+    (an OAUTHBEARER token answered with its error JSON), for the log."""
 
     def step(self, token: bytes) -> bytes:
         raise NotImplementedError
@@ -88,40 +93,51 @@ class Scram(Mechanism):
         return out
 
 
-def _b64url(part: str) -> bytes:
-    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+class OAuthBearer(Mechanism):
+    """RFC 7628, as Kafka's OAuthBearerSaslServer: the client's first message
+    carries a bearer token, which ``validate`` checks. A refused token is
+    answered with the error JSON (``{"status":"invalid_token"}``) as a
+    challenge; the client's ``%x01`` answer to it then fails the exchange with
+    that JSON as the message. Any other answer starts over with a new token."""
 
-
-class UnsecuredOAuthBearer(Mechanism):
-    """RFC 7628 with Kafka's default unsecured validator: an unsigned JWS
-    (``alg: none``) whose ``sub`` names the principal and whose ``exp`` is
-    in the future."""
+    def __init__(self, validate: TokenValidator) -> None:
+        self._validate = validate
+        self._error: str | None = None
 
     def step(self, token: bytes) -> bytes:
+        if token == b"\x01" and self._error is not None:
+            raise AuthenticationFailed(self._error)
+        self._error = self.refused = None
+        authzid, jws = _client_first_message(token)
         try:
-            text = token.decode()
-            _gs2, _sep, rest = text.partition("\x01")
-            fields = dict(kv.split("=", 1) for kv in rest.split("\x01") if "=" in kv)
-            scheme, _sp, jws = fields["auth"].partition(" ")
-            header_b64, payload_b64, signature = jws.split(".")
-            header = json.loads(_b64url(header_b64))
-            claims = json.loads(_b64url(payload_b64))
-        except (ValueError, KeyError, UnicodeDecodeError):
-            raise AuthenticationFailed("Invalid OAUTHBEARER client first message") from None
-        if scheme.lower() != "bearer" or not isinstance(claims, dict):
-            raise AuthenticationFailed("Invalid OAUTHBEARER client first message")
-        if not isinstance(header, dict) or header.get("alg") != "none" or signature:
-            raise AuthenticationFailed("OAUTHBEARER token is not an unsecured JWS (alg: none)")
-        sub, exp = claims.get("sub"), claims.get("exp")
-        if not isinstance(sub, str) or not sub:
-            raise AuthenticationFailed("OAUTHBEARER token has no sub claim")
-        if not isinstance(exp, int | float):
-            raise AuthenticationFailed("OAUTHBEARER token has no exp claim")
-        left_ms = int(exp * 1000 - time.time() * 1000)
-        if left_ms <= 0:
-            raise AuthenticationFailed("OAUTHBEARER token has expired")
-        self.user, self.complete, self.lifetime_ms = sub, True, left_ms
+            valid = self._validate(jws)
+        except InvalidToken as e:
+            self._error, self.refused = INVALID_TOKEN, str(e)
+            return INVALID_TOKEN.encode()
+        if authzid and authzid != valid.principal:
+            raise AuthenticationFailed(
+                f"Authentication failed: Client requested an authorization id ({authzid}) "
+                f"that is different from the token's principal name ({valid.principal})"
+            )
+        self.user, self.complete, self.lifetime_ms = valid.principal, True, valid.lifetime_ms
         return b""
+
+
+def _client_first_message(message: bytes) -> tuple[str, str]:
+    """(authorization id, bearer token) of a client first message: the gs2
+    header (``n,a=<authzid>,``), then key=value pairs separated by %x01, one of
+    them ``auth=Bearer <token>``."""
+    try:
+        text = message.decode()
+        gs2, _sep, rest = text.partition("\x01")
+        _flag, authzid, _end = gs2.split(",")
+        fields = dict(kv.split("=", 1) for kv in rest.split("\x01") if "=" in kv)
+        scheme, _sp, token = fields["auth"].partition(" ")
+    except (ValueError, KeyError, UnicodeDecodeError):
+        raise AuthenticationFailed("Invalid OAUTHBEARER client first message") from None
+    if scheme.lower() != "bearer" or not token or (authzid and not authzid.startswith("a=")):
+        raise AuthenticationFailed("Invalid OAUTHBEARER client first message")
+    return authzid[2:], token.strip()
 
 
 def start(
@@ -130,10 +146,11 @@ def start(
     jaas_users: Mapping[str, str],
     *,
     plain_scram_users: bool = False,
+    oauth: TokenValidator = unsecured_token,
 ) -> Mechanism:
     if mechanism == "PLAIN":
         return Plain(jaas_users, store if plain_scram_users else None)
     if mechanism in HASHES:
         return Scram(mechanism, store)
     assert mechanism == "OAUTHBEARER", mechanism
-    return UnsecuredOAuthBearer()
+    return OAuthBearer(oauth)

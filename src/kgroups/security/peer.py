@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgroups.security.ssl_principal_mapper import SslPrincipalMapper
+
 ANONYMOUS = "User:ANONYMOUS"
 
 
@@ -24,12 +26,21 @@ class ConnectionSecurity:
 
     @classmethod
     def accepted(
-        cls, listener: str, security_protocol: str, peer_subject: str | None = None
+        cls,
+        listener: str,
+        security_protocol: str,
+        peer_subject: str | None = None,
+        mapper: SslPrincipalMapper | None = None,
     ) -> ConnectionSecurity:
-        """A new connection: a TLS client certificate names the principal, as
-        Kafka's DEFAULT ssl.principal.mapping.rules do; SASL authenticates later."""
+        """A new connection: a TLS client certificate names the principal through
+        the listener's ssl.principal.mapping.rules (none: DEFAULT, the subject
+        itself); SASL authenticates later. NoMatchingRule refuses the client."""
         sasl = security_protocol.startswith("SASL_")
-        principal = ANONYMOUS if peer_subject is None or sasl else f"User:{peer_subject}"
+        if peer_subject is None or sasl:
+            principal = ANONYMOUS
+        else:
+            name = peer_subject if mapper is None else mapper.name(peer_subject)
+            principal = f"User:{name}"
         return cls(listener, security_protocol, principal, not sasl, peer_subject)
 
 

@@ -1,6 +1,7 @@
 """The broker's SASL settings, read once at start: per SASL listener, its
-mechanisms and its PLAIN users (config/sasl_listener_keys.py); and whether
-PLAIN also takes the SCRAM store's users (off, as in Kafka)."""
+mechanisms, its PLAIN users (config/sasl_listener_keys.py) and how it checks
+OAUTHBEARER tokens (oauth_settings.py); and whether PLAIN also takes the SCRAM
+store's users (off, as in Kafka)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from kgroups.config.broker_config import BrokerConfig
 from kgroups.config.sasl_listener_keys import SASL_PROTOCOLS
 from kgroups.security.credentials import CredentialStore
 from kgroups.security.mechanisms import SUPPORTED_MECHANISMS
+from kgroups.security.oauth_settings import OAuthValidators
+from kgroups.security.oauth_tokens import TokenValidator
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +55,15 @@ class SaslSettings:
         self.credentials = CredentialStore(data_dir)
         # Kafka's PLAIN knows only the JAAS line's users; kgroups may add SCRAM's.
         self.plain_scram_users = config.get_bool("sasl.plain.scram.credentials.enable")
+        self.oauth = OAuthValidators(config, self._mechanisms)
 
     def mechanisms(self, listener: str) -> tuple[str, ...]:
         """The mechanisms served on `listener`; none on a listener without SASL."""
         return self._mechanisms.get(listener, ())
+
+    def oauth_validator(self, listener: str) -> TokenValidator:
+        """How `listener` checks OAUTHBEARER tokens (see oauth_settings)."""
+        return self.oauth.validator(listener)
 
     def plain_users(self, listener: str) -> Mapping[str, str]:
         """The PLAIN users of `listener`'s own JAAS line."""

@@ -8,44 +8,54 @@ import functools
 import ipaddress
 import logging
 import uuid
+from typing import TYPE_CHECKING
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
+from kgroups.config.client_metrics import CLIENT_METRICS
 from kgroups.config.dynamic_broker import BROKER
 from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.config.errors import ConfigError
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.metrics.client_metric_series import ClientMetricSeries
+from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
-from kgroups.network.tls import peer_subject, server_context
+from kgroups.network.tls import peer_subject, principal_mapper, server_context
+from kgroups.network.tls_server import start_tls_server
 from kgroups.partitions.append_waiters import AppendWaiters
 from kgroups.partitions.config import LogConfig
 from kgroups.partitions.topic_registry import Topic, TopicRegistry
+from kgroups.quotas.client_quotas import ClientQuotas
+from kgroups.quotas.stored import CLIENT_QUOTAS, stored_quotas
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
-from kgroups.runtime.peer_brokers import PeerBrokers
 from kgroups.runtime.producer_ids import ProducerIdManager
 from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
-from kgroups.runtime.txn_verification import ClusterVerifier, TransactionVerifier
-from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
+from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
-from kgroups.server.peer_security import peer_security
 from kgroups.share_partitions import SharePartitionConfig
 from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
+if TYPE_CHECKING:
+    from kgroups.handlers.marker_routes import Errors
+    from kgroups.runtime.peer_brokers import PeerBrokers
+    from kgroups.runtime.txn_verification import TransactionVerifier
+    from kgroups.security.acl_store import DurableAuthorizer
+    from kgroups.transactions.result import TxnMarkers
+
 log = logging.getLogger(__name__)
 
 # Kafka has no such bound; a TLS peer that stalls its handshake must not hold a socket.
-SSL_HANDSHAKE_TIMEOUT_S = 10.0
+SSL_HANDSHAKE_TIMEOUT_S = 10
 
 # How long a shutdown waits for in-flight requests before cutting connections.
 SHUTDOWN_GRACE_S = 5.0
@@ -64,6 +74,12 @@ class Broker:
         self.effective_config = config
         self.default_log_config = _default_log_config(config)
         self._take_dynamic_broker_configs()
+        self.quotas = ClientQuotas(
+            self.clock,
+            config.get_int("quota.window.num"),
+            config.get_int("quota.window.size.seconds") * 1000,
+        )
+        self.quotas.replace(stored_quotas(self.dynamic_configs.of_type(CLIENT_QUOTAS)))
         self.topics = TopicRegistry(self.log_dir)
         self.sasl = SaslSettings(config, self.log_dir)
         self.append_waiters = AppendWaiters()
@@ -71,6 +87,18 @@ class Broker:
         self.faults = Faults()
         # Where the partitions live: decided here, once (see partition_homes).
         self.partitions, self.cluster = open_partition_home(self)
+        # Clients' pushed metrics are received only where they can be read:
+        # on the Prometheus endpoint.
+        self.client_telemetry = ClientTelemetry(
+            self.clock,
+            config.get_int("telemetry.max.bytes"),
+            ClientMetricSeries() if config.get_int("metrics.port") >= 0 else None,
+        )
+        self._take_client_metrics_subscriptions(
+            frozenset(
+                (CLIENT_METRICS, name) for name in self.dynamic_configs.of_type(CLIENT_METRICS)
+            )
+        )
         self.dynamic_configs.on_change(self._on_dynamic_configs)
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
@@ -86,14 +114,18 @@ class Broker:
         self.share_partitions.on_available = self._share_records_available
         self.share_state = ShareStateLog(self)
         self.coordinator = CoordinatorRuntime(self)
-        self.txn_coordinator = TransactionRuntime(
-            self, functools.partial(write_coordinator_markers, self)
-        )
+        self.txn_coordinator = TransactionRuntime(self, self._write_markers)
         # Transactional produce is verified with the id's coordinator (KIP-890),
         # which in a cluster may be another broker.
         self.transactions: TransactionVerifier | None = self.txn_coordinator
         self.peers: PeerBrokers | None = None
         if self.cluster is not None:
+            # Imported for a cluster member only, as the authorizer below is for a
+            # broker that has one: a test broker starts without them.
+            from kgroups.runtime.peer_brokers import PeerBrokers
+            from kgroups.runtime.txn_verification import ClusterVerifier
+            from kgroups.server.peer_security import peer_security
+
             self.peers = PeerBrokers(
                 self.broker_id,
                 functools.partial(self.cluster.address, listener=config.inter_broker_listener()),
@@ -101,15 +133,21 @@ class Broker:
                 config.get_int("request.timeout.ms"),
             )
             self.transactions = ClusterVerifier(self.broker_id, self.txn_coordinator, self.peers)
-        self.authorizer: DurableAuthorizer | None = (
-            DurableAuthorizer(
+        self.authorizer: DurableAuthorizer | None = None
+        if config.get_str("authorizer.class.name"):
+            from kgroups.security.acl_store import DurableAuthorizer
+
+            self.authorizer = DurableAuthorizer(
                 self.log_dir,
                 parse_super_users(config.get_str("super.users")),
                 config.get_bool("allow.everyone.if.no.acl.found"),
             )
-            if config.get_str("authorizer.class.name")
-            else None
-        )
+        # Read now, so that rules that do not parse stop the broker before it listens.
+        self._principal_mappers: dict[str, SslPrincipalMapper] = {
+            spec.name: principal_mapper(config, spec.name)
+            for spec in config.listener_specs()
+            if spec.protocol == "SSL"
+        }
         self.closing = False
         self.advertised_listeners = config.advertised_addresses({})
         self.advertised: tuple[str, int] = self.advertised_listeners[config.inter_broker_listener()]
@@ -133,20 +171,28 @@ class Broker:
 
     async def start(self) -> None:
         """Recover the logs, start listening, then load the coordinator in the background."""
+        # The JWKS first: one that cannot be read stops the broker before anything opens.
+        await self.sasl.oauth.start()
         await self.partitions.start()
         specs = self.config.listener_specs()
         # Bound now (the advertised port may be ephemeral), accepting once the
         # cluster is read: a client's first Metadata must list the brokers.
         for spec in specs:
-            secure = spec.protocol.endswith("SSL")
-            self._servers[spec.name] = await asyncio.start_server(
-                functools.partial(self._on_connection, spec),
-                spec.host or None,
-                spec.port,
-                start_serving=False,
-                ssl=server_context(self.config, spec.name) if secure else None,
-                ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if secure else None,
-            )
+            on_connection = functools.partial(self._on_connection, spec)
+            host = spec.host or None
+            if spec.protocol.endswith("SSL"):
+                # Sends the TLS alert of a refused handshake, as a Java broker does.
+                self._servers[spec.name] = await start_tls_server(
+                    on_connection,
+                    host,
+                    spec.port,
+                    server_context(self.config, spec.name),
+                    SSL_HANDSHAKE_TIMEOUT_S,
+                )
+            else:
+                self._servers[spec.name] = await asyncio.start_server(
+                    on_connection, host, spec.port, start_serving=False
+                )
         bound = {name: self.listener_port(name) for name in self._servers}
         self.advertised_listeners = self.config.advertised_addresses(bound)
         self.advertised = self.advertised_listeners[self.config.inter_broker_listener()]
@@ -162,6 +208,8 @@ class Broker:
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
+        for loop in self.sasl.oauth.background():
+            self._background.append(asyncio.create_task(loop))
         for loop in self.partitions.maintenance():
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
@@ -187,6 +235,12 @@ class Broker:
         """The bound port of a listener, by name."""
         port: int = self._servers[name].sockets[0].getsockname()[1]
         return port
+
+    async def _write_markers(self, markers: list[TxnMarkers]) -> list[Errors]:
+        # Imported at the first transaction's end (its schemas are no cost before).
+        from kgroups.handlers.marker_routes import write_coordinator_markers
+
+        return await write_coordinator_markers(self, markers)
 
     async def stop(self) -> None:
         """Stop accepting, answer what is in flight, flush and close every file."""
@@ -237,6 +291,15 @@ class Broker:
             log.info("rejected a connection from %s: too many connections", host)
             writer.transport.abort()
             return
+        wait_ms = self.quotas.connection(host)
+        if wait_ms:
+            # As Kafka: over the address's connection_creation_rate, the
+            # connection is held unserved for the throttle time, then closed,
+            # so the client does not reconnect at once.
+            log.debug("throttled a connection from %s for %d ms (connection quota)", host, wait_ms)
+            await asyncio.sleep(wait_ms / 1000)
+            writer.transport.abort()
+            return
         task = asyncio.current_task()
         assert task is not None
         state = ConnectionState(asyncio.get_running_loop().time())
@@ -244,12 +307,21 @@ class Broker:
         self._per_ip[host] = count + 1
         try:
             subject = peer_subject(writer.get_extra_info("ssl_object"))
-            security = ConnectionSecurity.accepted(listener.name, listener.protocol, subject)
+            try:
+                security = ConnectionSecurity.accepted(
+                    listener.name,
+                    listener.protocol,
+                    subject,
+                    self._principal_mappers.get(listener.name),
+                )
+            except NoMatchingRule as e:
+                # As Kafka: a certificate the rules cannot name fails authentication.
+                log.info("SSL authentication from %s failed: %s", host, e)
+                writer.transport.abort()
+                return
             await serve_connection(self, reader, writer, state, security)
         finally:
             del self._connections[task]
-            # Its share sessions end with it, their records released (Kafka 4.1+).
-            self.share_partitions.connection_closed(id(security))
             left = self._per_ip[host] - 1
             if left:
                 self._per_ip[host] = left
@@ -313,11 +385,24 @@ class Broker:
     # -- dynamic broker configs (KIP-226) ----------------------------------
 
     def _on_dynamic_configs(self, changed: frozenset[tuple[int, str]]) -> None:
+        if any(rtype == CLIENT_QUOTAS for rtype, _ in changed):
+            self.quotas.replace(stored_quotas(self.dynamic_configs.of_type(CLIENT_QUOTAS)))
+        self._take_client_metrics_subscriptions(changed)
         if changed.isdisjoint({(BROKER, ""), (BROKER, str(self.broker_id))}):
             return
         self._take_dynamic_broker_configs()
         # Every topic's logs here take the new defaults under their overrides.
         self.partitions.reconfigure({t.name: self.topic_config(t) for t in self.topics})
+
+    def _take_client_metrics_subscriptions(self, changed: frozenset[tuple[int, str]]) -> None:
+        for rtype, name in sorted(changed):
+            if rtype != CLIENT_METRICS:
+                continue
+            configs = self.dynamic_configs.get(CLIENT_METRICS, name)
+            try:
+                self.client_telemetry.update_subscription(name, configs)
+            except KafkaError as e:  # checked when it was written
+                log.error("client metrics subscription %s %s not applied: %s", name, configs, e)
 
     def _take_dynamic_broker_configs(self) -> None:
         layers = (
@@ -375,6 +460,7 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
     return LogConfig(
         segment_bytes=config.get_int("log.segment.bytes"),
         segment_ms=config.log_roll_ms,
+        segment_jitter_ms=config.log_roll_jitter_ms,
         retention_ms=config.log_retention_ms,
         retention_bytes=config.get_int("log.retention.bytes"),
         index_interval_bytes=config.get_int("log.index.interval.bytes"),
@@ -390,5 +476,48 @@ def _default_log_config(config: BrokerConfig) -> LogConfig:
             "min.cleanable.dirty.ratio": config.get_str("log.cleaner.min.cleanable.ratio"),
             "min.compaction.lag.ms": str(config.get_int("log.cleaner.min.compaction.lag.ms")),
             "max.compaction.lag.ms": str(config.get_int("log.cleaner.max.compaction.lag.ms")),
+            **{
+                topic_key: _setting_text(config.get(broker_key))
+                for topic_key, broker_key in _MORE_TOPIC_DEFAULTS.items()
+                if config.get(broker_key) is not None
+            },
+            **_no_effect_topic_defaults(config),
         }
     )
+
+
+def _no_effect_topic_defaults(config: BrokerConfig) -> dict[str, str]:
+    """Keys a broker accepts with no effect that are topic configs' defaults
+    too (min.insync.replicas...): topics describe them as Kafka would, a
+    value Kafka would refuse left out, as the broker ignores it."""
+    out = {}
+    for key in ("min.insync.replicas", "unclean.leader.election.enable"):
+        raw = config.props.get(key)
+        if raw is None:
+            continue
+        try:
+            LogConfig().with_overrides({key: raw})
+        except KafkaError:
+            continue
+        out[key] = raw
+    return out
+
+
+# Topic configs whose broker default has the topic's name or one of its own.
+_MORE_TOPIC_DEFAULTS = {
+    "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "preallocate": "log.preallocate",
+    "message.downconversion.enable": "log.message.downconversion.enable",
+    "local.retention.ms": "log.local.retention.ms",
+    "local.retention.bytes": "log.local.retention.bytes",
+}
+
+
+def _setting_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

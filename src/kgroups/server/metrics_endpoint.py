@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kgroups.metrics.client_telemetry_metrics import write_client_telemetry
 from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
 from kgroups.metrics.group_metrics import RebalanceCount, write_groups
 from kgroups.metrics.http import HttpServer, Page
@@ -28,6 +29,12 @@ _TOPIC = "kafka_server_brokertopicmetrics_"
 _REQUEST = "kafka_network_requestmetrics_"
 _LOG = "kafka_log_log_"
 _SOCKET = "kafka_server_socketservermetrics_"
+# Kafka's quota managers, by the key each enforces.
+_QUOTA_TYPES = {
+    "producer_byte_rate": "Produce",
+    "consumer_byte_rate": "Fetch",
+    "request_percentage": "Request",
+}
 
 
 async def start_metrics_server(broker: BrokerApi) -> HttpServer | None:
@@ -73,7 +80,21 @@ class BrokerMetrics:
         out.sample(_SOCKET + "connection_count", stats.connections)
         out.family(_SOCKET + "connection_creation_total", "counter", "Connections accepted.")
         out.sample(_SOCKET + "connection_creation_total", stats.connections_created)
+        self._throttles(out)
+        write_client_telemetry(out, self._broker.client_telemetry, self._broker.clock.now_ms())
         return out.text()
+
+    def _throttles(self, out: Exposition) -> None:
+        name = "kafka_server_quota_throttle_time_ms"
+        out.family(
+            name,
+            "summary",
+            "Throttle time given to clients over a quota, in ms, by quota, user and client id.",
+        )
+        for (key, user, client_id), given in sorted(self._broker.quotas.throttles.items()):
+            labels = {"quota": _QUOTA_TYPES.get(key, key), "user": user, "client_id": client_id}
+            out.sample(name + "_sum", given.total_ms, **labels)
+            out.sample(name + "_count", given.count, **labels)
 
     def _requests(self, out: Exposition) -> None:
         stats = self._broker.stats

@@ -79,11 +79,11 @@ class SharePartitionManager:
             if partition.release_member(member_id):
                 self.available_again(key)
 
-    def connection_closed(self, connection_id: int) -> None:
+    def connection_closed(self, connection: object) -> None:
         """The sessions of a closed connection end, their records released."""
-        if not connection_id:
+        if connection is None:
             return
-        for session in self.sessions.on_connection(connection_id):
+        for session in self.sessions.on_connection(connection):
             self.release_member(session.group_id, session.member_id)
 
     def set_start(self, key: PartitionKey, start_offset: int) -> None:

@@ -39,8 +39,9 @@ class ShareSession:
     """The epoch the next request must carry."""
     partitions: dict[SessionPartition, None] = field(default_factory=dict)
     """An ordered set."""
-    connection_id: int = 0
-    """The connection of its last request: the session ends when it closes."""
+    connection: object | None = None
+    """The connection of its last request (compared by identity): the
+    session ends when it closes."""
 
     def advance(self) -> None:
         self.epoch = 1 if self.epoch == _MAX_EPOCH else self.epoch + 1
@@ -93,5 +94,5 @@ class ShareSessionCache:
     def close(self, group_id: str, member_id: str) -> ShareSession | None:
         return self._sessions.pop((group_id, member_id), None)
 
-    def on_connection(self, connection_id: int) -> list[ShareSession]:
-        return [s for s in self._sessions.values() if s.connection_id == connection_id]
+    def on_connection(self, connection: object) -> list[ShareSession]:
+        return [s for s in self._sessions.values() if s.connection is connection]

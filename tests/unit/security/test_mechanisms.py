@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from kgroups.security.credentials import CredentialStore
-from kgroups.security.mechanisms import AuthenticationFailed, Plain, UnsecuredOAuthBearer
+from kgroups.security.mechanisms import AuthenticationFailed, OAuthBearer, Plain
+from kgroups.security.oauth_tokens import unsecured_token
 from kgroups.security.scram import new_credential
 from kgroups.security.settings import jaas_plain_users
 
@@ -25,7 +26,7 @@ def _token(claims: dict[str, object], header: dict[str, object] | None = None) -
 
 
 def test_an_unsecured_token_names_its_subject_and_lifetime() -> None:
-    mechanism = UnsecuredOAuthBearer()
+    mechanism = OAuthBearer(unsecured_token)
     mechanism.step(_token({"sub": "carol", "exp": time.time() + 60}))
     assert mechanism.complete and mechanism.user == "carol"
     assert mechanism.lifetime_ms is not None and 50_000 < mechanism.lifetime_ms <= 60_000
@@ -38,13 +39,36 @@ def test_an_unsecured_token_names_its_subject_and_lifetime() -> None:
         (_token({"exp": time.time() + 60}), "no sub"),
         (_token({"sub": "carol"}), "no exp"),
         (_token({"sub": "carol", "exp": time.time() + 60}, {"alg": "RS256"}), "alg: none"),
-        (b"n,,\x01auth=Bearer nonsense\x01\x01", "Invalid"),
+        (b"n,,\x01auth=Bearer nonsense\x01\x01", "3 parts"),
     ],
-    ids=["expired", "no-sub", "no-exp", "signed", "not-a-token"],
+    ids=["expired", "no-sub", "no-exp", "signed", "not-a-jws"],
 )
-def test_bad_tokens_are_refused(token: bytes, reason: str) -> None:
-    with pytest.raises(AuthenticationFailed, match=reason):
-        UnsecuredOAuthBearer().step(token)
+def test_a_bad_token_is_answered_with_kafkas_error_json_then_refused(
+    token: bytes, reason: str
+) -> None:
+    # As Kafka's OAuthBearerSaslServer: the error JSON comes as a challenge, the
+    # client answers %x01, and the exchange fails with the JSON as its message.
+    mechanism = OAuthBearer(unsecured_token)
+    assert mechanism.step(token) == b'{"status":"invalid_token"}'
+    assert not mechanism.complete
+    assert mechanism.refused is not None and reason in mechanism.refused
+    with pytest.raises(AuthenticationFailed) as refused:
+        mechanism.step(b"\x01")
+    assert str(refused.value) == '{"status":"invalid_token"}'
+
+
+def test_an_authorization_id_must_be_the_tokens_principal() -> None:
+    token = _token({"sub": "carol", "exp": time.time() + 60}).replace(b"n,,", b"n,a=carol,")
+    mechanism = OAuthBearer(unsecured_token)
+    mechanism.step(token)
+    assert mechanism.user == "carol"
+    with pytest.raises(AuthenticationFailed, match="authorization id"):
+        OAuthBearer(unsecured_token).step(token.replace(b"a=carol", b"a=admin"))
+
+
+def test_a_message_that_is_not_oauthbearer_is_refused_at_once() -> None:
+    with pytest.raises(AuthenticationFailed, match="client first message"):
+        OAuthBearer(unsecured_token).step(b"n,,\x01user=carol\x01\x01")
 
 
 def test_plain_checks_jaas_users_and_the_store_only_when_asked(tmp_path: Path) -> None:

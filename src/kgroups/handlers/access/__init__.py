@@ -26,6 +26,8 @@ GUARDS: dict[int, Guard] = {
     apis.DESCRIBE_CONFIGS: cluster.describe_configs,
     apis.ALTER_CONFIGS: cluster.alter_configs,
     apis.INCREMENTAL_ALTER_CONFIGS: cluster.alter_configs,
+    apis.DESCRIBE_CLIENT_QUOTAS: cluster.describe_client_quotas,
+    apis.ALTER_CLIENT_QUOTAS: cluster.alter_client_quotas,
     apis.CONSUMER_GROUP_HEARTBEAT: groups.consumer_heartbeat,
     apis.CONSUMER_GROUP_DESCRIBE: groups.consumer_group_describe,
     apis.SHARE_GROUP_HEARTBEAT: share.share_heartbeat,
@@ -64,4 +66,5 @@ GUARDS: dict[int, Guard] = {
     apis.CREATE_ACLS: cluster.create_acls,
     apis.DELETE_ACLS: cluster.delete_acls,
     apis.DESCRIBE_ACLS: cluster.describe_acls,
+    apis.LIST_CONFIG_RESOURCES: cluster.list_config_resources,
 }

@@ -1,5 +1,5 @@
 """Guards of the cluster APIs: DescribeCluster, DescribeConfigs, DescribeLogDirs,
-ACLs and SCRAM credentials."""
+ACLs, SCRAM credentials and client quotas."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kio.schema.alter_client_quotas.v1 import AlterClientQuotasResponse
+from kio.schema.alter_client_quotas.v1.response import EntityData as AlteredQuotaEntity
+from kio.schema.alter_client_quotas.v1.response import EntryData as AlterClientQuotasResult
 from kio.schema.alter_user_scram_credentials.v0 import AlterUserScramCredentialsResponse
 from kio.schema.alter_user_scram_credentials.v0.response import AlterUserScramCredentialsResult
 from kio.schema.create_acls.v3 import CreateAclsResponse
@@ -14,6 +17,7 @@ from kio.schema.create_acls.v3.response import AclCreationResult
 from kio.schema.delete_acls.v3 import DeleteAclsResponse
 from kio.schema.delete_acls.v3.response import DeleteAclsFilterResult
 from kio.schema.describe_acls.v3 import DescribeAclsResponse
+from kio.schema.describe_client_quotas.v1 import DescribeClientQuotasResponse
 from kio.schema.describe_configs.v4.response import DescribeConfigsResult
 from kio.schema.describe_log_dirs.v4 import DescribeLogDirsResponse
 from kio.schema.describe_user_scram_credentials.v0 import DescribeUserScramCredentialsResponse
@@ -23,6 +27,7 @@ from kio.schema.describe_user_scram_credentials.v0.response import (
 from kio.schema.incremental_alter_configs.v1.response import (
     AlterConfigsResourceResponse as _AlterRefused,
 )
+from kio.schema.list_config_resources.v0 import ListConfigResourcesResponse
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers.access.checks import (
@@ -62,6 +67,7 @@ async def describe_cluster(
 _CONFIG_RESOURCES = {
     2: (TOPIC, ErrorCode.topic_authorization_failed),
     4: (CLUSTER, CLUSTER_DENIED),
+    16: (CLUSTER, CLUSTER_DENIED),  # client metrics subscriptions
     32: (GROUP, ErrorCode.group_authorization_failed),
 }
 
@@ -188,5 +194,35 @@ describe_log_dirs = cluster_guard(
     Operation.DESCRIBE,
     lambda body: DescribeLogDirsResponse(
         throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, results=()
+    ),
+)
+describe_client_quotas = cluster_guard(
+    Operation.DESCRIBE_CONFIGS,
+    lambda body: DescribeClientQuotasResponse(
+        throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, error_message=None, entries=None
+    ),
+)
+alter_client_quotas = cluster_guard(
+    Operation.ALTER_CONFIGS,
+    lambda body: AlterClientQuotasResponse(
+        throttle_time=NO_THROTTLE,
+        entries=tuple(
+            AlterClientQuotasResult(
+                error_code=CLUSTER_DENIED,
+                error_message=None,
+                entity=tuple(
+                    AlteredQuotaEntity(entity_type=p.entity_type, entity_name=p.entity_name)
+                    for p in e.entity
+                ),
+            )
+            for e in body.entries
+        ),
+    ),
+)
+# Listing the client metrics subscriptions is describing the cluster's configs.
+list_config_resources = cluster_guard(
+    Operation.DESCRIBE_CONFIGS,
+    lambda body: ListConfigResourcesResponse(
+        throttle_time=NO_THROTTLE, error_code=CLUSTER_DENIED, config_resources=()
     ),
 )
