@@ -265,6 +265,8 @@ async def serve_connection(
     finally:
         stats.connections -= 1
         broker.client_telemetry.disconnected(connection)
+        # Its share sessions end with it, their records released (Kafka 4.1+).
+        broker.share_partitions.connection_closed(connection)
         if pipelined:
             # Not cancelled, even if this task is: a durability wait may be
             # shared with other requests (asyncio.wait cancels nothing).

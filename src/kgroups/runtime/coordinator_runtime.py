@@ -15,6 +15,7 @@ from kgroups.coordinator.consumer import ConsumerGroupConfig
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.coordinator.result import Result
 from kgroups.coordinator.shard import GroupCoordinatorShard
+from kgroups.coordinator.share import ShareGroupConfig
 from kgroups.coordinator.txn_load import replay_loaded
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
@@ -64,6 +65,18 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             migration_policy=cfg.get_str("group.consumer.migration.policy"),
             overrides=broker.dynamic_configs,
         )
+        # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version
+        # feature), served by a broker alone: a cluster's brokers would each
+        # keep their own share partitions.
+        self.share_protocol_enabled = (
+            "share" in cfg.rebalance_protocols() and broker.cluster is None
+        )
+        self.share_config = ShareGroupConfig(
+            session_timeout_ms=cfg.get_int("group.share.session.timeout.ms"),
+            heartbeat_interval_ms=cfg.get_int("group.share.heartbeat.interval.ms"),
+            max_size=cfg.get_int("group.share.max.size"),
+            overrides=broker.dynamic_configs,
+        )
 
     def ensure_offsets_topic(self) -> None:
         """Create `__consumer_offsets` on first use, with an empty, loaded shard per partition."""
@@ -80,6 +93,8 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
             topic_name=lambda topic_id: (
                 None if (topic := topics.by_id(topic_id)) is None else topic.name
             ),
+            share_config=self.share_config,
+            share_events=self._broker.share_partitions,
         )
         return self._host(partition, shard, leader_epoch)
 
