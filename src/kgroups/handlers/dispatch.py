@@ -14,7 +14,6 @@ from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersio
 
 from kgroups.errors import ErrorCode
 from kgroups.handlers import ROUTES, Route
-from kgroups.handlers.access import GUARDS
 from kgroups.handlers.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
 from kgroups.handlers.response_parts import ResponseParts, encode_parts
 from kgroups.handlers.throttling import Mute, loop_time, throttle
@@ -27,6 +26,7 @@ from kgroups.runtime.context import ConnectionInfo, RequestContext
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
+    from kgroups.handlers.access.checks import Guard
     from kgroups.handlers.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
@@ -189,10 +189,19 @@ def _context(
     )
 
 
+@functools.cache
+def _guards() -> dict[int, Guard]:
+    # Imported with the first request to a broker with an authorizer: the
+    # guards import the handlers they wrap (handlers/__init__.py).
+    from kgroups.handlers.access import GUARDS
+
+    return GUARDS
+
+
 def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
     authorizer = broker.authorizer
     if authorizer is not None:
-        guard = GUARDS.get(ctx.api_key)
+        guard = _guards().get(ctx.api_key)
         if guard is not None:
             return guard(authorizer, broker, ctx, body, route.handler)
     return route.handler(broker, ctx, body)

@@ -40,7 +40,6 @@ from kgroups.handlers.pipelining import start
 from kgroups.handlers.response_parts import ResponseParts
 from kgroups.handlers.throttling import Mute
 from kgroups.network.file_sender import FileSender
-from kgroups.network.sasl_authenticator import SaslAuthenticator
 from kgroups.protocol.framing import BadFrame, FrameReader
 from kgroups.records.file_region import RegionGone
 from kgroups.runtime.context import ConnectionInfo
@@ -48,6 +47,7 @@ from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.network.sasl_authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
 
@@ -104,11 +104,13 @@ async def serve_connection(
     stats.connections += 1
     stats.connections_created += 1
     # None on PLAINTEXT/SSL listeners: nothing to check per request.
-    sasl = (
-        SaslAuthenticator(broker, security, host, connection)
-        if security.security_protocol.startswith("SASL_")
-        else None
-    )
+    sasl: SaslAuthenticator | None = None
+    if security.security_protocol.startswith("SASL_"):
+        # Imported with the first SASL connection: its mechanisms and schemas
+        # are no cost to a broker without SASL listeners.
+        from kgroups.network.sasl_authenticator import SaslAuthenticator
+
+        sasl = SaslAuthenticator(broker, security, host, connection)
     if sasl is not None and not security.authenticated:
         # As Kafka's SaslServerAuthenticator: an unauthenticated peer's frames are
         # small, and a larger size prefix closes the connection before its bytes

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
+import kgroups.testing.kio_import  # noqa: F401 - kio first, without hypothesis (see there)
 from kgroups.clock import Clock
 from kgroups.testing.broker_clock import BrokerClock
 from kgroups.testing.faults import BrokerFaults, http_runner
@@ -47,7 +48,11 @@ class EmbeddedBroker:
         self.process = process
         try:
             self._impl: ThreadBroker | ProcessBroker = (
-                ProcessBroker(self.data_dir, props)
+                ProcessBroker(
+                    self.data_dir,
+                    props,
+                    remove_on_parent_exit=self.data_dir.parent if self._own_dir else None,
+                )
                 if process
                 else ThreadBroker(self.data_dir, props, clock)
             )

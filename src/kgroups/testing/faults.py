@@ -16,7 +16,8 @@ from typing import Any
 
 
 class FaultRefused(ValueError):
-    """The broker refused the action: an unknown group, member, API or error."""
+    """The broker refused the action: an unknown group, member, API or error,
+    or a request the endpoint does not take (its message says why)."""
 
 
 class BrokerFaults:
@@ -100,9 +101,12 @@ def http_runner(url: str, timeout: float = 30) -> Callable[[str, dict[str, Any]]
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 answer: dict[str, Any] = json.loads(response.read())
         except urllib.error.HTTPError as e:
-            if e.code == 400:
-                raise FaultRefused(json.loads(e.read())["error"]) from None
-            raise
+            # Every refusal carries {"error": ...} naming the problem.
+            try:
+                error = json.loads(e.read())["error"]
+            except (ValueError, KeyError, TypeError):
+                raise e from None
+            raise FaultRefused(error) from None
         return answer.get("faults", answer) if action else answer
 
     return run
