@@ -591,8 +591,8 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting(
         "group.coordinator.rebalance.protocols",
         text,
-        "classic,consumer",
-        "Group protocols served: classic and/or consumer (KIP-848).",
+        "classic,consumer,share",
+        "Group protocols served: classic, consumer (KIP-848), share (KIP-932).",
         kind=LIST,
     ),
     Setting(
@@ -635,6 +635,57 @@ _SETTINGS: tuple[Setting, ...] = (
         "Online conversion between classic and consumer groups.",
         kind=STRING,
     ),
+    Setting("group.share.session.timeout.ms", integer, 45000, "Share group session.", 1, kind=INT),
+    Setting("group.share.min.session.timeout.ms", integer, 45000, "Smallest of it.", 1, kind=INT),
+    Setting("group.share.max.session.timeout.ms", integer, 60000, "Largest of it.", 1, kind=INT),
+    Setting(
+        "group.share.heartbeat.interval.ms", integer, 5000, "Share heartbeat period.", 1, kind=INT
+    ),
+    Setting("group.share.min.heartbeat.interval.ms", integer, 5000, "Smallest of it.", 1, kind=INT),
+    Setting("group.share.max.heartbeat.interval.ms", integer, 15000, "Largest of it.", 1, kind=INT),
+    Setting("group.share.max.size", integer, 200, "Members per share group.", 1, kind=INT),
+    Setting(
+        "group.share.record.lock.duration.ms",
+        integer,
+        30000,
+        "Acquisition lock duration.",
+        1000,
+        kind=INT,
+    ),
+    Setting(
+        "group.share.min.record.lock.duration.ms", integer, 15000, "Smallest of it.", 1000, kind=INT
+    ),
+    Setting(
+        "group.share.max.record.lock.duration.ms", integer, 60000, "Largest of it.", 1000, kind=INT
+    ),
+    Setting("group.share.delivery.count.limit", integer, 5, "Deliveries of a record.", 2, kind=INT),
+    Setting(
+        "group.share.partition.max.record.locks",
+        integer,
+        2000,
+        "In-flight records per share partition.",
+        100,
+        kind=INT,
+    ),
+    Setting(
+        "group.share.max.share.sessions", integer, 2000, "Share sessions per broker.", 1, kind=INT
+    ),
+    Setting(
+        "share.coordinator.state.topic.num.partitions",
+        integer,
+        50,
+        "__share_group_state partitions.",
+        1,
+        kind=INT,
+    ),
+    Setting(
+        "share.coordinator.state.topic.segment.bytes",
+        integer,
+        104857600,
+        "__share_group_state segment.",
+        1,
+        kind=INT,
+    ),
     # Not a Kafka key: its URL may carry the store's password, so PASSWORD.
     Setting(
         "cluster.store.url",
@@ -662,6 +713,15 @@ _SETTINGS: tuple[Setting, ...] = (
         1048576,
         "Largest metrics payload a client may push (KIP-714).",
         1,
+        kind=INT,
+    ),
+    # Not a Kafka key; an INT as Kafka's group.coordinator.append.linger.ms.
+    Setting(
+        "cluster.store.append.linger.ms",
+        integer,
+        2,
+        "Wait before a coordinator's store transaction that follows another back to back.",
+        0,
         kind=INT,
     ),
     Setting(

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
+    from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
     from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
     from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
     from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+    from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
     from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
     from kio.schema.errors import ErrorCode
     from kio.schema.heartbeat.v4.response import HeartbeatResponse
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from kio.schema.offset_commit.v9.response import OffsetCommitResponse
     from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
     from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+    from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
+    from kio.schema.share_group_heartbeat.v1.response import ShareGroupHeartbeatResponse
     from kio.schema.sync_group.v5.response import SyncGroupResponse
     from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
@@ -36,6 +40,10 @@ Response: TypeAlias = """(
     | DeleteGroupsResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | ShareGroupHeartbeatResponse
+    | ShareGroupDescribeResponse
+    | AlterShareGroupOffsetsResponse
+    | DeleteShareGroupOffsetsResponse
     | TxnOffsetCommitResponse
     | ErrorCode
 )"""  # ErrorCode: a transaction marker's outcome

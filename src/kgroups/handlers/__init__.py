@@ -112,6 +112,13 @@ ROUTES.update(
         apis.GET_TELEMETRY_SUBSCRIPTIONS: Route("telemetry.get_subscriptions"),
         apis.PUSH_TELEMETRY: Route("telemetry.push"),
         apis.LIST_CONFIG_RESOURCES: Route("list_config_resources.handle"),
+        apis.SHARE_GROUP_HEARTBEAT: Route("share_groups.heartbeat"),
+        apis.SHARE_GROUP_DESCRIBE: Route("share_groups.describe"),
+        apis.SHARE_FETCH: Route("share_fetch.handle"),
+        apis.SHARE_ACKNOWLEDGE: Route("share_acknowledge.handle"),
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS: Route("share_group_offsets.describe"),
+        apis.ALTER_SHARE_GROUP_OFFSETS: Route("share_group_offsets.alter"),
+        apis.DELETE_SHARE_GROUP_OFFSETS: Route("share_group_offsets.delete"),
     }
 )
 

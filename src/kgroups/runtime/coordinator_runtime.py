@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from kgroups.coordinator.context import RequestContext as CoordinatorContext
     from kgroups.coordinator.result import Result
     from kgroups.coordinator.shard import GroupCoordinatorShard
+    from kgroups.coordinator.share.config import ShareGroupConfig
     from kgroups.runtime.broker_core import BrokerCore
     from kgroups.runtime.context import RequestContext
 
@@ -57,6 +58,12 @@ class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
         )
         # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
         self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
+        # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version
+        # feature), served by a broker alone: a cluster's brokers would each
+        # keep their own share partitions.
+        self.share_protocol_enabled = (
+            "share" in cfg.rebalance_protocols() and broker.cluster is None
+        )
 
     @functools.cached_property
     def consumer_config(self) -> ConsumerGroupConfig:
@@ -70,6 +77,18 @@ class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
             assignors=cfg.get_str("group.consumer.assignors"),
             regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
             migration_policy=cfg.get_str("group.consumer.migration.policy"),
+            overrides=self._broker.dynamic_configs,
+        )
+
+    @functools.cached_property
+    def share_config(self) -> ShareGroupConfig:
+        from kgroups.coordinator.share.config import ShareGroupConfig
+
+        cfg = self._broker.config
+        return ShareGroupConfig(
+            session_timeout_ms=cfg.get_int("group.share.session.timeout.ms"),
+            heartbeat_interval_ms=cfg.get_int("group.share.heartbeat.interval.ms"),
+            max_size=cfg.get_int("group.share.max.size"),
             overrides=self._broker.dynamic_configs,
         )
 
@@ -90,6 +109,8 @@ class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
             topic_name=lambda topic_id: (
                 None if (topic := topics.by_id(topic_id)) is None else topic.name
             ),
+            share_config=self.share_config,
+            share_events=self._broker.share_partitions,
         )
         return self._host(partition, shard, leader_epoch)
 

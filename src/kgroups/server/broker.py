@@ -32,6 +32,7 @@ from kgroups.quotas.stored import CLIENT_QUOTAS, stored_quotas
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
@@ -39,6 +40,8 @@ from kgroups.security.settings import SaslSettings
 from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
 from kgroups.server.partition_homes import open_partition_home
+from kgroups.share_partitions import SharePartitionConfig
+from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
 if TYPE_CHECKING:
@@ -99,6 +102,16 @@ class Broker:
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
+        self.share_partitions = SharePartitionManager(
+            SharePartitionConfig(
+                record_lock_duration_ms=config.get_int("group.share.record.lock.duration.ms"),
+                delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
+                max_record_locks=config.get_int("group.share.partition.max.record.locks"),
+            ),
+            config.get_int("group.share.max.share.sessions"),
+        )
+        self.share_partitions.on_available = self._share_records_available
+        self.share_state = ShareStateLog(self)
         self.coordinator = CoordinatorRuntime(self)
         self.txn_coordinator = TransactionRuntime(self, self._write_markers)
         # Transactional produce is verified with the id's coordinator (KIP-890),
@@ -188,6 +201,9 @@ class Broker:
             await self.cluster.start()
         # Before clients come: a test sets its faults up front.
         self.fault_admin = await start_fault_admin(self)
+        if self.cluster is None:
+            # Share partitions take their stored state up before any fetch.
+            await self.share_state.load()
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
@@ -358,8 +374,15 @@ class Broker:
             )
         return topic
 
+    def _share_records_available(self, key: tuple[str, uuid.UUID, int]) -> None:
+        """Share fetches waiting on the partition look again."""
+        topic = self.topics.by_id(key[1])
+        if topic is not None:
+            self.append_waiters.notify(topic.name, key[2])
+
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)
+        self.share_partitions.drop_topics(lambda topic_id: self.topics.by_id(topic_id) is not None)
         log.info("topic %s was deleted", name)
 
     # -- dynamic broker configs (KIP-226) ----------------------------------
