@@ -322,6 +322,23 @@ def test_a_txn_commit_that_fails_to_append_leaves_nothing_pending(h: TxnHarness)
     assert offset(h, "g", "t", 0) == -1
 
 
+def test_a_members_txn_commit_that_fails_to_append_is_answered_with_the_error(
+    h: TxnHarness,
+) -> None:
+    # A member's commit changes no group, only pending offsets: were its OK
+    # to stand, the transaction would commit without them and its input
+    # be processed again.
+    members, generation = h.form_group("g", 1)
+    h.fail_next_append = ErrorCode.not_leader_or_follower
+    errors = h.txn_commit("g", {("t", 0): 10}, member_id=members[0], generation=generation)
+    assert errors["t", 0] is not OK
+    assert h.txn_commit("g", {("t", 0): 10}, member_id=members[0], generation=generation) == {
+        ("t", 0): OK
+    }
+    h.end_txn(commit=True)
+    assert offset(h, "g", "t", 0) == 10
+
+
 def test_unknown_partition_and_big_metadata_are_refused_per_partition(h: TxnHarness) -> None:
     h.config = h.shard.config
     errors = h.txn_commit("g", {("t", 0): 1, ("nope", 0): 1, ("t", 9): 1})
