@@ -125,7 +125,9 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         partition: int,
     ) -> ErrorCode:
         """Whether the partition is in the producer's ongoing transaction (for
-        Produce, KIP-890): NONE, else the error Kafka 3.x answers Produce with."""
+        Produce, KIP-890): NONE, else the error Kafka answers Produce with; a
+        fenced producer gets INVALID_PRODUCER_EPOCH, which clients treat as
+        fatal (PRODUCER_FENCED on a Produce only aborts the transaction)."""
         try:
             shard = self.shard(self.partition_for(transactional_id))
         except KafkaError as e:
@@ -142,6 +144,8 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         error = answer.errors.get((topic, partition), ErrorCode.none)
         if error in (ErrorCode.transaction_abortable, ErrorCode.invalid_producer_id_mapping):
             return ErrorCode.invalid_txn_state
+        if error is ErrorCode.producer_fenced:
+            return ErrorCode.invalid_producer_epoch
         return error
 
     def shards(self) -> list[TransactionCoordinatorShard]:
