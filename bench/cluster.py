@@ -196,16 +196,18 @@ async def spread_commits(setup: Setup, seconds: float) -> dict[str, Any]:
     where = await coordinators(setup.bootstrap, groups)
 
     async def first(group: str) -> None:  # creates the group; the coordinator may be loading
-        reader, writer = await asyncio.open_connection(*where[group])
-        try:
-            while True:
+        while True:
+            reader, writer = await asyncio.open_connection(*where[group])
+            try:
                 writer.write(commit_frame(group, 0, LAYOUT))
                 (size,) = struct.unpack(">i", await reader.readexactly(4))
                 if not any(commit_errors(await reader.readexactly(size))):
                     return
-                await asyncio.sleep(0.1)
-        finally:
-            writer.close()
+            finally:
+                writer.close()
+            await asyncio.sleep(0.1)
+            # A broker that lost its lease on a busy machine gave its groups away.
+            where[group] = (await coordinators(setup.bootstrap, [group]))[group]
 
     await asyncio.gather(*(first(g) for g in groups))
     latencies: list[float] = []

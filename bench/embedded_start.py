@@ -1,10 +1,28 @@
-"""Start-to-first-ack: the time from asking for a broker to a confluent-kafka
-producer's first acknowledgement on it, for EmbeddedBroker in a thread and in
-a subprocess, beside librdkafka's mock cluster (also a subprocess) measured in
-the same run. Prints one JSON line per kind: median and max over the runs, in
-milliseconds.
+"""How soon a test has a broker to talk to.
 
-    python bench/embedded_start.py [--runs 5]
+Two figures, each the median (and max) over ``--runs``, in milliseconds:
+
+- ``fresh_*``: from spawning a fresh Python interpreter to its first answered
+  Metadata request, with the interpreter's own start (``python -c pass``)
+  reported beside. For kgroups: ``from kgroups.testing import EmbeddedBroker``,
+  ``EmbeddedBroker()`` (a thread broker), then one Metadata request over a raw
+  socket (no client library to import); the child also reports its import and
+  start times, and the CPU time it spent in all (``cpu_ms``: the figure to
+  compare on a loaded machine, where the wall clock mostly measures the wait
+  for a core). For librdkafka's mock cluster (``rd_kafka_mock_cluster_new``,
+  reached from confluent-kafka through ``test.mock.num.brokers``): importing
+  confluent_kafka, a Producer with one mock broker, and its first metadata.
+- ``warm_*``: in this interpreter, everything imported, from the call to a
+  confluent-kafka producer's first acknowledgement, for EmbeddedBroker in a
+  thread and in a subprocess and for the mock in a subprocess.
+
+Prints one JSON line per figure.
+
+    python bench/embedded_start.py [--runs 9] [--fresh-only]
+
+The children inherit the environment: with ``PYTHONDONTWRITEBYTECODE`` set and
+no bytecode cache, every run measures compiling. Unset it and point
+``PYTHONPYCACHEPREFIX`` at a directory to measure what a test run pays.
 """
 
 from __future__ import annotations
@@ -12,17 +30,102 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
-from confluent_kafka import Producer
-from mock_cluster import MockCluster
-
+EMBEDDED_CHILD = """
+import json, socket, struct, time
+began = time.perf_counter()
 from kgroups.testing import EmbeddedBroker
+imported = time.perf_counter()
+broker = EmbeddedBroker()
+started = time.perf_counter()
+with socket.create_connection(("127.0.0.1", broker.port)) as s:
+    # Metadata v0, correlation id 7, client id "bench", all topics.
+    body = struct.pack(">hhih5si", 3, 0, 7, 5, b"bench", 0)
+    s.sendall(struct.pack(">i", len(body)) + body)
+    size, correlation = struct.unpack(">ii", s.recv(8))
+    assert correlation == 7 and size > 4
+answered = time.perf_counter()
+print(json.dumps({
+    "import_ms": (imported - began) * 1000,
+    "start_ms": (started - imported) * 1000,
+    "metadata_ms": (answered - started) * 1000,
+    "cpu_ms": time.process_time() * 1000,
+}), flush=True)
+broker.stop()
+"""
+
+MOCK_CHILD = """
+import json, time
+began = time.perf_counter()
+from confluent_kafka import Producer
+imported = time.perf_counter()
+producer = Producer({"test.mock.num.brokers": 1})
+producer.list_topics(timeout=10)
+answered = time.perf_counter()
+print(json.dumps({
+    "import_ms": (imported - began) * 1000,
+    "metadata_ms": (answered - imported) * 1000,
+    "cpu_ms": time.process_time() * 1000,
+}), flush=True)
+"""
+
+
+def fresh(child: str) -> tuple[float, dict[str, float]]:
+    """Spawn to the child's first answer line, and what the child measured."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    elapsed = (time.perf_counter() - began) * 1000
+    proc.wait(30)
+    if not line:
+        raise RuntimeError(f"the child failed ({proc.returncode})")
+    inner: dict[str, float] = json.loads(line) if line.strip() else {}
+    return elapsed, inner
+
+
+def report(kind: str, times: list[float], **inner: list[float]) -> None:
+    figures: dict[str, Any] = {
+        "kind": kind,
+        "runs": len(times),
+        "median_ms": round(statistics.median(times), 1),
+        "max_ms": round(max(times), 1),
+    }
+    for name, values in inner.items():
+        figures[f"{name}_median"] = round(statistics.median(values), 1)
+    print(json.dumps(figures), flush=True)
+
+
+def measure_fresh(runs: int) -> None:
+    # The interpreter alone.
+    alone = "import json, time; print(json.dumps({'cpu_ms': time.process_time() * 1000}))"
+    python = [fresh(alone) for _ in range(runs)]
+    report("fresh_python_startup", [t for t, _ in python], cpu_ms=[p["cpu_ms"] for _, p in python])
+    for kind, child in (
+        ("fresh_embedded_thread", EMBEDDED_CHILD),
+        ("fresh_librdkafka_mock", MOCK_CHILD),
+    ):
+        totals: list[float] = []
+        inner: dict[str, list[float]] = {}
+        for _ in range(runs):
+            total, parts = fresh(child)
+            totals.append(total)
+            for name, value in parts.items():
+                inner.setdefault(name, []).append(value)
+        report(kind, totals, **inner)
 
 
 def first_ack(bootstrap: str) -> None:
+    from confluent_kafka import Producer
+
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     acked: list[object] = []
     producer.produce("start", b"x", on_delivery=lambda err, _msg: acked.append(err))
@@ -32,12 +135,16 @@ def first_ack(bootstrap: str) -> None:
 
 @contextmanager
 def embedded(process: bool) -> Iterator[str]:
+    from kgroups.testing import EmbeddedBroker
+
     with EmbeddedBroker(process=process) as broker:
         yield broker.bootstrap_servers
 
 
 @contextmanager
 def mock() -> Iterator[str]:
+    from mock_cluster import MockCluster
+
     cluster = MockCluster().start()
     try:
         yield cluster.bootstrap
@@ -45,7 +152,7 @@ def mock() -> Iterator[str]:
         cluster.stop()
 
 
-def measure(start: Callable[[], AbstractContextManager[str]], runs: int) -> list[float]:
+def measure_warm(start: Callable[[], AbstractContextManager[str]], runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         began = time.perf_counter()
@@ -57,22 +164,19 @@ def measure(start: Callable[[], AbstractContextManager[str]], runs: int) -> list
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--fresh-only", action="store_true", help="only the fresh interpreter figures")
     args = ap.parse_args()
+    measure_fresh(args.runs)
+    if args.fresh_only:
+        return
     kinds: dict[str, Callable[[], AbstractContextManager[str]]] = {
-        "embedded_thread": lambda: embedded(False),
-        "embedded_process": lambda: embedded(True),
-        "librdkafka_mock": mock,
+        "warm_embedded_thread": lambda: embedded(False),
+        "warm_embedded_process": lambda: embedded(True),
+        "warm_librdkafka_mock": mock,
     }
     for name, start in kinds.items():
-        times = measure(start, args.runs)
-        figures = {
-            "kind": name,
-            "runs": args.runs,
-            "median_ms": round(statistics.median(times), 1),
-            "max_ms": round(max(times), 1),
-        }
-        print(json.dumps(figures), flush=True)
+        report(name, measure_warm(start, args.runs))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ NOTES = {
     "network": "connections, TLS, SASL",
     "cluster": "lease, leaders, live brokers",
     "coordinator": "group coordinators (sans IO)",
+    "share_partitions": "share-group record states (sans IO)",
     "transactions": "transaction coordinator (sans IO)",
 }
 

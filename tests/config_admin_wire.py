@@ -77,7 +77,13 @@ def _answers(response: Any) -> list[Answer]:
 
 
 def described(
-    port: int, rtype: int, name: str, *, synonyms: bool = False, keys: Sequence[str] | None = None
+    port: int,
+    rtype: int,
+    name: str,
+    *,
+    synonyms: bool = False,
+    keys: Sequence[str] | None = None,
+    documentation: bool = False,
 ) -> Any:
     """The DescribeConfigs result of one resource."""
     response = call_once(
@@ -91,7 +97,7 @@ def described(
                 ),
             ),
             include_synonyms=synonyms,
-            include_documentation=False,
+            include_documentation=documentation,
         ),
         timeout=20,
     )

@@ -39,6 +39,19 @@ def _parser() -> argparse.ArgumentParser:
         help="set a configuration key (Kafka's names); repeatable, wins over --config",
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    serve.add_argument(
+        "--parent-pipe",
+        type=int,
+        metavar="FD",
+        help="stop when this inherited descriptor reads EOF: the test harness holding its "
+        "write end is gone (docs/testing.md)",
+    )
+    serve.add_argument(
+        "--remove-on-parent-exit",
+        type=Path,
+        metavar="DIR",
+        help="with --parent-pipe: remove this directory after stopping for that reason",
+    )
 
     dev = commands.add_parser(
         "dev-cluster",
@@ -251,6 +264,11 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument(
         "--window", type=int, default=10, help="commits per Burrow window (default 10)"
     )
+    exporter.add_argument(
+        "--cluster-name",
+        default="default",
+        help="the cluster_name label of every sample, as kafka-lag-exporter's (default: default)",
+    )
 
     from kgroups.commands.fault import add_arguments as fault_arguments
 
@@ -336,7 +354,7 @@ def _run(args: argparse.Namespace) -> int:
             level=args.log_level.upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-        return serve.run(args.config, args.override)
+        return serve.run(args.config, args.override, args.parent_pipe, args.remove_on_parent_exit)
     if args.command == "dev-cluster":
         from kgroups.commands import dev_cluster
 
@@ -484,6 +502,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.poll_interval,
                 args.window,
                 security=security,
+                cluster_name=args.cluster_name,
             )
         )
         return 0

@@ -26,6 +26,14 @@ GROUP_CONFIG = 8
 DEFAULT_CONFIG = 5
 SESSION = "consumer.session.timeout.ms"
 HEARTBEAT = "consumer.heartbeat.interval.ms"
+# A share group's configs (KIP-932), described for every group as Kafka does.
+SHARE_DEFAULTS = {
+    "share.session.timeout.ms": ("45000", DEFAULT_CONFIG),
+    "share.heartbeat.interval.ms": ("5000", DEFAULT_CONFIG),
+    "share.record.lock.duration.ms": ("30000", DEFAULT_CONFIG),
+    "share.auto.offset.reset": ("latest", DEFAULT_CONFIG),
+    "share.isolation.level": ("read_uncommitted", DEFAULT_CONFIG),
+}
 
 
 def _first_heartbeat_interval(port: int, group: str) -> int:
@@ -57,12 +65,14 @@ def test_group_configs_are_checked_described_and_used(tmp_path: Path) -> None:
         assert configs(port, GROUP, "g") == {
             SESSION: ("45000", DEFAULT_CONFIG),
             HEARTBEAT: ("5000", DEFAULT_CONFIG),
+            **SHARE_DEFAULTS,
         }
         ops = [(SESSION, SET, "50000"), (HEARTBEAT, SET, "7000")]
         assert incremental(port, [(GROUP, "g", ops)]) == [("g", NONE, None)]
         assert configs(port, GROUP, "g") == {
             SESSION: ("50000", GROUP_CONFIG),
             HEARTBEAT: ("7000", GROUP_CONFIG),
+            **SHARE_DEFAULTS,
         }
         assert configs(port, GROUP, "other")[HEARTBEAT] == ("5000", DEFAULT_CONFIG)
         assert _first_heartbeat_interval(port, "g") == 7000
@@ -105,6 +115,19 @@ def test_group_configs_are_checked_described_and_used(tmp_path: Path) -> None:
             ("h", ErrorCode.invalid_request, "Unknown resource type 32")
         ]
         assert incremental(port, [(GROUP, "h", [(SESSION, SET, "55000")])]) == [("h", NONE, None)]
+        # A share group's text configs take Kafka's values only.
+        bad_reset = [("share.auto.offset.reset", SET, "sometime")]
+        assert incremental(port, [(GROUP, "s", bad_reset)]) == [
+            (
+                "s",
+                INVALID_CONFIG,
+                "Invalid value sometime for configuration share.auto.offset.reset: "
+                "String must be one of: latest, earliest",
+            )
+        ]
+        reset = [("share.auto.offset.reset", SET, "earliest")]
+        assert incremental(port, [(GROUP, "s", reset)]) == [("s", NONE, None)]
+        assert configs(port, GROUP, "s")["share.auto.offset.reset"] == ("earliest", GROUP_CONFIG)
     finally:
         b.stop()
     b = BrokerThread(tmp_path / "data").start()
@@ -112,6 +135,7 @@ def test_group_configs_are_checked_described_and_used(tmp_path: Path) -> None:
         assert configs(b.port, GROUP, "g") == {
             SESSION: ("50000", GROUP_CONFIG),
             HEARTBEAT: ("5000", DEFAULT_CONFIG),
+            **SHARE_DEFAULTS,
         }
         assert configs(b.port, GROUP, "h")[SESSION] == ("55000", GROUP_CONFIG)
     finally:

@@ -92,6 +92,9 @@ from kio.schema.offset_for_leader_epoch.v4.request import (
 )
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
+from kio.schema.share_fetch.v2 import ShareFetchRequest
+from kio.schema.share_group_describe.v1 import ShareGroupDescribeRequest
+from kio.schema.share_group_heartbeat.v1 import ShareGroupHeartbeatRequest
 from kio.schema.sync_group.v5 import SyncGroupRequest
 from kio.schema.txn_offset_commit.v5 import TxnOffsetCommitRequest
 from kio.schema.txn_offset_commit.v5.request import (
@@ -703,6 +706,59 @@ CASES = [
         lambda r: ErrorCode(r.groups[0].error_code),
     ),
     ApiCase(
+        "ShareGroupHeartbeat",
+        ShareGroupHeartbeatRequest(
+            group_id="orders-app", member_id="m1", member_epoch=i32(0), subscribed_topic_names=()
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "ShareGroupHeartbeat topics",
+        ShareGroupHeartbeatRequest(
+            group_id="orders-app",
+            member_id="m1",
+            member_epoch=i32(0),
+            subscribed_topic_names=("orders",),
+        ),
+        T,
+        "orders",
+        O.DESCRIBE,
+        TOPIC_DENIED,
+        _top,
+    ),
+    ApiCase(
+        "ShareGroupDescribe",
+        ShareGroupDescribeRequest(group_ids=("orders-app",), include_authorized_operations=True),
+        G,
+        "orders-app",
+        O.DESCRIBE,
+        GROUP_DENIED,
+        lambda r: ErrorCode(r.groups[0].error_code),
+    ),
+    ApiCase(
+        "ShareFetch",
+        ShareFetchRequest(
+            group_id="orders-app",
+            member_id="m1",
+            share_session_epoch=i32(0),
+            max_wait=MS,
+            min_bytes=i32(0),
+            max_records=i32(10),
+            batch_size=i32(10),
+            topics=(),
+            forgotten_topics_data=(),
+        ),
+        G,
+        "orders-app",
+        O.READ,
+        GROUP_DENIED,
+        _top,
+    ),
+    ApiCase(
         "TxnOffsetCommit",
         TxnOffsetCommitRequest(
             transactional_id="tx-1",
@@ -899,7 +955,7 @@ def _extra(case: ApiCase) -> list[AclBinding]:
         ]
     if case.name == "AddPartitionsToTxn topics":
         return [AclBinding(X, "tx-1", PatternType.LITERAL, ALICE, "*", O.WRITE, Permission.ALLOW)]
-    if case.name == "ConsumerGroupHeartbeat topics":
+    if case.name in ("ConsumerGroupHeartbeat topics", "ShareGroupHeartbeat topics"):
         return [
             AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW)
         ]
@@ -1246,3 +1302,53 @@ def test_offset_for_leader_epoch_answers_any_topic_with_cluster_action(
         ),
     )
     assert case.error(call_as(broker, ALICE, case.request)) not in DENIALS
+
+
+def test_share_fetch_answers_a_topic_it_may_not_read_with_a_denial(broker: BrokerThread) -> None:
+    from kio.schema.share_fetch.v2.request import FetchPartition, FetchTopic
+
+    admin = "User:admin"
+    for name in ("orders", "payments"):
+        create = CreateTopicsRequest(
+            topics=(
+                CreatableTopic(
+                    name=name,
+                    num_partitions=i32(1),
+                    replication_factor=i16(1),
+                    assignments=(),
+                    configs=(),
+                ),
+            ),
+            timeout=MS,
+        )
+        assert call_as(broker, admin, create).topics[0].error_code == ErrorCode.none
+    everything = MetadataRequest(
+        topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+    )
+    ids = {t.name: t.topic_id for t in call_as(broker, admin, everything).topics}
+    add_acls(
+        broker,
+        AclBinding(G, "orders-app", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW),
+        AclBinding(T, "orders", PatternType.LITERAL, ALICE, "*", O.READ, Permission.ALLOW),
+    )
+    fetch = ShareFetchRequest(
+        group_id="orders-app",
+        member_id="m1",
+        share_session_epoch=i32(0),
+        max_wait=i32Timedelta.parse(timedelta(0)),
+        min_bytes=i32(0),
+        max_records=i32(10),
+        batch_size=i32(10),
+        topics=tuple(
+            FetchTopic(
+                topic_id=ids[name],
+                partitions=(FetchPartition(partition_index=i32(0), acknowledgement_batches=()),),
+            )
+            for name in ("orders", "payments")
+        ),
+        forgotten_topics_data=(),
+    )
+    answer = call_as(broker, ALICE, fetch)
+    assert answer.error_code == ErrorCode.none
+    errors = {t.topic_id: t.partitions[0].error_code for t in answer.responses}
+    assert errors == {ids["orders"]: ErrorCode.none, ids["payments"]: TOPIC_DENIED}

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("partitions",),  # the seam: where a partition's log lives
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
     ("cluster", "coordinator", "client"),
-    ("transactions", "metrics"),
+    ("transactions", "metrics", "share_partitions"),
     ("runtime",),  # the coordinators hosted
     ("handlers",),  # request handling
     ("network",),

@@ -14,20 +14,13 @@ dataclasses that the assignors work with.
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
-from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
-from kio.schema.consumer_protocol_assignment.v1 import data as assignment_v1
-from kio.schema.consumer_protocol_assignment.v2 import data as assignment_v2
-from kio.schema.consumer_protocol_assignment.v3 import data as assignment_v3
-from kio.schema.consumer_protocol_subscription.v0 import data as subscription_v0
-from kio.schema.consumer_protocol_subscription.v1 import data as subscription_v1
-from kio.schema.consumer_protocol_subscription.v2 import data as subscription_v2
-from kio.schema.consumer_protocol_subscription.v3 import data as subscription_v3
 from kio.schema.types import TopicName
 from kio.serial import entity_writer
 from kio.static.primitive import i32
@@ -80,20 +73,46 @@ class ProtocolError(ValueError):
     """Bytes that are not consumer protocol metadata."""
 
 
-# kio's entities by version (index = version); v0 subscriptions own no partitions.
-_SUBSCRIPTION_SCHEMAS = (subscription_v0, subscription_v1, subscription_v2, subscription_v3)
-_ASSIGNMENT_SCHEMAS = (assignment_v0, assignment_v1, assignment_v2, assignment_v3)
-_SUBSCRIPTIONS = tuple(m.ConsumerProtocolSubscription for m in _SUBSCRIPTION_SCHEMAS)
-_SUBSCRIPTION_PARTITIONS: tuple[Any, ...] = (
-    None,
-    *(m.TopicPartition for m in _SUBSCRIPTION_SCHEMAS[1:]),
-)
-_ASSIGNMENTS = tuple(m.ConsumerProtocolAssignment for m in _ASSIGNMENT_SCHEMAS)
-_ASSIGNMENT_PARTITIONS = tuple(m.TopicPartition for m in _ASSIGNMENT_SCHEMAS)
-_SUBSCRIPTION_READERS = tuple(bounded_reader(entity) for entity in _SUBSCRIPTIONS)
-_SUBSCRIPTION_WRITERS = tuple(entity_writer(entity) for entity in _SUBSCRIPTIONS)
-_ASSIGNMENT_READERS = tuple(bounded_reader(entity) for entity in _ASSIGNMENTS)
-_ASSIGNMENT_WRITERS = tuple(entity_writer(entity) for entity in _ASSIGNMENTS)
+class _Tables(NamedTuple):
+    """kio's entities, readers and writers by version (index = version)."""
+
+    subscriptions: tuple[Any, ...]
+    subscription_partitions: tuple[Any, ...]  # v0 subscriptions own no partitions
+    assignments: tuple[Any, ...]
+    assignment_partitions: tuple[Any, ...]
+    subscription_readers: tuple[Any, ...]
+    subscription_writers: tuple[Any, ...]
+    assignment_readers: tuple[Any, ...]
+    assignment_writers: tuple[Any, ...]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    # Built at the first subscription or assignment read or written, not when
+    # the coordinator is imported: a broker whose groups never form skips them.
+    from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
+    from kio.schema.consumer_protocol_assignment.v1 import data as assignment_v1
+    from kio.schema.consumer_protocol_assignment.v2 import data as assignment_v2
+    from kio.schema.consumer_protocol_assignment.v3 import data as assignment_v3
+    from kio.schema.consumer_protocol_subscription.v0 import data as subscription_v0
+    from kio.schema.consumer_protocol_subscription.v1 import data as subscription_v1
+    from kio.schema.consumer_protocol_subscription.v2 import data as subscription_v2
+    from kio.schema.consumer_protocol_subscription.v3 import data as subscription_v3
+
+    subscription_schemas = (subscription_v0, subscription_v1, subscription_v2, subscription_v3)
+    assignment_schemas = (assignment_v0, assignment_v1, assignment_v2, assignment_v3)
+    subscriptions = tuple(m.ConsumerProtocolSubscription for m in subscription_schemas)
+    assignments = tuple(m.ConsumerProtocolAssignment for m in assignment_schemas)
+    return _Tables(
+        subscriptions=subscriptions,
+        subscription_partitions=(None, *(m.TopicPartition for m in subscription_schemas[1:])),
+        assignments=assignments,
+        assignment_partitions=tuple(m.TopicPartition for m in assignment_schemas),
+        subscription_readers=tuple(bounded_reader(entity) for entity in subscriptions),
+        subscription_writers=tuple(entity_writer(entity) for entity in subscriptions),
+        assignment_readers=tuple(bounded_reader(entity) for entity in assignments),
+        assignment_writers=tuple(entity_writer(entity) for entity in assignments),
+    )
 
 
 def encode_subscription(subscription: Subscription, version: int = LATEST_VERSION) -> bytes:
@@ -105,7 +124,7 @@ def encode_subscription(subscription: Subscription, version: int = LATEST_VERSIO
         "user_data": subscription.user_data,
     }
     if version >= 1:
-        entity = _SUBSCRIPTION_PARTITIONS[version]
+        entity = _tables().subscription_partitions[version]
         fields["owned_partitions"] = tuple(
             entity(topic=TopicName(topic), partitions=cast(tuple[i32, ...], tuple(partitions)))
             for topic, partitions in _group_by_topic(sorted(subscription.owned_partitions))
@@ -114,11 +133,13 @@ def encode_subscription(subscription: Subscription, version: int = LATEST_VERSIO
         fields["generation_id"] = i32(subscription.generation_id)
     if version >= 3:
         fields["rack_id"] = subscription.rack_id
-    return _encode(version, _SUBSCRIPTION_WRITERS[version], _SUBSCRIPTIONS[version](**fields))
+    tables = _tables()
+    message = tables.subscriptions[version](**fields)
+    return _encode(version, tables.subscription_writers[version], message)
 
 
 def decode_subscription(data: bytes) -> Subscription:
-    message = _decode(data, _SUBSCRIPTION_READERS, "subscription")
+    message = _decode(data, _tables().subscription_readers, "subscription")
     owned = [
         TopicPartition(tp.topic, partition)
         for tp in getattr(message, "owned_partitions", ())
@@ -138,22 +159,23 @@ def decode_subscription(data: bytes) -> Subscription:
 def encode_assignment(assignment: Assignment, version: int = LATEST_VERSION) -> bytes:
     """Partitions are grouped by topic in the order topics first appear."""
     _check_version(version)
-    entity = _ASSIGNMENT_PARTITIONS[version]
+    tables = _tables()
+    entity = tables.assignment_partitions[version]
     by_topic: dict[str, list[int]] = {}
     for topic, partition in assignment.partitions:
         by_topic.setdefault(topic, []).append(partition)
-    message = _ASSIGNMENTS[version](
+    message = tables.assignments[version](
         assigned_partitions=tuple(
             entity(topic=TopicName(topic), partitions=cast(tuple[i32, ...], tuple(partitions)))
             for topic, partitions in by_topic.items()
         ),
         user_data=assignment.user_data,
     )
-    return _encode(version, _ASSIGNMENT_WRITERS[version], message)
+    return _encode(version, tables.assignment_writers[version], message)
 
 
 def decode_assignment(data: bytes) -> Assignment:
-    message = _decode(data, _ASSIGNMENT_READERS, "assignment")
+    message = _decode(data, _tables().assignment_readers, "assignment")
     return Assignment(
         partitions=[
             TopicPartition(tp.topic, partition)

@@ -119,6 +119,7 @@ class ClusterMember:
             broker.clock,
             producer_expiration_ms=config.get_int("producer.id.expiration.ms"),
             retention_check_ms=config.get_int("log.retention.check.interval.ms"),
+            append_linger_ms=config.get_int("cluster.store.append.linger.ms"),
             cleaner_backoff_ms=(
                 config.get_int("log.cleaner.backoff.ms")
                 if config.get_bool("log.cleaner.enable")

@@ -133,6 +133,7 @@ class BrokerConfig:
             raise ConfigError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
             )
+        self._check_share_groups()
         for name in ("session.timeout.ms", "heartbeat.interval.ms"):
             low = self.get_int(f"group.consumer.min.{name}")
             value = self.get_int(f"group.consumer.{name}")
@@ -150,7 +151,7 @@ class BrokerConfig:
                 "group.consumer.session.timeout.ms"
             )
         protocols = self.rebalance_protocols()
-        # Kafka's share and streams groups are accepted and not served.
+        # Kafka's streams groups are accepted and not served.
         if "classic" not in protocols or not protocols <= _REBALANCE_PROTOCOLS:
             raise ConfigError(
                 "group.coordinator.rebalance.protocols must list classic, and may list consumer"
@@ -158,6 +159,24 @@ class BrokerConfig:
         if self.get_int("default.replication.factor") != 1:
             raise ConfigError("default.replication.factor must be 1 on a single broker")
         self._check_listeners()
+
+    def _check_share_groups(self) -> None:
+        """Kafka's bounds of the share group settings."""
+        for name in ("session.timeout.ms", "heartbeat.interval.ms", "record.lock.duration.ms"):
+            low = self.get_int(f"group.share.min.{name}")
+            value = self.get_int(f"group.share.{name}")
+            high = self.get_int(f"group.share.max.{name}")
+            if not low <= value <= high:
+                raise ConfigError(
+                    f"group.share.{name} must lie between group.share.min.{name} "
+                    f"and group.share.max.{name}"
+                )
+        if not 2 <= self.get_int("group.share.delivery.count.limit") <= 10:
+            raise ConfigError("group.share.delivery.count.limit must lie between 2 and 10")
+        if not 100 <= self.get_int("group.share.partition.max.record.locks") <= 10000:
+            raise ConfigError(
+                "group.share.partition.max.record.locks must lie between 100 and 10000"
+            )
 
     def _check_listeners(self) -> None:
         specs = self.listener_specs()

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kgroups.config.config_types import INT, LIST, ConfigType
 from kgroups.errors import ErrorCode, KafkaError
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "DEFAULT_INTERVAL_MS",
     "MATCH_SELECTORS",
     "Subscription",
+    "client_metrics_config_doc",
+    "client_metrics_config_kind",
     "parse_subscription",
 ]
 
@@ -33,7 +36,13 @@ CLIENT_METRICS = 16  # ConfigResource.Type as Kafka numbers it
 METRICS = "metrics"
 INTERVAL_MS = "interval.ms"
 MATCH = "match"
-CLIENT_METRICS_KEYS = (METRICS, INTERVAL_MS, MATCH)
+# Each key's type (Kafka's ClientMetricsConfigs') and what it does.
+_DESCRIBED: dict[str, tuple[ConfigType, str | None]] = {
+    METRICS: (LIST, "Metric name prefixes the matching clients push (* for all)."),
+    INTERVAL_MS: (INT, "How often the matching clients push their metrics (ms)."),
+    MATCH: (LIST, "selector=regex pairs a client must all match to be subscribed."),
+}
+CLIENT_METRICS_KEYS = tuple(_DESCRIBED)
 
 ALL_METRICS = "*"
 DEFAULT_INTERVAL_MS = 5 * 60 * 1000
@@ -66,6 +75,17 @@ class Subscription:
             if value is None or pattern.fullmatch(value) is None:
                 return False
         return True
+
+
+def client_metrics_config_kind(name: str) -> ConfigType:
+    """Kafka's type of client metrics config `name`, for DescribeConfigs; UNKNOWN
+    for a key outside the table, so that describing what is stored never fails."""
+    return _DESCRIBED.get(name, (ConfigType.UNKNOWN, None))[0]
+
+
+def client_metrics_config_doc(name: str) -> str | None:
+    """What client metrics config `name` does, for DescribeConfigs' documentation."""
+    return _DESCRIBED.get(name, (ConfigType.UNKNOWN, None))[1]
 
 
 def parse_subscription(name: str, configs: Mapping[str, str]) -> Subscription:

@@ -28,6 +28,7 @@ class CallJournal:
         self._table = parts.table
         self._timers = parts.timers
         self._consumer = parts.consumer
+        self._share = parts.share
         self._membership = parts.membership
         self._txn = parts.txn
         self._txn_batches = parts.txn_batches
@@ -47,6 +48,7 @@ class CallJournal:
         self._timers.journal = snapshot.timers
         self._consumer.table.journal = snapshot.consumer
         self._consumer.timers.journal = snapshot.consumer_timers
+        self._share.table.journal = snapshot.share
 
     def begin_without_records(self, part: Part) -> None:
         """For a call that never writes records (a heartbeat, a fetch): it
@@ -75,6 +77,7 @@ class CallJournal:
         self._timers.journal = None
         self._consumer.table.journal = None
         self._consumer.timers.journal = None
+        self._share.table.journal = None
         result = fx.to_result(next(self._batch_ids))
         token = result.append_token
         if self._txn.changes:
@@ -119,6 +122,9 @@ class CallJournal:
         discarded = {group_id: self._table.get(group_id) for group_id in groups}
         for kept in reversed(failed):
             _restore(kept.snapshot, parts, self._table, self._timers, self._consumer)
+            share_undo = [c for c in kept.snapshot.share if (c[0].group_id, MEMBERS) in parts]
+            if share_undo:
+                self._share.table.undo(share_undo)
         answered = _answer_taken_back(failed, parts, error, fx)
         self.begin(*parts)
         turn = Turn(now_ms, fx)

@@ -71,3 +71,4 @@ class DueOperations:
                 parts.removal.expire_offsets(now_ms, turn.fx, subscribed)
                 timers.schedule(key, now_ms + self._retention_check_interval_ms, operation)
         self._consumer_side.expire(turn)
+        turn.fx.records.extend(parts.share.expire(now_ms, parts.topics))  # already applied

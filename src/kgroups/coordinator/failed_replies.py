@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TypeVar
 
+from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
 from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
 from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
 from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
 from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
@@ -17,6 +19,8 @@ from kio.schema.leave_group.v5.response import LeaveGroupResponse
 from kio.schema.offset_commit.v9.response import OffsetCommitResponse
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
+from kio.schema.share_group_heartbeat.v1.response import ShareGroupHeartbeatResponse
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
@@ -72,6 +76,19 @@ def failed_response(response: Response, error: ErrorCode) -> Response:
     retriable = retriable_append_error(error)
     if isinstance(response, HeartbeatResponse):
         return heartbeat_response(retriable)
+    if isinstance(response, (AlterShareGroupOffsetsResponse, DeleteShareGroupOffsetsResponse)):
+        return dataclasses.replace(response, error_code=retriable, error_message=None)
+    if isinstance(response, ShareGroupHeartbeatResponse):
+        return dataclasses.replace(
+            response, error_code=retriable, error_message=None, assignment=None
+        )
+    if isinstance(response, ShareGroupDescribeResponse):
+        return dataclasses.replace(
+            response,
+            groups=tuple(
+                dataclasses.replace(g, error_code=retriable, members=()) for g in response.groups
+            ),
+        )
     if isinstance(response, ConsumerGroupHeartbeatResponse):
         # The member keeps its epoch and retries.
         return dataclasses.replace(

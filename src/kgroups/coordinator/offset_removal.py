@@ -69,12 +69,12 @@ class OffsetRemoval:
 
     def offset_delete(self, req: OffsetDeleteRequest, ctx: RequestContext, fx: Effects) -> None:
         if not req.group_id:
-            fx.reply(ctx.reply_to, _offset_delete_error(ErrorCode.invalid_group_id))
+            fx.reply(ctx.reply_to, offset_delete_error(ErrorCode.invalid_group_id))
             return
         group = self._table.get(req.group_id)
         if group is None:
             error = answer_without_group(Request.OFFSET_DELETE)
-            fx.reply(ctx.reply_to, _offset_delete_error(error))
+            fx.reply(ctx.reply_to, offset_delete_error(error))
             return
         requested = [
             TopicPartition(topic.name, p.partition_index)
@@ -84,7 +84,7 @@ class OffsetRemoval:
         answer = self._offset_deletes[group.state]
         subscribed = answer if isinstance(answer, ErrorCode) else answer(group, requested)
         if isinstance(subscribed, ErrorCode):
-            fx.reply(ctx.reply_to, _offset_delete_error(subscribed))
+            fx.reply(ctx.reply_to, offset_delete_error(subscribed))
             return
 
         eligible = [tp for tp in requested if tp not in subscribed]
@@ -222,7 +222,7 @@ def _subscribed_offsets_kept(
     return {tp for tp in requested if group.is_subscribed_to_topic(tp.topic)}
 
 
-def _offset_delete_error(error: ErrorCode) -> OffsetDeleteResponse:
+def offset_delete_error(error: ErrorCode) -> OffsetDeleteResponse:
     return OffsetDeleteResponse(error_code=error, throttle_time=NO_THROTTLE, topics=())
 
 

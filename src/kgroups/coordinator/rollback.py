@@ -34,6 +34,7 @@ from kgroups.coordinator.delayed_operations import DelayedOperation
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.result import Response
+from kgroups.coordinator.share.table import Change as ShareChange
 from kgroups.coordinator.timers import TimerKey
 
 T = TypeVar("T")
@@ -47,7 +48,16 @@ Part = tuple[str, str]
 class Snapshot:
     """What one call changed, each thing as it was before the call's first change."""
 
-    __slots__ = ("consumer", "consumer_timers", "copies", "offsets", "reads", "slots", "timers")
+    __slots__ = (
+        "consumer",
+        "consumer_timers",
+        "copies",
+        "offsets",
+        "reads",
+        "share",
+        "slots",
+        "timers",
+    )
 
     def __init__(self, reads: tuple[Part, ...] = ()) -> None:
         # The parts the request's answer shows, whether or not it changed them.
@@ -62,6 +72,8 @@ class Snapshot:
         # and their timers as they were.
         self.consumer: list[Change] = []
         self.consumer_timers: dict[ConsumerTimerKey, tuple[int, int] | None] = {}
+        # Share groups: the records that undo the call's records, in order.
+        self.share: list[ShareChange] = []
 
     def stored(self) -> set[Part]:
         """The parts of groups whose stored state changed."""
@@ -70,6 +82,7 @@ class Snapshot:
             parts.add((group_id, MEMBERS))
             parts.add((group_id, OFFSETS))
         parts.update((key.group_id, MEMBERS) for key, _ in self.consumer)
+        parts.update((key.group_id, MEMBERS) for key, _ in self.share)
         return parts
 
     def touched(self) -> set[Part]:

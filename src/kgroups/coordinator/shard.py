@@ -14,11 +14,14 @@ appends durable or failed), are in shard_partition.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 
+from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
 from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_heartbeat.v1.request import ConsumerGroupHeartbeatRequest
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
 from kio.schema.describe_groups.v6.request import DescribeGroupsRequest
 from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
@@ -28,6 +31,8 @@ from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
+from kio.schema.share_group_heartbeat.v1.request import ShareGroupHeartbeatRequest
 from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
@@ -36,14 +41,28 @@ from kgroups.coordinator.consumer.offsets import offset_commit_error
 from kgroups.coordinator.consumer_messages import (
     consumer_group_describe_response,
     consumer_heartbeat_response,
+    heartbeat_error,
 )
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.control_records import control_record
 from kgroups.coordinator.effects import Effects
-from kgroups.coordinator.responses import commit_response
+from kgroups.coordinator.offset_handlers import fetch_response, txn_commit_response
+from kgroups.coordinator.offset_removal import offset_delete_error
+from kgroups.coordinator.responses import (
+    NO_THROTTLE,
+    UNKNOWN_MEMBER_ID,
+    commit_response,
+    join_error,
+)
 from kgroups.coordinator.result import EndMarker, ProducerBatch, Result
 from kgroups.coordinator.rollback import MEMBERS, OFFSETS
 from kgroups.coordinator.shard_partition import ShardPartition
+from kgroups.coordinator.share.messages import (
+    share_group_describe_response,
+    share_heartbeat_error,
+    share_heartbeat_request,
+    share_heartbeat_response,
+)
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import (
     describe_groups_response,
@@ -57,6 +76,11 @@ class GroupCoordinatorShard(ShardPartition):
     def join_group(self, req: JoinGroupRequest, ctx: RequestContext, now_ms: int) -> Result:
         fx = Effects()
         self._begin_membership(req.group_id)
+        if req.group_id in self._share.table.groups and not self._loading:
+            # A group of another kind: as Kafka, refused before any member is made.
+            error = ErrorCode.inconsistent_group_protocol
+            fx.reply(ctx.reply_to, join_error(ctx.api_version, error, UNKNOWN_MEMBER_ID))
+            return self._result(fx, now_ms)
         consumer = self._consumer.table.get(req.group_id)
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.join_group(ctx.api_version, req.member_id))
@@ -170,6 +194,10 @@ class GroupCoordinatorShard(ShardPartition):
         classic = self._table.get(group_id)
         if self._loading:
             answer = loading.consumer_group_heartbeat()
+        elif group_id in self._share.table.groups:
+            answer = heartbeat_error(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group."
+            )
         else:
             answer = self._consumer_side.heartbeat(classic, req, ctx, Turn(now_ms, fx))
         fx.reply(ctx.reply_to, consumer_heartbeat_response(answer))
@@ -181,13 +209,106 @@ class GroupCoordinatorShard(ShardPartition):
         """The groups of the request owned by this shard; the shell merges results."""
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.group_ids))
+        response = consumer_group_describe_response(
+            req.group_ids, self._consumer, self._parts.topic_name, self._loading
+        )
+        share = self._share.table.groups
+        if not self._loading and any(g in share for g in req.group_ids):
+            # A share group is not a consumer group: Kafka's message says so.
+            groups = tuple(
+                dataclasses.replace(g, error_message=f"Group {g.group_id} is not a consumer group.")
+                if g.group_id in share
+                else g
+                for g in response.groups
+            )
+            response = dataclasses.replace(response, groups=groups)
+        fx.reply(ctx.reply_to, response)
+        return self._result(fx, now_ms)
+
+    # -- share groups (KIP-932) --------------------------------------------
+
+    def share_group_heartbeat(
+        self, req: ShareGroupHeartbeatRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        fx = Effects()
+        group_id = req.group_id
+        self._begin((group_id, MEMBERS))
+        if self._loading:
+            answer = share_heartbeat_error(ErrorCode.coordinator_load_in_progress)
+        elif self._other_kind(group_id):
+            answer = share_heartbeat_error(
+                ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+            )
+        else:
+            request = share_heartbeat_request(req, ctx.client_id, ctx.client_host)
+            records, answer = self._share.heartbeat(request, self._topics, now_ms)
+            fx.records.extend(records)  # already applied
+        fx.reply(ctx.reply_to, share_heartbeat_response(answer))
+        return self._result(fx, now_ms)
+
+    def share_group_describe(
+        self, req: ShareGroupDescribeRequest, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """The groups of the request owned by this shard; the shell merges results."""
+        fx = Effects()
+        self._begin(*((g, MEMBERS) for g in req.group_ids))
         fx.reply(
             ctx.reply_to,
-            consumer_group_describe_response(
-                req.group_ids, self._consumer, self._parts.topic_name, self._loading
+            share_group_describe_response(
+                req.group_ids,
+                self._share.table,
+                self._other_kind,
+                self._parts.topic_name,
+                self._loading,
             ),
         )
         return self._result(fx, now_ms)
+
+    def share_group_offsets_change(
+        self, group_id: str, create: bool, ctx: RequestContext, now_ms: int
+    ) -> Result:
+        """Whether an admin may set (AlterShareGroupOffsets; ``create``: the
+        group is made if missing) or delete (DeleteShareGroupOffsets) the
+        group's start offsets: only those of an empty share group. The reply
+        carries the group's error alone; the handler adds the partitions."""
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        group = self._share.table.get(group_id)
+        error, message = ErrorCode.none, None
+        if self._loading:
+            error = ErrorCode.coordinator_load_in_progress
+        elif self._other_kind(group_id):
+            error, message = ErrorCode.group_id_not_found, f"Group {group_id} is not a share group."
+        elif group is None and not create:
+            error, message = ErrorCode.group_id_not_found, f"Group {group_id} not found."
+        elif group is not None and group.members:
+            error, message = ErrorCode.non_empty_group, "The group is not empty."
+        else:
+            fx.records.extend(self._share.offsets_changed(group_id, self._topics))
+        reply: AlterShareGroupOffsetsResponse | DeleteShareGroupOffsetsResponse = (
+            AlterShareGroupOffsetsResponse if create else DeleteShareGroupOffsetsResponse
+        )(throttle_time=NO_THROTTLE, error_code=error, error_message=message, responses=())
+        fx.reply(ctx.reply_to, reply)
+        return self._result(fx, now_ms)
+
+    def _delete_share_groups(self, group_ids: Collection[str], fx: Effects) -> dict[str, ErrorCode]:
+        """DeleteGroups of the share groups among ``group_ids``: an empty one
+        goes, with its records; one with members is NON_EMPTY_GROUP."""
+        decided: dict[str, ErrorCode] = {}
+        for group_id in dict.fromkeys(group_ids):
+            group = self._share.table.get(group_id)
+            if group is None:
+                continue
+            if group.members:
+                decided[group_id] = ErrorCode.non_empty_group
+            else:
+                fx.records.extend(self._share.delete_group(group_id))
+                decided[group_id] = ErrorCode.none
+        return decided
+
+    def _other_kind(self, group_id: str) -> bool:
+        """Whether a classic or consumer group has this id."""
+        return group_id in self._consumer.table.groups or self._table.get(group_id) is not None
 
     # -- offsets -----------------------------------------------------------
 
@@ -198,6 +319,9 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.offset_commit(req))
+        elif req.group_id in self._share.table.groups:
+            # A share group keeps no committed offsets, as in Kafka.
+            fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.group_id_not_found, {}))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             # Fenced by member epoch (v9+); the offsets go where any are kept.
             error = offset_commit_error(
@@ -224,6 +348,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.txn_offset_commit(req))
+        elif req.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, txn_commit_response(req, ErrorCode.group_id_not_found, {}))
         elif (consumer := self._consumer.table.get(req.group_id)) is not None:
             self._consumer_side.txn_offset_commit(consumer, req, ctx, fx, now_ms)
         else:
@@ -280,6 +406,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin_without_records((group.group_id, OFFSETS))
         if self._loading:
             fx.reply(ctx.reply_to, loading.offset_fetch(group.group_id))
+        elif group.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, fetch_response(group.group_id, (), ErrorCode.group_id_not_found))
         elif (consumer := self._consumer.table.get(group.group_id)) is not None:
             self._consumer_side.offset_fetch(consumer, group, ctx, fx, require_stable)
         else:
@@ -291,6 +419,8 @@ class GroupCoordinatorShard(ShardPartition):
         self._begin((req.group_id, MEMBERS), (req.group_id, OFFSETS))
         if self._loading and req.group_id:
             fx.reply(ctx.reply_to, loading.offset_delete())
+        elif req.group_id in self._share.table.groups:
+            fx.reply(ctx.reply_to, offset_delete_error(ErrorCode.group_id_not_found))
         else:
             self._parts.removal.offset_delete(req, ctx, fx)
         return self._result(fx, now_ms)
@@ -303,6 +433,7 @@ class GroupCoordinatorShard(ShardPartition):
             fx.reply(ctx.reply_to, loading.delete_groups(req.groups_names))
         else:
             decided = self._consumer_side.delete_groups(req.groups_names, fx)
+            decided.update(self._delete_share_groups(req.groups_names, fx))
             self._parts.removal.delete_groups(req, ctx, fx, decided)
         return self._result(fx, now_ms)
 
@@ -322,11 +453,17 @@ class GroupCoordinatorShard(ShardPartition):
         fx = Effects()
         self._begin(*((g, MEMBERS) for g in req.groups))
         consumer_groups = self._consumer.table.groups
+        share_groups = self._share.table.groups
         fx.reply(
             ctx.reply_to,
             loading.describe_groups(req.groups)
             if self._loading
-            else describe_groups_response(req, self._table.get, consumer_groups, ctx.api_version),
+            else describe_groups_response(
+                req,
+                self._table.get,
+                lambda g: g in consumer_groups or g in share_groups,
+                ctx.api_version,
+            ),
         )
         return self._result(fx, now_ms)
 
@@ -337,6 +474,8 @@ class GroupCoordinatorShard(ShardPartition):
         error = ErrorCode.coordinator_load_in_progress if self._loading else ErrorCode.none
         fx.reply(
             ctx.reply_to,
-            list_groups_response(req, self._table, self._consumer.table.groups, error),
+            list_groups_response(
+                req, self._table, self._consumer.table.groups, self._share.table.groups, error
+            ),
         )
         return self._result(fx, now_ms)

@@ -34,6 +34,8 @@ from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.injected_faults import InjectedFaults
 from kgroups.coordinator.result import AppendToken, Result
 from kgroups.coordinator.shard_parts import ShardParts
+from kgroups.coordinator.share import ShareEvents, ShareGroupConfig
+from kgroups.coordinator.share.records import is_share_group_key
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import GroupView, group_view
 
@@ -54,13 +56,22 @@ class ShardPartition:
         consumer_config: ConsumerGroupConfig | None = None,
         topics: TopicsView | None = None,
         topic_name: TopicNames = lambda _topic_id: None,
+        share_config: ShareGroupConfig | None = None,
+        share_events: ShareEvents | None = None,
     ) -> None:
         self.partition = partition
         self.config = config
         self._loading = False
         self._retention_armed = False
         self._parts = parts = ShardParts(
-            config, partition_exists, new_member_id, consumer_config, topics, topic_name
+            config,
+            partition_exists,
+            new_member_id,
+            consumer_config,
+            topics,
+            topic_name,
+            share_config,
+            share_events,
         )
         # The parts a request, a load or a timer uses, one attribute lookup
         # away; the rarer calls find theirs in ``_parts``.
@@ -71,6 +82,7 @@ class ShardPartition:
         self._offsets = parts.offsets
         self._txn_batches = parts.txn_batches
         self._consumer = parts.consumer
+        self._share = parts.share
         self._classic_members = parts.classic_members
         self._topics = parts.topics
         self._calls = calls = CallJournal(parts, self._arm_retention)
@@ -118,15 +130,20 @@ class ShardPartition:
     # -- timers ------------------------------------------------------------
 
     def next_deadline_ms(self) -> int | None:
-        classic = self._timers.next_deadline()
-        consumer = self._consumer.next_deadline()
-        if consumer is None:
-            return classic
-        return consumer if classic is None else min(classic, consumer)
+        deadlines = (
+            self._timers.next_deadline(),
+            self._consumer.next_deadline(),
+            self._share.next_deadline(),
+        )
+        return min((d for d in deadlines if d is not None), default=None)
 
     def nothing_due_before(self, ms: int) -> bool:
         """A cheap check that no timer is due before ``ms``."""
-        return self._timers.nothing_due_before(ms) and self._consumer.timers.nothing_due_before(ms)
+        return (
+            self._timers.nothing_due_before(ms)
+            and self._consumer.timers.nothing_due_before(ms)
+            and self._share.timers.nothing_due_before(ms)
+        )
 
     def on_timer(self, now_ms: int) -> Result:
         """Fire every delayed operation due at ``now_ms`` (due_operations.py)."""
@@ -150,6 +167,9 @@ class ShardPartition:
         if is_consumer_group_key(key):
             self._consumer.table.replay_bytes(key, value)
             return
+        if is_share_group_key(key):
+            self._share.table.replay_bytes(key, value)
+            return
         if (producer_id >= 0 or self._txn) and self._txn_batches.replay(key, value, producer_id):
             return
         self._table.apply(key, value)
@@ -163,6 +183,7 @@ class ShardPartition:
         for group in list(self._table):
             self._membership.on_loaded(group, turn)
         self._consumer.on_loaded(now_ms)
+        self._share.on_loaded(now_ms)
         return self._result(fx, now_ms)
 
     def unload(self, now_ms: int) -> Result:
@@ -175,6 +196,7 @@ class ShardPartition:
             self._membership.on_unloaded(group, fx)
         self._timers.clear()
         self._consumer.timers.clear()
+        self._share.timers.clear()
         return self._calls.unjournaled_result(fx)
 
     def append_durable(self, append_token: AppendToken | None) -> None:

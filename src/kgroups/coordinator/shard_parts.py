@@ -27,6 +27,7 @@ from kgroups.coordinator.member import kafka_member_id
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offset_handlers import OffsetHandlers
 from kgroups.coordinator.offset_removal import OffsetRemoval
+from kgroups.coordinator.share import ShareEvents, ShareGroupConfig, ShareGroupCoordinator
 from kgroups.coordinator.txn_batches import TxnBatches
 from kgroups.coordinator.txn_offsets import TransactionalOffsets
 
@@ -40,6 +41,8 @@ class ShardParts:
         consumer_config: ConsumerGroupConfig | None,
         topics: TopicsView | None,
         topic_name: TopicNames,
+        share_config: ShareGroupConfig | None = None,
+        share_events: ShareEvents | None = None,
     ) -> None:
         self.config = config
         self.table = table = GroupTable()
@@ -58,5 +61,7 @@ class ShardParts:
         self.consumer = consumer = ConsumerGroupCoordinator(consumer_config)
         # Classic-protocol members inside consumer groups, and conversions (migration).
         self.classic_members = ClassicProtocolMembers(consumer, topic_name)
+        # Share groups (KIP-932): a third kind of group id.
+        self.share = ShareGroupCoordinator(share_config, share_events)
         self.topics: TopicsView = topics if topics is not None else TopicImage()
         self.topic_name = topic_name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -20,6 +20,7 @@ from kgroups.coordinator.consumer import ConsumerGroup
 from kgroups.coordinator.group import ClassicGroup
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.responses import NO_THROTTLE
+from kgroups.coordinator.share.group import ShareGroup
 from kgroups.coordinator.state import GroupState
 from kgroups.protocol.types import GroupId
 
@@ -28,6 +29,8 @@ CLASSIC_GROUP_TYPE = "classic"
 CONSUMER_GROUP_TYPE = "consumer"
 # What ListGroups shows as a consumer group's protocol type, as Kafka does.
 CONSUMER_PROTOCOL_TYPE = "consumer"
+# A share group's type and, in ListGroups, its protocol type (Kafka's "share").
+SHARE_GROUP_TYPE = "share"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,16 +173,16 @@ def listed_groups(
 def describe_groups_response(
     req: DescribeGroupsRequest,
     classic_group: Callable[[str], ClassicGroup | None],
-    consumer_groups: Container[str],
+    other_kind: Callable[[str], bool],
     api_version: int,
 ) -> DescribeGroupsResponse:
-    """The groups of the request a shard owns; a consumer group id is
-    described as a group the classic protocol does not know."""
+    """The groups of the request a shard owns; a consumer or share group id
+    (``other_kind``) is described as a group the classic protocol does not know."""
     return DescribeGroupsResponse(
         throttle_time=NO_THROTTLE,
         groups=tuple(
             describe_group(g, None, api_version, other_kind=True)
-            if g in consumer_groups
+            if other_kind(g)
             else describe_group(g, classic_group(g), api_version)
             for g in req.groups
         ),
@@ -190,14 +193,15 @@ def list_groups_response(
     req: ListGroupsRequest,
     classic: Iterable[ClassicGroup],
     consumer: Mapping[str, ConsumerGroup],
+    share: Mapping[str, ShareGroup],
     error: ErrorCode,
 ) -> ListGroupsResponse:
-    """A shard's groups of both kinds (the shell concatenates the shards' lists)."""
+    """A shard's groups of every kind (the shell concatenates the shards' lists)."""
     states, types = req.states_filter, req.types_filter
     classic_groups = (
         (g.group_id, g.protocol_type or "", str(g.state))
         for g in classic
-        if g.group_id not in consumer
+        if g.group_id not in consumer and g.group_id not in share
     )
     consumer_groups = (
         (g.group_id, CONSUMER_PROTOCOL_TYPE, str(g.state)) for g in consumer.values()
@@ -206,5 +210,11 @@ def list_groups_response(
         throttle_time=NO_THROTTLE,
         error_code=error,
         groups=listed_groups(CLASSIC_GROUP_TYPE, classic_groups, states, types)
-        + listed_groups(CONSUMER_GROUP_TYPE, consumer_groups, states, types),
+        + listed_groups(CONSUMER_GROUP_TYPE, consumer_groups, states, types)
+        + listed_groups(
+            SHARE_GROUP_TYPE,
+            ((g.group_id, SHARE_GROUP_TYPE, str(g.state)) for g in share.values()),
+            states,
+            types,
+        ),
     )

@@ -28,15 +28,29 @@ _CONSUMER_PROTOCOL_APIS = frozenset((apis.CONSUMER_GROUP_HEARTBEAT, apis.CONSUME
 # are not advertised, as in Kafka without a ClientTelemetryReceiver, so
 # clients do not collect metrics nobody reads.
 _TELEMETRY_APIS = frozenset((apis.GET_TELEMETRY_SUBSCRIPTIONS, apis.PUSH_TELEMETRY))
+# Nor, without "share" there (or in a cluster), the share group APIs.
+_SHARE_APIS = frozenset(
+    (
+        apis.SHARE_GROUP_HEARTBEAT,
+        apis.SHARE_GROUP_DESCRIBE,
+        apis.SHARE_FETCH,
+        apis.SHARE_ACKNOWLEDGE,
+        apis.DESCRIBE_SHARE_GROUP_OFFSETS,
+        apis.ALTER_SHARE_GROUP_OFFSETS,
+        apis.DELETE_SHARE_GROUP_OFFSETS,
+    )
+)
 _LEFT_OUT = {
-    (consumer, telemetry): tuple(
+    (consumer, telemetry, share): tuple(
         e
         for e in _ENTRIES
         if (consumer or e.api_key not in _CONSUMER_PROTOCOL_APIS)
         and (telemetry or e.api_key not in _TELEMETRY_APIS)
+        and (share or e.api_key not in _SHARE_APIS)
     )
     for consumer in (False, True)
     for telemetry in (False, True)
+    for share in (False, True)
 }
 
 
@@ -48,7 +62,8 @@ async def handle(
         ctx.connection.software_name = request.client_software_name or None
         ctx.connection.software_version = request.client_software_version or None
     telemetry = broker.client_telemetry.receiver is not None
-    entries = _LEFT_OUT[(consumer_protocol_enabled(broker), telemetry)]
+    share = broker.coordinator.share_protocol_enabled
+    entries = _LEFT_OUT[(consumer_protocol_enabled(broker), telemetry, share)]
     return ApiVersionsResponse(
         error_code=ErrorCode.none, api_keys=entries, throttle_time=NO_THROTTLE
     )

@@ -12,6 +12,7 @@ from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.runtime.broker_core import BrokerCore
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.peer_brokers import PeerBrokers
+from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.runtime.txn_verification import TransactionVerifier
 from kgroups.security.acl_store import DurableAuthorizer
@@ -19,6 +20,8 @@ from kgroups.security.acl_store import DurableAuthorizer
 
 class BrokerApi(BrokerCore, Protocol):
     coordinator: CoordinatorRuntime
+    share_state: ShareStateLog
+    """Where share partitions' state is kept (``__share_group_state``)."""
     txn_coordinator: TransactionRuntime
     transactions: TransactionVerifier | None
     """Verifies transactional produce (KIP-890); None accepts every batch."""

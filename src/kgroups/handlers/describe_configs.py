@@ -1,8 +1,10 @@
 """DescribeConfigs for topics (effective log configs), groups, the broker and
-client metrics subscriptions."""
+client metrics subscriptions. Each entry carries its key's type (KIP-569) and,
+when the request asks, what the key does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kio.schema.describe_configs.v4 import DescribeConfigsRequest, DescribeConfigsResponse
@@ -12,13 +14,19 @@ from kio.schema.describe_configs.v4.response import (
     DescribeConfigsSynonym,
 )
 
-from kgroups.config.client_metrics import CLIENT_METRICS
+from kgroups.config.broker_settings import SETTINGS, setting_kind
+from kgroups.config.client_metrics import (
+    CLIENT_METRICS,
+    client_metrics_config_doc,
+    client_metrics_config_kind,
+)
+from kgroups.config.config_types import PASSWORD, ConfigType
 from kgroups.config.dynamic_broker import DYNAMIC_BROKER_KEYS
-from kgroups.config.group_config import group_config_defaults
-from kgroups.config.sensitive import is_sensitive
+from kgroups.config.group_config import group_config_defaults, group_config_doc, group_config_kind
 from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.config_synonyms import broker_synonyms, topic_synonyms
+from kgroups.partitions.config import topic_config_doc, topic_config_kind
 from kgroups.protocol.types import i8
 
 if TYPE_CHECKING:
@@ -35,9 +43,31 @@ STATIC_BROKER_CONFIG = 4
 DEFAULT_CONFIG = 5
 CLIENT_METRICS_CONFIG = 7
 GROUP_CONFIG = 8
-# Config types as Kafka numbers them (KIP-569).
-UNKNOWN_TYPE = 0
-PASSWORD_TYPE = 9
+
+# Each resource type's key -> (its type, what it does).
+Described = Callable[[str], tuple[ConfigType, str | None]]
+
+
+def _topic_key(key: str) -> tuple[ConfigType, str | None]:
+    return topic_config_kind(key), topic_config_doc(key)
+
+
+def _group_key(key: str) -> tuple[ConfigType, str | None]:
+    return group_config_kind(key), group_config_doc(key)
+
+
+def _client_metrics_key(key: str) -> tuple[ConfigType, str | None]:
+    return client_metrics_config_kind(key), client_metrics_config_doc(key)
+
+
+def _broker_key(key: str) -> tuple[ConfigType, str | None]:
+    # A per-listener key has its base key's type but, as in Kafka, no documentation.
+    setting = SETTINGS.get(key)
+    return setting_kind(key), None if setting is None else setting.doc
+
+
+def _unknown_key(key: str) -> tuple[ConfigType, str | None]:
+    return ConfigType.UNKNOWN, None
 
 
 async def handle(
@@ -48,6 +78,7 @@ async def handle(
         error, message = ErrorCode.none, None
         entries: list[tuple[str, str | None, int]] = []
         synonyms: dict[str, list[tuple[str, str | None, int]]] = {}
+        described: Described = _unknown_key
         if resource.resource_type == TOPIC:
             topic = broker.topics.get(resource.resource_name)
             if topic is None:
@@ -55,6 +86,7 @@ async def handle(
             else:
                 effective = broker.topic_config(topic).to_topic_configs()
                 synonyms = {k: topic_synonyms(broker, k, topic.configs) for k in effective}
+                described = _topic_key
                 # The value's source is its first synonym's (the topic's own, a
                 # dynamic broker default, server.properties, the built-in default).
                 entries = [
@@ -67,6 +99,7 @@ async def handle(
                 (k, own.get(k, v), GROUP_CONFIG if k in own else DEFAULT_CONFIG)
                 for k, v in group_config_defaults(broker.config).items()
             ]
+            described = _group_key
         elif resource.resource_type == CLIENT_METRICS:
             # Only what the subscription sets, as Kafka describes it.
             if not resource.resource_name:
@@ -75,12 +108,14 @@ async def handle(
             else:
                 own = broker.dynamic_configs.get(CLIENT_METRICS, resource.resource_name)
                 entries = [(k, v, CLIENT_METRICS_CONFIG) for k, v in sorted(own.items())]
+                described = _client_metrics_key
         elif resource.resource_type == BROKER:
             if resource.resource_name not in ("", str(broker.broker_id)):
                 error, message = ErrorCode.invalid_request, "Unknown broker id"
             else:
                 entries = _broker_entries(broker, resource.resource_name)
                 synonyms = {k: broker_synonyms(broker, (k,)) for k, _v, _s in entries}
+                described = _broker_key
         else:
             error, message = ErrorCode.invalid_request, "Unsupported resource type"
         keys = resource.configuration_keys
@@ -105,12 +140,13 @@ async def handle(
                         )
                         if request.include_synonyms
                         else (),
-                        config_type=i8(PASSWORD_TYPE if sensitive else UNKNOWN_TYPE),
-                        documentation=None,
+                        config_type=i8(kind),
+                        documentation=doc if request.include_documentation else None,
                     )
                     for k, v, source in entries
                     if keys is None or k in keys
-                    for sensitive in (resource.resource_type == BROKER and is_sensitive(k),)
+                    for kind, doc in (described(k),)
+                    for sensitive in (kind is PASSWORD,)
                 ),
             )
         )

@@ -9,13 +9,10 @@ from collections.abc import Awaitable
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
-from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
-
 from kgroups.errors import ErrorCode
 from kgroups.handlers import ROUTES, Route
-from kgroups.handlers.access import GUARDS
 from kgroups.handlers.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
+from kgroups.handlers.response_parts import ResponseParts, encode_parts
 from kgroups.handlers.throttling import Mute, loop_time, throttle
 from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
@@ -26,6 +23,7 @@ from kgroups.runtime.context import ConnectionInfo, RequestContext
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
+    from kgroups.handlers.access.checks import Guard
     from kgroups.handlers.broker_api import BrokerApi
 
 log = logging.getLogger(__name__)
@@ -46,6 +44,22 @@ async def dispatch(
 ) -> bytes | None:
     """The response frame to a request frame (None: no response is due).
     With ``mute``, the client's quotas apply: it learns how long to mute."""
+    response = await dispatch_parts(broker, request, client_host, security, mute, connection)
+    assert not isinstance(response, ResponseParts)  # only with file_regions
+    return response
+
+
+async def dispatch_parts(
+    broker: BrokerApi,
+    request: bytes,
+    client_host: str,
+    security: ConnectionSecurity = PLAINTEXT_SECURITY,
+    mute: Mute | None = None,
+    connection: ConnectionInfo | None = None,
+    file_regions: bool = False,
+) -> bytes | ResponseParts | None:
+    """``dispatch``; with ``file_regions``, a Fetch's records may stay in their
+    files: the frame is then ResponseParts when some do."""
     try:
         api_key, api_version, correlation_id = peek_api(request)
     except MalformedHeader as e:
@@ -66,34 +80,55 @@ async def dispatch(
         header, body = _read(codec, request, route.upgrade, api_key)
     except Exception as e:
         raise _malformed(api_key, api_version, e) from None
-    ctx = _context(api_key, api_version, correlation_id, header, client_host, security, connection)
-    encoded: bytes | None = None
+    ctx = _context(
+        api_key,
+        api_version,
+        correlation_id,
+        header,
+        client_host,
+        security,
+        connection,
+        file_regions and api_key == apis.FETCH,
+    )
     if mute is None or broker.quotas.table.is_empty():
         response = await _handle(broker, ctx, body, route)
+        encoded = None
     else:
         response, encoded = await _handle_throttled(broker, ctx, body, route, len(request), mute)
     if response is None:
         return None
-    payload = codec.encode_response(response) if encoded is None else encoded
-    return frame(response_header(correlation_id, codec.response_header_flexible) + payload)
+    return _encode_frame(codec, ctx, response) if encoded is None else encoded
+
+
+def _encode_frame(
+    codec: apis.ApiCodec, ctx: RequestContext, response: object
+) -> bytes | ResponseParts:
+    header = response_header(ctx.correlation_id, codec.response_header_flexible)
+    if ctx.file_regions:
+        return encode_parts(codec.write_response, header, response)
+    return frame(header + codec.encode_response(response))
 
 
 async def _handle_throttled(
     broker: BrokerApi, ctx: RequestContext, body: Any, route: Route, size: int, mute: Mute
-) -> tuple[object | None, bytes | None]:
+) -> tuple[object | None, bytes | ResponseParts | None]:
     """``_handle``, then the client's quotas counted and a throttle applied:
-    the response (and its encoding when already made) to send."""
+    the response (and its frame when already made) to send."""
     timer = loop_time(broker, ctx)
     work = _handle(broker, ctx, body, route)
     response = await (work if timer is None else timer.run(work))
-    payload = None
+    encoded = None
+    fetched = None
     if ctx.api_key == apis.FETCH and broker.quotas.sets(CONSUMER_BYTE_RATE):
-        payload = apis.codec(ctx.api_key, ctx.api_version).encode_response(response)
-    throttled, ms = throttle(broker, ctx, size, response, payload, timer)
+        codec = apis.codec(ctx.api_key, ctx.api_version)
+        encoded = _encode_frame(codec, ctx, response)
+        # The response's own bytes: not its size prefix and header.
+        fetched = len(encoded) - 4 - len(response_header(0, codec.response_header_flexible))
+    throttled, ms = throttle(broker, ctx, size, response, fetched, timer)
     if ms:
         mute.add(ms, asyncio.get_running_loop().time())
-        payload = None
-    return throttled, payload
+        encoded = None
+    return throttled, encoded
 
 
 async def _dispatch_big(
@@ -136,6 +171,7 @@ def _context(
     client_host: str,
     security: ConnectionSecurity,
     connection: ConnectionInfo | None,
+    file_regions: bool = False,
 ) -> RequestContext:
     return RequestContext(
         api_key,
@@ -146,13 +182,23 @@ def _context(
         security.principal,
         security.listener,
         connection,
+        file_regions,
     )
+
+
+@functools.cache
+def _guards() -> dict[int, Guard]:
+    # Imported with the first request to a broker with an authorizer: the
+    # guards import the handlers they wrap (handlers/__init__.py).
+    from kgroups.handlers.access import GUARDS
+
+    return GUARDS
 
 
 def _handle(broker: BrokerApi, ctx: RequestContext, body: Any, route: Route) -> Awaitable[object]:
     authorizer = broker.authorizer
     if authorizer is not None:
-        guard = GUARDS.get(ctx.api_key)
+        guard = _guards().get(ctx.api_key)
         if guard is not None:
             return guard(authorizer, broker, ctx, body, route.handler)
     return route.handler(broker, ctx, body)
@@ -180,6 +226,10 @@ def _encode(codec: apis.ApiCodec, response: object) -> bytes:
 def _unsupported_api_versions(correlation_id: int) -> bytes:
     """Kafka's rule: a client asking ApiVersions in a version we lack gets a v0
     answer with UNSUPPORTED_VERSION and our ranges, then retries lower."""
+    # Imported here: only a client newer than this broker asks such a version.
+    from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
+    from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+
     response = ApiVersionsResponseV0(
         error_code=ErrorCode.unsupported_version,
         api_keys=api_version_entries(ApiVersionV0),

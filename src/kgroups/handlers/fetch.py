@@ -3,7 +3,10 @@
 The broker answers at once when it has `min_bytes` or an error to report;
 otherwise it parks the request until an append to one of the fetched
 partitions or `max_wait` passes, then reads again. Batches go out exactly as
-they were stored: no decompression, no re-encoding.
+they were stored: no decompression, no re-encoding. Read from local segment
+files for a plaintext connection, they are not even read: each partition's
+records are the region of its segment file that holds them, which the
+connection sends from file to socket (handlers/response_parts.py).
 
 A partition named more than once is fetched once (fetch_partitions.py).
 
@@ -43,6 +46,7 @@ from kgroups.partitions.log import NotInMemory, PartitionLog, PartitionRead
 from kgroups.protocol.types import BrokerId, ProducerId, i32, i64
 from kgroups.quotas.entities import CONSUMER_BYTE_RATE
 from kgroups.records.batch import iter_batches
+from kgroups.records.file_region import FileRegion
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -63,7 +67,7 @@ async def handle(broker: BrokerApi, ctx: RequestContext, request: FetchRequest) 
         # Register before reading so an append between the read and the wait wakes us.
         waiter = broker.append_waiters.register(wanted)
         try:
-            topics, size, failed, misses = _read(broker, request)
+            topics, size, failed, misses = _read(broker, request, ctx.file_regions)
             if misses:
                 committed = request.isolation_level == READ_COMMITTED
                 topics, size, failed = await _read_store(
@@ -115,7 +119,7 @@ _Miss = tuple[int, int, PartitionRead]
 
 
 def _read(
-    broker: BrokerApi, request: FetchRequest
+    broker: BrokerApi, request: FetchRequest, regions: bool
 ) -> tuple[tuple[FetchableTopicResponse, ...], int, bool, list[_Miss]]:
     # As Kafka: the request's max_bytes, capped by the broker's fetch.max.bytes,
     # bounds the response, and each partition its partition_max_bytes; only the
@@ -131,7 +135,7 @@ def _read(
         partitions: list[PartitionData] = []
         for p in topic.partitions:
             error = ErrorCode.none
-            data = b""
+            data: bytes | FileRegion = b""
             hw = start = lso = -1
             aborted = None
             # Only the first partition read (from memory or the store) may
@@ -147,7 +151,8 @@ def _read(
                 if (limit > 0 or first) and not (
                     faults.active and faults.is_paused(topic.topic, p.partition)
                 ):
-                    data = log.read(
+                    read_log = log.read_region if regions else log.read
+                    data = read_log(
                         p.fetch_offset,
                         max(limit, 0),
                         max_offset=lso if committed else hw,
@@ -209,11 +214,14 @@ async def _confirm_out_of_range(
     return tuple(confirmed)
 
 
-def _aborted(log: PartitionLog, fetch_offset: int, data: bytes) -> tuple[AbortedTransaction, ...]:
+def _aborted(
+    log: PartitionLog, fetch_offset: int, data: bytes | FileRegion
+) -> tuple[AbortedTransaction, ...]:
     """The aborted transactions overlapping the batches read."""
     if not data:
         return ()
-    return _answer(log.aborted_transactions(fetch_offset, _end_of(data, fetch_offset)))
+    end = data.end_offset if isinstance(data, FileRegion) else _end_of(data, fetch_offset)
+    return _answer(log.aborted_transactions(fetch_offset, end))
 
 
 def _end_of(data: bytes, fetch_offset: int) -> int:

@@ -299,6 +299,9 @@ async def delete_groups(
             results.update((r.group_id, r.error_code) for r in response.results)
         except KafkaError as e:
             results.update((g, e.error_code) for g in group_ids)
+    if broker.share_partitions.forgotten:
+        # A deleted share group's stored share partition state goes with it.
+        await broker.share_state.persist_changes()
     return DeleteGroupsResponse(
         throttle_time=NO_THROTTLE,
         results=tuple(

@@ -107,12 +107,13 @@ def throttle(
     ctx: RequestContext,
     request_size: int,
     response: object | None,
-    payload: bytes | None,
+    fetched_bytes: int | None,
     timer: LoopTime | None,
 ) -> tuple[object | None, int]:
     """Count the request against the client's quotas; the response to send
     (with its throttle time) and the ms to mute the connection for.
-    ``payload``: the encoded response, for a Fetch when consumer_byte_rate is set."""
+    ``fetched_bytes``: the encoded response's size, for a Fetch when
+    consumer_byte_rate is set."""
     quotas = broker.quotas
     user, client_id = user_of(ctx.principal), ctx.client_id
     by_bytes = 0
@@ -120,9 +121,9 @@ def throttle(
     bytes_key = PRODUCER_BYTE_RATE
     if ctx.api_key == apis.PRODUCE and quotas.sets(PRODUCER_BYTE_RATE):
         by_bytes = quotas.record(PRODUCER_BYTE_RATE, user, client_id, request_size)
-    elif payload is not None:
+    elif fetched_bytes is not None:
         bytes_key = CONSUMER_BYTE_RATE
-        fetched = len(payload)
+        fetched = fetched_bytes
         by_bytes = quotas.record(CONSUMER_BYTE_RATE, user, client_id, fetched)
     by_time = 0
     # As Kafka: a Produce with acks=0 (no answer) is not counted for its time.

@@ -11,10 +11,15 @@ unknown, as kafka-lag-exporter reports an estimate it cannot make).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from kgroups.metrics.exposition import Exposition, group_partition_labels
+
+# The labels of one group, one group's topic, and one group's partition: extra
+# labels each family carries beside its own (``kgroups lag-exporter`` adds
+# kafka-lag-exporter's cluster and member labels), none by default.
+Extra = dict[str, str]
 
 UNKNOWN = math.nan
 
@@ -50,10 +55,21 @@ def partition_lag(
     return PartitionLag(group, topic, partition, committed, end_offset, lag, seconds)
 
 
-def write_lag(out: Exposition, rows: Iterable[PartitionLag]) -> None:
-    """The lag families, from rows sorted by group, topic, partition."""
+def write_lag(
+    out: Exposition,
+    rows: Iterable[PartitionLag],
+    extra: Extra | None = None,
+    partition_extra: Callable[[PartitionLag], str] | None = None,
+) -> None:
+    """The lag families, from rows sorted by group, topic, partition.
+
+    ``extra``: labels every sample carries; ``partition_extra``: the label text
+    (``k="v",...``) the per-partition samples carry on top, from their row."""
     rows = list(rows)
     labels = [group_partition_labels(r.group, r.topic, r.partition) for r in rows]
+    if partition_extra is not None:
+        labels = [f"{text},{partition_extra(r)}" for text, r in zip(labels, rows, strict=True)]
+    more = extra or {}
     out.family(
         "kafka_consumergroup_group_offset", "gauge", "Last committed offset of the partition."
     )
@@ -78,7 +94,9 @@ def write_lag(out: Exposition, rows: Iterable[PartitionLag]) -> None:
         by_topic[r.group, r.topic] = by_topic.get((r.group, r.topic), 0) + r.lag
     out.family("kafka_consumergroup_group_max_lag", "gauge", "Largest partition lag of the group.")
     for group, group_rows in by_group.items():
-        out.sample("kafka_consumergroup_group_max_lag", max(r.lag for r in group_rows), group=group)
+        out.sample(
+            "kafka_consumergroup_group_max_lag", max(r.lag for r in group_rows), group=group, **more
+        )
     out.family(
         "kafka_consumergroup_group_max_lag_seconds",
         "gauge",
@@ -87,14 +105,18 @@ def write_lag(out: Exposition, rows: Iterable[PartitionLag]) -> None:
     for group, group_rows in by_group.items():
         known = [r.lag_seconds for r in group_rows if not math.isnan(r.lag_seconds)]
         value = max(known) if known else UNKNOWN
-        out.sample("kafka_consumergroup_group_max_lag_seconds", value, group=group)
+        out.sample("kafka_consumergroup_group_max_lag_seconds", value, group=group, **more)
     out.family("kafka_consumergroup_group_sum_lag", "gauge", "Sum of the group's partition lags.")
     for group, group_rows in by_group.items():
-        out.sample("kafka_consumergroup_group_sum_lag", sum(r.lag for r in group_rows), group=group)
+        out.sample(
+            "kafka_consumergroup_group_sum_lag", sum(r.lag for r in group_rows), group=group, **more
+        )
     out.family(
         "kafka_consumergroup_group_topic_sum_lag",
         "gauge",
         "Sum of the group's partition lags on one topic.",
     )
     for (group, topic), total in by_topic.items():
-        out.sample("kafka_consumergroup_group_topic_sum_lag", total, group=group, topic=topic)
+        out.sample(
+            "kafka_consumergroup_group_topic_sum_lag", total, group=group, topic=topic, **more
+        )

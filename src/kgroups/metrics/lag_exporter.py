@@ -9,7 +9,12 @@ the leader), whose timestamp gives the lag in seconds. Those timestamps are
 cached by offset, so a poll fetches only for offsets that moved: a Fetch costs
 one round trip where bisecting ListOffsets by timestamp would cost twenty.
 
-``/metrics`` serves the last poll in kafka-lag-exporter's names; ``/status``
+It also describes every group (ConsumerGroupDescribe for consumer groups,
+DescribeGroups for classic ones) to learn which member owns each partition.
+
+``/metrics`` serves the last poll in kafka-lag-exporter's names and labels
+(``cluster_name``, and ``member_host``, ``consumer_id``, ``client_id`` of the
+member that owns the partition, "unknown" when none does); ``/status``
 serves Burrow's status of every group as JSON, its rules evaluated over a
 window of the offsets each poll saw change (kgroups.metrics.burrow).
 """
@@ -30,12 +35,13 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.client import consumer_record
 from kgroups.client.admin import EARLIEST, LATEST, Admin
+from kgroups.client.consumer_protocol import decode_assignment
 from kgroups.client.fetch_request import fetch_request
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.clock import Clock, SystemClock
 from kgroups.errors import KafkaError
 from kgroups.metrics.burrow import Commit, group_status, partition_status
-from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
+from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, label_text, partition_labels
 from kgroups.metrics.http import HttpServer, Page
 from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
 from kgroups.metrics.record_time import RecordTimes
@@ -45,6 +51,9 @@ from kgroups.records.timestamps import timestamp_in
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
+# A partition's owner: the member's host, its member id and its client id.
+Owner = tuple[str, str, str]
+UNKNOWN_OWNER: Owner = ("unknown", "unknown", "unknown")
 _T = TypeVar("_T")
 
 # Requests in flight at once during a poll.
@@ -61,6 +70,7 @@ class Snapshot:
     earliest: dict[TopicPartition, int] = field(default_factory=dict)
     poll_ms: float = 0.0
     polled_at_ms: int = 0
+    owners: dict[tuple[str, str, int], Owner] = field(default_factory=dict)
 
 
 class LagCollector:
@@ -79,10 +89,19 @@ class LagCollector:
     async def poll(self) -> Snapshot:
         started = time.perf_counter()
         admin = self._admin
-        groups = [str(g.group_id) for g in await admin.list_groups()]
+        listed = await admin.list_groups()
+        groups = [str(g.group_id) for g in listed]
         answers = await asyncio.gather(
             *(self._bounded(admin.committed(g)) for g in groups), return_exceptions=True
         )
+        members = await asyncio.gather(
+            *(self._bounded(self._owners(str(g.group_id), g.group_type)) for g in listed)
+        )
+        owners = {
+            (group, *tp): owner
+            for group, by_partition in zip(groups, members, strict=True)
+            for tp, owner in by_partition.items()
+        }
         committed: dict[str, dict[TopicPartition, int]] = {}
         for group, answer in zip(groups, answers, strict=True):
             if isinstance(answer, BaseException):
@@ -116,7 +135,38 @@ class LagCollector:
                     first_ms = self._times.cached((*tp, max(offset, earliest.get(tp, 0))))[1]
                 rows.append(partition_lag(group, *tp, offset, end, first_ms, now))
         self._times.scrape_done()
-        return Snapshot(rows, latest, earliest, (time.perf_counter() - started) * 1000, now)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        return Snapshot(rows, latest, earliest, elapsed_ms, now, owners)
+
+    async def _owners(self, group: str, group_type: str) -> dict[TopicPartition, Owner]:
+        """Which member owns each assigned partition of the group (none: unknown)."""
+        admin = self._admin
+        owners: dict[TopicPartition, Owner] = {}
+        try:
+            if group_type == "consumer":
+                described = await admin.describe_consumer_group(group)
+                for m in () if described is None else described.members:
+                    for t in m.assignment.topic_partitions:
+                        for p in t.partitions:
+                            owners[t.topic_name, p] = (m.client_host, m.member_id, m.client_id)
+                return owners
+            classic = await admin.describe(group)
+        except (KafkaError, ConnectionError, OSError, TimeoutError) as e:
+            log.warning("cannot describe group %r: %s", group, e)
+            return owners
+        if classic.protocol_type != "consumer":
+            return owners
+        for member in classic.members:
+            if not member.member_assignment:
+                continue
+            try:
+                assigned = decode_assignment(member.member_assignment)
+            except Exception as e:  # a client's bytes: a bad one costs its labels only
+                log.warning("cannot read an assignment of group %r: %s", group, e)
+                continue
+            for tp in assigned:
+                owners[tp] = (member.client_host, member.member_id, member.client_id)
+        return owners
 
     async def _log_offsets(
         self, partitions: Iterable[TopicPartition], timestamp: int
@@ -169,11 +219,14 @@ class LagCollector:
 
 class BurrowWindows:
     """Each partition's last ``size`` observed commits (a new one when its
-    committed offset changed), for Burrow's rules."""
+    committed offset changed, timed by the poll that saw it) and its last
+    ``size`` log end offsets (one per poll, Burrow's broker offsets), for
+    Burrow's rules."""
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._windows: dict[tuple[str, str, int], deque[Commit]] = {}
+        self._log_ends: dict[TopicPartition, deque[int]] = {}
 
     def observe(self, snapshot: Snapshot) -> None:
         windows: dict[tuple[str, str, int], deque[Commit]] = {}
@@ -184,13 +237,20 @@ class BurrowWindows:
                 window.append(Commit(r.committed, r.lag, snapshot.polled_at_ms))
             windows[key] = window
         self._windows = windows
+        log_ends: dict[TopicPartition, deque[int]] = {}
+        for tp, end in snapshot.latest.items():
+            ends = self._log_ends.get(tp) or deque(maxlen=self._size)
+            ends.append(end)
+            log_ends[tp] = ends
+        self._log_ends = log_ends
 
     def status(self, snapshot: Snapshot, now_ms: int) -> list[dict[str, Any]]:
         """Burrow's consumer status of every group, in the shape of its HTTP API."""
         by_group: dict[str, list[dict[str, Any]]] = {}
         for r in snapshot.rows:
             window = self._windows.get((r.group, r.topic, r.partition), deque())
-            status = partition_status(window, r.lag, now_ms) if len(window) > 1 else "OK"
+            ends = self._log_ends.get((r.topic, r.partition), ())
+            status = partition_status(window, r.lag, now_ms, ends)
             by_group.setdefault(r.group, []).append(
                 {
                     "topic": r.topic,
@@ -219,8 +279,11 @@ class BurrowWindows:
         return out
 
 
-def _commit(c: Commit) -> dict[str, int]:
+def _commit(c: Commit) -> dict[str, int | None]:
     return {"offset": c.offset, "lag": c.lag, "timestamp": c.t_ms}
+
+
+DEFAULT_CLUSTER_NAME = "default"
 
 
 class LagExporter:
@@ -233,7 +296,9 @@ class LagExporter:
         window: int = 10,
         clock: Clock | None = None,
         security: ClientSecurity = PLAINTEXT,
+        cluster_name: str = DEFAULT_CLUSTER_NAME,
     ) -> None:
+        self._cluster = {"cluster_name": cluster_name}
         self._clock = clock or SystemClock()
         self._admin = Admin(bootstrap, security=security)
         self._collector = LagCollector(self._admin, self._clock)
@@ -281,16 +346,33 @@ class LagExporter:
     async def _metrics(self) -> Page:
         snap = self._snapshot
         out = Exposition()
-        write_lag(out, snap.rows)
+        cluster = label_text(self._cluster.items())
+        owner_labels: dict[Owner, str] = {}
+
+        def member_labels(r: PartitionLag) -> str:
+            owner = snap.owners.get((r.group, r.topic, r.partition), UNKNOWN_OWNER)
+            text = owner_labels.get(owner)
+            if text is None:
+                host, consumer_id, client_id = owner
+                text = owner_labels[owner] = label_text(
+                    (("member_host", host), ("consumer_id", consumer_id), ("client_id", client_id))
+                )
+            return f"{cluster},{text}"
+
+        write_lag(out, snap.rows, self._cluster, member_labels)
         for name, offsets, help_text in (
             ("kafka_partition_latest_offset", snap.latest, "Latest offset of the partition."),
             ("kafka_partition_earliest_offset", snap.earliest, "Earliest offset kept."),
         ):
             out.family(name, "gauge", help_text)
             ordered = sorted(offsets.items())
-            out.series(name, [partition_labels(*tp) for tp, _ in ordered], [o for _, o in ordered])
+            out.series(
+                name,
+                [f"{cluster},{partition_labels(*tp)}" for tp, _ in ordered],
+                [o for _, o in ordered],
+            )
         out.family("kafka_consumergroup_poll_time_ms", "gauge", "Duration of the last poll.")
-        out.sample("kafka_consumergroup_poll_time_ms", snap.poll_ms)
+        out.sample("kafka_consumergroup_poll_time_ms", snap.poll_ms, **self._cluster)
         out.family("kafka_consumergroup_polls_total", "counter", "Polls of the cluster.")
         out.sample("kafka_consumergroup_polls_total", self._polls)
         out.family("kafka_consumergroup_poll_errors_total", "counter", "Polls that failed.")
@@ -310,9 +392,12 @@ async def run(
     interval_s: float,
     window: int,
     security: ClientSecurity = PLAINTEXT,
+    cluster_name: str = DEFAULT_CLUSTER_NAME,
 ) -> None:
     """``kgroups lag-exporter``: serve until interrupted."""
-    exporter = LagExporter(bootstrap, interval_s, window, security=security)
+    exporter = LagExporter(
+        bootstrap, interval_s, window, security=security, cluster_name=cluster_name
+    )
     bound = await exporter.start(host, port)
     print(f"serving lag metrics on http://{host or '0.0.0.0'}:{bound}/metrics", flush=True)
     try:

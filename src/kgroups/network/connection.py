@@ -14,6 +14,9 @@ request order, and any other request waits for the Produce requests before it.
 A client over one of its quotas is answered at once, then muted: nothing more
 is read from it until its throttle time has passed (KIP-219, see
 handlers/throttling.py).
+On a plaintext connection a Fetch's records may stay in their segment files
+(handlers/response_parts.py); such a response is written from file to socket
+(file_sender.py) before the next request is read.
 Anything that can't be parsed closes this connection with a log line naming
 the peer and the reason; other connections never notice.
 """
@@ -26,7 +29,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING
 
-from kgroups.handlers.dispatch import BadRequest, dispatch
+from kgroups.handlers.dispatch import BadRequest, dispatch, dispatch_parts
 from kgroups.handlers.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
     HEARTBEAT_PREFIX,
@@ -34,14 +37,17 @@ from kgroups.handlers.fast_heartbeat import (
     answer_heartbeat,
 )
 from kgroups.handlers.pipelining import start
+from kgroups.handlers.response_parts import ResponseParts
 from kgroups.handlers.throttling import Mute
-from kgroups.network.sasl_authenticator import SaslAuthenticator
+from kgroups.network.file_sender import FileSender
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.records.file_region import RegionGone
 from kgroups.runtime.context import ConnectionInfo
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.network.sasl_authenticator import SaslAuthenticator
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +59,8 @@ _BATCH_BYTES = 1024 * 1024
 # batches are held until committed anyway; this bounds the tasks and answers).
 _PIPELINED_PRODUCE = 32
 _PRODUCE_PREFIX = b"\x00\x00"  # API key 0
+# Listeners whose bytes go to the socket as they are (no TLS).
+_PLAIN_PROTOCOLS = frozenset({"PLAINTEXT", "SASL_PLAINTEXT"})
 # How often a muted connection looks whether it or the broker is closing.
 _MUTE_CHECK_S = 0.1
 
@@ -96,11 +104,13 @@ async def serve_connection(
     stats.connections += 1
     stats.connections_created += 1
     # None on PLAINTEXT/SSL listeners: nothing to check per request.
-    sasl = (
-        SaslAuthenticator(broker, security, host, connection)
-        if security.security_protocol.startswith("SASL_")
-        else None
-    )
+    sasl: SaslAuthenticator | None = None
+    if security.security_protocol.startswith("SASL_"):
+        # Imported with the first SASL connection: its mechanisms and schemas
+        # are no cost to a broker without SASL listeners.
+        from kgroups.network.sasl_authenticator import SaslAuthenticator
+
+        sasl = SaslAuthenticator(broker, security, host, connection)
     if sasl is not None and not security.authenticated:
         # As Kafka's SaslServerAuthenticator: an unauthenticated peer's frames are
         # small, and a larger size prefix closes the connection before its bytes
@@ -117,6 +127,8 @@ async def serve_connection(
     failed: list[BaseException] = []
     # A client over its quotas: no request is read until this passes (KIP-219).
     mute = Mute()
+    # Fetched records go from file to socket, where the socket is plaintext.
+    files = FileSender.of(writer) if security.security_protocol in _PLAIN_PROTOCOLS else None
 
     def queue(response: bytes) -> None:
         nonlocal unsent_bytes
@@ -199,14 +211,14 @@ async def serve_connection(
                 continue
             if broker.closing:
                 break
-            response = None
+            response: bytes | ResponseParts | None = None
             if sasl is not None and sasl.intercepts(request):
-                response, close = await sasl.answer(request)
+                answer, close = await sasl.answer(request)
                 if security.authenticated:
                     frames.limit(max_request, "socket.request.max.bytes")
                 state.last_active = clock()
-                if response is not None:
-                    unsent.append(response)
+                if answer is not None:
+                    unsent.append(answer)
                 if close:
                     break
                 send()
@@ -239,7 +251,15 @@ async def serve_connection(
             if response is None:
                 state.busy = True
                 started = clock()
-                response = await dispatch(broker, request, host, security, mute, connection)
+                response = await dispatch_parts(
+                    broker,
+                    request,
+                    host,
+                    security,
+                    mute,
+                    connection,
+                    files is not None and not faults.active,
+                )
                 state.busy = False
                 state.last_active = now = clock()
                 # The API key's low byte: dispatch refused any key above 255.
@@ -247,6 +267,12 @@ async def serve_connection(
             else:
                 state.last_active = clock()
             requests[request[1]] += 1
+            if isinstance(response, ResponseParts):
+                if files is not None and not faults.active:
+                    send()
+                    await files.send(response)
+                    continue
+                response = response.to_bytes()  # faults were switched on meanwhile
             if faults.active:
                 response = await faults.answer(request[1], response)
             if response is not None:
@@ -263,6 +289,8 @@ async def serve_connection(
     finally:
         stats.connections -= 1
         broker.client_telemetry.disconnected(connection)
+        # Its share sessions end with it, their records released (Kafka 4.1+).
+        broker.share_partitions.connection_closed(connection)
         if pipelined:
             # Not cancelled, even if this task is: a durability wait may be
             # shared with other requests (asyncio.wait cancels nothing).
@@ -278,7 +306,7 @@ class _PipelineFailed(Exception):
 
 
 def _log_closing(peer_name: str, error: BaseException) -> None:
-    if isinstance(error, (BadFrame, BadRequest)):
+    if isinstance(error, (BadFrame, BadRequest, RegionGone)):
         log.warning("closing connection from %s: %s", peer_name, error)
     elif not isinstance(error, (ConnectionError, asyncio.IncompleteReadError)):
         log.error(

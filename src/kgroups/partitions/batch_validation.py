@@ -28,8 +28,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-from crc32c import crc32c
-
 from kgroups.errors import ErrorCode, KafkaError, RecordsRejected
 from kgroups.records.batch import (
     ATTRIBUTES_OFFSET,
@@ -45,6 +43,7 @@ from kgroups.records.batch import (
     BatchMeta,
     decode_records,
 )
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import MAX_DECOMPRESSED_BYTES, iter_decompress
 from kgroups.records.scan import read_varint
 

@@ -13,10 +13,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgroups.config.config_types import BOOLEAN, DOUBLE, INT, LIST, LONG, STRING, ConfigType
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 
-__all__ = ["BROKER_CONFIG_KEYS", "BROKER_SYNONYMS", "TOPIC_CONFIG_KEYS", "ConfigPlan", "LogConfig"]
+__all__ = [
+    "BROKER_CONFIG_KEYS",
+    "BROKER_SYNONYMS",
+    "TOPIC_CONFIG_KEYS",
+    "ConfigPlan",
+    "LogConfig",
+    "topic_config_doc",
+    "topic_config_kind",
+]
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -161,14 +170,19 @@ change is lost."""
 
 
 class _Spec:
-    """How one config key parses, validates and prints its value."""
+    """One config key: its type, what it does, and how its value parses,
+    validates and prints."""
 
     def __init__(
         self,
+        kind: ConfigType,
+        doc: str,
         attr: str,
         parse: Callable[[str, str], Any],
         format: Callable[[Any], str] = str,
     ) -> None:
+        self.kind = kind  # Kafka's type of the key, as DescribeConfigs reports it
+        self.doc = doc
         self.attr = attr
         self.parse = parse
         self.format = format
@@ -289,56 +303,167 @@ def _format_ratio(value: float) -> str:
 
 _TOPIC_SPECS: dict[str, _Spec] = {
     # Kafka 3.x floors; 4.x raised segment.bytes to 1 MiB, small ones help tests.
-    "segment.bytes": _Spec("segment_bytes", _int(14)),
-    "segment.ms": _Spec("segment_ms", _long(1)),
-    "retention.ms": _Spec("retention_ms", _long(-1)),
-    "retention.bytes": _Spec("retention_bytes", _long(_LONG_MIN)),
-    "index.interval.bytes": _Spec("index_interval_bytes", _int(0)),
-    "segment.index.bytes": _Spec("segment_index_bytes", _int(4)),
-    "flush.messages": _Spec("flush_messages", _long(1)),
-    "flush.ms": _Spec("flush_ms", _long(0)),
-    "cleanup.policy": _Spec("cleanup_policy", _cleanup_policy),
-    "message.timestamp.type": _Spec("message_timestamp_type", _timestamp_type),
-    "max.message.bytes": _Spec("max_message_bytes", _int(0)),
-    "delete.retention.ms": _Spec("delete_retention_ms", _long(0)),
-    "min.cleanable.dirty.ratio": _Spec("min_cleanable_dirty_ratio", _ratio, _format_ratio),
-    "min.compaction.lag.ms": _Spec("min_compaction_lag_ms", _long(0)),
-    "max.compaction.lag.ms": _Spec("max_compaction_lag_ms", _long(1)),
-    "compression.type": _Spec("compression_type", _compression_type),
-    "compression.gzip.level": _Spec("compression_gzip_level", _gzip_level),
-    "compression.lz4.level": _Spec("compression_lz4_level", _bounded(1, 17)),
-    "compression.zstd.level": _Spec("compression_zstd_level", _bounded(-131072, 22)),
-    "message.timestamp.before.max.ms": _Spec("message_timestamp_before_max_ms", _long(0)),
-    "message.timestamp.after.max.ms": _Spec("message_timestamp_after_max_ms", _long(0)),
-    "segment.jitter.ms": _Spec("segment_jitter_ms", _long(0)),
-    "file.delete.delay.ms": _Spec("file_delete_delay_ms", _long(0)),
-    "preallocate": _Spec("preallocate", _boolean, _format_boolean),
-    "min.insync.replicas": _Spec("min_insync_replicas", _int(1)),
+    "segment.bytes": _Spec(
+        INT, "Size at which the active segment is rolled.", "segment_bytes", _int(14)
+    ),
+    "segment.ms": _Spec(
+        LONG, "Age at which the active segment is rolled (ms).", "segment_ms", _long(1)
+    ),
+    "retention.ms": _Spec(
+        LONG, "How long records are kept (ms; -1 forever).", "retention_ms", _long(-1)
+    ),
+    "retention.bytes": _Spec(
+        LONG,
+        "Size a partition is trimmed to by deleting old segments (-1 unlimited).",
+        "retention_bytes",
+        _long(_LONG_MIN),
+    ),
+    "index.interval.bytes": _Spec(
+        INT, "Bytes of records between offset index entries.", "index_interval_bytes", _int(0)
+    ),
+    "segment.index.bytes": _Spec(
+        INT, "Size bound of a segment's offset and time indexes.", "segment_index_bytes", _int(4)
+    ),
+    "flush.messages": _Spec(LONG, "Records appended between fsyncs.", "flush_messages", _long(1)),
+    "flush.ms": _Spec(LONG, "Time between fsyncs (ms).", "flush_ms", _long(0)),
+    "cleanup.policy": _Spec(
+        LIST,
+        "delete drops old segments, compact keeps each key's latest record; or both.",
+        "cleanup_policy",
+        _cleanup_policy,
+    ),
+    "message.timestamp.type": _Spec(
+        STRING,
+        "CreateTime keeps the producer's timestamps, LogAppendTime stamps the append time.",
+        "message_timestamp_type",
+        _timestamp_type,
+    ),
+    "max.message.bytes": _Spec(INT, "Largest record batch accepted.", "max_message_bytes", _int(0)),
+    "delete.retention.ms": _Spec(
+        LONG, "How long a compacted topic keeps tombstones (ms).", "delete_retention_ms", _long(0)
+    ),
+    "min.cleanable.dirty.ratio": _Spec(
+        DOUBLE,
+        "Share of a log not yet cleaned that makes it worth cleaning.",
+        "min_cleanable_dirty_ratio",
+        _ratio,
+        _format_ratio,
+    ),
+    "min.compaction.lag.ms": _Spec(
+        LONG, "Age before a record may be compacted away (ms).", "min_compaction_lag_ms", _long(0)
+    ),
+    "max.compaction.lag.ms": _Spec(
+        LONG,
+        "Age by which a record is compacted whatever the ratio (ms).",
+        "max_compaction_lag_ms",
+        _long(1),
+    ),
+    "compression.type": _Spec(
+        STRING,
+        "Codec batches are stored in (producer: as each producer compressed it).",
+        "compression_type",
+        _compression_type,
+    ),
+    "compression.gzip.level": _Spec(
+        INT, "gzip level of recompressed batches.", "compression_gzip_level", _gzip_level
+    ),
+    "compression.lz4.level": _Spec(
+        INT, "lz4 level of recompressed batches.", "compression_lz4_level", _bounded(1, 17)
+    ),
+    "compression.zstd.level": _Spec(
+        INT, "zstd level of recompressed batches.", "compression_zstd_level", _bounded(-131072, 22)
+    ),
+    "message.timestamp.before.max.ms": _Spec(
+        LONG,
+        "How far in the past a CreateTime record may be (ms).",
+        "message_timestamp_before_max_ms",
+        _long(0),
+    ),
+    "message.timestamp.after.max.ms": _Spec(
+        LONG,
+        "How far in the future a CreateTime record may be (ms).",
+        "message_timestamp_after_max_ms",
+        _long(0),
+    ),
+    "segment.jitter.ms": _Spec(
+        LONG, "Random shortening of segment.ms (no effect).", "segment_jitter_ms", _long(0)
+    ),
+    "file.delete.delay.ms": _Spec(
+        LONG,
+        "Delay before a deleted segment's files go (no effect: they go at once).",
+        "file_delete_delay_ms",
+        _long(0),
+    ),
+    "preallocate": _Spec(
+        BOOLEAN, "Preallocate segment files (no effect).", "preallocate", _boolean, _format_boolean
+    ),
+    "min.insync.replicas": _Spec(
+        INT,
+        "Replicas that must have an acks=all batch (no effect: one replica).",
+        "min_insync_replicas",
+        _int(1),
+    ),
     "unclean.leader.election.enable": _Spec(
-        "unclean_leader_election_enable", _boolean, _format_boolean
+        BOOLEAN,
+        "Let a replica that is behind lead (no effect: one replica).",
+        "unclean_leader_election_enable",
+        _boolean,
+        _format_boolean,
     ),
     "leader.replication.throttled.replicas": _Spec(
-        "leader_replication_throttled_replicas", _throttled_replicas
+        LIST,
+        "Replicas throttled on the leader's side (no effect).",
+        "leader_replication_throttled_replicas",
+        _throttled_replicas,
     ),
     "follower.replication.throttled.replicas": _Spec(
-        "follower_replication_throttled_replicas", _throttled_replicas
+        LIST,
+        "Replicas throttled on the follower's side (no effect).",
+        "follower_replication_throttled_replicas",
+        _throttled_replicas,
     ),
-    "remote.storage.enable": _Spec("remote_storage_enable", _remote_storage, _format_boolean),
-    "local.retention.ms": _Spec("local_retention_ms", _long(-2)),
-    "local.retention.bytes": _Spec("local_retention_bytes", _long(-2)),
-    "remote.log.copy.disable": _Spec("remote_log_copy_disable", _boolean, _format_boolean),
+    "remote.storage.enable": _Spec(
+        BOOLEAN,
+        "Tiered storage (refused: not served).",
+        "remote_storage_enable",
+        _remote_storage,
+        _format_boolean,
+    ),
+    "local.retention.ms": _Spec(
+        LONG, "Tiered storage's local retention (no effect).", "local_retention_ms", _long(-2)
+    ),
+    "local.retention.bytes": _Spec(
+        LONG, "Tiered storage's local retention (no effect).", "local_retention_bytes", _long(-2)
+    ),
+    "remote.log.copy.disable": _Spec(
+        BOOLEAN,
+        "Stop copying to tiered storage (no effect).",
+        "remote_log_copy_disable",
+        _boolean,
+        _format_boolean,
+    ),
     "remote.log.delete.on.disable": _Spec(
-        "remote_log_delete_on_disable", _boolean, _format_boolean
+        BOOLEAN,
+        "Delete tiered segments when tiering stops (no effect).",
+        "remote_log_delete_on_disable",
+        _boolean,
+        _format_boolean,
     ),
     "message.downconversion.enable": _Spec(
-        "message_downconversion_enable", _boolean, _format_boolean
+        BOOLEAN,
+        "Down-conversion for old fetchers (no effect: none, as in Kafka 4).",
+        "message_downconversion_enable",
+        _boolean,
+        _format_boolean,
     ),
 }
 
 _BROKER_SPECS: dict[str, _Spec] = {
     "log.segment.bytes": _TOPIC_SPECS["segment.bytes"],
     "log.roll.ms": _TOPIC_SPECS["segment.ms"],
-    "log.retention.ms": _Spec("retention_ms", _long(_LONG_MIN)),
+    "log.retention.ms": _Spec(
+        LONG, "Retention by age (ms; negative: unlimited).", "retention_ms", _long(_LONG_MIN)
+    ),
     "log.retention.bytes": _TOPIC_SPECS["retention.bytes"],
     "log.index.interval.bytes": _TOPIC_SPECS["index.interval.bytes"],
     "log.index.size.max.bytes": _TOPIC_SPECS["segment.index.bytes"],
@@ -391,3 +516,13 @@ BROKER_SYNONYMS: dict[str, tuple[str, ...]] = {
     )
     for topic_name, topic_spec in _TOPIC_SPECS.items()
 }
+
+
+def topic_config_kind(name: str) -> ConfigType:
+    """Kafka's type of topic config `name` (LogConfig's), for DescribeConfigs."""
+    return _TOPIC_SPECS[name].kind
+
+
+def topic_config_doc(name: str) -> str:
+    """What topic config `name` does, for DescribeConfigs' documentation."""
+    return _TOPIC_SPECS[name].doc

@@ -18,6 +18,7 @@ from kgroups.partitions.config import LogConfig
 from kgroups.partitions.leader_epochs import NO_EPOCH, EpochEndOffset
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult
+from kgroups.records.file_region import FileRegion
 
 __all__ = ["NotInMemory", "PartitionLog", "PartitionRead", "TimestampOffset"]
 
@@ -123,6 +124,18 @@ class PartitionLog(Protocol):
         """Whole batches from the one holding ``offset``, up to ``max_bytes``
         (the first one whole when ``min_one``) and below ``max_offset``;
         ``NotInMemory`` when the home must read them."""
+        ...
+
+    def read_region(
+        self,
+        offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one: bool = True,
+    ) -> FileRegion | bytes:
+        """What ``read`` reads; a log kept in files may answer with the region
+        of its file that holds the batches, for the connection to send as is."""
         ...
 
     def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:

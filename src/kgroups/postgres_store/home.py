@@ -101,6 +101,7 @@ class StoreHome:
         producer_expiration_ms: int,
         retention_check_ms: int,
         cleaner_backoff_ms: int | None,
+        append_linger_ms: int = 0,
     ) -> None:
         self._broker_id = broker_id
         self._metadata = metadata
@@ -114,6 +115,7 @@ class StoreHome:
             metadata.writer,
             self._committed,
             self._failed,
+            append_linger_ms,
         )
         self.logs: dict[TopicPartition, StoreLog] = {}
         self.store_maintenance = StoreMaintenance(

@@ -45,6 +45,7 @@ from kgroups.postgres_store.appends import Append
 from kgroups.postgres_store.producer_states import producer_row
 from kgroups.postgres_store.store_txns import StoreTransactions
 from kgroups.records.control import encode_marker
+from kgroups.records.file_region import FileRegion
 from kgroups.records.timestamps import timestamp_in
 
 # Committed bytes kept in memory per partition for fetches at the tail.
@@ -295,6 +296,17 @@ class StoreLog(StampingLog):
             out.append(batch)
             size += len(batch)
         return b"".join(out)
+
+    def read_region(
+        self,
+        offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one: bool = True,
+    ) -> FileRegion | bytes:
+        """As ``read``: the store's batches are in no file."""
+        return self.read(offset, max_bytes, max_offset, min_one=min_one)
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         raise NotInMemory

@@ -76,6 +76,13 @@ GET_TELEMETRY_SUBSCRIPTIONS = 71
 PUSH_TELEMETRY = 72
 LIST_CONFIG_RESOURCES = 74
 DESCRIBE_TOPIC_PARTITIONS = 75
+SHARE_GROUP_HEARTBEAT = 76
+SHARE_GROUP_DESCRIBE = 77
+SHARE_FETCH = 78
+SHARE_ACKNOWLEDGE = 79
+DESCRIBE_SHARE_GROUP_OFFSETS = 90
+ALTER_SHARE_GROUP_OFFSETS = 91
+DELETE_SHARE_GROUP_OFFSETS = 92
 
 SUPPORTED: dict[int, ApiRange] = {
     r.key: r
@@ -136,6 +143,15 @@ SUPPORTED: dict[int, ApiRange] = {
         # clients list subscriptions with v0.
         ApiRange(LIST_CONFIG_RESOURCES, "ListConfigResources", 0, 0),
         ApiRange(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0),
+        # Share groups (KIP-932): the versions Kafka 4.2 serves (v0, 4.0's early
+        # access, was removed in 4.1; v2 of the fetch and acknowledge adds RENEW).
+        ApiRange(SHARE_GROUP_HEARTBEAT, "ShareGroupHeartbeat", 1, 1),
+        ApiRange(SHARE_GROUP_DESCRIBE, "ShareGroupDescribe", 1, 1),
+        ApiRange(SHARE_FETCH, "ShareFetch", 1, 2),
+        ApiRange(SHARE_ACKNOWLEDGE, "ShareAcknowledge", 1, 2),
+        ApiRange(DESCRIBE_SHARE_GROUP_OFFSETS, "DescribeShareGroupOffsets", 0, 1),
+        ApiRange(ALTER_SHARE_GROUP_OFFSETS, "AlterShareGroupOffsets", 0, 0),
+        ApiRange(DELETE_SHARE_GROUP_OFFSETS, "DeleteShareGroupOffsets", 0, 0),
     )
 }
 

@@ -19,16 +19,36 @@ memory nor more than ``limit`` bytes of work.
 
 from __future__ import annotations
 
+import functools
 import struct
 import threading
 import zlib
 from collections.abc import Iterator
-
-import cramjam
-import lz4.frame
-import zstandard
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kgroups.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    import zstandard
+
+
+# The codec libraries are imported at their first use: most brokers, and most
+# test brokers, never see a compressed batch of some codecs, or of any.
+@functools.cache
+def _cramjam() -> ModuleType:
+    import cramjam
+
+    return cramjam
+
+
+@functools.cache
+def _lz4_frame() -> ModuleType:
+    import lz4.frame
+
+    frame: ModuleType = lz4.frame
+    return frame
+
 
 __all__ = [
     "GZIP",
@@ -85,17 +105,17 @@ def compress(codec: int, data: bytes, level: int | None = None) -> bytes:
         return _xerial_compress(data)
     if codec == LZ4:
         if level is None:
-            return bytes(cramjam.lz4.compress(data))
+            return bytes(_cramjam().lz4.compress(data))
         # Independent blocks: the Java client decompresses each block alone.
         # Kafka's default level 9 means lz4's fast compressor, others its HC mode.
         fast = level == LZ4_DEFAULT_LEVEL
         return bytes(
-            lz4.frame.compress(data, compression_level=0 if fast else level, block_linked=False)
+            _lz4_frame().compress(data, compression_level=0 if fast else level, block_linked=False)
         )
     if codec == ZSTD:
         if level is None:
-            return bytes(cramjam.zstd.compress(data))
-        return bytes(cramjam.zstd.compress(data, level=level))
+            return bytes(_cramjam().zstd.compress(data))
+        return bytes(_cramjam().zstd.compress(data, level=level))
     if codec == NONE:
         return data
     raise _unsupported(codec)
@@ -177,15 +197,15 @@ def _unsnappy(data: bytes | memoryview, limit: int) -> Iterator[bytes]:
 def _snappy_block(block: memoryview, limit: int) -> bytes:
     # A raw block states its decompressed length first; snappy would allocate
     # that much before looking further, so check it first.
-    if cramjam.snappy.decompress_raw_len(block) > limit:
+    if _cramjam().snappy.decompress_raw_len(block) > limit:
         raise ValueError(f"a snappy block decompresses to more than {limit} bytes")
-    return bytes(cramjam.snappy.decompress_raw(block))
+    return bytes(_cramjam().snappy.decompress_raw(block))
 
 
 def _unlz4(data: bytes | memoryview) -> Iterator[bytes]:
     rest = bytes(data)
     while rest:
-        d = lz4.frame.LZ4FrameDecompressor()
+        d = _lz4_frame().LZ4FrameDecompressor()
         while not d.eof:
             out = d.decompress(rest, max_length=CHUNK)
             rest = b""
@@ -211,6 +231,8 @@ _ZSTD = threading.local()
 def _zstd() -> zstandard.ZstdDecompressor:
     decompressor: zstandard.ZstdDecompressor | None = getattr(_ZSTD, "decompressor", None)
     if decompressor is None:
+        import zstandard  # at the first zstd batch, as the other codecs
+
         decompressor = _ZSTD.decompressor = zstandard.ZstdDecompressor()
     return decompressor
 
@@ -219,7 +241,7 @@ def _xerial_compress(data: bytes) -> bytes:
     out = bytearray(_XERIAL_HEADER)
     view = memoryview(data)
     for start in range(0, len(data), _XERIAL_BLOCK):
-        block = bytes(cramjam.snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
+        block = bytes(_cramjam().snappy.compress_raw(view[start : start + _XERIAL_BLOCK]))
         out += _INT32.pack(len(block))
         out += block
     return bytes(out)

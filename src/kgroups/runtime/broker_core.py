@@ -21,6 +21,7 @@ from kgroups.partitions.topic_registry import TopicRegistry
 from kgroups.quotas.client_quotas import ClientQuotas
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.names import Topic
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class BrokerCore(Protocol):
     """Where the partitions live: ``log`` to reach one, ``appended`` after each append."""
     producer_ids: ProducerIdManager
     append_waiters: AppendWaiters
+    share_partitions: SharePartitionManager
+    """Share groups' in-flight records and share sessions (KIP-932)."""
     cluster: ClusterMember | None
     """Set in cluster mode (``cluster.store.url``): the lease, leaders, live brokers."""
     stats: BrokerStats

@@ -30,3 +30,6 @@ class RequestContext:
     """The name of the listener the request came through."""
     connection: ConnectionInfo | None = None
     """The connection it came through; None for a request made without one."""
+    file_regions: bool = False
+    """The response may carry records as regions of their log files, which the
+    connection sends from file to socket (a plaintext socket)."""

@@ -33,6 +33,7 @@ _MEMBERSHIP_APIS = frozenset(
         apis.HEARTBEAT,
         apis.LEAVE_GROUP,
         apis.CONSUMER_GROUP_HEARTBEAT,
+        apis.SHARE_GROUP_HEARTBEAT,
     )
 )
 _OFFSET_APIS = frozenset(

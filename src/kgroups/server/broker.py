@@ -8,6 +8,7 @@ import functools
 import ipaddress
 import logging
 import uuid
+from typing import TYPE_CHECKING
 
 from kgroups.clock import Clock, SystemClock
 from kgroups.config.broker_config import BrokerConfig, ListenerSpec, parse_ip_overrides
@@ -16,7 +17,6 @@ from kgroups.config.dynamic_broker import BROKER
 from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.config.errors import ConfigError
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.handlers.marker_routes import write_coordinator_markers
 from kgroups.metrics.broker_stats import BrokerStats
 from kgroups.metrics.client_metric_series import ClientMetricSeries
 from kgroups.metrics.client_telemetry import ClientTelemetry
@@ -31,20 +31,25 @@ from kgroups.quotas.client_quotas import ClientQuotas
 from kgroups.quotas.stored import CLIENT_QUOTAS, stored_quotas
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
-from kgroups.runtime.peer_brokers import PeerBrokers
 from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
-from kgroups.runtime.txn_verification import ClusterVerifier, TransactionVerifier
-from kgroups.security.acl_store import DurableAuthorizer
 from kgroups.security.authorizer import parse_super_users
 from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
 from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
-from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
-from kgroups.server.peer_security import peer_security
+from kgroups.share_partitions import SharePartitionConfig
+from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
+
+if TYPE_CHECKING:
+    from kgroups.handlers.marker_routes import Errors
+    from kgroups.runtime.peer_brokers import PeerBrokers
+    from kgroups.runtime.txn_verification import TransactionVerifier
+    from kgroups.security.acl_store import DurableAuthorizer
+    from kgroups.transactions.result import TxnMarkers
 
 log = logging.getLogger(__name__)
 
@@ -97,15 +102,29 @@ class Broker:
         self.producer_ids = ProducerIdManager(
             self.log_dir, None if self.cluster is None else self.cluster.allocate_producer_ids
         )
-        self.coordinator = CoordinatorRuntime(self)
-        self.txn_coordinator = TransactionRuntime(
-            self, functools.partial(write_coordinator_markers, self)
+        self.share_partitions = SharePartitionManager(
+            SharePartitionConfig(
+                record_lock_duration_ms=config.get_int("group.share.record.lock.duration.ms"),
+                delivery_count_limit=config.get_int("group.share.delivery.count.limit"),
+                max_record_locks=config.get_int("group.share.partition.max.record.locks"),
+            ),
+            config.get_int("group.share.max.share.sessions"),
         )
+        self.share_partitions.on_available = self._share_records_available
+        self.share_state = ShareStateLog(self)
+        self.coordinator = CoordinatorRuntime(self)
+        self.txn_coordinator = TransactionRuntime(self, self._write_markers)
         # Transactional produce is verified with the id's coordinator (KIP-890),
         # which in a cluster may be another broker.
         self.transactions: TransactionVerifier | None = self.txn_coordinator
         self.peers: PeerBrokers | None = None
         if self.cluster is not None:
+            # Imported for a cluster member only, as the authorizer below is for a
+            # broker that has one: a test broker starts without them.
+            from kgroups.runtime.peer_brokers import PeerBrokers
+            from kgroups.runtime.txn_verification import ClusterVerifier
+            from kgroups.server.peer_security import peer_security
+
             self.peers = PeerBrokers(
                 self.broker_id,
                 functools.partial(self.cluster.address, listener=config.inter_broker_listener()),
@@ -113,15 +132,15 @@ class Broker:
                 config.get_int("request.timeout.ms"),
             )
             self.transactions = ClusterVerifier(self.broker_id, self.txn_coordinator, self.peers)
-        self.authorizer: DurableAuthorizer | None = (
-            DurableAuthorizer(
+        self.authorizer: DurableAuthorizer | None = None
+        if config.get_str("authorizer.class.name"):
+            from kgroups.security.acl_store import DurableAuthorizer
+
+            self.authorizer = DurableAuthorizer(
                 self.log_dir,
                 parse_super_users(config.get_str("super.users")),
                 config.get_bool("allow.everyone.if.no.acl.found"),
             )
-            if config.get_str("authorizer.class.name")
-            else None
-        )
         # Read now, so that rules that do not parse stop the broker before it listens.
         self._principal_mappers: dict[str, SslPrincipalMapper] = {
             spec.name: principal_mapper(config, spec.name)
@@ -182,6 +201,9 @@ class Broker:
             await self.cluster.start()
         # Before clients come: a test sets its faults up front.
         self.fault_admin = await start_fault_admin(self)
+        if self.cluster is None:
+            # Share partitions take their stored state up before any fetch.
+            await self.share_state.load()
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
@@ -191,7 +213,11 @@ class Broker:
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
         self.txn_coordinator.start()
-        self.metrics = await start_metrics_server(self)
+        if self.config.get_int("metrics.port") >= 0:
+            # Imported only when enabled: its pages read the group coordinator.
+            from kgroups.server.metrics_endpoint import start_metrics_server
+
+            self.metrics = await start_metrics_server(self)
         for spec in specs:
             log.info(
                 "kgroups broker %d listening on %s://%s:%d (advertised %s:%d)",
@@ -212,6 +238,12 @@ class Broker:
         """The bound port of a listener, by name."""
         port: int = self._servers[name].sockets[0].getsockname()[1]
         return port
+
+    async def _write_markers(self, markers: list[TxnMarkers]) -> list[Errors]:
+        # Imported at the first transaction's end (its schemas are no cost before).
+        from kgroups.handlers.marker_routes import write_coordinator_markers
+
+        return await write_coordinator_markers(self, markers)
 
     async def stop(self) -> None:
         """Stop accepting, answer what is in flight, flush and close every file."""
@@ -342,8 +374,15 @@ class Broker:
             )
         return topic
 
+    def _share_records_available(self, key: tuple[str, uuid.UUID, int]) -> None:
+        """Share fetches waiting on the partition look again."""
+        topic = self.topics.by_id(key[1])
+        if topic is not None:
+            self.append_waiters.notify(topic.name, key[2])
+
     def on_topic_gone(self, name: str) -> None:
         self.coordinator.on_topic_deleted(name)
+        self.share_partitions.drop_topics(lambda topic_id: self.topics.by_id(topic_id) is not None)
         log.info("topic %s was deleted", name)
 
     # -- dynamic broker configs (KIP-226) ----------------------------------

@@ -4,12 +4,15 @@ arguments, and the HTTP endpoint (``fault.admin.port``) that serves them.
 ``POST /faults/<action>`` with a JSON object of arguments answers
 ``{"ok": true, "faults": ...}`` (the faults now set), or 400 and
 ``{"error": ...}``; ``GET /faults`` shows the faults set. The endpoint binds
-127.0.0.1 only: it is for tests, on the machine that runs them. The
-EmbeddedBroker of kgroups.testing and ``kgroups fault`` use the same actions.
+127.0.0.1 only and answers only requests whose Host is a loopback name: it is
+for tests, on the machine that runs them (kgroups.metrics.http refuses other
+hosts, other content types and bodies it cannot frame, each with a JSON error).
+The EmbeddedBroker of kgroups.testing and ``kgroups fault`` use the same actions.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -63,12 +66,29 @@ def apply_fault(broker: BrokerApi, action: str, args: dict[str, Any]) -> dict[st
     act = _actions(broker).get(action)
     if act is None:
         raise ValueError(f"unknown fault action {action!r}; one of {', '.join(ACTIONS)}")
+    _check_arguments(action, act, args)
     try:
         act(**args)
-    except TypeError as e:  # missing or unexpected arguments
+    except TypeError as e:  # an argument of the wrong JSON type
         raise ValueError(f"{action}: {e}") from None
     log.warning("fault injected: %s %s", action, args or "")
     return broker.faults.describe()
+
+
+def _check_arguments(action: str, act: Callable[..., None], args: dict[str, Any]) -> None:
+    """ValueError naming the missing or unknown arguments of an action."""
+    params = inspect.signature(act).parameters
+    required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
+    missing = [n for n in required if n not in args]
+    unknown = sorted(set(args) - set(params))
+    problems = []
+    if missing:
+        problems.append(f"missing argument(s) {', '.join(missing)}")
+    if unknown:
+        problems.append(f"unknown argument(s) {', '.join(unknown)}")
+    if problems:
+        accepted = ", ".join(params) or "none"
+        raise ValueError(f"{action}: {'; '.join(problems)} (its arguments: {accepted})")
 
 
 def refusal(error: ValueError | KafkaError) -> str:
@@ -100,7 +120,11 @@ async def start_fault_admin(broker: BrokerApi) -> HttpServer | None:
 
         return run
 
-    server = HttpServer({"/faults": show}, {f"/faults/{name}": action(name) for name in ACTIONS})
+    server = HttpServer(
+        {"/faults": show},
+        {f"/faults/{name}": action(name) for name in ACTIONS},
+        loopback_only=True,
+    )
     bound = await server.start("127.0.0.1", port)
     log.warning("fault injection endpoint on http://127.0.0.1:%d/faults", bound)
     return server

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.records.file_region import RegionGone
 
 __all__ = ["AppendFile", "StorageOffline"]
 
@@ -94,6 +95,15 @@ class AppendFile:
 
     def pread(self, n: int, position: int) -> bytes:
         return os.pread(self.fd, n, position)
+
+    def send_to(self, out_fd: int, position: int, count: int) -> int:
+        """``os.sendfile`` of up to ``count`` bytes from ``position`` to ``out_fd``
+        (a fetch's records, see records/file_region.py). Under the lock that
+        ``close()`` takes: the descriptor cannot be closed and reused meanwhile."""
+        with _FD_LOCK:
+            if self.fd < 0:
+                raise RegionGone(f"{self.path} was closed")
+            return os.sendfile(out_fd, self.fd, position, count)
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self.fd, size)

@@ -38,6 +38,7 @@ from kgroups.partitions.leader_epochs import EpochEndOffset, LeaderEpochs
 from kgroups.partitions.producer_state import ProducerStateManager
 from kgroups.partitions.stamping import AppendResult, StampingLog, record_producers, stamp
 from kgroups.records.batch import RecordInput, encode_batch
+from kgroups.records.file_region import FileRegion
 from kgroups.storage.append_file import StorageOffline
 from kgroups.storage.cleaner_checkpoint import lower_clean_offset
 from kgroups.storage.log_epochs import epochs_of
@@ -51,6 +52,7 @@ from kgroups.storage.log_read import (
     offset_for_timestamp,
     read_batches,
     record_timestamp,
+    region_of_batches,
 )
 from kgroups.storage.log_retention import (
     delete_oldest,
@@ -334,6 +336,30 @@ class SegmentLog(StampingLog, FlushingLog):
         ``max_bytes``. Batches reaching ``max_offset`` (exclusive) are left out. Empty
         at the log end; OFFSET_OUT_OF_RANGE outside [log start, log end].
         """
+        end_offset = self._read_end(offset, max_offset)
+        if offset >= end_offset:
+            return b""
+        return read_batches(self._segments, self._bases, offset, end_offset, max_bytes, min_one)
+
+    def read_region(
+        self,
+        offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        *,
+        min_one: bool = True,
+    ) -> FileRegion | bytes:
+        """What ``read`` reads, as a region of its segment file (b"" when nothing)."""
+        end_offset = self._read_end(offset, max_offset)
+        if offset >= end_offset:
+            return b""
+        region = region_of_batches(
+            self._segments, self._bases, offset, end_offset, max_bytes, min_one
+        )
+        return b"" if region is None else region
+
+    def _read_end(self, offset: int, max_offset: int | None) -> int:
+        """Where a read from ``offset`` stops; OFFSET_OUT_OF_RANGE outside the log."""
         self._check_open()
         end_offset = self._next_offset
         if offset < self._log_start or offset > end_offset:
@@ -344,9 +370,7 @@ class SegmentLog(StampingLog, FlushingLog):
             )
         if max_offset is not None and max_offset < end_offset:
             end_offset = max_offset
-        if offset >= end_offset:
-            return b""
-        return read_batches(self._segments, self._bases, offset, end_offset, max_bytes, min_one)
+        return end_offset
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first record whose timestamp is >= ``timestamp`` (ListOffsets)."""

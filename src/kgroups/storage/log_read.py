@@ -14,15 +14,18 @@ from kgroups.errors import KafkaError
 from kgroups.partitions.leader_epochs import NO_EPOCH
 from kgroups.partitions.log import TimestampOffset
 from kgroups.records.batch import BatchHeader, decode_records
+from kgroups.records.file_region import FileRegion
 from kgroups.records.timestamps import estimate
 from kgroups.storage.segment import Segment
 
 __all__ = [
     "TimestampOffset",
+    "locate_batches",
     "max_timestamp_offset",
     "offset_for_timestamp",
     "read_batches",
     "record_timestamp",
+    "region_of_batches",
 ]
 
 
@@ -37,6 +40,40 @@ def read_batches(
     """Whole batches from the one holding ``offset`` (at least the log start),
     stopping before the batch that holds ``end_offset`` and, unless only the
     first batch fits (with ``min_one``), within ``max_bytes``."""
+    found = locate_batches(segments, bases, offset, end_offset, max_bytes, min_one)
+    if found is None:
+        return b""
+    segment, start, end = found
+    return segment.read(start, end)
+
+
+def region_of_batches(
+    segments: Sequence[Segment],
+    bases: Sequence[int],
+    offset: int,
+    end_offset: int,
+    max_bytes: int,
+    min_one: bool,
+) -> FileRegion | None:
+    """The batches ``read_batches`` would read, as a region of their segment
+    file, for the connection to send without reading them."""
+    found = locate_batches(segments, bases, offset, end_offset, max_bytes, min_one)
+    if found is None:
+        return None
+    segment, start, end = found
+    return FileRegion(segment.log, start, end - start, segment.offset_at(end))
+
+
+def locate_batches(
+    segments: Sequence[Segment],
+    bases: Sequence[int],
+    offset: int,
+    end_offset: int,
+    max_bytes: int,
+    min_one: bool,
+) -> tuple[Segment, int, int] | None:
+    """The segment and the [start, end) positions of what ``read_batches`` reads;
+    None when that is nothing."""
     i = max(0, bisect_right(bases, offset) - 1)
     found = None
     while i < len(segments):
@@ -46,7 +83,7 @@ def read_batches(
             break
         i += 1
     if found is None:
-        return b""
+        return None
     start, header = found
     end = segment.size
     if end_offset < segment.next_offset:
@@ -54,12 +91,12 @@ def read_batches(
         if cut is not None:
             end = cut[0]
     if end <= start:
-        return b""
+        return None
     if start + max_bytes < end:
         if not min_one and header.size > max_bytes:
-            return b""
+            return None
         end = min(end, segment.end_position_within(start, start + max_bytes))
-    return segment.read(start, end)
+    return segment, start, end
 
 
 def offset_for_timestamp(

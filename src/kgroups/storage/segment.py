@@ -379,6 +379,13 @@ class Segment:
     def read(self, start: int, end: int) -> bytes:
         return self.log.pread(end - start, start)
 
+    def offset_at(self, position: int) -> int:
+        """The first offset of the batch at ``position`` (a batch boundary), the
+        next offset at the segment's end: above every offset of the batches before."""
+        if position >= self.log.size:
+            return self.next_offset
+        return read_header(self.log.pread(HEADER_SIZE, position)).base_offset
+
     # -- recovery ---------------------------------------------------------------------------
 
     def recover(self) -> int:

@@ -9,14 +9,13 @@ language would. Faults last until cleared or the broker restarts.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 
 class FaultRefused(ValueError):
-    """The broker refused the action: an unknown group, member, API or error."""
+    """The broker refused the action: an unknown group, member, API or error,
+    or a request the endpoint does not take (its message says why)."""
 
 
 class BrokerFaults:
@@ -87,6 +86,11 @@ def http_runner(url: str, timeout: float = 30) -> Callable[[str, dict[str, Any]]
     """Actions sent to a fault admin endpoint (``http://127.0.0.1:PORT``)."""
 
     def run(action: str, args: dict[str, Any]) -> dict[str, Any]:
+        # Imported with a process broker's first fault (http.client and email are no
+        # small import, and a thread broker never needs them).
+        import urllib.error
+        import urllib.request
+
         if action:
             request = urllib.request.Request(
                 f"{url}/faults/{action}",
@@ -100,9 +104,12 @@ def http_runner(url: str, timeout: float = 30) -> Callable[[str, dict[str, Any]]
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 answer: dict[str, Any] = json.loads(response.read())
         except urllib.error.HTTPError as e:
-            if e.code == 400:
-                raise FaultRefused(json.loads(e.read())["error"]) from None
-            raise
+            # Every refusal carries {"error": ...} naming the problem.
+            try:
+                error = json.loads(e.read())["error"]
+            except (ValueError, KeyError, TypeError):
+                raise e from None
+            raise FaultRefused(error) from None
         return answer.get("faults", answer) if action else answer
 
     return run

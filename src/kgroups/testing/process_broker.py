@@ -1,7 +1,13 @@
-"""A `kgroups serve` subprocess, for tests that kill the broker for real."""
+"""A `kgroups serve` subprocess, for tests that kill the broker for real.
+
+It ends with the process that started it, however that one ends
+(kgroups.testing.parent_watch): the broker holds the read end of a pipe whose
+write end only this process has.
+"""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -11,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kgroups.testing.defaults import broker_properties
+from kgroups.testing.parent_watch import signal_on_parent_death
 
 
 def free_port() -> int:
@@ -28,8 +35,13 @@ class ProcessBroker:
         port: int | None = None,
         log_level: str | None = None,
         preexec_fn: Callable[[], None] | None = None,
+        remove_on_parent_exit: Path | None = None,
     ) -> None:
+        """``remove_on_parent_exit``: a directory the broker removes if this
+        process ends without stopping it (its temporary directory)."""
         self.data = data
+        self.remove_on_parent_exit = remove_on_parent_exit
+        self._parent_pipe: int | None = None
         self.port = port or free_port()
         self.properties = broker_properties(data, self.port, overrides or {})
         self.log_level = log_level
@@ -53,10 +65,30 @@ class ProcessBroker:
             args += ["--override", f"{key}={value}"]
         if self.log_level is not None:
             args += ["--log-level", self.log_level]
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                args, stdout=log, stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn
-            )
+        self._close_pipe()
+        read_end, self._parent_pipe = os.pipe()
+        args += ["--parent-pipe", str(read_end)]
+        if self.remove_on_parent_exit is not None:
+            args += ["--remove-on-parent-exit", str(self.remove_on_parent_exit)]
+        parent_pid = os.getpid()
+        extra_preexec = self.preexec_fn
+
+        def preexec() -> None:
+            signal_on_parent_death(parent_pid)
+            if extra_preexec is not None:
+                extra_preexec()
+
+        try:
+            with open(self.log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    args,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(read_end,),
+                    preexec_fn=preexec,
+                )
+        finally:
+            os.close(read_end)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -74,13 +106,21 @@ class ProcessBroker:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)
+        self._close_pipe()
 
     def terminate(self) -> int:
         """SIGTERM: a clean shutdown; returns the exit status."""
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(30)
+        status = self.proc.wait(30)
+        self._close_pipe()
+        return status
+
+    def _close_pipe(self) -> None:
+        if self._parent_pipe is not None:
+            os.close(self._parent_pipe)
+            self._parent_pipe = None
 
     def restart(self) -> ProcessBroker:
         """Stop the broker cleanly if it runs, then start it on the same port and data."""

@@ -28,13 +28,16 @@ class ThreadBroker:
         overrides: Mapping[str, str] | None = None,
         clock: Clock | None = None,
         port: int = 0,
+        loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
     ) -> None:
+        """``loop_factory``: the event loop to run on (``uvloop.new_event_loop``
+        for the loop `kgroups serve` runs on)."""
         self.log_dir = log_dir
         self.overrides = dict(overrides or {})
         self.config = BrokerConfig(broker_properties(log_dir, port, self.overrides))
         self.clock = clock
         self.broker: Broker | None = None
-        self.loop = asyncio.new_event_loop()
+        self.loop = loop_factory()
         self._thread = threading.Thread(
             target=self.loop.run_forever, name="kgroups-broker", daemon=True
         )

@@ -108,10 +108,21 @@ def test_bad_override_syntax() -> None:
         BrokerConfig.load(None, ["novalue"])
 
 
-def test_the_consumer_group_protocol_is_served_by_default() -> None:
-    assert BrokerConfig().rebalance_protocols() == {"classic", "consumer"}
+def test_the_consumer_and_share_group_protocols_are_served_by_default() -> None:
+    assert BrokerConfig().rebalance_protocols() == {"classic", "consumer", "share"}
     spaced = BrokerConfig({"group.coordinator.rebalance.protocols": "classic, share"})
     assert spaced.rebalance_protocols() == {"classic", "share"}
+
+
+def test_share_group_settings_keep_kafkas_bounds() -> None:
+    with pytest.raises(ConfigError, match=r"group\.share\.delivery.count.limit"):
+        BrokerConfig({"group.share.delivery.count.limit": "11"})
+    with pytest.raises(ConfigError, match=r"group\.share\.partition.max.record.locks"):
+        BrokerConfig({"group.share.partition.max.record.locks": "99"})
+    with pytest.raises(ConfigError, match=r"group\.share\.record.lock.duration.ms"):
+        BrokerConfig({"group.share.record.lock.duration.ms": "70000"})
+    with pytest.raises(ConfigError, match=r"group\.share\.session.timeout.ms"):
+        BrokerConfig({"group.share.session.timeout.ms": "1000"})
 
 
 def test_the_cleaners_broker_defaults_become_every_topics_defaults(tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ from kgroups.records.batch import encode_batch, iter_key_values
 from kgroups.runtime.context import RequestContext
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
+from kgroups.share_partitions import SharePartitionConfig
+from kgroups.share_partitions.manager import SharePartitionManager
 from kgroups.topics.placement import OFFSETS_TOPIC
 
 from group_requests import commit_request
@@ -87,6 +89,7 @@ class FakeBroker:
         self.fsyncs: list[asyncio.Future[None]] = []
         self.faults = Faults()
         self.dynamic_configs = DynamicConfigs(None)
+        self.share_partitions = SharePartitionManager(SharePartitionConfig(), 10)
 
     def create_topic(self, name: str, partitions: int, configs: dict[str, str]) -> None:
         self.topics.created = True

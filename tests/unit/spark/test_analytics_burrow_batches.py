@@ -84,3 +84,24 @@ def test_commits_far_from_any_tick_are_left_out() -> None:
     kept = needed_rows(pa.RecordBatch.from_pylist(rows), WINDOW).to_pylist()
     # a's last 3 commits and its tick; none of b's; c's last 3 (c may go on).
     assert kept == [97, 98, 99, 100, 298, 299, 300]
+
+
+def test_a_consumer_caught_up_then_stopped_turns_stop() -> None:
+    """Commits caught up with the log, then none while the log grows: OK while
+    one of the last ``WINDOW`` ticks' log ends is at or below the last commit
+    (Burrow's grace for a consumer caught up a moment ago), STOP after."""
+    rows = [_row("a", 0, t, 0, 10 * t, 0, None) for t in (1, 2, 3)]
+    rows.append(_row("a", 0, 3, 1, None, None, 30))
+    rows += [_row("a", 0, t, 1, None, None, 10 * (t - 6)) for t in range(10, 14)]
+    statuses = [
+        (r["t_ms"], r["lag_offsets"], r["status"])
+        for batch in evaluate_sorted(iter([pa.RecordBatch.from_pylist(rows)]), WINDOW)
+        for r in batch.to_pylist()
+    ]
+    assert statuses == [
+        (3, 0, "OK"),
+        (10, 10, "OK"),
+        (11, 20, "OK"),
+        (12, 30, "STOP"),
+        (13, 40, "STOP"),
+    ]

@@ -9,7 +9,7 @@ see (Metadata, ListGroups, DescribeGroups).
 
 from __future__ import annotations
 
-from kgroups.handlers.access import cluster, groups, topics, transactions
+from kgroups.handlers.access import cluster, groups, share, topics, transactions
 from kgroups.handlers.access.checks import Guard
 from kgroups.protocol import apis
 from kgroups.security.authorizer import Operation
@@ -30,6 +30,13 @@ GUARDS: dict[int, Guard] = {
     apis.ALTER_CLIENT_QUOTAS: cluster.alter_client_quotas,
     apis.CONSUMER_GROUP_HEARTBEAT: groups.consumer_heartbeat,
     apis.CONSUMER_GROUP_DESCRIBE: groups.consumer_group_describe,
+    apis.SHARE_GROUP_HEARTBEAT: share.share_heartbeat,
+    apis.SHARE_GROUP_DESCRIBE: share.share_group_describe,
+    apis.SHARE_FETCH: share.share_fetch,
+    apis.SHARE_ACKNOWLEDGE: share.share_acknowledge,
+    apis.DESCRIBE_SHARE_GROUP_OFFSETS: share.describe_share_group_offsets,
+    apis.ALTER_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.READ),
+    apis.DELETE_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.DELETE),
     apis.TXN_OFFSET_COMMIT: transactions.txn_offset_commit,
     apis.DESCRIBE_TRANSACTIONS: transactions.describe_transactions,
     apis.LIST_TRANSACTIONS: transactions.list_transactions,

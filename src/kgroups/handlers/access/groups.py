@@ -96,7 +96,7 @@ async def list_groups(
     return dataclasses.replace(response, groups=groups)
 
 
-def _described_groups(
+def described_groups(
     az: Authorizer, ctx: RequestContext, body: Any, response: Any, **emptied: str
 ) -> object:
     """A describe answer with the groups the caller may not describe emptied
@@ -124,7 +124,7 @@ async def describe_groups(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
     response: Any = await handler(broker, ctx, body)
-    return _described_groups(az, ctx, body, response, protocol_type="", protocol_data="")
+    return described_groups(az, ctx, body, response, protocol_type="", protocol_data="")
 
 
 async def delete_groups(
@@ -217,7 +217,7 @@ async def consumer_heartbeat(
 async def consumer_group_describe(
     az: Authorizer, broker: BrokerApi, ctx: RequestContext, body: Any, handler: Handler
 ) -> object:
-    return _described_groups(az, ctx, body, await handler(broker, ctx, body))
+    return described_groups(az, ctx, body, await handler(broker, ctx, body))
 
 
 async def offset_fetch(

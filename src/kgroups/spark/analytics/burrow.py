@@ -48,6 +48,8 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
     arrow = arrow_of(STATUS_SCHEMA)
     key: tuple[Any, ...] | None = None
     commits: deque[Commit] = deque(maxlen=window)
+    # The log ends of the partition's last ``window`` ticks: Burrow's broker offsets.
+    log_ends: deque[int] = deque(maxlen=window)
     for batch in batches:
         out: list[dict[str, Any]] = []
         for row in batch.take(needed_rows(batch, window)).to_pylist():
@@ -55,14 +57,17 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
             if this != key:
                 key = this
                 commits.clear()
+                log_ends.clear()
             if row["kind"] == 0:
-                commits.append(Commit(row["offset"], row["lag_offsets"] or 0, row["t_ms"]))
+                commits.append(Commit(row["offset"], row["lag_offsets"], row["t_ms"]))
                 continue
+            log_end = row["log_end"]
+            if log_end is not None:
+                log_ends.append(log_end)
             if not commits:
                 continue
             committed = commits[-1].offset
-            log_end = row["log_end"]
-            current = commits[-1].lag if log_end is None else max(0, log_end - committed)
+            current = (commits[-1].lag or 0) if log_end is None else max(0, log_end - committed)
             out.append(
                 {
                     "group": this[0],
@@ -72,7 +77,7 @@ def evaluate_sorted(batches: Iterator[pa.RecordBatch], window: int) -> Iterator[
                     "committed_offset": committed,
                     "log_end": log_end,
                     "lag_offsets": current,
-                    "status": partition_status(commits, current, row["t_ms"]),
+                    "status": partition_status(commits, current, row["t_ms"], log_ends),
                     "window_commits": len(commits),
                 }
             )

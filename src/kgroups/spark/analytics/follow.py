@@ -60,6 +60,9 @@ class LiveStatus:
         # refreshes between them: one at a time, or both write live_status at once.
         self.lock = threading.RLock()
         self.state_path = f"{config.output.rstrip('/')}/follow_state.json"
+        # Each partition's last ``window`` log ends, one per refresh: Burrow's
+        # broker offsets (recent by nature, so not kept across restarts).
+        self.log_ends: dict[tuple[str, int], deque[int]] = {}
         text = _read_text(self.spark, self.state_path)
         self.state = (
             FollowState(config.window)
@@ -111,7 +114,7 @@ class LiveStatus:
         for key, commits in kept.items():
             for r in commits:
                 end = ends.get((r.topic, r.partition, r.commit_ms))
-                lag = 0 if end is None else max(0, end - r.committed_offset)
+                lag = None if end is None else max(0, end - r.committed_offset)
                 self.state.add(key, Commit(r.committed_offset, lag, r.commit_ms))
         write_text(self.spark, self.state_path, json.dumps(self.state.to_json()))
         new = sum(1 for r in fresh if r.kind == "offset_commit")
@@ -144,11 +147,13 @@ class LiveStatus:
     def _refresh(self, why: str) -> None:
         now_ms = int(time.time() * 1000)
         ends = self._log_ends({(t, p) for _, t, p in self.windows})
+        for tp, log_end in ends.items():
+            self.log_ends.setdefault(tp, deque(maxlen=self.config.window)).append(log_end)
         rows: list[list[Any]] = []
         for (group, topic, partition), window in sorted(self.windows.items()):
             last = window[-1]
             end = ends.get((topic, partition))
-            current = last.lag if end is None else max(0, end - last.offset)
+            current = (last.lag or 0) if end is None else max(0, end - last.offset)
             rows.append(
                 [
                     group,
@@ -157,7 +162,9 @@ class LiveStatus:
                     last.offset,
                     end,
                     current,
-                    partition_status(window, current, now_ms),
+                    partition_status(
+                        window, current, now_ms, self.log_ends.get((topic, partition), ())
+                    ),
                     None,
                     last.t_ms,
                     now_ms,

@@ -1,0 +1,51 @@
+"""Acknowledgements of a ShareFetch or ShareAcknowledge, applied to one share
+partition: its acknowledge error code."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
+
+from kgroups.errors import ErrorCode
+from kgroups.share_partitions import AcknowledgementBatch, AcknowledgeType
+
+if TYPE_CHECKING:
+    from kgroups.handlers.broker_api import BrokerApi
+
+
+class WireBatch(Protocol):
+    """ShareFetch's and ShareAcknowledge's AcknowledgementBatch."""
+
+    @property
+    def first_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def acknowledge_types(self) -> tuple[int, ...]: ...
+
+
+def acknowledge(
+    broker: BrokerApi,
+    group_id: str,
+    member_id: str,
+    topic_id: uuid.UUID,
+    partition: int,
+    batches: Iterable[WireBatch],
+    renew_allowed: bool,
+    now_ms: int,
+) -> ErrorCode:
+    if broker.topics.by_id(topic_id) is None:
+        return ErrorCode.unknown_topic_id
+    sp = broker.share_partitions.get((group_id, topic_id, partition))
+    if sp is None:
+        return ErrorCode.unknown_topic_or_partition
+    sp.expire(now_ms)
+    acks = [
+        AcknowledgementBatch(int(b.first_offset), int(b.last_offset), tuple(b.acknowledge_types))
+        for b in batches
+    ]
+    error = sp.acknowledge(member_id, acks, now_ms, renew_allowed)
+    if error is ErrorCode.none and any(AcknowledgeType.RELEASE in a.types for a in acks):
+        broker.share_partitions.available_again((group_id, topic_id, partition))
+    return error
