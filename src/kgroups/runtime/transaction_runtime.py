@@ -131,7 +131,9 @@ class TransactionRuntime(ShardRuntime["TransactionCoordinatorShard"]):
         partition: int,
     ) -> ErrorCode:
         """Whether the partition is in the producer's ongoing transaction (for
-        Produce, KIP-890): NONE, else the error Kafka 3.x answers Produce with."""
+        Produce, KIP-890): NONE, else the error Kafka answers Produce with; a
+        fenced producer gets INVALID_PRODUCER_EPOCH, which clients treat as
+        fatal (PRODUCER_FENCED on a Produce only aborts the transaction)."""
         from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
 
         try:
@@ -150,6 +152,8 @@ class TransactionRuntime(ShardRuntime["TransactionCoordinatorShard"]):
         error = answer.errors.get((topic, partition), ErrorCode.none)
         if error in (ErrorCode.transaction_abortable, ErrorCode.invalid_producer_id_mapping):
             return ErrorCode.invalid_txn_state
+        if error is ErrorCode.producer_fenced:
+            return ErrorCode.invalid_producer_epoch
         return error
 
     def shards(self) -> list[TransactionCoordinatorShard]:
