@@ -128,3 +128,25 @@ def test_synonyms_in_kafka_order(tmp_path: Path) -> None:
         assert configs(port, TOPIC, "t")["retention.ms"] == ("2000", DYNAMIC_DEFAULT_BROKER_CONFIG)
     finally:
         b.stop()
+
+
+def test_kerberos_and_login_refresh_keys_are_accepted_per_broker(tmp_path: Path) -> None:
+    """Kafka lets these change per broker at run time (librdkafka's admin test
+    sets one); kgroups serves no Kerberos, so they are kept and described only."""
+    b = BrokerThread(tmp_path / "data").start()
+    try:
+        port, me = b.port, str(b.config.broker_id)
+        ops = [
+            ("sasl.kerberos.min.time.before.relogin", SET, "58000"),
+            ("sasl.kerberos.ticket.renew.window.factor", SET, "0.7"),
+            ("sasl.login.refresh.buffer.seconds", SET, "200"),
+        ]
+        assert incremental(port, [(BROKER, me, ops)]) == [(me, NONE, None)]
+        described_now = configs(port, BROKER, me)
+        assert described_now["sasl.kerberos.min.time.before.relogin"] == (
+            "58000",
+            DYNAMIC_BROKER_CONFIG,
+        )
+        assert described_now["sasl.login.refresh.buffer.seconds"][0] == "200"
+    finally:
+        b.stop()

@@ -18,6 +18,7 @@ from kgroups.config.config_types import (
     LIST,
     LONG,
     PASSWORD,
+    SHORT,
     STRING,
     ConfigType,
 )
@@ -437,6 +438,74 @@ _SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "log.preallocate", boolean, False, "Preallocate segment files (no effect).", kind=BOOLEAN
+    ),
+    # Kerberos and the SASL login refresh: Kafka lets them change per broker;
+    # kgroups serves no GSSAPI and refreshes no login, so they have no effect.
+    Setting(
+        "sasl.kerberos.service.name", text, "", "Kerberos service name (no effect).", kind=STRING
+    ),
+    Setting(
+        "sasl.kerberos.kinit.cmd",
+        text,
+        "/usr/bin/kinit",
+        "Kerberos kinit command (no effect).",
+        kind=STRING,
+    ),
+    Setting(
+        "sasl.kerberos.ticket.renew.window.factor",
+        ratio,
+        "0.8",
+        "Kerberos ticket renewal point (no effect).",
+        kind=DOUBLE,
+    ),
+    Setting(
+        "sasl.kerberos.ticket.renew.jitter",
+        ratio,
+        "0.05",
+        "Kerberos ticket renewal jitter (no effect).",
+        kind=DOUBLE,
+    ),
+    Setting(
+        "sasl.kerberos.min.time.before.relogin",
+        integer,
+        60000,
+        "Kerberos relogin interval (ms; no effect).",
+        kind=LONG,
+    ),
+    Setting(
+        "sasl.kerberos.principal.to.local.rules",
+        text,
+        "DEFAULT",
+        "Kerberos name mapping rules (no effect).",
+        kind=LIST,
+    ),
+    Setting(
+        "sasl.login.refresh.window.factor",
+        ratio,
+        "0.8",
+        "Login refresh point (no effect).",
+        kind=DOUBLE,
+    ),
+    Setting(
+        "sasl.login.refresh.window.jitter",
+        ratio,
+        "0.05",
+        "Login refresh jitter (no effect).",
+        kind=DOUBLE,
+    ),
+    Setting(
+        "sasl.login.refresh.min.period.seconds",
+        integer,
+        60,
+        "Least time between login refreshes (s; no effect).",
+        kind=SHORT,
+    ),
+    Setting(
+        "sasl.login.refresh.buffer.seconds",
+        integer,
+        300,
+        "Refresh this long before a login expires (s; no effect).",
+        kind=SHORT,
     ),
     Setting(
         "log.message.downconversion.enable",

@@ -2,7 +2,8 @@
 DynamicBrokerConfig, of those kgroups has: the defaults of topics' log configs
 (``log.retention.*``, ``log.segment.bytes``, ``log.roll.*``,
 ``log.cleanup.policy``, ``log.cleaner.*`` compaction settings,
-``message.max.bytes`` ...) and ``num.partitions``. Each is set per broker
+``message.max.bytes`` ...), ``num.partitions``, and the Kerberos and SASL
+login refresh keys (accepted, no effect). Each is set per broker
 (resource name: its id) or as the cluster-wide default (empty name); a
 broker's own beats the default, which beats ``server.properties``."""
 
@@ -52,6 +53,16 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "log.local.retention.ms",
         "log.local.retention.bytes",
         "num.partitions",
+        "sasl.kerberos.service.name",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.kerberos.principal.to.local.rules",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds",
     }
 )
 BROKER_LIST_KEYS = frozenset({"log.cleanup.policy"})
