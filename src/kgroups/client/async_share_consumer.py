@@ -169,11 +169,22 @@ class AsyncShareConsumer:
         it goes with the next poll or commit."""
         self._check_open()
         if not self.config.explicit_acknowledgement:
-            raise RuntimeError(
-                "acknowledge() needs share.acknowledgement.mode=explicit; in implicit mode "
-                "the records of a poll are accepted at the next poll"
-            )
-        key = (record.topic_partition, record.offset)
+            raise RuntimeError("Implicit acknowledgement of delivery is being used.")
+        self.acknowledge_offset(record.topic, record.partition, record.offset, type)
+
+    def acknowledge_offset(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        type: AcknowledgeType = AcknowledgeType.ACCEPT,
+    ) -> None:
+        """``acknowledge`` by the record's coordinates (Kafka 4.2's
+        acknowledge(topic, partition, offset, type))."""
+        self._check_open()
+        if not self.config.explicit_acknowledgement:
+            raise RuntimeError("Implicit acknowledgement of delivery is being used.")
+        key = (TopicPartition(topic, partition), offset)
         if key not in self._delivered:
             raise RuntimeError("The record cannot be acknowledged.")
         self._delivered[key] = int(AcknowledgeType(type))

@@ -85,6 +85,15 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     ) -> None:
         self._call(self._core.acknowledge, record, type)
 
+    def acknowledge_offset(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        type: AcknowledgeType = AcknowledgeType.ACCEPT,
+    ) -> None:
+        self._call(self._core.acknowledge_offset, topic, partition, offset, type)
+
     def commit_sync(self, timeout: float | None = None) -> AckResults:
         return self._thread.call(self._core.commit_sync(timeout))
 
