@@ -235,3 +235,37 @@ def test_the_asyncio_edition(broker: BrokerThread) -> None:
             return [(r.value, r.delivery_count) for r in got]
 
     assert asyncio.run(run()) == [(b"a", 1), (b"b", 1)]
+
+
+def test_records_of_a_partition_given_away_are_still_acknowledged(broker: BrokerThread) -> None:
+    from kgroups.client.admin import Admin
+
+    _topic(broker, 2)
+    produce(broker.port, TOPIC, 0, b"a")
+    produce(broker.port, TOPIC, 1, b"b")
+    first = _consumer(broker)
+    second: ShareConsumer | None = None
+    try:
+        assert sorted(r.value or b"" for r in _poll_until(first, 2)) == [b"a", b"b"]
+        second = _consumer(broker)
+        deadline = time.monotonic() + 20
+        while len(first.assignment()) != 1:  # the heartbeats move one partition away
+            assert time.monotonic() < deadline
+            second.poll(0.1)
+        # This poll accepts both records, the one of the partition given away too.
+        assert first.poll(0.1) == []
+        assert second.poll(2.0) == []  # past the 1.5 s lock: nothing comes again
+
+        async def lags() -> list[tuple[int, int, int | None]]:
+            admin = Admin(broker.bootstrap)
+            try:
+                offsets = await admin.describe_share_group_offsets(GROUP)
+            finally:
+                await admin.close()
+            return [(o.partition, o.start_offset, o.lag) for o in offsets]
+
+        assert asyncio.run(lags()) == [(0, 1, 0), (1, 1, 0)]
+    finally:
+        first.close()
+        if second is not None:
+            second.close()

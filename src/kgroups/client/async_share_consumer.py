@@ -286,6 +286,18 @@ class AsyncShareConsumer:
             acks = self._acks_for(node) if session.open else {}
             if not session.open:
                 self._fail_stale_acks(node)
+            # Records of a partition no longer assigned are acknowledged before
+            # the fetch forgets it (a fetch naming it would acquire more).
+            ids = {name: info.topic_id for name, info in self._cluster.metadata.topics.items()}
+            leaving = {
+                tp: a for tp, a in acks.items() if (ids.get(tp.topic), tp.partition) not in wanted
+            }
+            if leaving:
+                acks = {tp: a for tp, a in acks.items() if tp not in leaving}
+                await self._send_acknowledgements(session, leaving, closing=False)
+                if not session.open:
+                    await self._report(acks, KafkaError(ErrorCode.share_session_not_found))
+                    acks = {}
             if not wanted and not acks and not session.partitions:
                 return
             request = session.fetch_request(
@@ -413,38 +425,45 @@ class AsyncShareConsumer:
             acks = self._acks_for(node)
             if not acks and not closing:
                 return {}
-            request = session.acknowledge_request(
-                self.config.group_id,
-                self._membership.member_id,
-                self._wire_acks(acks),
-                closing=closing,
+            return await self._send_acknowledgements(session, acks, closing=closing)
+
+    async def _send_acknowledgements(
+        self,
+        session: ShareSession,
+        acks: Mapping[TopicPartition, Acknowledgements],
+        *,
+        closing: bool,
+    ) -> AckResults:
+        """One ShareAcknowledge in an open session (its lock held)."""
+        request = session.acknowledge_request(
+            self.config.group_id, self._membership.member_id, self._wire_acks(acks), closing=closing
+        )
+        try:
+            conn = await self._cluster.connection(session.node_id)
+            version = conn.version_for(apis.SHARE_ACKNOWLEDGE, 1, 2)
+            response = await asyncio.wait_for(
+                conn.send(request, version=version), self.config.request_timeout_ms / 1000
             )
-            try:
-                conn = await self._cluster.connection(node)
-                version = conn.version_for(apis.SHARE_ACKNOWLEDGE, 1, 2)
-                response = await asyncio.wait_for(
-                    conn.send(request, version=version), self.config.request_timeout_ms / 1000
-                )
-            except (OSError, KafkaError) as e:
-                session.reset()
-                return await self._report(acks, e)
-            if closing:
-                session.reset()
-            else:
-                session.on_answer(response.error_code, None)
-            if response.error_code != ErrorCode.none:
-                error = KafkaError(response.error_code, response.error_message)
-                return await self._report(acks, error)
-            names = self._topic_names()
-            results: AckResults = {}
-            for topic in response.responses:
-                name = names.get(topic.topic_id)
-                for p in topic.partitions:
-                    if name is not None and p.error_code != ErrorCode.none:
-                        results[TopicPartition(name, p.partition_index)] = KafkaError(
-                            p.error_code, p.error_message
-                        )
-            return await self._report(acks, None, results)
+        except (OSError, KafkaError) as e:
+            session.reset()
+            return await self._report(acks, e)
+        if closing:
+            session.reset()
+        else:
+            session.on_answer(response.error_code, None)
+        if response.error_code != ErrorCode.none:
+            error = KafkaError(response.error_code, response.error_message)
+            return await self._report(acks, error)
+        names = self._topic_names()
+        results: AckResults = {}
+        for topic in response.responses:
+            name = names.get(topic.topic_id)
+            for p in topic.partitions:
+                if name is not None and p.error_code != ErrorCode.none:
+                    results[TopicPartition(name, p.partition_index)] = KafkaError(
+                        p.error_code, p.error_message
+                    )
+        return await self._report(acks, None, results)
 
     # -- closing -----------------------------------------------------------------
 
