@@ -269,3 +269,51 @@ def test_records_of_a_partition_given_away_are_still_acknowledged(broker: Broker
         first.close()
         if second is not None:
             second.close()
+
+
+def test_unsubscribing_leaves_the_group_and_hands_the_records_back(
+    broker: BrokerThread,
+) -> None:
+    _topic(broker, 1)
+    produce(broker.port, TOPIC, 0, b"a")
+    consumer = _consumer(broker, share_acknowledgement_mode="explicit")
+    try:
+        (record,) = _poll_until(consumer, 1)
+        consumer.unsubscribe()
+        assert consumer.assignment() == set() and consumer.subscription() == set()
+        with pytest.raises(RuntimeError, match="not subscribed"):
+            consumer.poll(0)
+        # Subscribed again, it joins anew and gets the unacknowledged record again.
+        consumer.subscribe([TOPIC])
+        (again,) = _poll_until(consumer, 1)
+        assert (again.offset, again.delivery_count) == (record.offset, 2)
+        consumer.acknowledge(again)
+    finally:
+        consumer.close()
+
+
+def test_a_group_id_of_another_kind_of_group_is_refused(broker: BrokerThread) -> None:
+    from kgroups.client.admin import Admin
+    from kgroups.errors import KafkaError
+
+    _topic(broker, 1)
+
+    async def commit() -> None:
+        admin = Admin(broker.bootstrap)
+        try:
+            await admin.commit("classic", {(TOPIC, 0): 0})
+        finally:
+            await admin.close()
+
+    asyncio.run(commit())
+    consumer = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": "classic"})
+    try:
+        consumer.subscribe([TOPIC])
+        deadline = time.monotonic() + 10
+        with pytest.raises(KafkaError) as refused:
+            while time.monotonic() < deadline:
+                consumer.poll(0.1)
+        assert refused.value.error_code is ErrorCode.group_id_not_found
+        assert str(refused.value) == "Group classic is not a share group."
+    finally:
+        consumer.close()

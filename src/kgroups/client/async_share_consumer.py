@@ -106,17 +106,23 @@ class AsyncShareConsumer:
         return self._membership.member_id
 
     def subscribe(self, topics: Iterable[str]) -> None:
-        """Join the share group for these topics (an empty list unsubscribes)."""
+        """Join the share group for these topics (or change the subscription)."""
         self._check_open()
         chosen = tuple(sorted({topics} if isinstance(topics, str) else set(topics)))
         if not chosen:
-            self.unsubscribe()
-            return
+            raise ValueError("subscribe to at least one topic; unsubscribe() leaves the group")
         self._metadata_refreshed_at = float("-inf")
         self._membership.subscribe(chosen)
 
-    def unsubscribe(self) -> None:
-        self._membership.subscribe(())
+    async def unsubscribe(self) -> None:
+        """Acknowledge what is due, close the share sessions and leave the group
+        (a later subscribe joins it again, as a new member epoch)."""
+        self._check_open()
+        self._settle_delivered()
+        self._buffer.clear()  # still acquired: released as the sessions close
+        self._delivered = {}
+        await self._acknowledge_all(closing=True)
+        await self._membership.leave()
 
     def subscription(self) -> set[str]:
         return set(self._membership.subscription)

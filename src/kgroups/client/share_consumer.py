@@ -54,7 +54,7 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
         self._call(self._core.subscribe, [topics] if isinstance(topics, str) else list(topics))
 
     def unsubscribe(self) -> None:
-        self._call(self._core.unsubscribe)
+        self._thread.call(self._core.unsubscribe())
 
     def subscription(self) -> set[str]:
         return self._call(self._core.subscription)

@@ -162,6 +162,7 @@ class ShareMembership:
                 await self._task
             self._task = None
         if self.epoch == JOIN_EPOCH or self.link.unknown():
+            self.subscription = ()
             return
         request = ShareGroupHeartbeatRequest(
             group_id=GroupId(self.link.group_id),
@@ -173,4 +174,6 @@ class ShareMembership:
         except (KafkaError, OSError) as e:
             log.info("share group %s: leaving failed: %s", self.link.group_id, e)
         self.epoch = JOIN_EPOCH
-        self.assignment = frozenset()
+        self.subscription = ()
+        self._sent_subscription = None
+        self._set_assignment(frozenset())
