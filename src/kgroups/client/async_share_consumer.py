@@ -151,6 +151,10 @@ class AsyncShareConsumer:
         ):
             raise RuntimeError("All records must be acknowledged in explicit acknowledgement mode.")
         self._settle_delivered()
+        if self._buffer and self._pending:
+            # No fetch this time to carry them: their locks should not run out
+            # while the buffered records are handed out.
+            self._start_acknowledging()
         deadline = self._clock() + max(0.0, timeout)
         while not self._buffer:
             self._membership.check_fatal()
@@ -406,6 +410,9 @@ class AsyncShareConsumer:
         commit callback hears how it went."""
         self._check_open()
         self._settle_delivered()
+        return self._start_acknowledging()
+
+    def _start_acknowledging(self) -> asyncio.Task[AckResults]:
         task = asyncio.get_running_loop().create_task(self._acknowledge_all(closing=False))
         self._commit_tasks.add(task)
         task.add_done_callback(self._commit_tasks.discard)
