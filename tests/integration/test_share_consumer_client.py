@@ -63,6 +63,7 @@ def test_a_released_record_comes_again_and_a_rejected_one_never(broker: BrokerTh
     try:
         first = poll_until(consumer, 3)
         assert [(r.value, r.delivery_count) for r in first] == [(b"a", 1), (b"b", 1), (b"c", 1)]
+        assert consumer.acquisition_lock_timeout_ms == 1500
         with pytest.raises(RuntimeError, match="All records must be acknowledged"):
             consumer.poll(0)
         consumer.acknowledge(first[0], AcknowledgeType.RELEASE)

@@ -59,6 +59,14 @@ AckResults = dict[TopicPartition, Exception | None]
 
 _METADATA_RETRY = 0.1
 
+_METADATA_ERRORS = (
+    ErrorCode.not_leader_or_follower,
+    ErrorCode.unknown_topic_or_partition,
+    ErrorCode.unknown_topic_id,
+    ErrorCode.fenced_leader_epoch,
+)
+"""A partition's leader moved, or its topic changed: look at the metadata again."""
+
 
 class AsyncShareConsumer:
     def __init__(self, config: Mapping[str, object]) -> None:
@@ -96,6 +104,10 @@ class AsyncShareConsumer:
         self._pending: dict[TopicPartition, Acknowledgements] = {}
         self._callback: AcknowledgementCommitCallback | None = None
         self._metadata_refreshed_at = float("-inf")
+        self._metadata_stale = False
+        self.acquisition_lock_timeout_ms: int | None = None
+        """How long the broker locks the records it hands out (from the last
+        ShareFetch; Kafka's acquisitionLockTimeoutMs()); None before one."""
         self._commit_tasks: set[asyncio.Task[AckResults]] = set()
         self._closed = False
 
@@ -229,6 +241,7 @@ class AsyncShareConsumer:
         if not (stale or (force and retry)):
             return
         self._metadata_refreshed_at = now
+        self._metadata_stale = False
         topics = sorted(self._membership.subscription)
         if topics:
             try:
@@ -276,7 +289,7 @@ class AsyncShareConsumer:
         it; False when there was nothing to ask anyone."""
         names = self._topic_names()
         unknown = any(t not in names for t, _ in self._membership.assignment)
-        await self._refresh_metadata(force=unknown)
+        await self._refresh_metadata(force=unknown or self._metadata_stale)
         wanted = self._wanted_by_node()
         nodes = set(wanted) | {n for n, s in self._sessions.items() if s.partitions}
         nodes |= {self._source[tp] for tp, a in self._pending.items() if a and tp in self._source}
@@ -336,6 +349,9 @@ class AsyncShareConsumer:
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000)
                 return
             session.on_answer(response.error_code, wanted)
+            if response.acquisition_lock_timeout is not None:
+                lock = response.acquisition_lock_timeout.total_seconds() * 1000
+                self.acquisition_lock_timeout_ms = int(lock) if lock > 0 else None
             if response.error_code != ErrorCode.none:
                 error = KafkaError(response.error_code, response.error_message)
                 await self._report(acks, error)
@@ -359,6 +375,8 @@ class AsyncShareConsumer:
                         )
                     if p.error_code != ErrorCode.none:
                         log.info("share fetch of %s: %s", tp, p.error_code.name)
+                        if p.error_code in _METADATA_ERRORS:
+                            self._metadata_stale = True
                         continue
                     self._take(node, tp, p)
             await self._report(acks, None, results)

@@ -50,6 +50,10 @@ class ShareConsumer(SyncClient[AsyncShareConsumer]):
     def member_id(self) -> str:
         return self._core.member_id
 
+    @property
+    def acquisition_lock_timeout_ms(self) -> int | None:
+        return self._core.acquisition_lock_timeout_ms
+
     def subscribe(self, topics: Iterable[str]) -> None:
         self._call(self._core.subscribe, [topics] if isinstance(topics, str) else list(topics))
 
