@@ -256,7 +256,9 @@ class AsyncShareConsumer:
         for topic_id, partition in self._membership.assignment:
             name = names.get(topic_id)
             leader = None if name is None else self._cluster.leader_id(name, partition)
-            if leader is not None:
+            if leader is None:
+                self._metadata_stale = True  # read again at the next fetch
+            else:
                 out.setdefault(leader, set()).add((topic_id, partition))
         return {node: frozenset(ps) for node, ps in out.items()}
 
