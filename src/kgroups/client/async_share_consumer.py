@@ -99,8 +99,12 @@ class AsyncShareConsumer:
         self._buffer: deque[ShareConsumerRecord] = deque()
         self._source: dict[TopicPartition, int] = {}
         """The broker each partition's records were acquired from: their acks go there."""
-        self._delivered: dict[tuple[TopicPartition, int], int | None] = {}
-        """Records the last poll returned, with the type acknowledged so far."""
+        self._delivered: list[ShareConsumerRecord] = []
+        """Records the last poll returned, not yet acknowledged."""
+        self._delivered_keys: set[tuple[TopicPartition, int]] | None = None
+        """Their partitions and offsets, made when first needed."""
+        self._acked: dict[tuple[TopicPartition, int], int] = {}
+        """The types acknowledged so far for some of them (explicit mode)."""
         self._pending: dict[TopicPartition, Acknowledgements] = {}
         self._callback: AcknowledgementCommitCallback | None = None
         self._metadata_refreshed_at = float("-inf")
@@ -132,7 +136,7 @@ class AsyncShareConsumer:
         self._check_open()
         self._settle_delivered()
         self._buffer.clear()  # still acquired: released as the sessions close
-        self._delivered = {}
+        self._delivered, self._delivered_keys, self._acked = [], None, {}
         await self._acknowledge_all(closing=True)
         await self._membership.leave()
 
@@ -158,9 +162,7 @@ class AsyncShareConsumer:
         self._membership.check_fatal()
         if not self._membership.subscription:
             raise RuntimeError("Consumer is not subscribed to any topics.")
-        if self.config.explicit_acknowledgement and any(
-            t is None for t in self._delivered.values()
-        ):
+        if self.config.explicit_acknowledgement and len(self._acked) < len(self._delivered):
             raise RuntimeError("All records must be acknowledged in explicit acknowledgement mode.")
         self._settle_delivered()
         if self._buffer and self._pending:
@@ -181,7 +183,7 @@ class AsyncShareConsumer:
             self._buffer.popleft()
             for _ in range(min(len(self._buffer), self.config.max_poll_records))
         ]
-        self._delivered = {(r.topic_partition, r.offset): None for r in out}
+        self._delivered, self._delivered_keys, self._acked = out, None, {}
         return out
 
     def acknowledge(
@@ -207,23 +209,32 @@ class AsyncShareConsumer:
         if not self.config.explicit_acknowledgement:
             raise RuntimeError("Implicit acknowledgement of delivery is being used.")
         key = (TopicPartition(topic, partition), offset)
-        if key not in self._delivered:
+        if self._delivered_keys is None:
+            self._delivered_keys = {(r.topic_partition, r.offset) for r in self._delivered}
+        if key not in self._delivered_keys:
             raise RuntimeError("The record cannot be acknowledged.")
-        self._delivered[key] = int(AcknowledgeType(type))
+        self._acked[key] = int(AcknowledgeType(type))
 
     def _settle_delivered(self) -> None:
         """Queue the acknowledgements of the last poll's records: in implicit mode
         all of them accepted, in explicit mode those acknowledged."""
-        implicit = not self.config.explicit_acknowledgement
-        kept: dict[tuple[TopicPartition, int], int | None] = {}
-        for (tp, offset), ack_type in self._delivered.items():
-            if ack_type is None and implicit:
-                ack_type = AcknowledgeType.ACCEPT
-            if ack_type is None:
-                kept[(tp, offset)] = None
-            else:
-                self._pending.setdefault(tp, Acknowledgements()).add(offset, ack_type)
-        self._delivered = kept
+        if not self._delivered:
+            return
+        pending = self._pending
+        if not self.config.explicit_acknowledgement:
+            for r in self._delivered:
+                tp = TopicPartition(r.topic, r.partition)
+                acks = pending.get(tp)
+                if acks is None:
+                    acks = pending[tp] = Acknowledgements()
+                acks.add(r.offset, AcknowledgeType.ACCEPT)
+            self._delivered, self._delivered_keys = [], None
+            return
+        for (tp, offset), ack_type in self._acked.items():
+            pending.setdefault(tp, Acknowledgements()).add(offset, ack_type)
+        acked = self._acked
+        self._delivered = [r for r in self._delivered if (r.topic_partition, r.offset) not in acked]
+        self._delivered_keys, self._acked = None, {}
 
     # -- fetching ----------------------------------------------------------------
 

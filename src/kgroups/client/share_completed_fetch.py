@@ -20,6 +20,7 @@ from kgroups.client.share_record import ShareConsumerRecord
 __all__ = ["acquired_records"]
 
 _ALL = 2**31 - 1
+_new = tuple.__new__
 
 
 def acquired_records(
@@ -34,14 +35,18 @@ def acquired_records(
     start = ranges[0][0]
     fetch = CompletedFetch(tp, data or b"", fetch_offset=start, epoch=0, check_crcs=check_crcs)
     decoded, _ = fetch.take(start, _ALL)
-    by_offset = {r.offset: r for r in decoded}
     records: list[ShareConsumerRecord] = []
     gaps: list[int] = []
+    i = 0
     for first, last, count in ranges:
-        for offset in range(first, last + 1):
-            record = by_offset.get(offset)
-            if record is None:
-                gaps.append(offset)
-            else:
-                records.append(ShareConsumerRecord.of(record, count))
+        # Both are in offset order: walk the records once.
+        while i < len(decoded) and decoded[i].offset < first:
+            i += 1
+        found = i
+        while i < len(decoded) and decoded[i].offset <= last:
+            records.append(_new(ShareConsumerRecord, (*decoded[i], count)))
+            i += 1
+        if i - found != last - first + 1:
+            present = {r.offset for r in decoded[found:i]}
+            gaps.extend(o for o in range(first, last + 1) if o not in present)
     return records, gaps
