@@ -441,32 +441,42 @@ class AsyncShareConsumer:
         commit callback hears how it went."""
         self._check_open()
         self._settle_delivered()
-        return self._start_acknowledging()
+        return self._start_acknowledging(lazily=False)
 
-    def _start_acknowledging(self) -> asyncio.Task[AckResults]:
-        task = asyncio.get_running_loop().create_task(self._acknowledge_all(closing=False))
+    def _start_acknowledging(self, *, lazily: bool = True) -> asyncio.Task[AckResults]:
+        acknowledging = self._acknowledge_all(closing=False, lazily=lazily)
+        task = asyncio.get_running_loop().create_task(acknowledging)
         self._commit_tasks.add(task)
         task.add_done_callback(self._commit_tasks.discard)
         return task
 
-    async def _acknowledge_all(self, *, closing: bool) -> AckResults:
+    async def _acknowledge_all(self, *, closing: bool, lazily: bool = False) -> AckResults:
+        """Send the acknowledgements due, each broker's in its session: those due
+        now (a fetch that starts meanwhile does not carry them), or ``lazily``
+        those due once the session is free (a fetch may have carried them)."""
         nodes = {self._source[tp] for tp, a in self._pending.items() if a and tp in self._source}
         if closing:
             nodes |= {n for n, s in self._sessions.items() if s.open}
+        due = {node: None if lazily else self._acks_for(node) for node in sorted(nodes)}
         results: AckResults = {}
         for outcome in await asyncio.gather(
-            *(self._acknowledge_at(n, closing) for n in sorted(nodes))
+            *(self._acknowledge_at(node, acks, closing) for node, acks in due.items())
         ):
             results.update(outcome)
         return results
 
-    async def _acknowledge_at(self, node: int, closing: bool) -> AckResults:
+    async def _acknowledge_at(
+        self, node: int, acks: dict[TopicPartition, Acknowledgements] | None, closing: bool
+    ) -> AckResults:
         session = self._session(node)
         async with session.lock:
+            if acks is None:
+                acks = self._acks_for(node)
             if not session.open:
-                self._fail_stale_acks(node)
-                return {}
-            acks = self._acks_for(node)
+                # The session ended: the broker released those records.
+                return await self._report(
+                    acks, KafkaError(ErrorCode.share_session_not_found, "share session closed")
+                )
             if not acks and not closing:
                 return {}
             return await self._send_acknowledgements(session, acks, closing=closing)
