@@ -59,6 +59,15 @@ AckResults = dict[TopicPartition, Exception | None]
 
 _METADATA_RETRY = 0.1
 
+
+def _session_ended() -> KafkaError:
+    """Acknowledgements for a session that ended cannot be sent."""
+    return KafkaError(
+        ErrorCode.share_session_not_found,
+        "the share session ended: the broker released the records it held",
+    )
+
+
 _METADATA_ERRORS = (
     ErrorCode.not_leader_or_follower,
     ErrorCode.unknown_topic_or_partition,
@@ -319,9 +328,10 @@ class AsyncShareConsumer:
     ) -> None:
         session = self._session(node)
         async with session.lock:
-            acks = self._acks_for(node) if session.open else {}
-            if not session.open:
-                self._fail_stale_acks(node)
+            acks = self._acks_for(node)
+            if acks and not session.open:
+                await self._report(acks, _session_ended())
+                acks = {}
             # Records of a partition no longer assigned are acknowledged before
             # the fetch forgets it (a fetch naming it would acquire more).
             ids = {name: info.topic_id for name, info in self._cluster.metadata.topics.items()}
@@ -332,7 +342,7 @@ class AsyncShareConsumer:
                 acks = {tp: a for tp, a in acks.items() if tp not in leaving}
                 await self._send_acknowledgements(session, leaving, closing=False)
                 if not session.open:
-                    await self._report(acks, KafkaError(ErrorCode.share_session_not_found))
+                    await self._report(acks, _session_ended())
                     acks = {}
             if not wanted and not acks and not session.partitions:
                 return
@@ -404,12 +414,6 @@ class AsyncShareConsumer:
         for offset in gaps:
             self._pending.setdefault(tp, Acknowledgements()).add(offset, GAP)
 
-    def _fail_stale_acks(self, node: int) -> None:
-        """Acknowledgements for a session that ended cannot be sent: the broker
-        released those records when it ended."""
-        for tp in [tp for tp, a in self._pending.items() if self._source.get(tp) == node]:
-            del self._pending[tp]
-
     async def _report(
         self,
         acks: Mapping[TopicPartition, Acknowledgements],
@@ -474,9 +478,7 @@ class AsyncShareConsumer:
                 acks = self._acks_for(node)
             if not session.open:
                 # The session ended: the broker released those records.
-                return await self._report(
-                    acks, KafkaError(ErrorCode.share_session_not_found, "share session closed")
-                )
+                return await self._report(acks, _session_ended())
             if not acks and not closing:
                 return {}
             return await self._send_acknowledgements(session, acks, closing=closing)
