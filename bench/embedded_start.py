@@ -19,6 +19,10 @@ Two figures, each the median (and max) over ``--runs``, in milliseconds:
 Prints one JSON line per figure.
 
     python bench/embedded_start.py [--runs 9] [--fresh-only]
+
+The children inherit the environment: with ``PYTHONDONTWRITEBYTECODE`` set and
+no bytecode cache, every run measures compiling. Unset it and point
+``PYTHONPYCACHEPREFIX`` at a directory to measure what a test run pays.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The one exception type that carries a Kafka error code to the wire."""
+"""The exception type that carries a Kafka error code to the wire."""
 
 from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
-__all__ = ["ErrorCode", "KafkaError"]
+__all__ = ["ErrorCode", "KafkaError", "RecordsRejected"]
 
 
 class KafkaError(Exception):
@@ -19,3 +19,24 @@ class KafkaError(Exception):
         super().__init__(message or error_code.name)
         self.error_code = error_code
         self.message = message
+
+
+class RecordsRejected(KafkaError):
+    """A batch refused because of some of its records, named by their index in
+    the batch with a reason each (a produce response's ``record_errors``).
+
+    Clients fail the named records with ``error_code`` and the others of the
+    batch as failed because of them (librdkafka: _INVALID_DIFFERENT_RECORD), so
+    a producer can tell which of its messages was at fault.
+    """
+
+    MAX_SHOWN = 3  # the record errors quoted in the message, as Kafka does
+
+    def __init__(self, error_code: ErrorCode, record_errors: list[tuple[int, str]]) -> None:
+        shown = "; ".join(f"record {i}: {why}" for i, why in record_errors[: self.MAX_SHOWN])
+        super().__init__(
+            error_code,
+            f"{len(record_errors)} record(s) of the batch rejected (at most "
+            f"{self.MAX_SHOWN} shown): {shown}",
+        )
+        self.record_errors = tuple(record_errors)

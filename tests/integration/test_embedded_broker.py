@@ -90,9 +90,13 @@ def test_a_bad_override_fails_the_start_and_leaves_nothing_behind() -> None:
     import tempfile
     import threading
 
+    # Each broker's directory is under its process's own parent (temp_dirs.py).
+    def broker_dirs() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob("kgroups-pid*/*"))
+
     threads = threading.active_count()
-    temporary = set(Path(tempfile.gettempdir()).glob("kgroups-*"))
+    temporary = broker_dirs()
     with pytest.raises(Exception, match=r"num\.partitions"):
         EmbeddedBroker(overrides={"num.partitions": "zero"})
     assert threading.active_count() == threads
-    assert set(Path(tempfile.gettempdir()).glob("kgroups-*")) <= temporary
+    assert broker_dirs() <= temporary

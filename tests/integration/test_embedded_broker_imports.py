@@ -38,8 +38,42 @@ def test_starting_a_broker_leaves_heavy_modules_unimported() -> None:
         "kgroups.network.sasl_authenticator",
         "kgroups.runtime.peer_brokers",
         "kgroups.handlers.produce",
+        # Loaded with the first group or transactional request, or the first
+        # `__consumer_offsets` / `__transaction_state` load.
+        "kgroups.coordinator.shard",
+        "kgroups.coordinator.consumer.coordinator",
+        "kgroups.coordinator.consumer_assignors.uniform",
+        "kgroups.assignors.cooperative_sticky",
+        "kgroups.transactions.shard",
+        "kgroups.transactions.messages",
+        # The group APIs' and telemetry's schemas come with their first request.
+        "kio.schema.join_group",
+        "kio.schema.offset_commit",
+        "kio.schema.offset_fetch",
+        "kio.schema.push_telemetry",
+        # Only when metrics.port is set; the fault client only for a process broker.
+        "kgroups.server.metrics_endpoint",
+        "urllib.request",
+        # The crc32c package's version lookup (records/checksum.py).
+        "importlib.metadata",
     ):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
+
+
+def test_a_group_request_loads_the_coordinator() -> None:
+    pytest.importorskip("confluent_kafka")
+    out = _run(
+        "import json, sys\n"
+        "from confluent_kafka import ConsumerGroupTopicPartitions\n"
+        "from confluent_kafka.admin import AdminClient\n"
+        "from kgroups.testing import EmbeddedBroker\n"
+        "with EmbeddedBroker() as broker:\n"
+        "    admin = AdminClient({'bootstrap.servers': broker.bootstrap_servers})\n"
+        "    asked = [ConsumerGroupTopicPartitions('g')]\n"
+        "    admin.list_consumer_group_offsets(asked)['g'].result(30)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    assert "kgroups.coordinator.shard" in set(json.loads(out))
 
 
 def test_hypothesis_imported_afterwards_works() -> None:

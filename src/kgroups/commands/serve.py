@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import logging
 import signal
 from pathlib import Path
@@ -61,8 +62,12 @@ async def _serve(config: BrokerConfig, watch: ParentWatch | None = None) -> None
     from kgroups.handlers import load_all
     from kgroups.server.broker import Broker
 
-    # Every API's handler now, not at its first request on the event loop.
+    # Every API's handler now, not at its first request on the event loop; and
+    # what a broker otherwise imports on first use: the coordinators' shards
+    # and the metrics page.
     load_all()
+    for module in ("kgroups.transactions.shard", "kgroups.server.metrics_endpoint"):
+        importlib.import_module(module)
 
     broker = Broker(config)
     stop = asyncio.Event()

@@ -110,7 +110,9 @@ class CallJournal:
         """Take the batch back with every later call built on it; answer their
         requests with ``error`` (only the batch's, when it is no longer kept)."""
         fx = Effects()
-        self._txn_batches.failed(append_token.batch_id)
+        # A transactional offset commit changes no group, only pending
+        # offsets: its answer must not stand as that of a batch storing nothing.
+        transactional = self._txn_batches.failed(append_token.batch_id)
         taken = self.in_flight.take_failed(append_token.batch_id)
         if taken is None:
             for reply_to, response in append_token.replies:
@@ -125,7 +127,7 @@ class CallJournal:
             share_undo = [c for c in kept.snapshot.share if (c[0].group_id, MEMBERS) in parts]
             if share_undo:
                 self._share.table.undo(share_undo)
-        answered = _answer_taken_back(failed, parts, error, fx)
+        answered = _answer_taken_back(failed, parts, error, fx, stands=not transactional)
         self.begin(*parts)
         turn = Turn(now_ms, fx)
         for group_id in groups:
@@ -167,14 +169,16 @@ def _restore(
 
 
 def _answer_taken_back(
-    failed: list[Kept], parts: set[Part], error: ErrorCode, fx: Effects
+    failed: list[Kept], parts: set[Part], error: ErrorCode, fx: Effects, *, stands: bool
 ) -> set[int]:
     """Every request of the calls taken back gets ``error``; the ids of
     their reply_tos."""
     first = failed[0]
     # A batch that changed no stored state (the Empty record of a group
-    # its last member left) takes nothing back: its answers stand.
-    answers_stand = not parts
+    # its last member left) takes nothing back: its answers stand. Not
+    # so for offsets of a transaction (``stands`` False): the answer says
+    # they are stored, and the transaction would commit without them.
+    answers_stand = stands and not parts
     answered: set[int] = set()
     for kept in failed:
         for reply_to, response in kept.replies:

@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
-from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
-from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
-from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
-from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
-from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
-from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
-from kio.schema.errors import ErrorCode
-from kio.schema.heartbeat.v4.response import HeartbeatResponse
-from kio.schema.join_group.v9.response import JoinGroupResponse
-from kio.schema.leave_group.v5.response import LeaveGroupResponse
-from kio.schema.list_groups.v5.response import ListGroupsResponse
-from kio.schema.offset_commit.v9.response import OffsetCommitResponse
-from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
-from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
-from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
-from kio.schema.share_group_heartbeat.v1.response import ShareGroupHeartbeatResponse
-from kio.schema.sync_group.v5.response import SyncGroupResponse
-from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
+if TYPE_CHECKING:
+    from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
+    from kio.schema.consumer_group_describe.v1.response import ConsumerGroupDescribeResponse
+    from kio.schema.consumer_group_heartbeat.v1.response import ConsumerGroupHeartbeatResponse
+    from kio.schema.delete_groups.v2.response import DeleteGroupsResponse
+    from kio.schema.delete_share_group_offsets.v0.response import DeleteShareGroupOffsetsResponse
+    from kio.schema.describe_groups.v6.response import DescribeGroupsResponse
+    from kio.schema.errors import ErrorCode
+    from kio.schema.heartbeat.v4.response import HeartbeatResponse
+    from kio.schema.join_group.v9.response import JoinGroupResponse
+    from kio.schema.leave_group.v5.response import LeaveGroupResponse
+    from kio.schema.list_groups.v5.response import ListGroupsResponse
+    from kio.schema.offset_commit.v9.response import OffsetCommitResponse
+    from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
+    from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+    from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
+    from kio.schema.share_group_heartbeat.v1.response import ShareGroupHeartbeatResponse
+    from kio.schema.sync_group.v5.response import SyncGroupResponse
+    from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
-Response: TypeAlias = (
+# A string, so that the schemas load with the first response built, not with
+# this module (which the broker imports at start).
+Response: TypeAlias = """(
     JoinGroupResponse
     | SyncGroupResponse
     | HeartbeatResponse
@@ -42,8 +45,8 @@ Response: TypeAlias = (
     | AlterShareGroupOffsetsResponse
     | DeleteShareGroupOffsetsResponse
     | TxnOffsetCommitResponse
-    | ErrorCode  # a transaction marker's outcome
-)
+    | ErrorCode
+)"""  # ErrorCode: a transaction marker's outcome
 
 Record: TypeAlias = tuple[bytes, bytes | None]
 

@@ -40,15 +40,19 @@ class TxnBatches:
             for done in sorted(b for b in self._markers if b <= batch_id):
                 self._end_transaction(*self._markers.pop(done))
 
-    def failed(self, batch_id: int) -> None:
+    def failed(self, batch_id: int) -> bool:
         """A marker not stored applies nothing, and takes nothing else back:
         it changes no pending offset until durable, so no later batch builds
         on it. Pending offsets not stored go, with the changes of later
-        batches in flight, which built on them (newest first)."""
+        batches in flight, which built on them (newest first). Whether the
+        batch held a marker or pending offsets: then its answer said they
+        were stored, and it must not stand."""
         if self._markers.pop(batch_id, None) is not None:
-            return
+            return True
+        held_offsets = bool(self._undo.get(batch_id))
         for failed_id in sorted((b for b in self._undo if b >= batch_id), reverse=True):
             self._txn.undo(self._undo.pop(failed_id))
+        return held_offsets
 
     def replay(self, key: bytes, value: bytes | None, producer_id: int) -> bool:
         """A record loaded while transactions are pending, or in a

@@ -9,9 +9,6 @@ from collections.abc import Awaitable
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
-from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
-
 from kgroups.errors import ErrorCode
 from kgroups.handlers import ROUTES, Route
 from kgroups.handlers.big_requests import BIG_REQUEST_BYTES, big_request, parse_off_loop
@@ -229,6 +226,10 @@ def _encode(codec: apis.ApiCodec, response: object) -> bytes:
 def _unsupported_api_versions(correlation_id: int) -> bytes:
     """Kafka's rule: a client asking ApiVersions in a version we lack gets a v0
     answer with UNSUPPORTED_VERSION and our ranges, then retries lower."""
+    # Imported here: only a client newer than this broker asks such a version.
+    from kio.schema.api_versions.v0.response import ApiVersion as ApiVersionV0
+    from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+
     response = ApiVersionsResponseV0(
         error_code=ErrorCode.unsupported_version,
         api_keys=api_version_entries(ApiVersionV0),

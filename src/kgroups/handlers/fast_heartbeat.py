@@ -11,9 +11,13 @@ any frame this path does not take, goes through ``dispatch``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kgroups.protocol.consumer_heartbeat_wire import read_unchanged_heartbeat, unchanged_answer
 from kgroups.protocol.heartbeat_wire import heartbeat_answer, read_heartbeat
-from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
+
+if TYPE_CHECKING:
+    from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 
 # A request frame starts with its API key, int16 big-endian.
 HEARTBEAT_PREFIX = b"\x00\x0c"

@@ -21,10 +21,14 @@ import logging
 from typing import TYPE_CHECKING, cast
 
 from kio.schema.produce.v9 import ProduceRequest, ProduceResponse
-from kio.schema.produce.v9.response import PartitionProduceResponse, TopicProduceResponse
+from kio.schema.produce.v9.response import (
+    BatchIndexAndErrorMessage,
+    PartitionProduceResponse,
+    TopicProduceResponse,
+)
 from kio.static.primitive import TZAware
 
-from kgroups.errors import ErrorCode, KafkaError
+from kgroups.errors import ErrorCode, KafkaError, RecordsRejected
 from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.handlers.pipelining import release
 from kgroups.partitions.recompression import needs_worker, recompressed_payload
@@ -200,6 +204,8 @@ def _append(
         if not records:
             raise KafkaError(ErrorCode.corrupt_message, "Produce request without records")
         result = plog.append(records, now)
+    except RecordsRejected as e:
+        return _failed(partition, e.error_code, e.message, e.record_errors), None
     except KafkaError as e:
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.partitions.appended(topic, partition, plog)
@@ -225,13 +231,21 @@ def _append(
     return response, flushed
 
 
-def _failed(partition: int, error: ErrorCode, message: str | None) -> PartitionProduceResponse:
+def _failed(
+    partition: int,
+    error: ErrorCode,
+    message: str | None,
+    record_errors: tuple[tuple[int, str], ...] = (),
+) -> PartitionProduceResponse:
     return PartitionProduceResponse(
         index=i32(partition),
         error_code=error,
         base_offset=i64(-1),
         log_append_time=None,
         log_start_offset=i64(-1),
-        record_errors=(),
+        record_errors=tuple(
+            BatchIndexAndErrorMessage(batch_index=i32(index), batch_index_error_message=why)
+            for index, why in record_errors
+        ),
         error_message=message,
     )

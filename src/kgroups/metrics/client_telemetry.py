@@ -37,13 +37,8 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import crc32c
-from kio.schema.get_telemetry_subscriptions.v0 import (
-    GetTelemetrySubscriptionsRequest,
-    GetTelemetrySubscriptionsResponse,
-)
-from kio.schema.push_telemetry.v0 import PushTelemetryRequest, PushTelemetryResponse
 from kio.static.primitive import i32Timedelta
 
 from kgroups.clock import Clock
@@ -57,7 +52,17 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.metrics.client_metric_series import ClientMetricSeries
 from kgroups.metrics.otlp import BadMetrics, Point, read_metrics_data
 from kgroups.protocol.types import i8, i32
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, decompress
+
+# The telemetry APIs' schemas are imported with the first telemetry request
+# (this module is imported with the broker, which may never receive one).
+if TYPE_CHECKING:
+    from kio.schema.get_telemetry_subscriptions.v0 import (
+        GetTelemetrySubscriptionsRequest,
+        GetTelemetrySubscriptionsResponse,
+    )
+    from kio.schema.push_telemetry.v0 import PushTelemetryRequest, PushTelemetryResponse
 
 __all__ = [
     "AcceptedPush",
@@ -177,7 +182,7 @@ def subscription_id(metrics: tuple[str, ...], interval_ms: int, instance_id: uui
     """CRC32C of the metrics (sorted) and the interval, XORed with the
     instance id's hash as Kafka's Uuid computes it; a signed 32-bit int."""
     text = "[" + ", ".join(metrics) + "]" + str(interval_ms)
-    crc = crc32c.crc32c(text.encode())
+    crc = crc32c(text.encode())
     both = (instance_id.int >> 64) ^ (instance_id.int & ((1 << 64) - 1))
     hashed = (both >> 32) ^ (both & 0xFFFFFFFF)
     return _signed32(crc ^ hashed)
@@ -254,6 +259,8 @@ class ClientTelemetry:
             self.stats.throttled += 1
             return _get_error(ErrorCode.throttling_quota_exceeded)
         instance.last_error = ErrorCode.none
+        from kio.schema.get_telemetry_subscriptions.v0 import GetTelemetrySubscriptionsResponse
+
         return GetTelemetrySubscriptionsResponse(
             throttle_time=_NO_THROTTLE,
             error_code=ErrorCode.none,
@@ -274,9 +281,9 @@ class ClientTelemetry:
     ) -> PushTelemetryResponse:
         """``check_push``, ``decode`` and ``take`` in one (all on the caller's thread)."""
         checked = self.check_push(request, identity, connection)
-        if isinstance(checked, PushTelemetryResponse):
-            return checked
-        return self.take(checked, decode(checked))
+        if isinstance(checked, AcceptedPush):
+            return self.take(checked, decode(checked))
+        return checked
 
     def check_push(
         self,
@@ -428,6 +435,8 @@ class ClientTelemetry:
 
 
 def _get_error(error: ErrorCode) -> GetTelemetrySubscriptionsResponse:
+    from kio.schema.get_telemetry_subscriptions.v0 import GetTelemetrySubscriptionsResponse
+
     return GetTelemetrySubscriptionsResponse(
         throttle_time=_NO_THROTTLE,
         error_code=error,
@@ -440,4 +449,6 @@ def _get_error(error: ErrorCode) -> GetTelemetrySubscriptionsResponse:
 
 
 def _push_answer(error: ErrorCode) -> PushTelemetryResponse:
+    from kio.schema.push_telemetry.v0 import PushTelemetryResponse
+
     return PushTelemetryResponse(throttle_time=_NO_THROTTLE, error_code=error)

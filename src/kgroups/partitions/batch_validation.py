@@ -10,6 +10,7 @@ v2 batch with a valid CRC; Kafka's checks and error codes apply in Kafka's order
 - unknown compression codec               UNSUPPORTED_COMPRESSION_TYPE
 - base offset != 0, bad record count, control batch from a client, producer id
   without a sequence, keyless record on a compacted topic        INVALID_RECORD
+  (the keyless ones named in the response's record errors)
 - records that do not fill the batch exactly, in the number its header
   states (compressed: with offset deltas 0, 1, 2...)             INVALID_RECORD
 - a compressed batch that does not decompress, or decompresses past
@@ -27,9 +28,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 
-from crc32c import crc32c
-
-from kgroups.errors import ErrorCode, KafkaError
+from kgroups.errors import ErrorCode, KafkaError, RecordsRejected
 from kgroups.records.batch import (
     ATTRIBUTES_OFFSET,
     CONTROL_MASK,
@@ -44,6 +43,7 @@ from kgroups.records.batch import (
     BatchMeta,
     decode_records,
 )
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import MAX_DECOMPRESSED_BYTES, iter_decompress
 from kgroups.records.scan import read_varint
 
@@ -296,9 +296,13 @@ def _count_mismatch(header: BatchHeader, seen: int) -> KafkaError:
 
 
 def _check_keys(batch: memoryview) -> None:
-    for record in decode_records(batch):
-        if record.key is None:
-            raise _invalid("compacted topic cannot accept a record without a key")
+    keyless = [
+        (index, "a compacted topic cannot accept a record without a key")
+        for index, record in enumerate(decode_records(batch))
+        if record.key is None
+    ]
+    if keyless:
+        raise RecordsRejected(ErrorCode.invalid_record, keyless)
 
 
 def assign_offsets(

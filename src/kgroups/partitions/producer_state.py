@@ -39,10 +39,9 @@ from collections import deque
 from collections.abc import Container, Iterable
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.records.batch import CONTROL_MASK, TRANSACTIONAL_MASK, BatchHeader
+from kgroups.records.checksum import crc32c
 
 __all__ = [
     "BatchMetadata",

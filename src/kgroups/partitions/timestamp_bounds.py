@@ -1,13 +1,14 @@
 """``message.timestamp.before.max.ms`` and ``message.timestamp.after.max.ms``
 (KIP-937): on a CreateTime topic, a record whose timestamp lies further in
 the past or the future than these allow fails its batch with
-INVALID_TIMESTAMP, as Kafka's LogValidator answers. A record without a
+INVALID_TIMESTAMP, as Kafka's LogValidator answers, each such record named in
+the response's record errors. A record without a
 timestamp (-1) passes. Both default to unbounded, and then nothing here runs.
 """
 
 from __future__ import annotations
 
-from kgroups.errors import ErrorCode, KafkaError
+from kgroups.errors import ErrorCode, RecordsRejected
 from kgroups.records.batch import BatchHeader, records_section
 from kgroups.records.scan import scan_records
 
@@ -31,11 +32,10 @@ def check_timestamps(
             section = records_section(view[pos : pos + header.size], header)
             base = header.base_timestamp
             records = scan_records(section, header.records_count, bodies=False)
-            for index, record in enumerate(records):
-                timestamp = base + record[3]
-                if timestamp != NO_TIMESTAMP and not low <= timestamp <= high:
-                    raise KafkaError(
-                        ErrorCode.invalid_timestamp,
-                        f"Timestamp {timestamp} of record {index} is out of range. The "
-                        f"timestamp should be within [{low}, {high}]",
-                    )
+            rejected = [
+                (index, f"timestamp {timestamp} is out of range [{low}, {high}]")
+                for index, record in enumerate(records)
+                if (timestamp := base + record[3]) != NO_TIMESTAMP and not low <= timestamp <= high
+            ]
+            if rejected:
+                raise RecordsRejected(ErrorCode.invalid_timestamp, rejected)

@@ -21,22 +21,22 @@ import importlib
 from collections.abc import Callable
 from datetime import timedelta
 from functools import cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from kio.schema.errors import ErrorCode
-from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
-from kio.schema.leave_group.v5.response import MemberResponse
 from kio.schema.metadata.v12.request import MetadataRequest
-from kio.schema.offset_fetch.v9.request import (
-    OffsetFetchRequest,
-    OffsetFetchRequestGroup,
-    OffsetFetchRequestTopics,
-)
-from kio.schema.offset_fetch.v9.response import OffsetFetchResponse, OffsetFetchResponseGroup
 from kio.static.primitive import i32, i32Timedelta
 
 from kgroups.protocol.kio_schema import SchemaField, schema_fields
+
+# The group APIs' schemas are imported by the functions that use them: with the
+# first request of their API, not with the broker.
+if TYPE_CHECKING:
+    from kio.schema.leave_group.v5.request import LeaveGroupRequest
+    from kio.schema.leave_group.v5.response import MemberResponse
+    from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
+    from kio.schema.offset_fetch.v9.response import OffsetFetchResponseGroup
 
 T = TypeVar("T")
 
@@ -165,6 +165,8 @@ _BATCH_LEAVE_VERSION = 3
 
 def leave_request(api_version: int, request: Any) -> LeaveGroupRequest:
     """Any version's request as the newest: v0-v2 name one member."""
+    from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
+
     if api_version < _BATCH_LEAVE_VERSION:
         member = MemberIdentity(member_id=request.member_id, group_instance_id=None)
         return LeaveGroupRequest(group_id=request.group_id, members=(member,))
@@ -200,6 +202,12 @@ _GROUP_BATCH_VERSION = 8
 
 def offset_fetch_groups(api_version: int, request: Any) -> tuple[OffsetFetchRequestGroup, ...]:
     """The groups a request of any version asks about; v1-v7 name one."""
+    from kio.schema.offset_fetch.v9.request import (
+        OffsetFetchRequest,
+        OffsetFetchRequestGroup,
+        OffsetFetchRequestTopics,
+    )
+
     if api_version >= _GROUP_BATCH_VERSION:
         return upgrade(request, OffsetFetchRequest).groups
     topics = (
@@ -221,6 +229,8 @@ def offset_fetch_response(api_version: int, groups: tuple[OffsetFetchResponseGro
     """The answer in `api_version`'s shape: v1-v7 answer for one group, flat,
     its error repeated in every partition that has none of its own."""
     if api_version >= _GROUP_BATCH_VERSION:
+        from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
+
         return OffsetFetchResponse(throttle_time=_NO_THROTTLE, groups=groups)
     group = groups[0]
     topic_type = _offset_fetch_entity(api_version, "OffsetFetchResponseTopic")

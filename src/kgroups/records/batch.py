@@ -20,9 +20,8 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.records.checksum import crc32c
 from kgroups.records.compression import compress, decompress
 from kgroups.records.scan import (
     RawHeader,
@@ -245,8 +244,12 @@ def _zigzag_varint(value: int) -> bytes:
     return bytes(out)
 
 
-# Zig-zag encodings of small values, which is nearly every length and delta.
-_SMALL_VARINTS = tuple(_zigzag_varint(i) for i in range(4096))
+# Zig-zag encodings of small values, which is nearly every length and delta:
+# 0..4095 zig-zag to the even numbers below 8192, one varint byte below 128 and
+# two above (written out rather than through _zigzag_varint: built at import).
+_SMALL_VARINTS = tuple(
+    bytes((n,)) if n < 0x80 else bytes(((n & 0x7F) | 0x80, n >> 7)) for n in range(0, 8192, 2)
+)
 _MINUS_ONE = _zigzag_varint(-1)
 
 

@@ -5,18 +5,13 @@ heartbeats answered on the connection, topic deletions and injected faults."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroups.coordinator.config import CoordinatorConfig
-from kgroups.coordinator.consumer import ConsumerGroupConfig
-from kgroups.coordinator.context import RequestContext as CoordinatorContext
-from kgroups.coordinator.result import Result
-from kgroups.coordinator.shard import GroupCoordinatorShard
-from kgroups.coordinator.share import ShareGroupConfig
-from kgroups.coordinator.txn_load import replay_loaded
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
 from kgroups.runtime.coordinator_driver import (
@@ -27,13 +22,20 @@ from kgroups.runtime.shard_runtime import Reply, ShardRuntime
 from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 if TYPE_CHECKING:
+    from kgroups.coordinator.consumer.config import ConsumerGroupConfig
+    from kgroups.coordinator.context import RequestContext as CoordinatorContext
+    from kgroups.coordinator.result import Result
+    from kgroups.coordinator.shard import GroupCoordinatorShard
+    from kgroups.coordinator.share.config import ShareGroupConfig
     from kgroups.runtime.broker_core import BrokerCore
     from kgroups.runtime.context import RequestContext
 
 log = logging.getLogger(__name__)
 
 
-class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
+# The shard is named as a string: it and the coordinator it runs are imported
+# with the first shard (the first group request or `__consumer_offsets` load).
+class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
     """The group coordinator: a GroupCoordinatorShard per `__consumer_offsets` partition."""
 
     def __init__(self, broker: BrokerCore) -> None:
@@ -56,26 +58,38 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
         )
         # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
         self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
-        self.consumer_config = ConsumerGroupConfig(
-            session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
-            heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
-            max_size=cfg.get_int("group.consumer.max.size"),
-            assignors=cfg.get_str("group.consumer.assignors"),
-            regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
-            migration_policy=cfg.get_str("group.consumer.migration.policy"),
-            overrides=broker.dynamic_configs,
-        )
         # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version
         # feature), served by a broker alone: a cluster's brokers would each
         # keep their own share partitions.
         self.share_protocol_enabled = (
             "share" in cfg.rebalance_protocols() and broker.cluster is None
         )
-        self.share_config = ShareGroupConfig(
+
+    @functools.cached_property
+    def consumer_config(self) -> ConsumerGroupConfig:
+        from kgroups.coordinator.consumer.config import ConsumerGroupConfig
+
+        cfg = self._broker.config
+        return ConsumerGroupConfig(
+            session_timeout_ms=cfg.get_int("group.consumer.session.timeout.ms"),
+            heartbeat_interval_ms=cfg.get_int("group.consumer.heartbeat.interval.ms"),
+            max_size=cfg.get_int("group.consumer.max.size"),
+            assignors=cfg.get_str("group.consumer.assignors"),
+            regex_refresh_interval_ms=cfg.get_int("group.consumer.regex.refresh.interval.ms"),
+            migration_policy=cfg.get_str("group.consumer.migration.policy"),
+            overrides=self._broker.dynamic_configs,
+        )
+
+    @functools.cached_property
+    def share_config(self) -> ShareGroupConfig:
+        from kgroups.coordinator.share.config import ShareGroupConfig
+
+        cfg = self._broker.config
+        return ShareGroupConfig(
             session_timeout_ms=cfg.get_int("group.share.session.timeout.ms"),
             heartbeat_interval_ms=cfg.get_int("group.share.heartbeat.interval.ms"),
             max_size=cfg.get_int("group.share.max.size"),
-            overrides=broker.dynamic_configs,
+            overrides=self._broker.dynamic_configs,
         )
 
     def ensure_offsets_topic(self) -> None:
@@ -83,6 +97,8 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
         self._create_internal_topic(self._broker.config.get_int("offsets.topic.segment.bytes"))
 
     def _new_shard(self, partition: int, leader_epoch: int) -> GroupCoordinatorShard:
+        from kgroups.coordinator.shard import GroupCoordinatorShard
+
         topics = self._broker.topics
         shard = GroupCoordinatorShard(
             partition,
@@ -107,6 +123,8 @@ class CoordinatorRuntime(ShardRuntime[GroupCoordinatorShard]):
         compacted log would hold. Loading costs a key scan per record and a
         replay per live key.
         """
+        from kgroups.coordinator.txn_load import replay_loaded
+
         started = time.monotonic()
         latest, scanned, still_open = await self._scan(partition)
         replay_loaded(shard.replay, latest, still_open)

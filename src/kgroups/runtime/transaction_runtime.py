@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.errors import ErrorCode, KafkaError
@@ -27,26 +27,30 @@ from kgroups.runtime.pending_writes import EVERYTHING
 from kgroups.runtime.shard_runtime import Reply, ShardRuntime
 from kgroups.topics.placement import TRANSACTION_STATE_TOPIC, partition_for_group
 from kgroups.transactions.config import TransactionConfig
-from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
-from kgroups.transactions.result import TxnMarkers, TxnResult
-from kgroups.transactions.shard import TransactionCoordinatorShard
+from kgroups.transactions.result import TxnMarkers
 
 if TYPE_CHECKING:
     from kgroups.runtime.broker_core import BrokerCore
     from kgroups.runtime.context import RequestContext
+    from kgroups.transactions.result import TxnResult
+    from kgroups.transactions.shard import TransactionCoordinatorShard
 
 log = logging.getLogger(__name__)
 
 # The AddPartitionsToTxn version a partition leader verifies with (KIP-890).
 _VERIFY_VERSION = 4
 
-TxnHandler = Callable[[TransactionCoordinatorShard, CoordinatorContext, int], TxnResult]
+TxnHandler: TypeAlias = (
+    "Callable[[TransactionCoordinatorShard, CoordinatorContext, int], TxnResult]"
+)
 # Writes markers to their partitions; per TxnMarkers, each partition's error
 # (txn_markers.write_coordinator_markers).
 MarkerWriter = Callable[[list[TxnMarkers]], Awaitable[list[dict[tuple[str, int], ErrorCode]]]]
 
 
-class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
+# The shard is named as a string: it and its messages are imported with the
+# first shard (the first transactional request or `__transaction_state` load).
+class TransactionRuntime(ShardRuntime["TransactionCoordinatorShard"]):
     def __init__(self, broker: BrokerCore, write_markers: MarkerWriter) -> None:
         self._write_markers_to = write_markers
         cfg = broker.config
@@ -83,6 +87,8 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         return partition_for_group(transactional_id, self.partitions)
 
     def _new_shard(self, partition: int, leader_epoch: int) -> TransactionCoordinatorShard:
+        from kgroups.transactions.shard import TransactionCoordinatorShard
+
         broker = self._broker
         shard = TransactionCoordinatorShard(
             partition,
@@ -125,7 +131,11 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         partition: int,
     ) -> ErrorCode:
         """Whether the partition is in the producer's ongoing transaction (for
-        Produce, KIP-890): NONE, else the error Kafka 3.x answers Produce with."""
+        Produce, KIP-890): NONE, else the error Kafka answers Produce with; a
+        fenced producer gets INVALID_PRODUCER_EPOCH, which clients treat as
+        fatal (PRODUCER_FENCED on a Produce only aborts the transaction)."""
+        from kgroups.transactions.messages import AddPartitions, AddPartitionsAnswer
+
         try:
             shard = self.shard(self.partition_for(transactional_id))
         except KafkaError as e:
@@ -142,6 +152,8 @@ class TransactionRuntime(ShardRuntime[TransactionCoordinatorShard]):
         error = answer.errors.get((topic, partition), ErrorCode.none)
         if error in (ErrorCode.transaction_abortable, ErrorCode.invalid_producer_id_mapping):
             return ErrorCode.invalid_txn_state
+        if error is ErrorCode.producer_fenced:
+            return ErrorCode.invalid_producer_epoch
         return error
 
     def shards(self) -> list[TransactionCoordinatorShard]:

@@ -39,7 +39,6 @@ from kgroups.security.peer import ConnectionSecurity
 from kgroups.security.settings import SaslSettings
 from kgroups.security.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kgroups.server.fault_admin import start_fault_admin
-from kgroups.server.metrics_endpoint import start_metrics_server
 from kgroups.server.partition_homes import open_partition_home
 from kgroups.share_partitions import SharePartitionConfig
 from kgroups.share_partitions.manager import SharePartitionManager
@@ -214,7 +213,11 @@ class Broker:
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
         self.txn_coordinator.start()
-        self.metrics = await start_metrics_server(self)
+        if self.config.get_int("metrics.port") >= 0:
+            # Imported only when enabled: its pages read the group coordinator.
+            from kgroups.server.metrics_endpoint import start_metrics_server
+
+            self.metrics = await start_metrics_server(self)
         for spec in specs:
             log.info(
                 "kgroups broker %d listening on %s://%s:%d (advertised %s:%d)",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +18,7 @@ from kgroups.clock import Clock
 from kgroups.testing.broker_clock import BrokerClock
 from kgroups.testing.faults import BrokerFaults, http_runner
 from kgroups.testing.process_broker import ProcessBroker, free_port
+from kgroups.testing.temp_dirs import new_data_root
 from kgroups.testing.thread_broker import ThreadBroker
 
 
@@ -32,14 +32,16 @@ class EmbeddedBroker:
         clock: Clock | None = None,
     ) -> None:
         """`data_dir`: kept after stop; without it a temporary directory is
-        used and removed by stop(). `overrides`: Kafka broker properties
-        (`{"num.partitions": "3"}`), which win over the test defaults.
+        used and removed by stop() (or, if the process is killed first, by
+        the first EmbeddedBroker of a later process: temp_dirs.py).
+        `overrides`: Kafka broker properties (`{"num.partitions": "3"}`),
+        which win over the test defaults.
         `clock` (thread only): the broker's clock, e.g. a ManualClock the
         test advances by hand."""
         if process and clock is not None:
             raise ValueError("a clock of the test's own needs the thread broker")
         self._own_dir = data_dir is None
-        root = Path(tempfile.mkdtemp(prefix="kgroups-")) if data_dir is None else Path(data_dir)
+        root = new_data_root() if data_dir is None else Path(data_dir)
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
         if process and props.get("fault.admin.port", "0") == "0":

@@ -9,8 +9,6 @@ language would. Faults last until cleared or the broker restarts.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +86,11 @@ def http_runner(url: str, timeout: float = 30) -> Callable[[str, dict[str, Any]]
     """Actions sent to a fault admin endpoint (``http://127.0.0.1:PORT``)."""
 
     def run(action: str, args: dict[str, Any]) -> dict[str, Any]:
+        # Imported with a process broker's first fault (http.client and email are no
+        # small import, and a thread broker never needs them).
+        import urllib.error
+        import urllib.request
+
         if action:
             request = urllib.request.Request(
                 f"{url}/faults/{action}",

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from kgroups.coordinator.result import Record
-from kgroups.transactions.messages import Answer, TopicPartition
+if TYPE_CHECKING:
+    from kgroups.coordinator.result import Record
+    from kgroups.transactions.messages import Answer, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -322,6 +322,34 @@ def test_a_txn_commit_that_fails_to_append_leaves_nothing_pending(h: TxnHarness)
     assert offset(h, "g", "t", 0) == -1
 
 
+def test_a_members_txn_commit_that_fails_to_append_is_answered_with_the_error(
+    h: TxnHarness,
+) -> None:
+    # A member's commit changes no group, only pending offsets: were its OK
+    # to stand, the transaction would commit without them and its input
+    # be processed again.
+    members, generation = h.form_group("g", 1)
+    h.fail_next_append = ErrorCode.not_leader_or_follower
+    errors = h.txn_commit("g", {("t", 0): 10}, member_id=members[0], generation=generation)
+    assert errors["t", 0] is not OK
+    assert h.txn_commit("g", {("t", 0): 10}, member_id=members[0], generation=generation) == {
+        ("t", 0): OK
+    }
+    h.end_txn(commit=True)
+    assert offset(h, "g", "t", 0) == 10
+
+
+def test_a_consumer_group_members_txn_commit_that_fails_to_append_is_answered_with_the_error(
+    h: TxnHarness,
+) -> None:
+    epoch = h.consumer_heartbeat("cg", "m1", 0, topics=("t",)).member_epoch
+    h.fail_next_append = ErrorCode.kafka_storage_error
+    errors = h.txn_commit("cg", {("t", 0): 7}, member_id="m1", generation=epoch)
+    assert errors["t", 0] is not OK
+    h.end_txn(commit=True)
+    assert offset(h, "cg", "t", 0) == -1  # nothing was pending: the client sends it again
+
+
 def test_unknown_partition_and_big_metadata_are_refused_per_partition(h: TxnHarness) -> None:
     h.config = h.shard.config
     errors = h.txn_commit("g", {("t", 0): 1, ("nope", 0): 1, ("t", 9): 1})
