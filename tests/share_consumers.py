@@ -1,6 +1,6 @@
 """Share consumers for the tests: a thread broker with quick share-group
-heartbeats and a short record lock (1.5 s), a topic the group reads from its
-start, and kgroups' ShareConsumer polled until it has records."""
+heartbeats (and a short record lock when asked), a topic the group reads
+from its start, and kgroups' ShareConsumer polled until it has records."""
 
 from __future__ import annotations
 
@@ -21,13 +21,19 @@ GROUP = "workers"
 _GROUP_RESOURCE = 32
 
 
-def share_broker(tmp_path: Path) -> BrokerThread:
+def share_broker(tmp_path: Path, lock_ms: int | None = None) -> BrokerThread:
+    """``lock_ms`` shortens the record lock (Kafka's 30 s by default)."""
+    lock: dict[str, object] = {}
+    if lock_ms is not None:
+        lock = {
+            "group_share_record_lock_duration_ms": lock_ms,
+            "group_share_min_record_lock_duration_ms": min(lock_ms, 15000),
+        }
     return BrokerThread(
         tmp_path / "data",
         group_share_heartbeat_interval_ms=200,
         group_share_min_heartbeat_interval_ms=100,
-        group_share_record_lock_duration_ms=1500,
-        group_share_min_record_lock_duration_ms=1000,
+        **lock,
     ).start()
 
 

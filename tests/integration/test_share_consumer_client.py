@@ -63,7 +63,7 @@ def test_a_released_record_comes_again_and_a_rejected_one_never(broker: BrokerTh
     try:
         first = poll_until(consumer, 3)
         assert [(r.value, r.delivery_count) for r in first] == [(b"a", 1), (b"b", 1), (b"c", 1)]
-        assert consumer.acquisition_lock_timeout_ms == 1500
+        assert consumer.acquisition_lock_timeout_ms == 30_000
         with pytest.raises(RuntimeError, match="All records must be acknowledged"):
             consumer.poll(0)
         consumer.acknowledge(first[0], AcknowledgeType.RELEASE)
@@ -191,3 +191,37 @@ def test_acknowledgements_go_while_buffered_records_are_handed_out(
             time.sleep(0.05)
     finally:
         consumer.close()
+
+
+def test_records_of_a_partition_given_away_are_still_acknowledged(broker: BrokerThread) -> None:
+    from kgroups.client.admin import Admin
+
+    share_topic(broker, 2)
+    produce(broker.port, TOPIC, 0, b"a")
+    produce(broker.port, TOPIC, 1, b"b")
+    first = share_consumer(broker)
+    second: ShareConsumer | None = None
+    try:
+        assert sorted(r.value or b"" for r in poll_until(first, 2)) == [b"a", b"b"]
+        second = share_consumer(broker)
+        deadline = time.monotonic() + 20
+        while len(first.assignment()) != 1:  # the heartbeats move one partition away
+            assert time.monotonic() < deadline
+            second.poll(0.1)
+        # This poll accepts both records, the one of the partition given away too:
+        # each share partition's start offset moves past its record.
+        assert first.poll(0.1) == []
+
+        async def lags() -> list[tuple[int, int, int | None]]:
+            admin = Admin(broker.bootstrap)
+            try:
+                offsets = await admin.describe_share_group_offsets(GROUP)
+            finally:
+                await admin.close()
+            return [(o.partition, o.start_offset, o.lag) for o in offsets]
+
+        assert asyncio.run(lags()) == [(0, 1, 0), (1, 1, 0)]
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
