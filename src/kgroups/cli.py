@@ -196,6 +196,11 @@ def _parser() -> argparse.ArgumentParser:
     for sub in quota_command.add_parsers(commands):
         _bootstrap(sub)
 
+    from kgroups.commands import share_groups as share_group_command
+
+    for sub in share_group_command.add_parsers(commands):
+        _bootstrap(sub)
+
     users = commands.add_parser(
         "users",
         help="SCRAM users of a broker or cluster, or of a stopped broker's data directory",
@@ -361,7 +366,13 @@ def _run(args: argparse.Namespace) -> int:
         return dev_cluster.run(
             args.brokers, args.base_port, args.data_dir, args.log_level, ha=args.ha
         )
-    if args.command in ("topics", "log-dirs", "configs", "quotas"):  # each prints what run answers
+    if args.command in (
+        "topics",
+        "log-dirs",
+        "configs",
+        "quotas",
+        "share-groups",
+    ):  # each prints what run answers
         command = importlib.import_module(f"kgroups.commands.{args.command.replace('-', '_')}")
         print(asyncio.run(command.run(args, security)))
         return 0

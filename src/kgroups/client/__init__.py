@@ -1,7 +1,9 @@
-"""kgroups' own Kafka client: consumer (with group membership) and producer.
+"""kgroups' own Kafka client: consumer (with group membership), share consumer
+(KIP-932 share groups) and producer.
 
-``Consumer`` and ``Producer`` block; ``AsyncConsumer`` and ``AsyncProducer`` are
-their asyncio cores. All take the Java client's configuration keys.
+``Consumer``, ``ShareConsumer`` and ``Producer`` block; ``AsyncConsumer``,
+``AsyncShareConsumer`` and ``AsyncProducer`` are their asyncio cores. All take
+the Java client's configuration keys.
 """
 
 from importlib import import_module
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kgroups.client.async_consumer import AsyncConsumer
     from kgroups.client.async_producer import AsyncProducer
+    from kgroups.client.async_share_consumer import AsyncShareConsumer
     from kgroups.client.config_schema import ConfigError
     from kgroups.client.consumer import Consumer
     from kgroups.client.consumer_record import ConsumerRecord, OffsetAndMetadata, TopicPartition
@@ -29,11 +32,15 @@ if TYPE_CHECKING:
     from kgroups.client.producer import Producer
     from kgroups.client.rebalance_listener import RebalanceListener
     from kgroups.client.record_metadata import RecordMetadata
+    from kgroups.client.share_consumer import ShareConsumer
+    from kgroups.client.share_record import AcknowledgeType, ShareConsumerRecord
 
 # Imported on first use: the broker imports kgroups.client.connection (to reach
 # its peers) and should not pay for the consumer and producer too.
 _WHERE = {
     "AbortableTransactionError": "kgroups.client.exceptions",
+    "AcknowledgeType": "kgroups.client.share_record",
+    "AsyncShareConsumer": "kgroups.client.async_share_consumer",
     "AsyncConsumer": "kgroups.client.async_consumer",
     "AsyncProducer": "kgroups.client.async_producer",
     "CommitFailedError": "kgroups.client.exceptions",
@@ -51,6 +58,8 @@ _WHERE = {
     "RebalanceInProgressError": "kgroups.client.exceptions",
     "RebalanceListener": "kgroups.client.rebalance_listener",
     "RecordMetadata": "kgroups.client.record_metadata",
+    "ShareConsumer": "kgroups.client.share_consumer",
+    "ShareConsumerRecord": "kgroups.client.share_record",
     "StaleMemberEpochError": "kgroups.client.exceptions",
     "TopicPartition": "kgroups.client.consumer_record",
     "TransactionStateError": "kgroups.client.exceptions",
@@ -58,8 +67,10 @@ _WHERE = {
 
 __all__ = [
     "AbortableTransactionError",
+    "AcknowledgeType",
     "AsyncConsumer",
     "AsyncProducer",
+    "AsyncShareConsumer",
     "CommitFailedError",
     "ConfigError",
     "Consumer",
@@ -75,6 +86,8 @@ __all__ = [
     "RebalanceInProgressError",
     "RebalanceListener",
     "RecordMetadata",
+    "ShareConsumer",
+    "ShareConsumerRecord",
     "StaleMemberEpochError",
     "TopicPartition",
     "TransactionStateError",

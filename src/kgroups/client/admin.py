@@ -1,14 +1,15 @@
 """Administration over the wire: the calls behind `kgroups groups ...`, the
 offset look-ups of `kgroups topics describe` and `kgroups consume`,
-`kgroups topics alter`, `kgroups records delete`, `kgroups log-dirs describe`
-and `kgroups configs`, and the producers of partitions (DescribeProducers).
+`kgroups topics alter`, `kgroups records delete`, `kgroups log-dirs describe`,
+`kgroups configs` and `kgroups share-groups`, and the producers of partitions (DescribeProducers).
 
 Speaks only the Kafka protocol, so it works against any Kafka cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from kio.schema.consumer_group_describe.v1 import ConsumerGroupDescribeRequest
 from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
@@ -55,11 +56,20 @@ from kgroups.client.quota_admin import (
     describe_client_quotas,
 )
 from kgroups.client.security import PLAINTEXT, ClientSecurity
+from kgroups.client.share_group_admin import (
+    DescribedShareGroup,
+    ShareOffset,
+    alter_share_group_offsets,
+    delete_share_group_offsets,
+    describe_share_group,
+    describe_share_group_offsets,
+)
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.protocol import apis
 from kgroups.protocol.types import BrokerId, GroupId, TopicName, i8, i32, i64
 
 TopicPartition = tuple[str, int]
+T = TypeVar("T")
 LATEST = -1
 EARLIEST = -2
 
@@ -361,3 +371,34 @@ class Admin:
                 self._group_check(
                     group, p.error_code, f"deleting the offset of {t.name}-{p.partition_index}"
                 )
+
+    # -- share groups (KIP-932) ----------------------------------------------------
+
+    async def describe_share_group(self, group: str) -> DescribedShareGroup:
+        conn = await self.coordinator(group)
+        return await self._at_coordinator(group, describe_share_group(conn, group))
+
+    async def describe_share_group_offsets(self, group: str) -> list[ShareOffset]:
+        conn = await self.coordinator(group)
+        return await self._at_coordinator(group, describe_share_group_offsets(conn, group))
+
+    async def alter_share_group_offsets(
+        self, group: str, offsets: Mapping[TopicPartition, int]
+    ) -> None:
+        conn = await self.coordinator(group)
+        await self._at_coordinator(group, alter_share_group_offsets(conn, group, offsets))
+
+    async def delete_share_group_offsets(
+        self, group: str, topics: list[str]
+    ) -> dict[str, KafkaError | None]:
+        conn = await self.coordinator(group)
+        return await self._at_coordinator(group, delete_share_group_offsets(conn, group, topics))
+
+    async def _at_coordinator(self, group: str, call: Awaitable[T]) -> T:
+        """Await a call to the group's coordinator; forget the coordinator if it moved."""
+        try:
+            return await call
+        except KafkaError as e:
+            if e.error_code in _COORDINATOR_MOVED:
+                self._coordinators.pop(group, None)
+            raise
