@@ -19,7 +19,12 @@ the anomaly it finds; a correct broker gives none.
 - double-owner: two members of a group owned a partition at once for longer
   than the session bound (the time it takes the group to notice a member gone),
   plus, for a group whose members may go that long without polling (and so
-  without hearing of a revocation), that time.
+  without hearing of a revocation), that time. A member whose client keeps
+  its partitions while it cannot reach the coordinator (``unfenced``:
+  librdkafka under the consumer protocol has no session timeout of its own,
+  against Kafka too) owns them, as far as the group is concerned, until its
+  last acknowledged commit: the coordinator's part is to hand them on only
+  once it stopped acknowledging that member.
 - commit-regressed: a read of the committed offsets (or a new owner's first
   offset) behind a commit acknowledged before that read began.
 - aborted-read: a read_committed consumer returned a record of an aborted
@@ -58,10 +63,12 @@ def check(
     session_bound_s: float,
     progress_bound_s: float | None = None,
     deaf_s: dict[str, float] | None = None,
+    unfenced: frozenset[str] = frozenset(),
 ) -> Result:
     """``progress_bound_s``: how soon after the last fault heals every
     workload must make progress again (None: not checked); ``deaf_s``: per
-    group, how long its members may go without polling."""
+    group, how long its members may go without polling; ``unfenced``: the
+    members whose client keeps its partitions while cut from the coordinator."""
     result = Result()
     final = _final_read(ops)
     transactional = {op.value.get("topic") for op in ops if op.f == "txn"}
@@ -70,7 +77,7 @@ def check(
         _final_read_shape(final, transactional),
         _acknowledged_writes(ops, final),
         _consumed_records(ops, final, committed),
-        _ownership(ops, session_bound_s, deaf_s or {}),
+        _ownership(ops, session_bound_s, deaf_s or {}, unfenced),
         _commits(ops),
         _aborted_reads(ops),
         _fatal_errors(ops),
@@ -190,16 +197,21 @@ def _consumed_records(ops: list[Op], final: Final, committed: Final) -> Finding:
             last[(op.process, partition)] = offset
 
 
-def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) -> Finding:
-    # A member stuck in its client library never hears of a revocation.
-    stuck = hung(ops)
+def _ownership(
+    ops: list[Op], session_bound: float, deaf_s: dict[str, float], unfenced: frozenset[str]
+) -> Finding:
     """Intervals of (group, partition) owned by each process; an owner still
     holding a partition at its last operation owns it until then."""
+    # A member stuck in its client library never hears of a revocation.
+    stuck = hung(ops)
     open_: dict[tuple[str, int, str], float] = {}
     intervals: dict[tuple[str, int], list[tuple[float, float, str]]] = defaultdict(list)
     last_seen: dict[str, float] = {}
+    acknowledged: dict[str, list[float]] = defaultdict(list)  # commits, of unfenced members
     for op in ops:
         last_seen[op.process] = op.time
+        if op.process in unfenced and op.f == "commit" and op.type == OK:
+            acknowledged[op.process].append(op.time)
         if op.type != OK or op.f not in ("assigned", "revoked"):
             continue
         for partition in op.value["partitions"]:
@@ -214,10 +226,13 @@ def _ownership(ops: list[Op], session_bound: float, deaf_s: dict[str, float]) ->
         spans.sort()
         yield "ownerships", len(spans)
         for i, (start, end, owner) in enumerate(spans):
+            held = end  # as far as the group is concerned
+            if owner in unfenced:
+                held = max((t for t in acknowledged[owner] if start <= t <= end), default=start)
             for other_start, other_end, other in spans[i + 1 :]:
                 if other_start >= end:
                     break
-                overlap = min(end, other_end) - other_start
+                overlap = min(held, other_end) - other_start
                 if stuck & {owner, other}:
                     continue
                 if other != owner and overlap > session_bound + deaf_s.get(group, 0.0):

@@ -19,7 +19,16 @@ from faults.history import INFO, INVOKE, OK, History
 from faults.liveness import hung, liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
 from faults.transactions import DEAF_S
-from faults.workloads import OUTPUT, PARTITIONS, TOPIC, TOPICS, TXN_GROUP, Workload, standard
+from faults.workloads import (
+    OUTPUT,
+    PARTITIONS,
+    TOPIC,
+    TOPICS,
+    TXN_GROUP,
+    Workload,
+    standard,
+    unfenced,
+)
 
 # Beyond the group's session timeout: the rebalance that follows it, and the
 # member's own check of its session, which runs on its poll loop.
@@ -75,6 +84,7 @@ def run(
     report = Report(seed, faults)
     history = History()
     cluster = FaultCluster(data, store_url, brokers, ha_store)
+    members_unfenced: frozenset[str] = frozenset()
     try:
         cluster.start()
         port = cluster.nodes[0].broker.port
@@ -83,6 +93,7 @@ def run(
             leaders(port, topic)
         stop = threading.Event()
         workloads = standard(cluster.bootstrap, history, seed)
+        members_unfenced = unfenced(workloads)
         threads = [
             threading.Thread(target=w.run, args=(stop,), name=w.name, daemon=True)
             for w in workloads
@@ -113,6 +124,7 @@ def run(
         GROUP_SESSION_MS / 1000 + SESSION_SLACK_S,
         PROGRESS_BOUND_S,
         {TXN_GROUP: DEAF_S},
+        members_unfenced,
     )
     report.ops = len(history.ops)
     report.notes.update(op.f for op in history.ops if op.f in ("fatal", "error", "wedged"))

@@ -81,3 +81,12 @@ def standard(bootstrap: str, history: History, seed: int) -> list[Workload]:
     if transactional is not None:
         workloads += transactional(bootstrap, history, seed)
     return workloads
+
+
+def unfenced(workloads: list[Workload]) -> frozenset[str]:
+    """The group members whose client keeps its partitions while it cannot
+    reach the coordinator: librdkafka's consumer-protocol members, which have
+    no session timeout of their own (the checker's ``unfenced``)."""
+    return frozenset(
+        w.name for w in workloads if isinstance(w, ConfluentMember) and w.protocol == "consumer"
+    )

@@ -197,3 +197,22 @@ def test_a_member_stuck_in_its_client_library_owns_nothing_worth_judging() -> No
     h.add(40, "c1", OK, "revoked", group="g", partitions=[0])
     assert kinds(h) == ["double-owner"]
     assert kinds(h.add(41, "c1", INFO, "hung")) == []
+
+
+def test_a_member_cut_from_its_coordinator_is_judged_by_its_last_acknowledged_commit() -> None:
+    # c1's client keeps its partitions while it cannot reach the coordinator
+    # (librdkafka's consumer protocol has no session timeout of its own); the
+    # coordinator's part is to hand them on only once it stopped acknowledging c1.
+    h = H().add(0, "c1", OK, "assigned", group="g", partitions=[0])
+    h.add(1, "c1", OK, "commit", group="g", offsets={"0": 5})
+    h.add(1 + BOUND, "c2", OK, "assigned", group="g", partitions=[0])
+    h.add(1 + 3 * BOUND, "c1", OK, "revoked", group="g", partitions=[0])
+    h.add(1 + 4 * BOUND, "c2", OK, "poll", group="g", records=[])
+    assert [a.kind for a in check(h.ops, BOUND).anomalies] == ["double-owner"]
+    assert check(h.ops, BOUND, unfenced=frozenset({"c1"})).valid
+    # A commit acknowledged to c1 after c2 had the partition: both owned it.
+    h.add(1 + 3 * BOUND - 0.5, "c1", OK, "commit", group="g", offsets={"0": 6})
+    h.ops.sort(key=lambda op: op.time)
+    assert [a.kind for a in check(h.ops, BOUND, unfenced=frozenset({"c1"})).anomalies] == [
+        "double-owner"
+    ]
