@@ -210,11 +210,12 @@ class ClusterMember:
                 held = self.home.held()
                 known = self._security_version
                 self._made_during_read.clear()  # what was made before, this read shows
+                read_from = self.home.writer.mark()
                 view = await self._control.run(lambda s: self._read(s, give_away, held, known))
             except StoreUnavailable as e:
                 self._log_unavailable(e)
                 return
-            self._apply(view)
+            self._apply(view, read_from)
 
     async def _keep_lease(self, renew_due_only: bool) -> bool:
         lease = self.lease
@@ -287,7 +288,7 @@ class ClusterMember:
         topics, configs = list_topics(store), read_configs(store)
         return ClusterView(leaders, live_brokers(store), topics, ends, producers, security, configs)
 
-    def _apply(self, view: ClusterView) -> None:
+    def _apply(self, view: ClusterView, read_from: int) -> None:
         before = self.live.ids
         self.live.observe(view.live)
         if self.live.ids != before:
@@ -306,7 +307,7 @@ class ClusterMember:
             LeaderView(p.topic, p.partition, p.leader_id, p.leader_lease_epoch, p.leader_epoch)
             for p in view.leaders
         )
-        self._apply_leading(view.ends, view.producers)
+        self._apply_leading(view.ends, view.producers, read_from)
         if view.security is not None:
             self._apply_security(view.security)
         for name in gone:
@@ -350,10 +351,12 @@ class ClusterMember:
         self,
         ends: dict[TopicPartition, tuple[int, int]] | None = None,
         producers: dict[TopicPartition, ProducerStateManager] | None = None,
+        read_from: int | None = None,
     ) -> None:
-        """Make the home follow what the lease state says this broker leads."""
+        """Make the home follow what the lease state says this broker leads
+        (``ends`` and ``producers`` read from the writer's ``read_from`` mark)."""
         configs = {t.name: self._broker.topic_config(t) for t in self._broker.topics}
-        self.home.follow(self.lease.leading(), configs, ends, producers)
+        self.home.follow(self.lease.leading(), configs, ends, producers, read_from)
 
     def _log_unavailable(self, e: KafkaError) -> None:
         now = time.monotonic()

@@ -159,11 +159,22 @@ class StoreHome:
         configs: Mapping[str, LogConfig],
         ends: Mapping[TopicPartition, tuple[int, int]] | None = None,
         producers: Mapping[TopicPartition, ProducerStateManager] | None = None,
+        read_from: int | None = None,
     ) -> None:
         """Make the logs follow what the lease says this broker leads, at which
-        leader epoch; ``ends`` and ``producers`` (read in one store transaction)
-        are what a newly gained partition starts from. ``configs`` are the
-        topics' log configs by name."""
+        leader epoch; ``ends`` and ``producers`` (read in one store transaction,
+        begun at the writer's ``read_from`` mark) are what a newly gained
+        partition starts from. ``configs`` are the topics' log configs by name.
+
+        A partition this broker stopped serving (it could not vouch for its
+        lease for a moment, say) may be gained again under the same lease and
+        leader epoch, with a write of its own still on its way to the store:
+        queued in the writer, the read's row lock does not see it (gained.py),
+        and it lands after the read. Such a partition waits for a read begun
+        after the writer answered: started from the older one, it would take
+        new batches on a stale end and a stale producer state (a producer's
+        next batch "out of order", and its retry of the landed one written
+        twice)."""
         lost = [tp for tp, slog in self.logs.items() if leading.get(tp) != slog.leader_epoch]
         self.drop(lost, ErrorCode.not_leader_or_follower)
         for tp, slog in self.logs.items():
@@ -174,6 +185,9 @@ class StoreHome:
         gained: dict[TopicPartition, int] = {}
         for tp, epoch in leading.items():
             if tp in self.logs or ends is None or tp not in ends:
+                continue
+            if read_from is not None and self.writer.wrote_since(tp, read_from):
+                self._metadata.poke()  # the next turn reads it again
                 continue
             config = configs.get(tp[0])
             state = None if producers is None else producers.get(tp)

@@ -24,6 +24,11 @@ each broker's share of the committers would otherwise split into two halves
 taking turns, each half's transaction carrying half as much. A writer that
 was idle commits at once, and so do producers' appends on their own: a
 producer that pipelines its requests has the next ones waiting already.
+
+The writer also says which partitions it wrote to since a given moment
+(``mark``, ``wrote_since``): a partition this broker stopped serving and takes
+up again must not start from a read of the store that one of its own writes,
+on its way then, may have landed after (see StoreHome.follow).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from kgroups.errors import ErrorCode, KafkaError
@@ -63,6 +69,21 @@ class StoreWriter:
         self._due: dict[int, tuple[StoreLog, list[asyncio.Future[None]]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._last_error_log = 0.0
+        # Per partition, transactions carrying its batches not yet answered,
+        # and the number of the last answered one (numbered from 1).
+        self._in_flight: Counter[tuple[str, int]] = Counter()
+        self._answered: dict[tuple[str, int], int] = {}
+        self._answers = 0
+
+    def mark(self) -> int:
+        """A moment to ask ``wrote_since`` about."""
+        return self._answers
+
+    def wrote_since(self, tp: tuple[str, int], mark: int) -> bool:
+        """Whether a transaction carrying ``tp``'s batches is in flight, or
+        was answered after ``mark``: a read of the store begun at ``mark``
+        may not show what it wrote."""
+        return self._in_flight[tp] > 0 or self._answered.get(tp, 0) > mark
 
     def request(self, slog: StoreLog) -> asyncio.Future[None]:
         """Commit ``slog``'s pending batches; the future completes once they are
@@ -90,7 +111,17 @@ class StoreWriter:
                 if append is not None:
                     appends.append(append)
                     owners.append(slog)
-            results = await self._commit(appends)
+                    self._in_flight[(slog.topic, slog.partition)] += 1
+            try:
+                results = await self._commit(appends)
+            finally:
+                self._answers += 1
+                for slog in owners:
+                    tp = (slog.topic, slog.partition)
+                    self._in_flight[tp] -= 1
+                    if not self._in_flight[tp]:
+                        del self._in_flight[tp]
+                    self._answered[tp] = self._answers
             took = time.monotonic() - started
             for slog, result in zip(owners, results, strict=True):
                 if isinstance(result, Appended):
