@@ -128,3 +128,42 @@ def test_a_share_consumers_work_read_from_the_metrics(
     m = _scrape(broker)
     assert m.value("kafka_sharegroup_members", group=GROUP) == 0
     assert m.value("kafka_server_group_coordinator_metrics_share_group_count", state="Empty") == 1
+
+
+def test_a_share_partition_is_scraped_after_a_restart_before_any_fetch(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    settings: dict[str, object] = {
+        "metrics_port": 0,
+        "group_share_heartbeat_interval_ms": 200,
+        "group_share_min_heartbeat_interval_ms": 100,
+    }
+    broker = BrokerThread(data, **settings).start()
+    try:
+        share_topic(broker, 1)
+        assert produce(broker.port, TOPIC, 0, *[b"job-%d" % i for i in range(5)])[0] is (
+            ErrorCode.none
+        )
+        consumer = share_consumer(broker, share_acknowledgement_mode="explicit")
+        try:
+            records = poll_until(consumer, 5)
+            kinds = [AcknowledgeType.ACCEPT] * 2 + [AcknowledgeType.REJECT]
+            kinds += [AcknowledgeType.RELEASE] * 2
+            for record, kind in zip(records, kinds, strict=True):
+                consumer.acknowledge(record, kind)
+            consumer.commit_sync(10)
+        finally:
+            consumer.close()
+    finally:
+        broker.stop()
+    broker = BrokerThread(data, **settings).start()
+    try:
+        m = _scrape(broker)
+        assert m.value("kafka_sharegroup_members", group=GROUP) == 0
+        assert m.value("kafka_sharegroup_state", group=GROUP, state="Empty") == 1
+        # What was stored: 0..2 done, 3 and 4 to be delivered again.
+        assert _partition(m, "kafka_sharegroup_partition_start_offset") == 3
+        assert _partition(m, "kafka_sharegroup_partition_end_offset") == 5
+        assert _partition(m, "kafka_sharegroup_partition_lag") == 2
+        assert _partition(m, "kafka_sharegroup_partition_acquired_records") == 0
+    finally:
+        broker.stop()
