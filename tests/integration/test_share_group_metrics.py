@@ -93,6 +93,8 @@ def test_a_share_consumers_work_read_from_the_metrics(
         assert _partition(m, archived, reason="delivery_count_limit") == 0
         lock_timeouts = "kafka_server_sharepartitionmetrics_acquisitionlocktimeout_total"
         assert _partition(m, lock_timeouts) == 0
+        acks = "kafka_server_sharegroupmetrics_recordacknowledgements_total"
+        assert [m.value(acks, ack_type=t) for t in ("Accept", "Reject", "Release")] == [3, 1, 1]
 
         # The consumer sits on offset 5 past its lock: the scrape sees it run out.
         clock.advance(LOCK_MS)

@@ -3,7 +3,8 @@ each share partition's records, from rows the broker reads off its state.
 
 Where Kafka has the metric, the name is Kafka's as the JMX exporter renders
 it (SharePartitionMetrics' InFlightMessageCount, InFlightBatchCount and
-AcquisitionLockTimeoutPerSec, group-coordinator-metrics' share-group-count).
+AcquisitionLockTimeoutPerSec, ShareGroupMetrics' RecordAcknowledgementsPerSec,
+group-coordinator-metrics' share-group-count).
 The rest, which Kafka does not export, are named after the consumer-group
 families (``kafka_sharegroup_*`` beside ``kafka_consumergroup_*``). The
 rows come from counters each share partition keeps as its records change
@@ -20,9 +21,13 @@ from kgroups.metrics.exposition import Exposition, group_partition_labels
 
 # Kafka's ShareGroupState values.
 SHARE_GROUP_STATES = ("Empty", "Stable", "Dead")
+# Acknowledgement type ids and the names Kafka's ackType tag gives them; a GAP
+# (0) is not counted, as in Kafka.
+ACK_TYPES = {1: "Accept", 2: "Release", 3: "Reject", 4: "Renew"}
 
 _COORDINATOR = "kafka_server_group_coordinator_metrics_"
 _KAFKA_PARTITION = "kafka_server_sharepartitionmetrics_"
+_KAFKA_GROUPS = "kafka_server_sharegroupmetrics_"
 _GROUP = "kafka_sharegroup_"
 _PARTITION = "kafka_sharegroup_partition_"
 
@@ -53,9 +58,17 @@ class SharePartitionRow(NamedTuple):
 
 
 def write_share_groups(
-    out: Exposition, groups: Sequence[ShareGroupRow], partitions: Sequence[SharePartitionRow]
+    out: Exposition,
+    groups: Sequence[ShareGroupRow],
+    partitions: Sequence[SharePartitionRow],
+    acknowledgements: Mapping[int, int],
 ) -> None:
-    """``groups`` sorted by group, ``partitions`` by group, topic, partition."""
+    """``groups`` sorted by group, ``partitions`` by group, topic, partition;
+    ``acknowledgements``: records acknowledged by type id, since the start."""
+    name = _KAFKA_GROUPS + "recordacknowledgements_total"
+    out.family(name, "counter", "Records share consumers acknowledged, by acknowledgement type.")
+    for type_id, ack_type in ACK_TYPES.items():
+        out.sample(name, acknowledgements.get(type_id, 0), ack_type=ack_type)
     by_state = dict.fromkeys(SHARE_GROUP_STATES, 0)
     for g in groups:
         by_state[g.state] = by_state.get(g.state, 0) + 1

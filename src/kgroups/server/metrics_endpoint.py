@@ -86,7 +86,9 @@ class BrokerMetrics:
             self._broker.coordinator.load_times_ms,
         )
         write_lag(out, self._lag(groups))
-        write_share_groups(out, self._share_groups(), self._share_partitions())
+        write_share_groups(
+            out, self._share_groups(), self._share_partitions(), stats.record_acknowledgements
+        )
         out.family(_SOCKET + "connection_count", "gauge", "Open client connections.")
         out.sample(_SOCKET + "connection_count", stats.connections)
         out.family(_SOCKET + "connection_creation_total", "counter", "Connections accepted.")

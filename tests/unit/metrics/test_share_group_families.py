@@ -26,7 +26,7 @@ def _row(acquired_by_delivery: dict[int, int], lag: int | None = 7) -> SharePart
 
 def _scrape(*rows: SharePartitionRow) -> Scrape:
     out = Exposition()
-    write_share_groups(out, [ShareGroupRow("jobs", "Stable", 2, 4)], list(rows))
+    write_share_groups(out, [ShareGroupRow("jobs", "Stable", 2, 4)], list(rows), {1: 9, 0: 2})
     return Scrape(out.text())
 
 
@@ -42,6 +42,10 @@ def test_every_delivery_count_up_to_the_limit_has_a_sample() -> None:
     assert m.value(archived, reason="rejected", **labels) == 2
     assert m.value("kafka_sharegroup_epoch", group="jobs") == 4
     assert m.value("kafka_server_group_coordinator_metrics_share_group_count", state="Empty") == 0
+    acks = "kafka_server_sharegroupmetrics_recordacknowledgements_total"
+    assert m.value(acks, ack_type="Accept") == 9
+    assert m.value(acks, ack_type="Renew") == 0
+    assert not [key for key in m.samples if key[0] == acks and ("ack_type", "Gap") in key[1]]
 
 
 def test_a_count_past_the_limit_is_shown_and_an_unknown_lag_is_not() -> None:
