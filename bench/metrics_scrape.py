@@ -2,7 +2,11 @@
 
 T topics x P partitions (10,000 by default), each with a batch of 10 records,
 and G groups (1,000) each with committed offsets of O partitions (10), half of
-them lagging (the record at a lagging committed offset is inside its batch).
+them lagging (the record at a lagging committed offset is inside its batch);
+and S share partitions (100) of 10 share groups, each with R records in
+flight (2,000, Kafka's default limit of record locks), acquired in batches of
+10 and every other one accepted, so that each record has a state of its own:
+the worst case for a share partition's records.
 By default the scrape reads that state from in-memory stand-ins of the logs
 and of the coordinator's shards: a broker keeps three files open per
 partition, more descriptors at 10,000 partitions than a usual limit of 20,000
@@ -15,13 +19,17 @@ reads a batch header from its segment file. Then:
 - `scrape_ms_p50` / `scrape_ms_max`: the next scrapes (what a Prometheus
   scraping every 15 s costs the loop in the steady state);
 - `http_scrape_ms` (with `--real`): one scrape over HTTP, request to last byte;
-- `bytes`, `samples`: the size of the answer.
+- `bytes`, `samples`: the size of the answer;
+- `share_walk_ms`: what walking every in-flight record of every share
+  partition once costs, the work a scrape spares by reading the counts each
+  share partition keeps.
 
 Scrapes run on the broker's loop: their time is loop time no request gets.
 Prints one JSON object. Usage:
 
     .venv/bin/python bench/metrics_scrape.py [--topics 100] [--partitions 100]
-        [--groups 1000] [--offsets-per-group 10] [--scrapes 10] [--real]
+        [--groups 1000] [--offsets-per-group 10] [--share-partitions 100]
+        [--in-flight 2000] [--scrapes 10] [--real]
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import json
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
@@ -42,12 +51,21 @@ from kgroups.clock import SystemClock
 from kgroups.config.broker_config import BrokerConfig
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
 from kgroups.coordinator.state import GroupState
-from kgroups.coordinator.views import GroupView, MemberView
+from kgroups.coordinator.views import GroupView, MemberView, ShareGroupView
 from kgroups.metrics.broker_stats import BrokerStats
+from kgroups.metrics.client_telemetry import ClientTelemetry
+from kgroups.quotas.client_quotas import ClientQuotas
 from kgroups.records.batch import encode_batch, read_header
 from kgroups.records.timestamps import estimate
 from kgroups.server.broker import Broker
 from kgroups.server.metrics_endpoint import BrokerMetrics
+from kgroups.share_partitions import (
+    AcknowledgementBatch,
+    AcknowledgeType,
+    RecordState,
+    SharePartitionConfig,
+)
+from kgroups.share_partitions.manager import SharePartitionManager
 
 _MEMBER = MemberView("m-1", None, "client", "/127.0.0.1", 45000, 300000, ("range",), b"")
 
@@ -79,6 +97,10 @@ class _Logs:
 class _Shard:
     def __init__(self) -> None:
         self.groups_offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        self.share_group_ids: list[str] = []
+
+    def share_groups(self) -> list[ShareGroupView]:
+        return [ShareGroupView(g, "Stable", 3, 4) for g in self.share_group_ids]
 
     def groups(self) -> Iterator[GroupView]:
         # As the shard does: a view per group, its offsets copied.
@@ -107,14 +129,73 @@ class _Coordinator:
         return self.shards[partition]
 
 
+class _Topic:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Topics:
+    def __init__(self, names: list[str]) -> None:
+        self._by_id = {uuid.uuid5(uuid.NAMESPACE_DNS, n): _Topic(n) for n in names}
+
+    def by_id(self, topic_id: uuid.UUID) -> _Topic | None:
+        return self._by_id.get(topic_id)
+
+
 class _State:
     """The parts of a broker a scrape reads."""
 
-    def __init__(self, logs: _Logs, coordinator: _Coordinator) -> None:
+    def __init__(
+        self, logs: _Logs, coordinator: _Coordinator, topics: _Topics, share: SharePartitionManager
+    ) -> None:
         self.partitions = logs
         self.coordinator = coordinator
+        self.topics = topics
+        self.share_partitions = share
         self.clock = SystemClock()
         self.stats = BrokerStats()
+        self.quotas = ClientQuotas(self.clock)
+        self.client_telemetry = ClientTelemetry(self.clock, 1 << 20, None)
+
+
+def _share_partitions(
+    tps: list[tuple[str, int]], coordinator: _Coordinator, count: int, in_flight: int
+) -> SharePartitionManager:
+    """``count`` share partitions of 10 groups (at most 10 per topic partition),
+    ``in_flight`` records each, every other one accepted (the others acquired,
+    locked for an hour)."""
+    manager = SharePartitionManager(SharePartitionConfig(record_lock_duration_ms=3_600_000), 10)
+    now = SystemClock().now_ms()
+    groups = [f"share-{g:02d}" for g in range(10)]
+    for g, group in enumerate(groups):
+        coordinator.shards[g % len(coordinator.shards)].share_group_ids.append(group)
+    accepted = AcknowledgementBatch(
+        0,
+        in_flight - 1,
+        tuple(AcknowledgeType.ACCEPT if o % 2 else AcknowledgeType.RENEW for o in range(in_flight)),
+    )
+    for i in range(count):
+        topic, partition = tps[i % len(tps)]
+        group = groups[i // len(tps) % len(groups)]
+        key = (group, uuid.uuid5(uuid.NAMESPACE_DNS, topic), partition)
+        sp = manager.get_or_create(key, lambda: 0)
+        batches = [(b, b + 9) for b in range(0, in_flight, 10)]
+        sp.acquire("member", batches, now, in_flight)
+        sp.acknowledge("member", [accepted], now)
+    return manager
+
+
+def _walk(manager: SharePartitionManager) -> float:
+    """Seconds to walk every in-flight record once, counting the acquired ones."""
+    started = time.perf_counter()
+    acquired = 0
+    for _key, sp in manager.partitions():
+        for batch in sp.batches():
+            for first, last, delivery in batch.deliveries():
+                if delivery.state is RecordState.ACQUIRED:
+                    acquired += last - first + 1
+    assert acquired == sum(sp.tally.acquired for _key, sp in manager.partitions())
+    return time.perf_counter() - started
 
 
 async def _http_get(port: int) -> bytes:
@@ -125,7 +206,7 @@ async def _http_get(port: int) -> bytes:
     return body
 
 
-def _measure(metrics: BrokerMetrics, scrapes: int) -> dict[str, object]:
+def _measure(metrics: BrokerMetrics, scrapes: int) -> dict[str, Any]:
     started = time.perf_counter()
     text = metrics.render()
     first = time.perf_counter() - started
@@ -162,14 +243,18 @@ def run_state(args: argparse.Namespace) -> dict[str, object]:
             for tp, o in _chosen(tps, g, args.offsets_per_group).items()
         }
         coordinator.shards[g % 50].groups_offsets[f"group-{g:05d}"] = offsets
-    metrics = BrokerMetrics(cast(Any, _State(logs, coordinator)))
+    share = _share_partitions(tps, coordinator, args.share_partitions, args.in_flight)
+    metrics = BrokerMetrics(cast(Any, _State(logs, coordinator, _Topics(names), share)))
     return {
         "bench": "metrics_scrape",
         "state": "in memory",
         "partitions": len(tps),
         "groups": args.groups,
         "committed_offsets": args.groups * args.offsets_per_group,
+        "share_partitions": args.share_partitions,
+        "records_in_flight": sum(sp.in_flight_count() for _key, sp in share.partitions()),
         **_measure(metrics, args.scrapes),
+        "share_walk_ms": round(_walk(share) * 1000, 1),
     }
 
 
@@ -223,6 +308,8 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=100)
     ap.add_argument("--groups", type=int, default=1000)
     ap.add_argument("--offsets-per-group", type=int, default=10)
+    ap.add_argument("--share-partitions", type=int, default=100)
+    ap.add_argument("--in-flight", type=int, default=2000, help="records per share partition")
     ap.add_argument("--scrapes", type=int, default=10)
     ap.add_argument("--real", action="store_true", help="a real broker's state (see above)")
     args = ap.parse_args()

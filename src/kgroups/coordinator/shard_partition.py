@@ -37,7 +37,12 @@ from kgroups.coordinator.shard_parts import ShardParts
 from kgroups.coordinator.share import ShareEvents, ShareGroupConfig
 from kgroups.coordinator.share.records import is_share_group_key
 from kgroups.coordinator.turn import Turn
-from kgroups.coordinator.views import GroupView, group_view
+from kgroups.coordinator.views import (
+    GroupView,
+    ShareGroupView,
+    group_view,
+    share_group_view,
+)
 
 
 class ShardPartition:
@@ -112,6 +117,10 @@ class ShardPartition:
         """A snapshot of every group, for metrics and tools."""
         for group in list(self._table):
             yield group_view(group)
+
+    def share_groups(self) -> list[ShareGroupView]:
+        """A snapshot of every share group, for metrics."""
+        return [share_group_view(g) for g in self._share.table.groups.values()]
 
     def group(self, group_id: str) -> GroupView | None:
         group = self._table.get(group_id)

@@ -82,6 +82,18 @@ def group_view(group: ClassicGroup) -> GroupView:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ShareGroupView:
+    group_id: str
+    state: str
+    members: int
+    group_epoch: int
+
+
+def share_group_view(group: ShareGroup) -> ShareGroupView:
+    return ShareGroupView(group.group_id, str(group.state), len(group.members), group.group_epoch)
+
+
 def describe_group(
     group_id: str, group: ClassicGroup | None, api_version: int, *, other_kind: bool = False
 ) -> DescribedGroup:

@@ -46,6 +46,13 @@ def acknowledge(
         for b in batches
     ]
     error = sp.acknowledge(member_id, acks, now_ms, renew_allowed)
+    if error is ErrorCode.none:
+        for a in acks:  # one type for the range, or one per offset, as Kafka counts them
+            if len(a.types) == 1:
+                broker.stats.acknowledged(a.types[0], a.last_offset - a.first_offset + 1)
+            else:
+                for kind in a.types:
+                    broker.stats.acknowledged(kind, 1)
     if error is ErrorCode.none and any(AcknowledgeType.RELEASE in a.types for a in acks):
         broker.share_partitions.available_again((group_id, topic_id, partition))
     return error

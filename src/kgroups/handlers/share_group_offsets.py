@@ -160,12 +160,7 @@ def _partition(
     sp = manager.get(key)
     if sp is not None:
         start = sp.start_offset
-        done = sum(
-            last - max(first, start) + 1
-            for batch in sp.batches()
-            for first, last, delivery in batch.deliveries()
-            if delivery.state.final and last >= start
-        )
+        done = sp.tally.delivery_complete
     elif (stored := manager.stored.get(key)) is not None:
         start = stored[0]
         done = _done_in(stored[1], start)

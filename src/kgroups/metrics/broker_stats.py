@@ -20,6 +20,7 @@ class BrokerStats:
         "connections_created",
         "messages_in",
         "offset_commits",
+        "record_acknowledgements",
         "request_seconds",
         "requests",
     )
@@ -36,6 +37,9 @@ class BrokerStats:
         """Partitions named by OffsetCommit requests (Kafka's offset-commit-count)."""
         self.connections = 0
         self.connections_created = 0
+        self.record_acknowledgements: dict[int, int] = {}
+        """Records share consumers acknowledged, by acknowledgement type id
+        (Kafka's RecordAcknowledgementsPerSec)."""
 
     def produced(self, topic: str, size: int, messages: int) -> None:
         self.bytes_in[topic] = self.bytes_in.get(topic, 0) + size
@@ -43,3 +47,7 @@ class BrokerStats:
 
     def fetched(self, topic: str, size: int) -> None:
         self.bytes_out[topic] = self.bytes_out.get(topic, 0) + size
+
+    def acknowledged(self, ack_type: int, records: int) -> None:
+        counts = self.record_acknowledgements
+        counts[ack_type] = counts.get(ack_type, 0) + records

@@ -3,7 +3,9 @@
 Request counts, bytes and connections come from the counters the request path
 keeps (broker_stats.py); everything else is computed at scrape time from the
 broker's state, read-only: the logs' offsets and sizes, the coordinator's
-groups, and the lag of every committed offset.
+groups, and the lag of every committed offset. A scrape ends the share
+partitions' record locks that ran out (as a fetch or an acknowledgement
+would), so that their records are counted where they are.
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ from kgroups.metrics.group_metrics import RebalanceCount, write_groups
 from kgroups.metrics.http import HttpServer, Page
 from kgroups.metrics.lag import PartitionLag, partition_lag, write_lag
 from kgroups.metrics.record_time import RecordTimes
+from kgroups.metrics.share_group_metrics import (
+    ShareGroupRow,
+    SharePartitionRow,
+    write_share_groups,
+)
 from kgroups.protocol import apis
+from kgroups.share_partitions.persisted import restored
 
 if TYPE_CHECKING:
     from kgroups.coordinator.views import GroupView
     from kgroups.handlers.broker_api import BrokerApi
+    from kgroups.partitions.log import PartitionLog
+    from kgroups.share_partitions import SharePartition
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +86,9 @@ class BrokerMetrics:
             self._broker.coordinator.load_times_ms,
         )
         write_lag(out, self._lag(groups))
+        write_share_groups(
+            out, self._share_groups(), self._share_partitions(), stats.record_acknowledgements
+        )
         out.family(_SOCKET + "connection_count", "gauge", "Open client connections.")
         out.sample(_SOCKET + "connection_count", stats.connections)
         out.family(_SOCKET + "connection_creation_total", "counter", "Connections accepted.")
@@ -153,6 +166,42 @@ class BrokerMetrics:
         groups.sort(key=lambda g: g.group_id)
         return groups
 
+    def _share_groups(self) -> list[ShareGroupRow]:
+        coordinator = self._broker.coordinator
+        rows: list[ShareGroupRow] = []
+        for partition in coordinator.loaded_partitions():
+            try:
+                views = coordinator.shard(partition).share_groups()
+            except Exception:  # a partition failed or moved since: its groups are not here
+                continue
+            rows.extend(ShareGroupRow(v.group_id, v.state, v.members, v.group_epoch) for v in views)
+        rows.sort()
+        return rows
+
+    def _share_partitions(self) -> list[SharePartitionRow]:
+        """Every share partition of this broker; one not used since the broker
+        started is read from the state it stored."""
+        broker = self._broker
+        manager = broker.share_partitions
+        manager.expire_locks(broker.clock.now_ms())
+        taken = manager.partitions()
+        stored = [
+            (key, restored(manager.config, start, batches))
+            for key, (start, batches) in manager.stored.items()
+        ]
+        if not taken and not stored:
+            return []
+        served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}
+        rows: list[SharePartitionRow] = []
+        for (group, topic_id, partition), sp in taken + stored:
+            topic = broker.topics.by_id(topic_id)
+            if topic is None:  # deleted: its share partitions go at the next share request
+                continue
+            plog = served.get((topic.name, partition))
+            rows.append(_share_partition_row(group, topic.name, partition, sp, plog))
+        rows.sort(key=lambda r: (r.group, r.topic, r.partition))
+        return rows
+
     def _lag(self, groups: list[GroupView]) -> list[PartitionLag]:
         broker = self._broker
         now = broker.clock.now_ms()
@@ -176,3 +225,27 @@ class BrokerMetrics:
                 )
         times.scrape_done()
         return rows
+
+
+def _share_partition_row(
+    group: str, topic: str, partition: int, sp: SharePartition, plog: PartitionLog | None
+) -> SharePartitionRow:
+    tally = sp.tally
+    lag = None
+    if plog is not None:
+        # KIP-1226's lag, as DescribeShareGroupOffsets v1 answers it.
+        lag = max(0, plog.high_watermark - sp.start_offset - tally.delivery_complete)
+    return SharePartitionRow(
+        group,
+        topic,
+        partition,
+        sp.start_offset,
+        sp.end_offset,
+        lag,
+        sp.batch_count(),
+        tally.acquired,
+        tally.acquired_by_delivery,
+        sp.config.delivery_count_limit,
+        tally.lock_timeouts,
+        tally.archived,
+    )

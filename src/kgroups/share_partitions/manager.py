@@ -79,6 +79,16 @@ class SharePartitionManager:
             if partition.release_member(member_id):
                 self.available_again(key)
 
+    def expire_locks(self, now_ms: int) -> None:
+        """End every delivery whose lock is due (each share partition with
+        none due costs a comparison), offering its records again."""
+        for key, partition in self._partitions.items():
+            if partition.expire(now_ms):
+                self.available_again(key)
+
+    def partitions(self) -> list[tuple[PartitionKey, SharePartition]]:
+        return list(self._partitions.items())
+
     def connection_closed(self, connection: object) -> None:
         """The sessions of a closed connection end, their records released."""
         if connection is None:

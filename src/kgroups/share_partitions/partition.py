@@ -19,6 +19,9 @@ AVAILABLE, ACQUIRED by one member until its lock deadline, or final
   their delivery count reached ``delivery_count_limit``.
 - After each change the SPSO moves past the leading final records, and
   batches wholly before it are forgotten.
+- ``tally`` (tally.py) counts the records by state as they move, for the
+  metrics and the lag; a lock deadline's lower bound makes ``expire`` free
+  when no lock is due.
 
 Nothing here reads a clock or a log: times and batches are passed in.
 """
@@ -33,6 +36,7 @@ from kio.schema.errors import ErrorCode
 from kgroups.share_partitions.config import SharePartitionConfig
 from kgroups.share_partitions.in_flight import Delivery, InFlightBatch
 from kgroups.share_partitions.states import AcknowledgeType, RecordState
+from kgroups.share_partitions.tally import DELIVERY_COUNT_LIMIT, GAP, REJECTED, RecordTally
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +67,18 @@ class SharePartition:
         self.changed = False
         # In offset order: new batches are always added at the end offset.
         self._batches: dict[int, InFlightBatch] = {}
+        self.tally = RecordTally()
+        # No lock is due before this (None: no record is acquired).
+        self._earliest_lock_ms: int | None = None
 
     # -- views ---------------------------------------------------------------
 
     def in_flight_count(self) -> int:
         return self.end_offset - self.start_offset
+
+    def batch_count(self) -> int:
+        """In-flight batches kept (Kafka's InFlightBatchCount)."""
+        return len(self._batches)
 
     def next_fetch_offset(self) -> int:
         for batch in self._batches.values():
@@ -149,10 +160,13 @@ class SharePartition:
                 batch = InFlightBatch(first, last, Delivery(RecordState.AVAILABLE, 0))
                 assert batch.whole is not None
                 batch.whole.acquire(member_id, deadline)
+                self.tally.acquire(1, last - first + 1)
                 self._batches[first] = batch
                 self.end_offset = last + 1
                 acquired.append(AcquiredRange(first, last, 1))
                 taken += last - first + 1
+        if acquired:
+            self._lock_set(deadline)
         return _merged(acquired)
 
     def _acquire_cached(
@@ -177,6 +191,7 @@ class SharePartition:
                     and (budget is None or size <= budget - taken)
                 ):
                     whole.acquire(member_id, deadline)
+                    self.tally.acquire(whole.delivery_count, size)
                     acquired.append(AcquiredRange(batch.first, batch.last, whole.delivery_count))
                     taken += size
                     continue
@@ -187,6 +202,7 @@ class SharePartition:
                 delivery = offsets[offset]
                 if delivery.state is RecordState.AVAILABLE:
                     delivery.acquire(member_id, deadline)
+                    self.tally.acquire(delivery.delivery_count, 1)
                     acquired.append(AcquiredRange(offset, offset, delivery.delivery_count))
                     taken += 1
         return taken
@@ -197,9 +213,11 @@ class SharePartition:
             for first, end, delivery in batch.deliveries():
                 if end >= low and first <= last and delivery.state is RecordState.AVAILABLE:
                     delivery.end(RecordState.ARCHIVED)
+                    self.tally.complete(self._in_window(first, end))
         if last >= self.end_offset:
             first = max(low, self.end_offset)
             self._batches[first] = InFlightBatch(first, last, Delivery(RecordState.ARCHIVED, 0))
+            self.tally.complete(last - first + 1)
             self.end_offset = last + 1
         self._advance_start()
 
@@ -223,13 +241,14 @@ class SharePartition:
             for batch in self._overlapping(ack.first_offset, ack.last_offset):
                 covered = ack.first_offset <= batch.first and batch.last <= ack.last_offset
                 if batch.whole is not None and covered and len(ack.types) == 1:
-                    self._apply(batch.whole, AcknowledgeType(ack.types[0]), now_ms)
+                    size = self._in_window(batch.first, batch.last)
+                    self._apply(batch.whole, size, AcknowledgeType(ack.types[0]), now_ms)
                     continue
                 offsets = batch.split()
                 low = max(ack.first_offset, batch.first, self.start_offset)
                 for offset in range(low, min(ack.last_offset, batch.last) + 1):
                     kind = ack.types[0 if len(ack.types) == 1 else offset - ack.first_offset]
-                    self._apply(offsets[offset], AcknowledgeType(kind), now_ms)
+                    self._apply(offsets[offset], 1, AcknowledgeType(kind), now_ms)
         self._advance_start()
         self.changed = True
         return ErrorCode.none
@@ -269,31 +288,61 @@ class SharePartition:
                 return ErrorCode.invalid_record_state
         return ErrorCode.none
 
-    def _apply(self, delivery: Delivery, kind: AcknowledgeType, now_ms: int) -> None:
+    def _apply(self, delivery: Delivery, size: int, kind: AcknowledgeType, now_ms: int) -> None:
+        """``size``: the records ``delivery`` stands for, from the start offset on."""
+        if kind is AcknowledgeType.RENEW:
+            delivery.lock_deadline_ms = deadline = now_ms + self.config.record_lock_duration_ms
+            self._lock_set(deadline)
+            return
+        if kind is AcknowledgeType.RELEASE:
+            self._end_delivery(delivery, size)
+            return
+        self.tally.unacquire(delivery.delivery_count, size)
         if kind is AcknowledgeType.ACCEPT:
             delivery.end(RecordState.ACKNOWLEDGED)
-        elif kind is AcknowledgeType.RELEASE:
-            self._end_delivery(delivery)
-        elif kind is AcknowledgeType.RENEW:
-            delivery.lock_deadline_ms = now_ms + self.config.record_lock_duration_ms
+            self.tally.complete(size)
         else:  # REJECT, GAP
             delivery.end(RecordState.ARCHIVED)
+            self.tally.archive(REJECTED if kind is AcknowledgeType.REJECT else GAP, size)
 
-    def _end_delivery(self, delivery: Delivery) -> None:
+    def _end_delivery(self, delivery: Delivery, size: int) -> None:
         """A delivery that ended without an acknowledgement: offered again,
         unless that was its last allowed delivery."""
+        self.tally.unacquire(delivery.delivery_count, size)
         if delivery.delivery_count >= self.config.delivery_count_limit:
             delivery.end(RecordState.ARCHIVED)
+            self.tally.archive(DELIVERY_COUNT_LIMIT, size)
         else:
             delivery.end(RecordState.AVAILABLE)
 
     # -- locks and members ---------------------------------------------------
 
     def expire(self, now_ms: int) -> bool:
-        """End the deliveries whose locks are due; whether any was."""
-        return self._release(
-            lambda d: d.lock_deadline_ms is not None and d.lock_deadline_ms <= now_ms
-        )
+        """End the deliveries whose locks are due; whether any was. Free
+        while no lock is due."""
+        earliest = self._earliest_lock_ms
+        if earliest is None or earliest > now_ms:
+            return False
+        released = False
+        following: int | None = None
+        for batch in self._batches.values():
+            for first, last, delivery in batch.deliveries():
+                if delivery.state is not RecordState.ACQUIRED:
+                    continue
+                deadline = delivery.lock_deadline_ms
+                assert deadline is not None
+                if deadline <= now_ms:
+                    size = self._in_window(first, last)
+                    self.tally.lock_timeouts += size
+                    self._end_delivery(delivery, size)
+                    released = True
+                elif following is None or deadline < following:
+                    following = deadline
+        self._earliest_lock_ms = following
+        if released:
+            self._advance_start()
+            self.changed = True
+        return released
 
     def release_member(self, member_id: str) -> bool:
         """End the deliveries of a member that left; whether it held any."""
@@ -302,18 +351,25 @@ class SharePartition:
     def _release(self, due: Callable[[Delivery], bool]) -> bool:
         released = False
         for batch in self._batches.values():
-            for _first, _last, delivery in batch.deliveries():
+            for first, last, delivery in batch.deliveries():
                 if delivery.state is RecordState.ACQUIRED and due(delivery):
-                    self._end_delivery(delivery)
+                    self._end_delivery(delivery, self._in_window(first, last))
                     released = True
         if released:
             self._advance_start()
             self.changed = True
         return released
 
+    def _lock_set(self, deadline_ms: int) -> None:
+        earliest = self._earliest_lock_ms
+        if earliest is None or deadline_ms < earliest:
+            self._earliest_lock_ms = deadline_ms
+
     # -- the start offset ----------------------------------------------------
 
     def _advance_start(self) -> None:
+        """Past the leading final records (each counted in the tally as
+        complete: they leave it)."""
         position = self.start_offset
         for batch in self._batches.values():
             if batch.last < position:
@@ -325,6 +381,7 @@ class SharePartition:
             position = batch.last + 1
         else:
             position = max(position, self.end_offset)
+        self.tally.delivery_complete -= position - self.start_offset
         self.start_offset = position
         for first in [f for f, b in self._batches.items() if b.last < position]:
             del self._batches[first]
@@ -336,6 +393,7 @@ class SharePartition:
 
     def settle(self) -> None:
         """After a restore: the start offset moves past what is final."""
+        self._recount()
         self._advance_start()
 
     def move_start(self, offset: int) -> None:
@@ -345,10 +403,30 @@ class SharePartition:
             return
         self.start_offset = offset
         self.end_offset = max(self.end_offset, offset)
+        self._recount()
         self._advance_start()
         self.changed = True
 
+    def _recount(self) -> None:
+        """The tally's gauges counted again, from the start offset on: after
+        records went without a state change (a restore, the log start moving)."""
+        tally = self.tally
+        tally.clear_gauges()
+        for batch in self._batches.values():
+            for first, last, delivery in batch.deliveries():
+                size = self._in_window(first, last)
+                if size == 0:
+                    continue
+                if delivery.state is RecordState.ACQUIRED:
+                    tally.acquire(delivery.delivery_count, size)
+                elif delivery.state.final:
+                    tally.complete(size)
+
     # -- lookups -------------------------------------------------------------
+
+    def _in_window(self, first: int, last: int) -> int:
+        """How many of the offsets ``first``..``last`` are at or past the start offset."""
+        return max(0, last - max(first, self.start_offset) + 1)
 
     def _overlapping(self, low: int, high: int) -> list[InFlightBatch]:
         return [b for b in self._batches.values() if b.last >= low and b.first <= high]

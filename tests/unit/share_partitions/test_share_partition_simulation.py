@@ -1,9 +1,9 @@
-"""Random schedules of fetches, acknowledgements, lock timeouts and members
-leaving on one share partition, on virtual time; after each step Kafka's
-rules hold: a record is held by one member at a time, never delivered more
+"""Random schedules of fetches, acknowledgements, lock timeouts, members
+leaving and the log start moving on one share partition, on virtual time;
+after each step Kafka's rules hold: a record is held by one member at a time, never delivered more
 than the delivery count limit, the start offset only moves forward and
-nothing before it is in flight; in the end every record is accepted or
-archived."""
+nothing before it is in flight, and the counts the metrics read are those
+of the records; in the end every record is accepted or archived."""
 
 from __future__ import annotations
 
@@ -70,6 +70,8 @@ def test_random_schedules_keep_the_rules(seed: int) -> None:
         elif step < 0.9:
             now += rng.randint(1, LOCK_MS)
             sp.expire(now)
+        elif step < 0.91:  # retention or DeleteRecords moves the log start
+            sp.move_start(min(RECORDS, sp.start_offset + rng.randint(0, 10)))
         else:
             sp.release_member(member)
             held[member] = []
@@ -78,6 +80,7 @@ def test_random_schedules_keep_the_rules(seed: int) -> None:
         assert sp.start_offset >= previous_start
         previous_start = sp.start_offset
         assert all(b.last >= sp.start_offset for b in sp.batches())
+        assert _counted(sp) == _walked(sp)
     # Everyone accepts what it holds, then fetches until nothing is left.
     for _ in range(200):
         for member in MEMBERS:
@@ -89,6 +92,7 @@ def test_random_schedules_keep_the_rules(seed: int) -> None:
         if sp.start_offset == RECORDS:
             break
     assert sp.start_offset == RECORDS and sp.batches() == []
+    assert _counted(sp) == (0, {}, 0)
 
 
 def _holds(sp: SharePartition, member: str, offset: int) -> bool:
@@ -96,3 +100,28 @@ def _holds(sp: SharePartition, member: str, offset: int) -> bool:
     return (
         record is not None and record.state is RecordState.ACQUIRED and record.member_id == member
     )
+
+
+Counts = tuple[int, dict[int, int], int]
+
+
+def _counted(sp: SharePartition) -> Counts:
+    """Acquired records, the same by delivery count, and records done, as kept."""
+    t = sp.tally
+    return t.acquired, dict(t.acquired_by_delivery), t.delivery_complete
+
+
+def _walked(sp: SharePartition) -> Counts:
+    """The same, from the records themselves."""
+    acquired, done = 0, 0
+    by_delivery: dict[int, int] = {}
+    for batch in sp.batches():
+        for first, last, delivery in batch.deliveries():
+            size = max(0, last - max(first, sp.start_offset) + 1)
+            if size and delivery.state is RecordState.ACQUIRED:
+                acquired += size
+                count = delivery.delivery_count
+                by_delivery[count] = by_delivery.get(count, 0) + size
+            elif size and delivery.state.final:
+                done += size
+    return acquired, by_delivery, done
