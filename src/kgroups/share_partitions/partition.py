@@ -165,6 +165,8 @@ class SharePartition:
                 self.end_offset = last + 1
                 acquired.append(AcquiredRange(first, last, 1))
                 taken += last - first + 1
+            if taken >= max_records:
+                break  # before asking for another batch: reading one has a cost
         if acquired:
             self._lock_set(deadline)
         return _merged(acquired)
