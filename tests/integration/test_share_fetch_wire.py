@@ -30,8 +30,9 @@ from kio.static.primitive import i32Timedelta
 
 from kgroups.clock import ManualClock
 from kgroups.errors import ErrorCode
+from kgroups.handlers import share_reads
 from kgroups.protocol.types import GroupId, TopicName, i8, i32, i64
-from kgroups.records.batch import decode_records
+from kgroups.records.batch import decode_records, iter_batches
 
 from broker_thread import BrokerThread
 from raw_wire import call, call_once
@@ -495,3 +496,25 @@ def test_a_waiting_fetch_gets_records_as_soon_as_they_are_released(broker: Broke
     # Answered well before its 30 s wait, with the released records.
     assert time.monotonic() - started < 20
     assert acquired(answers[0]) == [(0, 2, 2)]
+
+
+def test_a_fetch_reads_the_log_piece_by_piece_as_far_as_it_acquires(
+    broker: BrokerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pieces of one batch each: this fetch's records come from four reads.
+    monkeypatch.setattr(share_reads, "FIRST_READ_BYTES", 1)
+    topic_id = _topic(broker, 3)
+    for i in range(3, 6):
+        assert produce(broker.port, "t", 0, f"r{i}".encode())[0] is ErrorCode.none
+    first = share_fetch(broker, topic_id, "m1", 1)
+    assert acquired(first) == [(0, 5, 1)]
+    (partition,) = first.responses[0].partitions
+    assert [r.value for r in decode_records_of(partition.records)] == [
+        f"r{i}".encode() for i in range(6)
+    ]
+
+
+def decode_records_of(data: bytes) -> list[Any]:
+    """The records of every batch in ``data``."""
+    view = memoryview(data)
+    return [r for pos, h in iter_batches(view) for r in decode_records(view[pos : pos + h.size])]

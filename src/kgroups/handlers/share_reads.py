@@ -13,8 +13,9 @@ where the group's ``share.auto.offset.reset`` says: the end of the log
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -117,6 +118,73 @@ def passed_over_batches(headers: list[BatchHeader], aborted: list[tuple[int, int
     return out
 
 
+# A fetch reads the log a piece at a time, each twice the size of the last, as
+# far as acquisition goes: a member taking a few records need not read (and
+# walk the batch headers of) max_bytes of log each time.
+FIRST_READ_BYTES = 256 * 1024
+
+
+class _LogPieces:
+    """The batches of a partition from ``offset`` on, read as they are asked
+    for: at most ``max_bytes`` in all (the first batch whole, however large)."""
+
+    def __init__(
+        self,
+        log: PartitionLog,
+        offset: int,
+        end: int,
+        max_bytes: int,
+        aborted: list[tuple[int, int]],
+    ) -> None:
+        self._log = log
+        self._position = offset
+        self._end = end
+        self._budget = max(max_bytes, 0)
+        self._chunk = min(self._budget, FIRST_READ_BYTES)
+        self._aborted = aborted
+        self._headers: list[BatchHeader] = []
+        self._size = 0
+        self.pieces: list[bytes] = []
+        self.batches: list[tuple[int, int, int, int]] = []
+        """(base offset, last offset, position, size) of every batch read."""
+        self.passed_over: set[int] = set()
+
+    def read(self) -> list[tuple[int, int]]:
+        """The next piece's batches, (base, last offset) each; [] at the end.
+        The first read's errors are the fetch's; a later one ends the read."""
+        if self._position >= self._end or (self.pieces and self._budget <= 0):
+            return []
+        first = not self.pieces
+        try:
+            # A batch larger than the piece comes whole (KIP-74), within max_bytes
+            # unless it is the first.
+            data = bytes(
+                self._log.read(self._position, self._chunk, max_offset=self._end, min_one=True)
+            )
+        except (NotInMemory, KafkaError):
+            if first:
+                raise
+            return []
+        headers = list(iter_batches(data))
+        if not headers or (not first and len(data) > self._budget):
+            return []
+        self.pieces.append(data)
+        new = [(h.base_offset, h.last_offset, self._size + pos, h.size) for pos, h in headers]
+        self.batches += new
+        self._headers += [h for _, h in headers]
+        # Whether a batch is an aborted transaction's depends on the batches before it.
+        self.passed_over.update(passed_over_batches(self._headers, self._aborted))
+        self._size += len(data)
+        self._budget -= len(data)
+        self._position = headers[-1][1].next_offset
+        self._chunk = min(self._budget, 2 * self._chunk)
+        return [(b, last) for b, last, _, _ in new]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        while batches := self.read():
+            yield from batches
+
+
 def read_and_acquire(
     broker: BrokerApi,
     group_id: str,
@@ -142,28 +210,30 @@ def read_and_acquire(
         end = log.last_stable_offset if settings.read_committed else log.high_watermark
         if offset >= end:
             return PartitionRead()
-        data = bytes(log.read(offset, max(max_bytes, 0), max_offset=end, min_one=True))
+        aborted = log.aborted_transactions(offset, end) if settings.read_committed else []
+        pieces = _LogPieces(log, offset, end, max_bytes, aborted)
+        first_piece = pieces.read()
     except NotInMemory:
         return PartitionRead()  # older batches a cluster's store holds: not read here yet
     except KafkaError as e:
         return PartitionRead(e.error_code)
-    headers = list(iter_batches(data))
-    batches = [(h.base_offset, h.last_offset, pos, h.size) for pos, h in headers]
-    aborted = log.aborted_transactions(offset, end) if settings.read_committed else []
     acquired = sp.acquire(
         member_id,
-        [(b, last) for b, last, _, _ in batches],
+        itertools.chain(first_piece, pieces),
         now_ms,
         max_records,
         record_limit,
-        passed_over=passed_over_batches([h for _, h in headers], aborted),
+        passed_over=pieces.passed_over,
     )
     if not acquired:
         return PartitionRead()
     first, last = acquired[0].first_offset, acquired[-1].last_offset
     kept = [
-        (pos, size) for b, end_offset, pos, size in batches if end_offset >= first and b <= last
+        (pos, size)
+        for b, end_offset, pos, size in pieces.batches
+        if end_offset >= first and b <= last
     ]
     start_pos = kept[0][0]
     end_pos = kept[-1][0] + kept[-1][1]
+    data = pieces.pieces[0] if len(pieces.pieces) == 1 else b"".join(pieces.pieces)
     return PartitionRead(records=data[start_pos:end_pos], acquired=tuple(acquired))

@@ -28,6 +28,7 @@ from kgroups.records.scan import (
     malformed,
     read_headers,
     read_varint,
+    record_span,
     scan_records,
 )
 
@@ -195,8 +196,15 @@ def records_section(batch: bytes | bytearray | memoryview, header: BatchHeader) 
     return data
 
 
-def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
-    """Decode every record of one batch, decompressing as needed."""
+def decode_records(
+    batch: bytes | bytearray | memoryview,
+    *,
+    first_offset: int | None = None,
+    last_offset: int | None = None,
+) -> list[Record]:
+    """Decode the records of one batch, decompressing as needed: every one, or
+    only those from ``first_offset`` to ``last_offset`` (the others are stepped
+    over, not decoded)."""
     if len(batch) < HEADER_SIZE:
         raise malformed("shorter than a batch header")
     header = read_header(batch, 0)
@@ -210,6 +218,13 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
         raise malformed("batch length does not match the buffer")
     data = records_section(batch, header)
     base = header.base_offset
+    count = header.records_count
+    if first_offset is not None or last_offset is not None:
+        first_delta = -1 if first_offset is None else first_offset - base
+        last_delta = 2**31 if last_offset is None else last_offset - base
+        dense = header.last_offset_delta == count - 1
+        start, end, count = record_span(data, count, first_delta, last_delta, dense)
+        data = data[start:end]
     base_timestamp = header.base_timestamp
     append_time = header.max_timestamp if header.timestamp_type else None  # LogAppendTime
     new = _new_tuple
@@ -224,9 +239,7 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
                 headers and _text_keys(headers),
             ),
         )
-        for _, _, offset_delta, timestamp_delta, key, _, value, headers in scan_records(
-            data, header.records_count
-        )
+        for _, _, offset_delta, timestamp_delta, key, _, value, headers in scan_records(data, count)
     ]
 
 

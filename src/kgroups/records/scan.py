@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from kgroups.errors import ErrorCode, KafkaError
 
-__all__ = ["RawHeader", "ScannedRecord", "malformed", "read_headers", "read_varint", "scan_records"]
+__all__ = [
+    "RawHeader",
+    "ScannedRecord",
+    "malformed",
+    "read_headers",
+    "read_varint",
+    "record_span",
+    "scan_records",
+]
 
 # A record header as stored: (key bytes, value or None); readers decode the key.
 RawHeader = tuple[bytes, bytes | None]
@@ -167,3 +175,77 @@ def scan_records(data: bytes, count: int, bodies: bool = True) -> list[ScannedRe
     if pos > len(data):
         raise malformed("records run past the end of the batch")
     return out
+
+
+def record_span(
+    data: bytes, count: int, first_delta: int, last_delta: int, dense: bool = False
+) -> tuple[int, int, int]:
+    """Where the records whose offset delta lies in ``[first_delta, last_delta]``
+    sit among the ``count`` records of ``data``: ``(start, end, how many)``.
+
+    A reader that wants a few records of a large batch (a share consumer handed
+    part of one) passes the span to :func:`scan_records` instead of decoding the
+    whole batch: the records before it are stepped over by their length, and
+    the walk stops at the first record past it. Offset deltas grow through a
+    batch, so the records in the window are contiguous. ``dense``: the offset
+    deltas are 0 to ``count - 1`` (no record compacted away), so only lengths
+    are read.
+    """
+    if dense:
+        first = max(first_delta, 0)
+        last = min(last_delta, count - 1)
+        if first > last:
+            return 0, 0, 0
+        start = _skip(data, 0, first)
+        return start, _skip(data, start, last - first + 1), last - first + 1
+    slow = read_varint
+    pos = 0
+    start = -1
+    found = 0
+    try:
+        for _ in range(count):
+            record_start = pos
+            n, pos = slow(data, pos)
+            if n < 0:
+                raise malformed("a record with a negative length")
+            end = pos + n
+            pos += 1  # attributes
+            while data[pos] & 0x80:  # the timestamp delta, which is not needed
+                pos += 1
+            offset_delta, pos = slow(data, pos + 1)
+            if offset_delta > last_delta:
+                pos = record_start
+                break
+            if offset_delta >= first_delta:
+                if start < 0:
+                    start = record_start
+                found += 1
+            pos = end
+    except IndexError:
+        raise malformed("records run past the end of the batch") from None
+    if pos > len(data):
+        raise malformed("records run past the end of the batch")
+    return (start, pos, found) if found else (0, 0, 0)
+
+
+def _skip(data: bytes, pos: int, records: int) -> int:
+    """The position ``records`` records after ``pos``, read by their lengths alone."""
+    try:
+        for _ in range(records):
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif (c := data[pos + 1]) < 0x80:
+                n = ((b & 0x7F) >> 1 | c << 6) ^ -(b & 1)
+                pos += 2
+            else:
+                n, pos = read_varint(data, pos)
+            if n < 0:
+                raise malformed("a record with a negative length")
+            pos += n
+    except IndexError:
+        raise malformed("records run past the end of the batch") from None
+    if pos > len(data):
+        raise malformed("records run past the end of the batch")
+    return pos

@@ -1,9 +1,12 @@
 """In-flight records: fetched once, not yet past the start offset.
 
 A batch of records moves as one while every record in it shares one state
-(Kafka's batch state: one entry however large the batch). The first
-operation that touches only some of its offsets gives each offset its own
-state, and from then on the batch's records move one by one.
+(Kafka's batch state: one entry however large the batch). An acknowledgement
+or acquisition of part of it cuts it into batches that each move as one
+(SharePartition._carve), where Kafka gives each of its records a state of
+its own; the states are the same either way. Acknowledgement types given
+record by record do give each offset of the batch its own state, and from
+then on its records move one by one.
 """
 
 from __future__ import annotations

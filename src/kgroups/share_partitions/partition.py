@@ -165,6 +165,8 @@ class SharePartition:
                 self.end_offset = last + 1
                 acquired.append(AcquiredRange(first, last, 1))
                 taken += last - first + 1
+            if taken >= max_records:
+                break  # before asking for another batch: reading one has a cost
         if acquired:
             self._lock_set(deadline)
         return _merged(acquired)
@@ -180,21 +182,22 @@ class SharePartition:
     ) -> int:
         taken = 0
         for batch in self._overlapping(low, high):
-            whole = batch.whole
-            if whole is not None:
-                if whole.state is not RecordState.AVAILABLE:
+            if batch.whole is not None:
+                if batch.whole.state is not RecordState.AVAILABLE:
                     continue
-                size = batch.last - batch.first + 1
-                if (
-                    low <= batch.first
-                    and batch.last <= high
-                    and (budget is None or size <= budget - taken)
-                ):
-                    whole.acquire(member_id, deadline)
-                    self.tally.acquire(whole.delivery_count, size)
-                    acquired.append(AcquiredRange(batch.first, batch.last, whole.delivery_count))
-                    taken += size
-                    continue
+                first = max(low, batch.first)
+                last = min(high, batch.last)
+                if budget is not None:
+                    if taken >= budget:
+                        return taken
+                    last = min(last, first + budget - taken - 1)
+                part = self._carve(batch, first, last)
+                assert part.whole is not None
+                part.whole.acquire(member_id, deadline)
+                self.tally.acquire(part.whole.delivery_count, last - first + 1)
+                acquired.append(AcquiredRange(first, last, part.whole.delivery_count))
+                taken += last - first + 1
+                continue
             offsets = batch.split()
             for offset in range(max(low, batch.first), min(high, batch.last) + 1):
                 if budget is not None and taken >= budget:
@@ -239,10 +242,12 @@ class SharePartition:
             if ack.last_offset < self.start_offset:
                 continue
             for batch in self._overlapping(ack.first_offset, ack.last_offset):
-                covered = ack.first_offset <= batch.first and batch.last <= ack.last_offset
-                if batch.whole is not None and covered and len(ack.types) == 1:
-                    size = self._in_window(batch.first, batch.last)
-                    self._apply(batch.whole, size, AcknowledgeType(ack.types[0]), now_ms)
+                if batch.whole is not None and len(ack.types) == 1:
+                    low = max(ack.first_offset, batch.first, self.start_offset)
+                    part = self._carve(batch, low, min(ack.last_offset, batch.last))
+                    assert part.whole is not None
+                    size = self._in_window(part.first, part.last)
+                    self._apply(part.whole, size, AcknowledgeType(ack.types[0]), now_ms)
                     continue
                 offsets = batch.split()
                 low = max(ack.first_offset, batch.first, self.start_offset)
@@ -427,6 +432,30 @@ class SharePartition:
     def _in_window(self, first: int, last: int) -> int:
         """How many of the offsets ``first``..``last`` are at or past the start offset."""
         return max(0, last - max(first, self.start_offset) + 1)
+
+    def _carve(self, batch: InFlightBatch, first: int, last: int) -> InFlightBatch:
+        """The part ``[first, last]`` of a batch that moves as one, made a
+        batch of its own; the parts before and after it stay whole too. A
+        member acknowledging a few records at a time of a large batch then
+        changes one state, not one per record."""
+        if first <= batch.first and batch.last <= last:
+            return batch
+        assert batch.whole is not None
+        # A part wholly before the start offset (moved into the batch by the
+        # log start) is not in flight: it goes.
+        parts = [
+            InFlightBatch(a, b, batch.whole.copy())
+            for a, b in ((batch.first, first - 1), (first, last), (last + 1, batch.last))
+            if a <= b and b >= self.start_offset
+        ]
+        rebuilt: dict[int, InFlightBatch] = {}
+        for key, b in self._batches.items():
+            if b is batch:
+                rebuilt.update((p.first, p) for p in parts)
+            else:
+                rebuilt[key] = b
+        self._batches = rebuilt
+        return next(p for p in parts if p.first == first)
 
     def _overlapping(self, low: int, high: int) -> list[InFlightBatch]:
         return [b for b in self._batches.values() if b.last >= low and b.first <= high]

@@ -52,6 +52,8 @@ class RecordTally:
 
     def unacquire(self, delivery_count: int, records: int) -> None:
         """``records`` on delivery ``delivery_count`` are no longer ACQUIRED."""
+        if not records:
+            return  # records before the start offset, which are not counted
         self.acquired -= records
         by = self.acquired_by_delivery
         left = by[delivery_count] - records

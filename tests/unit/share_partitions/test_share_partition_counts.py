@@ -166,3 +166,18 @@ def test_records_before_a_new_log_start_are_no_longer_counted() -> None:
     clock.advance(LOCK_MS)
     sp.expire(clock.now_ms())
     assert sp.tally.lock_timeouts == 6
+
+
+def test_records_the_log_start_passed_are_not_counted_when_their_member_goes() -> None:
+    # Offsets 0-1 are on their second delivery when DeleteRecords moves the log
+    # start past them; the member holding them, and 2-5, then leaves.
+    sp = partition()
+    sp.acquire("m1", [(0, 5)], 0, 500)
+    release = AcknowledgeType.RELEASE
+    assert sp.acknowledge("m1", [AcknowledgementBatch(0, 1, (release, release))], 0).value == 0
+    sp.acquire("m1", [(0, 5)], 0, 500)
+    sp.move_start(2)
+    assert (sp.tally.acquired, sp.tally.acquired_by_delivery) == (4, {1: 4})
+    assert sp.release_member("m1")
+    assert (sp.tally.acquired, sp.tally.acquired_by_delivery) == (0, {})
+    assert sp.next_fetch_offset() == 2

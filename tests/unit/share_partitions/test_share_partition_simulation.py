@@ -47,7 +47,13 @@ def test_random_schedules_keep_the_rules(seed: int) -> None:
         member = rng.choice(MEMBERS)
         step = rng.random()
         if step < 0.4:
-            got = sp.acquire(member, _log_batches(sp.next_fetch_offset()), now, rng.randint(1, 30))
+            got = sp.acquire(
+                member,
+                _log_batches(sp.next_fetch_offset()),
+                now,
+                rng.randint(1, 30),
+                record_limit=rng.random() < 0.5,
+            )
             for r in got:
                 for offset in range(r.first_offset, r.last_offset + 1):
                     deliveries[offset] = deliveries.get(offset, 0) + 1
@@ -61,7 +67,7 @@ def test_random_schedules_keep_the_rules(seed: int) -> None:
             kind = rng.choice(
                 (AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE, AcknowledgeType.REJECT)
             )
-            acks = [AcknowledgementBatch(o, o, (kind,)) for o in chosen]
+            acks = [AcknowledgementBatch(first, last, (kind,)) for first, last in _runs(chosen)]
             error = sp.acknowledge(member, acks, now)
             if error.value == 0:
                 held[member] = [o for o in held[member] if o not in chosen]
@@ -125,3 +131,14 @@ def _walked(sp: SharePartition) -> Counts:
             elif size and delivery.state.final:
                 done += size
     return acquired, by_delivery, done
+
+
+def _runs(offsets: list[int]) -> list[tuple[int, int]]:
+    """Sorted offsets as ranges of consecutive ones: parts of batches, or more."""
+    runs: list[tuple[int, int]] = []
+    for o in offsets:
+        if runs and runs[-1][1] + 1 == o:
+            runs[-1] = (runs[-1][0], o)
+        else:
+            runs.append((o, o))
+    return runs

@@ -17,7 +17,10 @@ from kgroups.records.batch import (
     encode_batch,
     iter_batches,
     read_header,
+    records_section,
 )
+from kgroups.records.filter import filtered_batch
+from kgroups.records.scan import scan_records
 
 CODECS = [0, 1, 2, 3, 4]
 
@@ -178,3 +181,29 @@ def test_kafka_python_reads_our_batches(codec: int) -> None:
 def test_encode_needs_a_record() -> None:
     with pytest.raises(ValueError):
         encode_batch([])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=records,
+    codec=st.sampled_from(CODECS),
+    kept=st.lists(st.booleans(), min_size=30, max_size=30),
+    window=st.tuples(st.integers(-3, 33), st.integers(-3, 33)),
+)
+def test_decoding_an_offset_window_gives_the_records_in_it(
+    records: list, codec: int, kept: list[bool], window: tuple[int, int]
+) -> None:
+    # A batch compaction left holes in (offset deltas not contiguous), or a whole one.
+    base = 100
+    batch = encode_batch(records, base_offset=base, compression=codec)
+    header = read_header(batch)
+    spans = scan_records(records_section(batch, header), header.records_count)
+    survivors = [s for s, keep in zip(spans, kept, strict=False) if keep] or spans[:1]
+    batch = filtered_batch(header, records_section(batch, header), survivors)
+    first, last = base + window[0], base + window[1]
+    everything = decode_records(batch)
+    assert decode_records(batch, first_offset=first, last_offset=last) == [
+        r for r in everything if first <= r.offset <= last
+    ]
+    assert decode_records(batch, first_offset=first) == [r for r in everything if first <= r.offset]
+    assert decode_records(batch, last_offset=last) == [r for r in everything if r.offset <= last]
