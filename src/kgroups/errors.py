@@ -40,3 +40,16 @@ class RecordsRejected(KafkaError):
             f"{self.MAX_SHOWN} shown): {shown}",
         )
         self.record_errors = tuple(record_errors)
+
+
+class WriteInDoubt(KafkaError):
+    """A write whose outcome is unknown (the store's answer to it was lost): it
+    may have been stored. Its code is the storage error the coordinators map;
+    a producer is answered REQUEST_TIMED_OUT, as Kafka answers a write not
+    confirmed in time, which clients take as possibly written and retry as it
+    was (an idempotent retry of a stored batch is then a duplicate). Told
+    NOT_LEADER_OR_FOLLOWER or KAFKA_STORAGE_ERROR, librdkafka takes the batch
+    as not written and may give its sequence numbers to other records."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.kafka_storage_error, message)

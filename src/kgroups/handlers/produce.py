@@ -28,7 +28,7 @@ from kio.schema.produce.v9.response import (
 )
 from kio.static.primitive import TZAware
 
-from kgroups.errors import ErrorCode, KafkaError, RecordsRejected
+from kgroups.errors import ErrorCode, KafkaError, RecordsRejected, WriteInDoubt
 from kgroups.handlers.common import NO_THROTTLE, still_leader
 from kgroups.handlers.pipelining import release
 from kgroups.partitions.recompression import needs_worker, recompressed_payload
@@ -95,8 +95,14 @@ async def handle(
             await flushed
         except Exception as e:  # the flush's KafkaError, or anything else that stopped it
             # In cluster mode a commit refused by the store is NOT_LEADER_OR_FOLLOWER
-            # (the store writer logs why); a failed fsync or commit is storage error.
-            error = e.error_code if isinstance(e, KafkaError) else ErrorCode.kafka_storage_error
+            # (the store writer logs why), one whose outcome is unknown
+            # REQUEST_TIMED_OUT (possibly written); a failed fsync is storage error.
+            if isinstance(e, WriteInDoubt):
+                error = ErrorCode.request_timed_out
+            elif isinstance(e, KafkaError):
+                error = e.error_code
+            else:
+                error = ErrorCode.kafka_storage_error
             if broker.cluster is None:
                 log.error("produce to partition %d not acknowledged: %s", partitions[i].index, e)
             partitions[i] = _failed(partitions[i].index, error, str(e))

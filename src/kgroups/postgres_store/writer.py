@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from kgroups.errors import ErrorCode, KafkaError
+from kgroups.errors import ErrorCode, KafkaError, WriteInDoubt
 from kgroups.postgres_store.appends import Append, Appended
 from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.leader_appends import append_assigned
@@ -123,21 +123,27 @@ class StoreWriter:
                         del self._in_flight[tp]
                     self._answered[tp] = self._answers
             took = time.monotonic() - started
+            # The waiters of a log in this transaction get its outcome, even if
+            # the log was given up meanwhile: batches that landed are stored.
+            outcomes: dict[int, KafkaError | None] = {}
             for slog, result in zip(owners, results, strict=True):
                 if isinstance(result, Appended):
                     slog.committed(result.last_offset)
                     self._committed(slog)
+                    outcomes[id(slog)] = None
                 else:
                     if result.error_code == ErrorCode.not_leader_or_follower:
                         log.info("%s-%d: %s", slog.topic, slog.partition, result)
                     slog.fail(result)
                     self._failed(slog)
+                    outcomes[id(slog)] = result
             for slog, waiting in due:
+                error = outcomes.get(id(slog), slog.failed)
                 for fut in waiting:
                     if fut.done():
                         continue
-                    if slog.failed is not None:
-                        fut.set_exception(slog.failed)
+                    if error is not None:
+                        fut.set_exception(error)
                     else:
                         fut.set_result(None)
 
@@ -158,7 +164,7 @@ class StoreWriter:
             if now - self._last_error_log >= ERROR_LOG_INTERVAL_S:  # once per outage second
                 self._last_error_log = now
                 log.error("commit to the cluster store failed: %s", e)
-            return [e] * len(appends)
+            return [WriteInDoubt(f"the store's answer was lost: {e}")] * len(appends)
         except Exception as e:
             log.exception("commit to the cluster store failed")
             return [KafkaError(ErrorCode.kafka_storage_error, str(e))] * len(appends)
