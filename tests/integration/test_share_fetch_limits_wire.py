@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from cluster_brokers import create_topic, metadata, produce
+from kio.schema.share_acknowledge.v2 import ShareAcknowledgeRequest
 from kio.schema.share_fetch.v2 import ShareFetchRequest
 from kio.schema.share_fetch.v2.request import FetchPartition, FetchTopic
 from kio.static.primitive import i32Timedelta
@@ -222,3 +223,7 @@ def test_a_member_id_is_at_most_36_characters(
     long_id = fetch(connection, topic_id, 0, member="m" * 37)
     assert long_id.error_code is ErrorCode.invalid_request
     assert acquired(fetch(connection, topic_id, 0, member="m" * 36)) == {}
+    acknowledging = ShareAcknowledgeRequest(
+        group_id=GroupId(GROUP), member_id="m" * 37, share_session_epoch=i32(1), topics=()
+    )
+    assert call(connection, acknowledging)[0].error_code is ErrorCode.invalid_request

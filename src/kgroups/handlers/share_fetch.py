@@ -61,6 +61,7 @@ from kgroups.share_partitions.sessions import (
     SessionError,
     SessionPartition,
     ShareSession,
+    valid_member_id,
 )
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ if TYPE_CHECKING:
 _EMPTY = cast(Records, b"")
 _NOTHING = PartitionRead()
 RECORD_LIMIT_MODE = 1
-MAX_MEMBER_ID_LENGTH = 36
-"""Kafka refuses a longer member id (a UUID's string is 36 characters)."""
 RENEW_ACK_VERSION = 2
 
 
@@ -95,7 +94,7 @@ async def handle(
     member_id = request.member_id or ""
     if not group_id.strip():
         return fetch_error(ErrorCode.invalid_request, "GroupId can't be empty.")
-    if not member_id or len(member_id) > MAX_MEMBER_ID_LENGTH:
+    if not valid_member_id(member_id):
         return fetch_error(ErrorCode.invalid_request, "Invalid member id in the request.")
     if ctx.api_version >= RENEW_ACK_VERSION and request.is_renew_ack:
         not_zero = _renew_limits_not_zero(request)
