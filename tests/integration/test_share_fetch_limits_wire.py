@@ -2,7 +2,8 @@
 MaxRecords of 0 ask for nothing, a negative MaxBytes is a partition error,
 MinBytes holds the answer back until that many bytes are there (at most
 MaxWaitMs), MaxBytes is shared among the partitions, IsRenewAck needs every
-limit at 0, and a member id is at most 36 characters."""
+limit at 0, a member id is at most 36 characters, and BatchSize cuts the
+acquired ranges where log batches start."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from kio.schema.share_fetch.v2.request import FetchPartition, FetchTopic
 from kio.static.primitive import i32Timedelta
 
 from kgroups.errors import ErrorCode
-from kgroups.protocol.types import GroupId, i32
+from kgroups.protocol.types import GroupId, i8, i32
 
 from broker_thread import BrokerThread
 from raw_wire import call
@@ -61,6 +62,8 @@ def fetch(
     max_records: int = 500,
     wait_ms: int = 0,
     renew: bool = False,
+    batch_size: int = 500,
+    record_limit: bool = False,
 ) -> Any:
     request = ShareFetchRequest(
         group_id=GroupId(GROUP),
@@ -70,7 +73,8 @@ def fetch(
         min_bytes=i32(min_bytes),
         max_bytes=i32(max_bytes),
         max_records=i32(max_records),
-        batch_size=i32(500),
+        batch_size=i32(batch_size),
+        share_acquire_mode=i8(1 if record_limit else 0),
         is_renew_ack=renew,
         topics=(
             FetchTopic(
@@ -227,3 +231,34 @@ def test_a_member_id_is_at_most_36_characters(
         group_id=GroupId(GROUP), member_id="m" * 37, share_session_epoch=i32(1), topics=()
     )
     assert call(connection, acknowledging)[0].error_code is ErrorCode.invalid_request
+
+
+def four_batches(broker: BrokerThread) -> None:
+    """Log batches at offsets 0, 1, 2 and 3-4."""
+    for values in ([b"a"], [b"b"], [b"c"], [b"d", b"e"]):
+        assert produce(broker.port, "t", 0, *values)[0] is ErrorCode.none
+
+
+def test_batch_size_cuts_acquired_ranges_where_log_batches_start(
+    broker: BrokerThread, connection: socket.socket
+) -> None:
+    topic_id = topic(broker, connection)
+    four_batches(broker)
+    two = fetch(connection, topic_id, 1, batch_size=2)
+    assert acquired(two) == {0: [(0, 1, 1), (2, 4, 1)]}
+
+
+def test_batch_size_zero_cuts_at_every_log_batch(
+    broker: BrokerThread, connection: socket.socket
+) -> None:
+    topic_id = topic(broker, connection)
+    four_batches(broker)
+    zero = fetch(connection, topic_id, 1, batch_size=0)
+    assert acquired(zero) == {0: [(0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 4, 1)]}
+
+
+def test_record_limit_mode_keeps_one_range(broker: BrokerThread, connection: socket.socket) -> None:
+    topic_id = topic(broker, connection)
+    four_batches(broker)
+    whole = fetch(connection, topic_id, 1, batch_size=1, record_limit=True)
+    assert acquired(whole) == {0: [(0, 4, 1)]}

@@ -18,7 +18,9 @@ request's max_bytes and max_records (share_reads.py), as Kafka 4.2 does:
   others no more than their share;
 - the answer waits, at most max_wait, until min_bytes (at most max_bytes)
   of log wait to be acquired; a partition whose topic or partition is
-  unknown is answered with its error and does not end the wait.
+  unknown is answered with its error and does not end the wait;
+- records delivered the first time go out in ranges of about batch_size
+  records, cut where log batches start (not in record-limit mode).
 With ``is_renew_ack`` (KIP-1222) the request only acknowledges, and its
 max_bytes, min_bytes, max_records and max_wait must be 0.
 """
@@ -317,6 +319,7 @@ def _read(
             record_limit,
             now,
             min_one=min_one,
+            batch_size=int(request.batch_size),
         )
         reads[key] = read
         if read.records:

@@ -206,6 +206,7 @@ def read_and_acquire(
     record_limit: bool,
     now_ms: int,
     min_one: bool = True,
+    batch_size: int | None = None,
 ) -> PartitionRead:
     topic = broker.topics.by_id(topic_id)
     if topic is None:
@@ -237,6 +238,8 @@ def read_and_acquire(
     )
     if not acquired:
         return PartitionRead()
+    if batch_size is not None and not record_limit:
+        acquired = split_by_batch_size(acquired, [b for b, *_ in pieces.batches], batch_size)
     first, last = acquired[0].first_offset, acquired[-1].last_offset
     kept = [
         (pos, size)
@@ -296,3 +299,28 @@ def pending_bytes(
         return min(cap, len(log.read(offset, cap, max_offset=end, min_one=True)))
     except (NotInMemory, KafkaError):
         return cap
+
+
+def split_by_batch_size(
+    acquired: list[AcquiredRange], batch_bases: list[int], batch_size: int
+) -> list[AcquiredRange]:
+    """A ShareFetch's BatchSize, as Kafka 4.2 uses it out of record-limit
+    mode: records delivered the first time go out in ranges of about
+    ``batch_size`` records, a range ending where a log batch starts once it
+    has that many (``batch_bases``: the base offsets of the batches read, in
+    order). A ``batch_size`` of 0 or less ends one at every log batch.
+    Redelivered ranges are kept whole."""
+    out: list[AcquiredRange] = []
+    for r in acquired:
+        if r.delivery_count != 1 or r.last_offset - r.first_offset + 1 <= batch_size:
+            out.append(r)
+            continue
+        first = r.first_offset
+        for base in batch_bases:
+            if base > r.last_offset:
+                break
+            if base > first and base - first >= batch_size:
+                out.append(AcquiredRange(first, base - 1, r.delivery_count))
+                first = base
+        out.append(AcquiredRange(first, r.last_offset, r.delivery_count))
+    return out
