@@ -196,6 +196,21 @@ def test_max_bytes_is_shared_among_the_partitions(
     assert list(acquired(rest).values()) == [[(0, 0, 1)]]
 
 
+def test_each_fetch_of_a_session_starts_at_the_next_partition(
+    broker: BrokerThread, connection: socket.socket
+) -> None:
+    topic_id = topic(broker, connection, partitions=3)
+    for p in (0, 1, 2):
+        assert produce(broker.port, "t", p, b"x" * 100, b"y" * 100)[0] is ErrorCode.none
+    # Too few bytes for more than the first partition's first batch: the
+    # partition read first is the epoch's turn (epoch 1: the second, ...).
+    firsts = [
+        list(acquired(fetch(connection, topic_id, epoch, partitions=(0, 1, 2), max_bytes=1)))
+        for epoch in (1, 2, 3)
+    ]
+    assert firsts == [[1], [2], [0]]
+
+
 def test_an_unknown_partition_does_not_end_the_wait_of_the_others(
     broker: BrokerThread, connection: socket.socket
 ) -> None:

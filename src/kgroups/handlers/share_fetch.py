@@ -14,8 +14,9 @@ request's max_bytes and max_records (share_reads.py), as Kafka 4.2 does:
   nothing: the answer comes at once, with no records (not KIP-74's one
   batch); a negative max_bytes is each partition's UNKNOWN_SERVER_ERROR;
 - max_bytes is shared evenly among the partitions that may acquire; the
-  first partition read gets its first batch whole, however large, the
-  others no more than their share;
+  first partition read (in session order moved left by the epoch, Kafka's
+  round robin) gets its first batch whole, however large, the others no
+  more than their share;
 - the answer waits, at most max_wait, until min_bytes (at most max_bytes)
   of log wait to be acquired; a partition whose topic or partition is
   unknown is answered with its error and does not end the wait;
@@ -228,7 +229,10 @@ async def _fetch(
     if max_bytes == 0 or max_records == 0:
         return {}  # nothing asked for: no records, no wait
     errors = _unreadable(broker, session)
-    readable = [key for key in session.partitions if key not in errors]
+    readable = _rotated(
+        [key for key in session.partitions if key not in errors],
+        int(request.share_session_epoch),
+    )
     if not readable:
         return errors
     group_id = session.group_id
@@ -269,6 +273,16 @@ async def _fetch(
                 await asyncio.wait_for(waiter.wait(), remaining)
         finally:
             broker.append_waiters.unregister(names, waiter)
+
+
+def _rotated(partitions: list[SessionPartition], epoch: int) -> list[SessionPartition]:
+    """Kafka's round robin: the partitions in session order, moved left by
+    the request's epoch, so that over a session's fetches each partition in
+    turn reads first (and gets its first batch whatever max_bytes)."""
+    if epoch < 1 or not partitions:
+        return partitions
+    at = epoch % len(partitions)
+    return partitions[at:] + partitions[:at]
 
 
 def _has_bytes(
