@@ -240,7 +240,7 @@ async def _fetch(
     if max_bytes < 0:
         now = broker.clock.now_ms()
         refused = PartitionRead(
-            ErrorCode.unknown_server_error, message="Request max bytes must be greater than 0."
+            ErrorCode.unknown_server_error, message="ShareFetch MaxBytes must be positive."
         )
         return errors | {
             key: refused
@@ -299,7 +299,9 @@ def _has_bytes(
     for topic_id, partition in fetching:
         if waiting >= min_bytes:
             break
-        waiting += pending_bytes(broker, group_id, topic_id, partition, settings, share)
+        # No more is read than the bytes still missing.
+        cap = min(share, min_bytes - waiting)
+        waiting += pending_bytes(broker, group_id, topic_id, partition, settings, cap)
     return waiting >= min_bytes
 
 
