@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from client_quota_wire import alter
 from cluster_brokers import create_topic, metadata, produce
 from kio.schema.share_acknowledge.v2 import ShareAcknowledgeRequest
 from kio.schema.share_fetch.v2 import ShareFetchRequest
@@ -194,6 +195,21 @@ def test_max_bytes_is_shared_among_the_partitions(
     assert list(acquired(small).values()) == [[(0, 0, 1)]]
     rest = fetch(connection, topic_id, 2, partitions=(0, 1))
     assert list(acquired(rest).values()) == [[(0, 0, 1)]]
+
+
+def test_a_consumer_byte_rate_quota_caps_max_bytes(
+    broker: BrokerThread, connection: socket.socket
+) -> None:
+    topic_id = topic(broker, connection, partitions=2)
+    for p in (0, 1):
+        assert produce(broker.port, "t", p, b"x" * 150)[0] is ErrorCode.none
+    # 10 bytes/s over the measured windows but one: 100 bytes a fetch, too few
+    # for the second partition's batch.
+    assert alter(broker.port, [([("client-id", "t")], [("consumer_byte_rate", 10)])]) == [
+        (ErrorCode.none, None)
+    ]
+    capped = fetch(connection, topic_id, 1, partitions=(0, 1))
+    assert len(acquired(capped)) == 1
 
 
 def test_each_fetch_of_a_session_starts_at_the_next_partition(

@@ -10,7 +10,8 @@ error, and nothing else is done.
 
 Records are read from each partition of the session in turn, up to the
 request's max_bytes and max_records (share_reads.py), as Kafka 4.2 does:
-- max_bytes (at most ``fetch.max.bytes``) or max_records of 0 asks for
+- max_bytes (at most ``fetch.max.bytes``, and what a consumer_byte_rate
+  quota lets one fetch take, as for Fetch) or max_records of 0 asks for
   nothing: the answer comes at once, with no records (not KIP-74's one
   batch); a negative max_bytes is each partition's UNKNOWN_SERVER_ERROR;
 - max_bytes is shared evenly among the partitions that may acquire; the
@@ -46,6 +47,7 @@ from kio.static.primitive import Records, i16, i32, i32Timedelta, i64
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.fetch import quota_window_bytes
 from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
 from kgroups.handlers.share_reads import (
@@ -147,7 +149,7 @@ async def handle(
             _update(session, named, request)
             session.advance()
         if not request.is_renew_ack:
-            reads = await _fetch(broker, session, request)
+            reads = await _fetch(broker, session, request, quota_window_bytes(broker, ctx))
             # A share partition's start, set at its first fetch, is kept too.
             await broker.share_state.persist_changes(
                 [(group_id, t, p) for t, p in session.partitions]
@@ -222,9 +224,11 @@ def _unreadable(broker: BrokerApi, session: ShareSession) -> dict[SessionPartiti
 
 
 async def _fetch(
-    broker: BrokerApi, session: ShareSession, request: ShareFetchRequest
+    broker: BrokerApi, session: ShareSession, request: ShareFetchRequest, quota_bytes: int | None
 ) -> dict[SessionPartition, PartitionRead]:
     max_bytes = min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))
+    if quota_bytes is not None:
+        max_bytes = min(max_bytes, quota_bytes)
     max_records = int(request.max_records)
     if max_bytes == 0 or max_records == 0:
         return {}  # nothing asked for: no records, no wait
