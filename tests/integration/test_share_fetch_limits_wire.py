@@ -237,6 +237,10 @@ def test_an_unknown_partition_does_not_end_the_wait_of_the_others(
     unknown, took = timed_fetch(connection, uuid.uuid4(), 2, wait_ms=1_000)
     assert took >= 0.9
     assert ErrorCode.unknown_topic_id in partition_errors(unknown).values()
+    # With nothing else to wait for, the errors come at once.
+    alone, took = timed_fetch(connection, uuid.uuid4(), 0, member="m2", wait_ms=8_000)
+    assert took < 4
+    assert list(partition_errors(alone).values()) == [ErrorCode.unknown_topic_id]
 
 
 def test_renew_ack_needs_every_limit_at_zero(
