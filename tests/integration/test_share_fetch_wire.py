@@ -98,13 +98,16 @@ def share_fetch(
     wait_ms: int = 200,
     renew: bool = False,
 ) -> Any:
+    # A renewing request fetches nothing: its limits are all 0 (KIP-1222).
+    limit = 0 if renew else 1
     request = ShareFetchRequest(
         group_id=GroupId(GROUP),
         member_id=member,
         share_session_epoch=i32(epoch),
-        max_wait=i32Timedelta.parse(timedelta(milliseconds=wait_ms)),
-        min_bytes=i32(1),
-        max_records=i32(500),
+        max_wait=i32Timedelta.parse(timedelta(milliseconds=wait_ms * limit)),
+        min_bytes=i32(limit),
+        max_bytes=i32(limit * (2**31 - 1)),
+        max_records=i32(500 * limit),
         batch_size=i32(500),
         is_renew_ack=renew,
         topics=(

@@ -97,13 +97,20 @@ def _within_quota_window(
     """As Kafka: a consumer under consumer_byte_rate fetches at most what its
     quota allows over the measured windows but one, so one response alone is
     not sure to be throttled."""
-    if not broker.quotas.sets(CONSUMER_BYTE_RATE):
-        return request
-    most = broker.quotas.most_in_window(CONSUMER_BYTE_RATE, user_of(ctx.principal), ctx.client_id)
+    most = quota_window_bytes(broker, ctx)
     if most is None or most >= request.max_bytes:
         return request
-    max_bytes = i32(max(int(most), 1))
+    max_bytes = i32(max(most, 1))
     return replace(request, max_bytes=max_bytes, min_bytes=i32(min(request.min_bytes, max_bytes)))
+
+
+def quota_window_bytes(broker: BrokerApi, ctx: RequestContext) -> int | None:
+    """The most bytes one fetch of this client can take without being sure
+    to be throttled (None: no consumer_byte_rate quota applies)."""
+    if not broker.quotas.sets(CONSUMER_BYTE_RATE):
+        return None
+    most = broker.quotas.most_in_window(CONSUMER_BYTE_RATE, user_of(ctx.principal), ctx.client_id)
+    return None if most is None else int(most)
 
 
 def _count_bytes_out(broker: BrokerApi, topics: tuple[FetchableTopicResponse, ...]) -> None:

@@ -25,7 +25,12 @@ from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
-from kgroups.share_partitions.sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionError
+from kgroups.share_partitions.sessions import (
+    FINAL_EPOCH,
+    INITIAL_EPOCH,
+    SessionError,
+    valid_member_id,
+)
 
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
@@ -52,8 +57,8 @@ async def handle(
     member_id = request.member_id or ""
     if not group_id.strip():
         return acknowledge_error(ErrorCode.invalid_request, "GroupId can't be empty.")
-    if not member_id.strip():
-        return acknowledge_error(ErrorCode.invalid_request, "MemberId can't be empty.")
+    if not valid_member_id(member_id):
+        return acknowledge_error(ErrorCode.invalid_request, "Invalid member id in the request.")
     epoch = int(request.share_session_epoch)
     sessions = broker.share_partitions.sessions
     if epoch == INITIAL_EPOCH:

@@ -9,9 +9,22 @@ records are then released. A session error is the response's top-level
 error, and nothing else is done.
 
 Records are read from each partition of the session in turn, up to the
-request's max_bytes and max_records (share_reads.py). With nothing acquired
-the broker waits for an append to one of them, at most max_wait, as Fetch
-does. With ``is_renew_ack`` (KIP-1222) the request only acknowledges.
+request's max_bytes and max_records (share_reads.py), as Kafka 4.2 does:
+- max_bytes (at most ``fetch.max.bytes``, and what a consumer_byte_rate
+  quota lets one fetch take, as for Fetch) or max_records of 0 asks for
+  nothing: the answer comes at once, with no records (not KIP-74's one
+  batch); a negative max_bytes is each partition's UNKNOWN_SERVER_ERROR;
+- max_bytes is shared evenly among the partitions that may acquire; the
+  first partition read (in session order moved left by the epoch, Kafka's
+  round robin) gets its first batch whole, however large, the others no
+  more than their share;
+- the answer waits, at most max_wait, until min_bytes (at most max_bytes)
+  of log wait to be acquired; a partition whose topic or partition is
+  unknown is answered with its error and does not end the wait;
+- records delivered the first time go out in ranges of about batch_size
+  records, cut where log batches start (not in record-limit mode).
+With ``is_renew_ack`` (KIP-1222) the request only acknowledges, and its
+max_bytes, min_bytes, max_records and max_wait must be 0.
 """
 
 from __future__ import annotations
@@ -34,9 +47,17 @@ from kio.static.primitive import Records, i16, i32, i32Timedelta, i64
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.fetch import quota_window_bytes
 from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
-from kgroups.handlers.share_reads import PartitionRead, group_settings, read_and_acquire
+from kgroups.handlers.share_reads import (
+    GroupSettings,
+    PartitionRead,
+    fetchable,
+    group_settings,
+    pending_bytes,
+    read_and_acquire,
+)
 from kgroups.partitions.log import NotInMemory
 from kgroups.share_partitions.manager import PartitionKey
 from kgroups.share_partitions.sessions import (
@@ -45,6 +66,7 @@ from kgroups.share_partitions.sessions import (
     SessionError,
     SessionPartition,
     ShareSession,
+    valid_member_id,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +76,7 @@ if TYPE_CHECKING:
 _EMPTY = cast(Records, b"")
 _NOTHING = PartitionRead()
 RECORD_LIMIT_MODE = 1
+RENEW_ACK_VERSION = 2
 
 
 def fetch_error(code: ErrorCode, message: str | None = None) -> ShareFetchResponse:
@@ -76,8 +99,15 @@ async def handle(
     member_id = request.member_id or ""
     if not group_id.strip():
         return fetch_error(ErrorCode.invalid_request, "GroupId can't be empty.")
-    if not member_id.strip():
-        return fetch_error(ErrorCode.invalid_request, "MemberId can't be empty.")
+    if not valid_member_id(member_id):
+        return fetch_error(ErrorCode.invalid_request, "Invalid member id in the request.")
+    if ctx.api_version >= RENEW_ACK_VERSION and request.is_renew_ack:
+        not_zero = _renew_limits_not_zero(request)
+        if not_zero:
+            return fetch_error(
+                ErrorCode.invalid_request,
+                f"A renewing ShareFetch fetches nothing: {', '.join(not_zero)} must be 0.",
+            )
     epoch = int(request.share_session_epoch)
     named = [(t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions]
     acks = {
@@ -119,7 +149,7 @@ async def handle(
             _update(session, named, request)
             session.advance()
         if not request.is_renew_ack:
-            reads = await _fetch(broker, session, request)
+            reads = await _fetch(broker, session, request, quota_window_bytes(broker, ctx))
             # A share partition's start, set at its first fetch, is kept too.
             await broker.share_state.persist_changes(
                 [(group_id, t, p) for t, p in session.partitions]
@@ -166,49 +196,157 @@ def _update(
             session.partitions.pop((forgotten.topic_id, int(p)), None)
 
 
+def _renew_limits_not_zero(request: ShareFetchRequest) -> list[str]:
+    limits = {
+        "MaxBytes": int(request.max_bytes),
+        "MinBytes": int(request.min_bytes),
+        "MaxRecords": int(request.max_records),
+        "MaxWaitMs": int(request.max_wait.total_seconds() * 1000),
+    }
+    return [name for name, value in limits.items() if value != 0]
+
+
+def _unreadable(broker: BrokerApi, session: ShareSession) -> dict[SessionPartition, PartitionRead]:
+    """The session's partitions of unknown topics or partitions, with their errors."""
+    errors: dict[SessionPartition, PartitionRead] = {}
+    for key in session.partitions:
+        topic = broker.topics.by_id(key[0])
+        if topic is None:
+            errors[key] = PartitionRead(ErrorCode.unknown_topic_id)
+            continue
+        try:
+            broker.partitions.log(topic.name, key[1])
+        except KafkaError as e:
+            errors[key] = PartitionRead(e.error_code)
+        except NotInMemory:
+            pass
+    return errors
+
+
 async def _fetch(
-    broker: BrokerApi, session: ShareSession, request: ShareFetchRequest
+    broker: BrokerApi, session: ShareSession, request: ShareFetchRequest, quota_bytes: int | None
 ) -> dict[SessionPartition, PartitionRead]:
+    max_bytes = min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))
+    if quota_bytes is not None:
+        max_bytes = min(max_bytes, quota_bytes)
+    max_records = int(request.max_records)
+    if max_bytes == 0 or max_records == 0:
+        return {}  # nothing asked for: no records, no wait
+    errors = _unreadable(broker, session)
+    readable = _rotated(
+        [key for key in session.partitions if key not in errors],
+        int(request.share_session_epoch),
+    )
+    if not readable:
+        return errors
+    group_id = session.group_id
+    settings = group_settings(broker, group_id)
+    if max_bytes < 0:
+        now = broker.clock.now_ms()
+        refused = PartitionRead(
+            ErrorCode.unknown_server_error, message="ShareFetch MaxBytes must be positive."
+        )
+        return errors | {
+            key: refused
+            for key in readable
+            if fetchable(broker, group_id, key[0], key[1], settings, now)
+        }
+    min_bytes = min(int(request.min_bytes), max_bytes)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait.total_seconds()
-    settings = group_settings(broker, session.group_id)
-    record_limit = int(request.share_acquire_mode) == RECORD_LIMIT_MODE
+    names = [(topic.name, p) for t, p in readable if (topic := broker.topics.by_id(t)) is not None]
     while True:
-        names = [
-            (topic.name, p)
-            for t, p in session.partitions
-            if (topic := broker.topics.by_id(t)) is not None
-        ]
+        # Registered before the look, so an append or a release after it wakes us.
         waiter = broker.append_waiters.register(names)
         try:
             now = broker.clock.now_ms()
-            reads: dict[SessionPartition, PartitionRead] = {}
-            budget = min(int(request.max_bytes), broker.config.get_int("fetch.max.bytes"))
-            records_left = int(request.max_records)
-            for key in list(session.partitions):
-                read = read_and_acquire(
-                    broker,
-                    session.group_id,
-                    session.member_id,
-                    key[0],
-                    key[1],
-                    settings,
-                    budget,
-                    records_left,
-                    record_limit,
-                    now,
-                )
-                reads[key] = read
-                budget -= len(read.records)
-                records_left -= sum(r.last_offset - r.first_offset + 1 for r in read.acquired)
-            got = any(r.acquired or r.error is not ErrorCode.none for r in reads.values())
+            fetching = [
+                key
+                for key in readable
+                if fetchable(broker, group_id, key[0], key[1], settings, now)
+            ]
+            share = max_bytes // max(len(fetching), 1)
             remaining = deadline - loop.time()
-            if got or remaining <= 0 or broker.closing or int(request.min_bytes) <= 0:
-                return reads
+            if (
+                remaining <= 0
+                or broker.closing
+                or _has_bytes(broker, group_id, fetching, settings, share, min_bytes)
+            ):
+                return errors | _read(broker, session, request, fetching, settings, max_bytes, now)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(waiter.wait(), remaining)
         finally:
             broker.append_waiters.unregister(names, waiter)
+
+
+def _rotated(partitions: list[SessionPartition], epoch: int) -> list[SessionPartition]:
+    """Kafka's round robin: the partitions in session order, moved left by
+    the request's epoch, so that over a session's fetches each partition in
+    turn reads first (and gets its first batch whatever max_bytes)."""
+    if epoch < 1 or not partitions:
+        return partitions
+    at = epoch % len(partitions)
+    return partitions[at:] + partitions[:at]
+
+
+def _has_bytes(
+    broker: BrokerApi,
+    group_id: str,
+    fetching: list[SessionPartition],
+    settings: GroupSettings,
+    share: int,
+    min_bytes: int,
+) -> bool:
+    """Whether ``min_bytes`` of log wait to be acquired, each partition
+    counting up to its ``share`` of max_bytes."""
+    waiting = 0
+    for topic_id, partition in fetching:
+        if waiting >= min_bytes:
+            break
+        # No more is read than the bytes still missing.
+        cap = min(share, min_bytes - waiting)
+        waiting += pending_bytes(broker, group_id, topic_id, partition, settings, cap)
+    return waiting >= min_bytes
+
+
+def _read(
+    broker: BrokerApi,
+    session: ShareSession,
+    request: ShareFetchRequest,
+    fetching: list[SessionPartition],
+    settings: GroupSettings,
+    max_bytes: int,
+    now: int,
+) -> dict[SessionPartition, PartitionRead]:
+    """Each partition reads up to its share of max_bytes and what is left
+    of it; until one has read records, its first batch comes whole."""
+    share = max_bytes // max(len(fetching), 1)
+    record_limit = int(request.share_acquire_mode) == RECORD_LIMIT_MODE
+    reads: dict[SessionPartition, PartitionRead] = {}
+    budget = max_bytes
+    records_left = int(request.max_records)
+    min_one = True
+    for key in fetching:
+        read = read_and_acquire(
+            broker,
+            session.group_id,
+            session.member_id,
+            key[0],
+            key[1],
+            settings,
+            min(share, budget),
+            records_left,
+            record_limit,
+            now,
+            min_one=min_one,
+            batch_size=int(request.batch_size),
+        )
+        reads[key] = read
+        if read.records:
+            min_one = False
+        budget = max(0, budget - len(read.records))
+        records_left -= sum(r.last_offset - r.first_offset + 1 for r in read.acquired)
+    return reads
 
 
 def _topics(
@@ -236,6 +374,7 @@ def _topics(
             PartitionData(
                 partition_index=i32(partition),
                 error_code=read.error,
+                error_message=read.message,
                 acknowledge_error_code=ack_errors.get(key, ErrorCode.none).value,
                 current_leader=_leader(broker, topic_id, partition),
                 records=cast(Records, read.records) if read.records else _EMPTY,

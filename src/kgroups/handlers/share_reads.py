@@ -39,6 +39,7 @@ class PartitionRead:
     error: ErrorCode = ErrorCode.none
     records: bytes = b""
     acquired: tuple[AcquiredRange, ...] = ()
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,8 @@ FIRST_READ_BYTES = 256 * 1024
 
 class _LogPieces:
     """The batches of a partition from ``offset`` on, read as they are asked
-    for: at most ``max_bytes`` in all (the first batch whole, however large)."""
+    for: at most ``max_bytes`` in all (with ``min_one``, the first batch
+    whole, however large)."""
 
     def __init__(
         self,
@@ -135,8 +137,10 @@ class _LogPieces:
         end: int,
         max_bytes: int,
         aborted: list[tuple[int, int]],
+        min_one: bool = True,
     ) -> None:
         self._log = log
+        self._min_one = min_one
         self._position = offset
         self._end = end
         self._budget = max(max_bytes, 0)
@@ -152,14 +156,19 @@ class _LogPieces:
     def read(self) -> list[tuple[int, int]]:
         """The next piece's batches, (base, last offset) each; [] at the end.
         The first read's errors are the fetch's; a later one ends the read."""
-        if self._position >= self._end or (self.pieces and self._budget <= 0):
-            return []
         first = not self.pieces
+        if self._position >= self._end or (self._budget <= 0 and not (first and self._min_one)):
+            return []
         try:
             # A batch larger than the piece comes whole (KIP-74), within max_bytes
-            # unless it is the first.
+            # unless it is the first and min_one.
             data = bytes(
-                self._log.read(self._position, self._chunk, max_offset=self._end, min_one=True)
+                self._log.read(
+                    self._position,
+                    self._chunk,
+                    max_offset=self._end,
+                    min_one=self._min_one or not first,
+                )
             )
         except (NotInMemory, KafkaError):
             if first:
@@ -196,6 +205,8 @@ def read_and_acquire(
     max_records: int,
     record_limit: bool,
     now_ms: int,
+    min_one: bool = True,
+    batch_size: int | None = None,
 ) -> PartitionRead:
     topic = broker.topics.by_id(topic_id)
     if topic is None:
@@ -211,7 +222,7 @@ def read_and_acquire(
         if offset >= end:
             return PartitionRead()
         aborted = log.aborted_transactions(offset, end) if settings.read_committed else []
-        pieces = _LogPieces(log, offset, end, max_bytes, aborted)
+        pieces = _LogPieces(log, offset, end, max_bytes, aborted, min_one)
         first_piece = pieces.read()
     except NotInMemory:
         return PartitionRead()  # older batches a cluster's store holds: not read here yet
@@ -227,6 +238,8 @@ def read_and_acquire(
     )
     if not acquired:
         return PartitionRead()
+    if batch_size is not None and not record_limit:
+        acquired = split_by_batch_size(acquired, [b for b, *_ in pieces.batches], batch_size)
     first, last = acquired[0].first_offset, acquired[-1].last_offset
     kept = [
         (pos, size)
@@ -237,3 +250,77 @@ def read_and_acquire(
     end_pos = kept[-1][0] + kept[-1][1]
     data = pieces.pieces[0] if len(pieces.pieces) == 1 else b"".join(pieces.pieces)
     return PartitionRead(records=data[start_pos:end_pos], acquired=tuple(acquired))
+
+
+def fetchable(
+    broker: BrokerApi,
+    group_id: str,
+    topic_id: uuid.UUID,
+    partition: int,
+    settings: GroupSettings,
+    now_ms: int,
+) -> bool:
+    """Whether a fetch reads the partition now: its share partition may
+    acquire more. Kafka shares a fetch's MaxBytes among these."""
+    topic = broker.topics.by_id(topic_id)
+    if topic is None:
+        return False
+    try:
+        log = broker.partitions.log(topic.name, partition)
+        sp = share_partition(broker, group_id, topic_id, partition, log, settings)
+    except (NotInMemory, KafkaError):
+        return True  # the read answers its error
+    sp.expire(now_ms)
+    return sp.can_acquire()
+
+
+def pending_bytes(
+    broker: BrokerApi,
+    group_id: str,
+    topic_id: uuid.UUID,
+    partition: int,
+    settings: GroupSettings,
+    cap: int,
+) -> int:
+    """The bytes of log from the share partition's next fetch offset to the
+    end (high watermark, or last stable offset), at most ``cap``: what
+    Kafka weighs against a fetch's MinBytes. A partition whose read would
+    fail, or whose batches only the store holds, counts in full."""
+    topic = broker.topics.by_id(topic_id)
+    if topic is None:
+        return cap
+    try:
+        log = broker.partitions.log(topic.name, partition)
+        sp = share_partition(broker, group_id, topic_id, partition, log, settings)
+        offset = sp.next_fetch_offset()
+        end = log.last_stable_offset if settings.read_committed else log.high_watermark
+        if offset >= end:
+            return 0
+        return min(cap, len(log.read(offset, cap, max_offset=end, min_one=True)))
+    except (NotInMemory, KafkaError):
+        return cap
+
+
+def split_by_batch_size(
+    acquired: list[AcquiredRange], batch_bases: list[int], batch_size: int
+) -> list[AcquiredRange]:
+    """A ShareFetch's BatchSize, as Kafka 4.2 uses it out of record-limit
+    mode: records delivered the first time go out in ranges of about
+    ``batch_size`` records, a range ending where a log batch starts once it
+    has that many (``batch_bases``: the base offsets of the batches read, in
+    order). A ``batch_size`` of 0 or less ends one at every log batch.
+    Redelivered ranges are kept whole."""
+    out: list[AcquiredRange] = []
+    for r in acquired:
+        if r.delivery_count != 1 or r.last_offset - r.first_offset + 1 <= batch_size:
+            out.append(r)
+            continue
+        first = r.first_offset
+        for base in batch_bases:
+            if base > r.last_offset:
+                break
+            if base > first and base - first >= batch_size:
+                out.append(AcquiredRange(first, base - 1, r.delivery_count))
+                first = base
+        out.append(AcquiredRange(first, r.last_offset, r.delivery_count))
+    return out

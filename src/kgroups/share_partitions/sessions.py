@@ -26,6 +26,9 @@ from kio.schema.errors import ErrorCode
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
+MAX_MEMBER_ID_LENGTH = 36
+"""Kafka refuses a longer member id in a ShareFetch or ShareAcknowledge (a
+UUID's string is 36 characters)."""
 _MAX_EPOCH = 2**31 - 1
 
 SessionPartition = tuple[uuid.UUID, int]
@@ -45,6 +48,10 @@ class ShareSession:
 
     def advance(self) -> None:
         self.epoch = 1 if self.epoch == _MAX_EPOCH else self.epoch + 1
+
+
+def valid_member_id(member_id: str) -> bool:
+    return 0 < len(member_id) <= MAX_MEMBER_ID_LENGTH
 
 
 class SessionError(Exception):
