@@ -16,7 +16,10 @@ record, and must have done so for all of them before it polls again.
 
 Acknowledgements ride on the next ShareFetch to the broker the records came
 from, or go at once with ShareAcknowledge on ``commit_sync`` /
-``commit_async``. ``close`` acknowledges what is due, closes the share
+``commit_async``. While polls hand out records a fetch already brought, no
+fetch goes, and acknowledgements wait for the one that follows them unless
+half the lock of the records has passed: then they go in a ShareAcknowledge,
+from a timer too, should the application stop polling. ``close`` acknowledges what is due, closes the share
 sessions (the broker releases what this member still holds) and leaves the
 group. The group membership runs as a task on the loop the consumer is used
 from; ``ShareConsumer`` is the blocking edition.
@@ -58,6 +61,8 @@ error (None when they were taken). Kafka's AcknowledgementCommitCallback."""
 AckResults = dict[TopicPartition, Exception | None]
 
 _METADATA_RETRY = 0.1
+_DEFAULT_LOCK_MS = 30_000
+"""Kafka's group.share.record.lock.duration.ms, for a broker that does not say."""
 
 
 def _session_ended() -> KafkaError:
@@ -122,6 +127,10 @@ class AsyncShareConsumer:
         """How long the broker locks the records it hands out (from the last
         ShareFetch; Kafka's acquisitionLockTimeoutMs()); None before one."""
         self._commit_tasks: set[asyncio.Task[AckResults]] = set()
+        self._ack_due_by = float("inf")
+        """When the acknowledgements of buffered records must go at the latest
+        (half their lock after the fetch that acquired them)."""
+        self._ack_timer: asyncio.TimerHandle | None = None
         self._closed = False
 
     # -- what to consume ---------------------------------------------------------
@@ -175,9 +184,11 @@ class AsyncShareConsumer:
             raise RuntimeError("All records must be acknowledged in explicit acknowledgement mode.")
         self._settle_delivered()
         if self._buffer and self._pending:
-            # No fetch this time to carry them: their locks should not run out
-            # while the buffered records are handed out.
-            self._start_acknowledging()
+            # No fetch this time: they wait for the one that follows the buffered
+            # records, unless their locks would run out first.
+            self._defer_acknowledgements()
+        if not self._buffer:
+            self._ack_due_by = float("inf")  # the next fetch carries them
         deadline = self._clock() + max(0.0, timeout)
         while not self._buffer:
             self._membership.check_fatal()
@@ -223,6 +234,26 @@ class AsyncShareConsumer:
         if key not in self._delivered_keys:
             raise RuntimeError("The record cannot be acknowledged.")
         self._acked[key] = int(AcknowledgeType(type))
+
+    def _defer_acknowledgements(self) -> None:
+        """Keep the acknowledgements for the next ShareFetch; send them with
+        ShareAcknowledge once they are due (at once, or when a timer fires,
+        should the application poll no more before then)."""
+        wait = self._ack_due_by - self._clock()
+        if wait <= 0:
+            self._start_acknowledging()
+            return
+        if self._ack_timer is None:
+            self._ack_timer = asyncio.get_running_loop().call_later(wait, self._acknowledge_due)
+
+    def _acknowledge_due(self) -> None:
+        self._ack_timer = None
+        if self._closed or not self._pending:
+            return
+        if self._ack_due_by <= self._clock():
+            self._start_acknowledging()
+        else:
+            self._defer_acknowledgements()
 
     def _settle_delivered(self) -> None:
         """Queue the acknowledgements of the last poll's records: in implicit mode
@@ -318,9 +349,14 @@ class AsyncShareConsumer:
         if not nodes:
             return False
         max_wait = int(min(self.config.fetch_max_wait_ms, max(0.0, remaining) * 1000))
+        sent_at = self._clock()
         await asyncio.gather(
             *(self._fetch_from(n, wanted.get(n, frozenset()), max_wait) for n in sorted(nodes))
         )
+        if self._buffer:
+            # Locks start when the broker acquires, after the fetch was sent.
+            lock_ms = self.acquisition_lock_timeout_ms or _DEFAULT_LOCK_MS
+            self._ack_due_by = min(self._ack_due_by, sent_at + lock_ms / 2000)
         return True
 
     async def _fetch_from(
@@ -533,6 +569,9 @@ class AsyncShareConsumer:
         if self._closed:
             return
         self._closed = True
+        if self._ack_timer is not None:
+            self._ack_timer.cancel()
+            self._ack_timer = None
         try:
             if self._commit_tasks:
                 await asyncio.wait(set(self._commit_tasks), timeout=timeout)
