@@ -19,10 +19,11 @@ from, or go at once with ShareAcknowledge on ``commit_sync`` /
 ``commit_async``. While polls hand out records a fetch already brought, no
 fetch goes, and acknowledgements wait for the one that follows them unless
 half the lock of the records has passed: then they go in a ShareAcknowledge,
-from a timer too, should the application stop polling. ``close`` acknowledges what is due, closes the share
-sessions (the broker releases what this member still holds) and leaves the
-group. The group membership runs as a task on the loop the consumer is used
-from; ``ShareConsumer`` is the blocking edition.
+from a timer too, should the application stop polling. ``close``
+acknowledges what is due, closes the share sessions (the broker releases
+what this member still holds) and leaves the group. The group membership
+runs as a task on the loop the consumer is used from; ``ShareConsumer`` is
+the blocking edition.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from kgroups.client.cluster import ClusterClient
@@ -61,6 +64,9 @@ error (None when they were taken). Kafka's AcknowledgementCommitCallback."""
 AckResults = dict[TopicPartition, Exception | None]
 
 _METADATA_RETRY = 0.1
+_TOPIC_PARTITION = itemgetter(0, 1)
+_OFFSET = itemgetter(2)
+_ACCEPT = int(AcknowledgeType.ACCEPT)
 _DEFAULT_LOCK_MS = 30_000
 """Kafka's group.share.record.lock.duration.ms, for a broker that does not say."""
 
@@ -262,12 +268,13 @@ class AsyncShareConsumer:
             return
         pending = self._pending
         if not self.config.explicit_acknowledgement:
-            for r in self._delivered:
-                tp = TopicPartition(r.topic, r.partition)
+            # A poll's records come in runs of one partition: one step a run.
+            for (topic, partition), run in groupby(self._delivered, _TOPIC_PARTITION):
+                tp = TopicPartition(topic, partition)
                 acks = pending.get(tp)
                 if acks is None:
                     acks = pending[tp] = Acknowledgements()
-                acks.add(r.offset, AcknowledgeType.ACCEPT)
+                acks.add_all(map(_OFFSET, run), _ACCEPT)
             self._delivered, self._delivered_keys = [], None
             return
         for (tp, offset), ack_type in self._acked.items():
