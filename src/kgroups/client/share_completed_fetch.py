@@ -72,9 +72,13 @@ def acquired_records(
         # Each acquired range in this batch is decoded straight into the
         # records poll hands out: one tuple a record, none in between.
         while k < len(ranges) and ranges[k][0] <= header.last_offset:
-            start, end, n = record_span(
-                section, count, ranges[k][0] - base, ranges[k][1] - base, dense
-            )
+            if dense and ranges[k][0] <= base and ranges[k][1] >= header.last_offset:
+                span, n = section, count  # the whole batch: nothing to step over
+            else:
+                start, end, n = record_span(
+                    section, count, ranges[k][0] - base, ranges[k][1] - base, dense
+                )
+                span = section[start:end]
             if n:
                 deliveries = ranges[k][2]
                 found[k] += n
@@ -94,7 +98,7 @@ def acquired_records(
                         ),
                     )
                     for _, _, offset_delta, timestamp_delta, key, _, value, headers in scan_records(
-                        section[start:end], n
+                        span, n
                     )
                 )
             k += 1
