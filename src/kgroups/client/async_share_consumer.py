@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from itertools import groupby
 from operator import itemgetter
@@ -116,7 +115,10 @@ class AsyncShareConsumer:
             on_assignment=self._changed.set,
         )
         self._sessions: dict[int, ShareSession] = {}
-        self._buffer: deque[ShareConsumerRecord] = deque()
+        self._buffer: list[ShareConsumerRecord] = []
+        """Records fetched, not yet handed out: from ``_handed_out`` on (a slice
+        a poll, not a record at a time); emptied when all are."""
+        self._handed_out = 0
         self._source: dict[TopicPartition, int] = {}
         """The broker each partition's records were acquired from: their acks go there."""
         self._delivered: list[ShareConsumerRecord] = []
@@ -159,7 +161,7 @@ class AsyncShareConsumer:
         (a later subscribe joins it again, as a new member epoch)."""
         self._check_open()
         self._settle_delivered()
-        self._buffer.clear()  # still acquired: released as the sessions close
+        self._buffer, self._handed_out = [], 0  # still acquired: released as the sessions close
         self._delivered, self._delivered_keys, self._acked = [], None, {}
         await self._acknowledge_all(closing=True)
         await self._membership.leave()
@@ -205,10 +207,11 @@ class AsyncShareConsumer:
                     await asyncio.wait_for(self._changed.wait(), min(remaining, _METADATA_RETRY))
             if self._clock() >= deadline:
                 break
-        out = [
-            self._buffer.popleft()
-            for _ in range(min(len(self._buffer), self.config.max_poll_records))
-        ]
+        start = self._handed_out
+        out = self._buffer[start : start + self.config.max_poll_records]
+        self._handed_out += len(out)
+        if self._handed_out >= len(self._buffer):
+            self._buffer, self._handed_out = [], 0
         self._delivered, self._delivered_keys, self._acked = out, None, {}
         return out
 
