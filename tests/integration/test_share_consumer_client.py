@@ -164,35 +164,6 @@ def test_a_group_id_of_another_kind_of_group_is_refused(broker: BrokerThread) ->
         consumer.close()
 
 
-def test_acknowledgements_go_while_buffered_records_are_handed_out(
-    broker: BrokerThread,
-) -> None:
-    from kgroups.client.admin import Admin
-
-    share_topic(broker, 1)
-    produce(broker.port, TOPIC, 0, b"a", b"b", b"c")
-    # One fetch acquires the whole batch; polls hand it out one record at a time.
-    consumer = share_consumer(broker, max_poll_records=1)
-
-    async def start_offset() -> int:
-        admin = Admin(broker.bootstrap)
-        try:
-            (offset,) = await admin.describe_share_group_offsets(GROUP)
-        finally:
-            await admin.close()
-        return offset.start_offset
-
-    try:
-        assert [r.value for r in poll_until(consumer, 1)] == [b"a"]
-        assert [r.value for r in consumer.poll(0)] == [b"b"]  # from the buffer; "a" accepted
-        deadline = time.monotonic() + 10
-        while asyncio.run(start_offset()) != 1:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-    finally:
-        consumer.close()
-
-
 def test_records_of_a_partition_given_away_are_still_acknowledged(broker: BrokerThread) -> None:
     from kgroups.client.admin import Admin
 

@@ -16,10 +16,14 @@ record, and must have done so for all of them before it polls again.
 
 Acknowledgements ride on the next ShareFetch to the broker the records came
 from, or go at once with ShareAcknowledge on ``commit_sync`` /
-``commit_async``. ``close`` acknowledges what is due, closes the share
-sessions (the broker releases what this member still holds) and leaves the
-group. The group membership runs as a task on the loop the consumer is used
-from; ``ShareConsumer`` is the blocking edition.
+``commit_async``. While polls hand out records a fetch already brought, no
+fetch goes, and acknowledgements wait for the one that follows them unless
+half the lock of the records has passed: then they go in a ShareAcknowledge,
+from a timer too, should the application stop polling. ``close``
+acknowledges what is due, closes the share sessions (the broker releases
+what this member still holds) and leaves the group. The group membership
+runs as a task on the loop the consumer is used from; ``ShareConsumer`` is
+the blocking edition.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from kgroups.client.cluster import ClusterClient
@@ -58,6 +63,11 @@ error (None when they were taken). Kafka's AcknowledgementCommitCallback."""
 AckResults = dict[TopicPartition, Exception | None]
 
 _METADATA_RETRY = 0.1
+_TOPIC_PARTITION = itemgetter(0, 1)
+_OFFSET = itemgetter(2)
+_ACCEPT = int(AcknowledgeType.ACCEPT)
+_DEFAULT_LOCK_MS = 30_000
+"""Kafka's group.share.record.lock.duration.ms, for a broker that does not say."""
 
 
 def _session_ended() -> KafkaError:
@@ -105,7 +115,10 @@ class AsyncShareConsumer:
             on_assignment=self._changed.set,
         )
         self._sessions: dict[int, ShareSession] = {}
-        self._buffer: deque[ShareConsumerRecord] = deque()
+        self._buffer: list[ShareConsumerRecord] = []
+        """Records fetched, not yet handed out: from ``_handed_out`` on (a slice
+        a poll, not a record at a time); emptied when all are."""
+        self._handed_out = 0
         self._source: dict[TopicPartition, int] = {}
         """The broker each partition's records were acquired from: their acks go there."""
         self._delivered: list[ShareConsumerRecord] = []
@@ -122,6 +135,10 @@ class AsyncShareConsumer:
         """How long the broker locks the records it hands out (from the last
         ShareFetch; Kafka's acquisitionLockTimeoutMs()); None before one."""
         self._commit_tasks: set[asyncio.Task[AckResults]] = set()
+        self._ack_due_by = float("inf")
+        """When the acknowledgements of buffered records must go at the latest
+        (half their lock after the fetch that acquired them)."""
+        self._ack_timer: asyncio.TimerHandle | None = None
         self._closed = False
 
     # -- what to consume ---------------------------------------------------------
@@ -144,7 +161,7 @@ class AsyncShareConsumer:
         (a later subscribe joins it again, as a new member epoch)."""
         self._check_open()
         self._settle_delivered()
-        self._buffer.clear()  # still acquired: released as the sessions close
+        self._buffer, self._handed_out = [], 0  # still acquired: released as the sessions close
         self._delivered, self._delivered_keys, self._acked = [], None, {}
         await self._acknowledge_all(closing=True)
         await self._membership.leave()
@@ -175,9 +192,11 @@ class AsyncShareConsumer:
             raise RuntimeError("All records must be acknowledged in explicit acknowledgement mode.")
         self._settle_delivered()
         if self._buffer and self._pending:
-            # No fetch this time to carry them: their locks should not run out
-            # while the buffered records are handed out.
-            self._start_acknowledging()
+            # No fetch this time: they wait for the one that follows the buffered
+            # records, unless their locks would run out first.
+            self._defer_acknowledgements()
+        if not self._buffer:
+            self._ack_due_by = float("inf")  # the next fetch carries them
         deadline = self._clock() + max(0.0, timeout)
         while not self._buffer:
             self._membership.check_fatal()
@@ -188,10 +207,11 @@ class AsyncShareConsumer:
                     await asyncio.wait_for(self._changed.wait(), min(remaining, _METADATA_RETRY))
             if self._clock() >= deadline:
                 break
-        out = [
-            self._buffer.popleft()
-            for _ in range(min(len(self._buffer), self.config.max_poll_records))
-        ]
+        start = self._handed_out
+        out = self._buffer[start : start + self.config.max_poll_records]
+        self._handed_out += len(out)
+        if self._handed_out >= len(self._buffer):
+            self._buffer, self._handed_out = [], 0
         self._delivered, self._delivered_keys, self._acked = out, None, {}
         return out
 
@@ -224,6 +244,26 @@ class AsyncShareConsumer:
             raise RuntimeError("The record cannot be acknowledged.")
         self._acked[key] = int(AcknowledgeType(type))
 
+    def _defer_acknowledgements(self) -> None:
+        """Keep the acknowledgements for the next ShareFetch; send them with
+        ShareAcknowledge once they are due (at once, or when a timer fires,
+        should the application poll no more before then)."""
+        wait = self._ack_due_by - self._clock()
+        if wait <= 0:
+            self._start_acknowledging()
+            return
+        if self._ack_timer is None:
+            self._ack_timer = asyncio.get_running_loop().call_later(wait, self._acknowledge_due)
+
+    def _acknowledge_due(self) -> None:
+        self._ack_timer = None
+        if self._closed or not self._pending:
+            return
+        if self._ack_due_by <= self._clock():
+            self._start_acknowledging()
+        else:
+            self._defer_acknowledgements()
+
     def _settle_delivered(self) -> None:
         """Queue the acknowledgements of the last poll's records: in implicit mode
         all of them accepted, in explicit mode those acknowledged."""
@@ -231,12 +271,13 @@ class AsyncShareConsumer:
             return
         pending = self._pending
         if not self.config.explicit_acknowledgement:
-            for r in self._delivered:
-                tp = TopicPartition(r.topic, r.partition)
+            # A poll's records come in runs of one partition: one step a run.
+            for (topic, partition), run in groupby(self._delivered, _TOPIC_PARTITION):
+                tp = TopicPartition(topic, partition)
                 acks = pending.get(tp)
                 if acks is None:
                     acks = pending[tp] = Acknowledgements()
-                acks.add(r.offset, AcknowledgeType.ACCEPT)
+                acks.add_all(map(_OFFSET, run), _ACCEPT)
             self._delivered, self._delivered_keys = [], None
             return
         for (tp, offset), ack_type in self._acked.items():
@@ -318,9 +359,14 @@ class AsyncShareConsumer:
         if not nodes:
             return False
         max_wait = int(min(self.config.fetch_max_wait_ms, max(0.0, remaining) * 1000))
+        sent_at = self._clock()
         await asyncio.gather(
             *(self._fetch_from(n, wanted.get(n, frozenset()), max_wait) for n in sorted(nodes))
         )
+        if self._buffer:
+            # Locks start when the broker acquires, after the fetch was sent.
+            lock_ms = self.acquisition_lock_timeout_ms or _DEFAULT_LOCK_MS
+            self._ack_due_by = min(self._ack_due_by, sent_at + lock_ms / 2000)
         return True
 
     async def _fetch_from(
@@ -533,6 +579,9 @@ class AsyncShareConsumer:
         if self._closed:
             return
         self._closed = True
+        if self._ack_timer is not None:
+            self._ack_timer.cancel()
+            self._ack_timer = None
         try:
             if self._commit_tasks:
                 await asyncio.wait(set(self._commit_tasks), timeout=timeout)

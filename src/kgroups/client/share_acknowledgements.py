@@ -4,6 +4,8 @@ one range)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = ["AckBatch", "Acknowledgements"]
 
 AckBatch = tuple[int, int, int]
@@ -19,6 +21,9 @@ class Acknowledgements:
     def add(self, offset: int, ack_type: int) -> None:
         self._types[offset] = ack_type
 
+    def add_all(self, offsets: Iterable[int], ack_type: int) -> None:
+        self._types.update(dict.fromkeys(offsets, ack_type))
+
     def __bool__(self) -> bool:
         return bool(self._types)
 
@@ -26,8 +31,15 @@ class Acknowledgements:
         return set(self._types)
 
     def batches(self) -> list[AckBatch]:
+        offsets = sorted(self._types)
+        if not offsets:
+            return []
+        first, last = offsets[0], offsets[-1]
+        if last - first + 1 == len(offsets) and len(set(self._types.values())) == 1:
+            # The common case (a run of records accepted), found without a loop.
+            return [(first, last, self._types[first])]
         out: list[list[int]] = []
-        for offset in sorted(self._types):
+        for offset in offsets:
             ack_type = self._types[offset]
             if out and out[-1][1] == offset - 1 and out[-1][2] == ack_type:
                 out[-1][1] = offset

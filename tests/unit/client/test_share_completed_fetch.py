@@ -96,3 +96,18 @@ def test_a_batch_failing_its_crc_is_refused() -> None:
     with pytest.raises(KafkaError) as refused:
         acquired_records(TP, bytes(data), [_acquired(3, 4, 1)], check_crcs=True)
     assert refused.value.error_code == ErrorCode.corrupt_message
+
+
+def test_keys_headers_and_timestamps_come_out_as_a_plain_fetch_decodes_them() -> None:
+    from kgroups.records.batch import decode_records
+
+    data = encode_batch(
+        [(b"k0", b"v0", (("h", b"x"),), 1000), (None, None, (), 1005), (b"k2", b"", (), 1010)],
+        base_offset=7,
+    )
+    records, gaps = acquired_records(TP, data, [_acquired(7, 9, 1)], check_crcs=True)
+    assert gaps == []
+    assert [r[2:8] for r in records] == [
+        (o, t, 0, k, v, h) for o, t, k, v, h in decode_records(data)
+    ]
+    assert records[0].headers == (("h", b"x"),) and records[1].value is None

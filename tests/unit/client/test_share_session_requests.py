@@ -51,6 +51,16 @@ def test_acknowledgements_go_as_ranges_of_one_type() -> None:
     assert acks.batches() == [(3, 5, 1), (6, 6, 2), (8, 8, 2), (9, 9, 3)]
 
 
+def test_a_run_of_accepted_offsets_is_one_range() -> None:
+    acks = Acknowledgements()
+    acks.add_all(range(500, 1000), 1)
+    acks.add_all(range(0, 500), 1)
+    assert acks.batches() == [(0, 999, 1)]
+    acks.add(1000, 2)  # another type
+    assert acks.batches() == [(0, 999, 1), (1000, 1000, 2)]
+    assert Acknowledgements().batches() == []
+
+
 def test_a_session_names_its_partitions_once_then_only_changes() -> None:
     session = ShareSession(1)
     opening = _fetch(session, {(T, 0), (T, 1)}, {})
