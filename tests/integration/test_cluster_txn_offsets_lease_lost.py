@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cluster_brokers import wait_for
+from txn_offsets_wire import create_topic, fetch, find_coordinator, txn_commit
 
 from kgroups.errors import ErrorCode
 from kgroups.postgres_store.errors import StoreUnavailable
 
 from broker_thread import BrokerThread
-from txn_offsets_wire import create_topic, fetch, find_coordinator, txn_commit
 
 T = TypeVar("T")
 PRODUCER = 7
@@ -83,8 +83,14 @@ def test_offsets_whose_write_fails_after_the_partition_is_given_up_are_not_ackno
             assert failing.entered.wait(10), "the offsets never reached the store writer"
             # Another producer's offsets, appended behind them meanwhile.
             second = send(PRODUCER + 1, 20)
-            wait_for(lambda: broker.call(lambda: bool(home.logs.get(("__consumer_offsets", 0))
-                     and home.logs[("__consumer_offsets", 0)]._pending)))
+            wait_for(
+                lambda: broker.call(
+                    lambda: bool(
+                        home.logs.get(("__consumer_offsets", 0))
+                        and home.logs[("__consumer_offsets", 0)]._pending
+                    )
+                )
+            )
             # The broker gives its partitions up (its lease could not be
             # renewed), then the write fails.
             broker.call(lambda: home.follow({}, {}))
