@@ -20,6 +20,9 @@ class TxnBatches:
         self._markers: dict[int, tuple[int, bool, int]] = {}
         # Per batch id, the pending offsets' changes to undo if it fails.
         self._undo: dict[int, list[Change]] = {}
+        # Batches whose changes an earlier batch's failure took back: they held
+        # offsets all the same, when their own failure is reported.
+        self._taken_back: set[int] = set()
 
     def call_done(self, token: AppendToken | None) -> None:
         """The call's changes to pending offsets go with its batch, if any."""
@@ -36,6 +39,8 @@ class TxnBatches:
         if self._undo:
             for done in [b for b in self._undo if b <= batch_id]:
                 del self._undo[done]
+        if self._taken_back:
+            self._taken_back = {b for b in self._taken_back if b > batch_id}
         if self._markers:
             for done in sorted(b for b in self._markers if b <= batch_id):
                 self._end_transaction(*self._markers.pop(done))
@@ -45,13 +50,18 @@ class TxnBatches:
         it changes no pending offset until durable, so no later batch builds
         on it. Pending offsets not stored go, with the changes of later
         batches in flight, which built on them (newest first). Whether the
-        batch held a marker or pending offsets: then its answer said they
+        batch held a marker or pending offsets (its own, or taken back
+        already with an earlier batch's failure): then its answer said they
         were stored, and it must not stand."""
         if self._markers.pop(batch_id, None) is not None:
             return True
-        held_offsets = bool(self._undo.get(batch_id))
+        held_offsets = bool(self._undo.get(batch_id)) or batch_id in self._taken_back
+        self._taken_back.discard(batch_id)
         for failed_id in sorted((b for b in self._undo if b >= batch_id), reverse=True):
-            self._txn.undo(self._undo.pop(failed_id))
+            changes = self._undo.pop(failed_id)
+            self._txn.undo(changes)
+            if failed_id != batch_id and changes:
+                self._taken_back.add(failed_id)
         return held_offsets
 
     def replay(self, key: bytes, value: bytes | None, producer_id: int) -> bool:

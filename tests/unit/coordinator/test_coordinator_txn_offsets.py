@@ -527,3 +527,33 @@ def test_a_failed_txn_commit_takes_later_calls_on_its_offsets_with_it(h: TxnHarn
     assert h.stable_fetch("g", {"t": [0]}) == {("t", 0): (-1, OK)}
     h.end_txn(commit=True)
     assert offset(h, "g", "t", 0) == -1
+
+
+def test_members_txn_commits_that_fail_in_turn_are_both_answered_with_the_error(
+    h: TxnHarness,
+) -> None:
+    # Two members' transactions send offsets; both writes fail, the first
+    # reported first. Taking the first back takes the second's pending offsets
+    # with it: the second must not then stand as a batch that stored nothing.
+    members, generation = h.form_group("g", 2)
+    first = h.shard.txn_offset_commit(
+        txn_request("g", {("t", 0): 10}, member_id=members[0], generation=generation),
+        h.ctx(h.token("first"), 5),
+        h.now,
+    )
+    second = h.shard.txn_offset_commit(
+        txn_request("g", {("t", 1): 20}, OTHER_PID, member_id=members[1], generation=generation),
+        h.ctx(h.token("second"), 5),
+        h.now,
+    )
+    answers = {}
+    for result in (first, second):
+        assert result.append_token is not None
+        failed = h.shard.append_failed(result.append_token, ErrorCode.kafka_storage_error, h.now)
+        for token, response in failed.replies:
+            answers[token] = response
+    assert len(answers) == 2, answers
+    assert all(
+        p.error_code is not OK for r in answers.values() for t in r.topics for p in t.partitions
+    ), answers
+    assert h.stable_fetch("g", {"t": [0, 1]}) == {("t", 0): (-1, OK), ("t", 1): (-1, OK)}
