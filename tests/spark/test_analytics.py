@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -152,43 +151,26 @@ def recorded(spark_broker: BrokerThread) -> str:
     return spark_broker.bootstrap
 
 
-# The last 10 ticks' log ends (Burrow's broker offsets) reach 50 s back: none at or
-# below the stopped groups' last commits, 60 s ago.
-INTERVAL_MS = 5 * SECOND
-
-
-@dataclass
-class Run:
-    output: str
-    summary: dict[str, Any]
-    lines: list[str]
-
-
-@pytest.fixture(scope="module")
-def recorded_run(spark: Any, recorded: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """The job on the recorded scenario as a user runs it (a log this small is read
-    and analysed on the driver): the tables checked below, and those the
-    executors' path must equal."""
+def test_analytics_on_a_recorded_scenario(
+    spark: Any, spark_broker: BrokerThread, recorded: str, tmp_path: Path
+) -> None:
     from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
 
     lines: list[str] = []
-    out = str(tmp_path_factory.mktemp("recorded") / "analytics")
+    out = str(tmp_path / "analytics")
     summary = run_analytics(
         spark,
         AnalyticsConfig(
-            bootstrap=recorded,
+            bootstrap=spark_broker.bootstrap,
             output=out,
             offsets_topic="recorded-offsets",
-            interval_ms=INTERVAL_MS,
+            # The last 10 ticks' log ends (Burrow's broker offsets) reach 50 s back:
+            # none at or below the stopped groups' last commits, 60 s ago.
+            interval_ms=5 * SECOND,
             now_ms=NOW,
         ),
         Progress(steps=7, write=lines.append),
     )
-    return Run(out, summary, lines)
-
-
-def test_analytics_on_a_recorded_scenario(spark: Any, recorded_run: Run) -> None:
-    out, summary, lines = recorded_run.output, recorded_run.summary, recorded_run.lines
     assert [line.split("]")[0] for line in lines[::2]] == [f"[analytics {i}/7" for i in range(1, 8)]
 
     commits = spark.read.parquet(f"{out}/commits")
@@ -240,47 +222,39 @@ def test_analytics_on_a_recorded_scenario(spark: Any, recorded_run: Run) -> None
     assert rebalances[2].not_stable_ms == 20 * SECOND - (8 * SECOND + 10 * SECOND)
     assert rebalances[-1].emptied
 
-    report = (Path(out) / "report.html").read_text()
+    report = (tmp_path / "analytics" / "report.html").read_text()
     assert report.count("<svg") == len(summary["status"])
     assert "left or expired: b-1" in report and "session expired" not in report
     assert "http" not in report.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
 def test_a_small_log_read_on_the_driver_gives_the_executors_tables(
-    spark: Any,
-    recorded: str,
-    recorded_run: Run,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    spark: Any, recorded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The small-log path (read, decode and analyse on the driver) and the executors'
     path write the same tables and the same report from the same log."""
-    from kgroups.spark.analytics.job import (
-        DRIVER_READ_RECORDS,
-        AnalyticsConfig,
-        Progress,
-        run_analytics,
-    )
+    from kgroups.spark.analytics.job import AnalyticsConfig, Progress, run_analytics
     from kgroups.spark.analytics.tables import decoded_offsets_log
 
     for on_driver in (False, True):
         decoded_offsets_log(spark, recorded, "recorded-offsets", on_driver=on_driver).explain()
         assert ("MapInArrow" in capsys.readouterr().out) != on_driver
 
-    assert len(_offsets_log()) < DRIVER_READ_RECORDS  # the recorded run read on the driver
-    outputs = {"executors": str(tmp_path / "executors"), "driver": recorded_run.output}
-    run_analytics(
-        spark,
-        AnalyticsConfig(
-            bootstrap=recorded,
-            output=outputs["executors"],
-            offsets_topic="recorded-offsets",
-            interval_ms=INTERVAL_MS,
-            now_ms=NOW,
-            driver_read_records=0,
-        ),
-        Progress(steps=7, write=lambda line: None),
-    )
+    outputs = {}
+    for name, driver_records in (("executors", 0), ("driver", 10_000)):
+        outputs[name] = out = str(tmp_path / name)
+        run_analytics(
+            spark,
+            AnalyticsConfig(
+                bootstrap=recorded,
+                output=out,
+                offsets_topic="recorded-offsets",
+                interval_ms=10 * SECOND,
+                now_ms=NOW,
+                driver_read_records=driver_records,
+            ),
+            Progress(steps=7, write=lambda line: None),
+        )
     tables = ("commits", "generations", "lag", "partition_status", "group_status")
     for table in (*tables, "rebalances", "epochs"):
         executors = spark.read.parquet(f"{outputs['executors']}/{table}")
