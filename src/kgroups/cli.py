@@ -11,6 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+# Before kio's first import: no kgroups command uses kio's hypothesis strategies,
+# which cost a fresh process more than all its other imports when installed.
+import kgroups.testing.kio_import  # noqa: F401 (see there)
 from kgroups import __version__
 from kgroups.client.config_schema import ConfigError as ClientConfigError
 from kgroups.client.exceptions import AuthenticationFailedError

@@ -6,11 +6,14 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
+import pytest
 from cluster_brokers import (
     SESSION_MS,
     cluster_broker,
@@ -30,71 +33,101 @@ from kgroups.protocol.types import ProducerId, i16
 
 from raw_wire import call_once
 
+if TYPE_CHECKING:
+    from kgroups.postgres_store.local_server import LocalPostgres
+
+    from process_broker import BrokerProcess
+
+
+def _shared_cluster(
+    factory: pytest.TempPathFactory, server: LocalPostgres, count: int
+) -> Iterator[list[BrokerProcess]]:
+    from postgres import fresh_database
+
+    with running_cluster(factory.mktemp(f"cluster{count}"), fresh_database(server), count) as b:
+        yield b
+
+
+# The tests that only create topics of their own and read and write them share
+# a cluster; those that kill, pause or cut a broker start their own.
+@pytest.fixture(scope="module")
+def two_brokers(
+    tmp_path_factory: pytest.TempPathFactory, postgres_server: LocalPostgres
+) -> Iterator[list[BrokerProcess]]:
+    yield from _shared_cluster(tmp_path_factory, postgres_server, 2)
+
+
+@pytest.fixture(scope="module")
+def three_brokers(
+    tmp_path_factory: pytest.TempPathFactory, postgres_server: LocalPostgres
+) -> Iterator[list[BrokerProcess]]:
+    yield from _shared_cluster(tmp_path_factory, postgres_server, 3)
+
 
 def test_a_topic_created_through_one_broker_is_seen_by_every_broker(
-    tmp_path: Path, store_url: str
+    two_brokers: list[BrokerProcess],
 ) -> None:
-    with running_cluster(tmp_path, store_url, 2) as (a, b):
-        assert create_topic(a.port, "spread", 4) == ErrorCode.none
-        by_a = leaders(a.port, "spread")
-        wait_for(lambda: Counter(leaders(b.port, "spread").values()) == Counter({1: 2, 2: 2}))
-        seen_a = metadata(a.port, "spread")
-        seen_b = metadata(b.port, "spread")
-        assert seen_a.topics[0].topic_id == seen_b.topics[0].topic_id
-        assert seen_a.topics[0].topic_id.int != 0
-        assert sorted(x.node_id for x in seen_b.brokers) == [1, 2]
-        assert {x.node_id: x.port for x in seen_a.brokers} == {1: a.port, 2: b.port}
-        assert set(by_a) == {0, 1, 2, 3}
-        # A second creation through the other broker is refused.
-        assert create_topic(b.port, "spread", 1) == ErrorCode.topic_already_exists
+    a, b = two_brokers
+    assert create_topic(a.port, "spread", 4) == ErrorCode.none
+    by_a = leaders(a.port, "spread")
+    wait_for(lambda: Counter(leaders(b.port, "spread").values()) == Counter({1: 2, 2: 2}))
+    seen_a = metadata(a.port, "spread")
+    seen_b = metadata(b.port, "spread")
+    assert seen_a.topics[0].topic_id == seen_b.topics[0].topic_id
+    assert seen_a.topics[0].topic_id.int != 0
+    assert sorted(x.node_id for x in seen_b.brokers) == [1, 2]
+    assert {x.node_id: x.port for x in seen_a.brokers} == {1: a.port, 2: b.port}
+    assert set(by_a) == {0, 1, 2, 3}
+    # A second creation through the other broker is refused.
+    assert create_topic(b.port, "spread", 1) == ErrorCode.topic_already_exists
 
 
 def test_only_the_leader_takes_writes_and_reads_of_a_partition(
-    tmp_path: Path, store_url: str
+    two_brokers: list[BrokerProcess],
 ) -> None:
-    with running_cluster(tmp_path, store_url, 2) as brokers:
-        ports = {1: brokers[0].port, 2: brokers[1].port}
-        assert create_topic(ports[1], "t", 2) == ErrorCode.none
-        wait_for(lambda: set(leaders(ports[1], "t").values()) == {1, 2})
-        wait_for(lambda: leaders(ports[2], "t") == leaders(ports[1], "t"))
-        for partition, leader in leaders(ports[1], "t").items():
-            other = ports[3 - leader]
-            # A stale view may still be catching up: the leader answers once it knows.
-            port = ports[leader]
-            wait_for(lambda p=partition, at=port: produce(at, "t", p, b"x")[0] == ErrorCode.none)
-            assert produce(other, "t", partition, b"y")[0] == ErrorCode.not_leader_or_follower
-            assert fetch(other, "t", partition, 0)[0] == ErrorCode.not_leader_or_follower
-            error, base = produce(ports[leader], "t", partition, b"a", b"b")
-            assert error == ErrorCode.none
-            assert fetch(ports[leader], "t", partition, base) == (ErrorCode.none, [b"a", b"b"])
+    brokers = two_brokers
+    ports = {1: brokers[0].port, 2: brokers[1].port}
+    assert create_topic(ports[1], "t", 2) == ErrorCode.none
+    wait_for(lambda: set(leaders(ports[1], "t").values()) == {1, 2})
+    wait_for(lambda: leaders(ports[2], "t") == leaders(ports[1], "t"))
+    for partition, leader in leaders(ports[1], "t").items():
+        other = ports[3 - leader]
+        # A stale view may still be catching up: the leader answers once it knows.
+        port = ports[leader]
+        wait_for(lambda p=partition, at=port: produce(at, "t", p, b"x")[0] == ErrorCode.none)
+        assert produce(other, "t", partition, b"y")[0] == ErrorCode.not_leader_or_follower
+        assert fetch(other, "t", partition, 0)[0] == ErrorCode.not_leader_or_follower
+        error, base = produce(ports[leader], "t", partition, b"a", b"b")
+        assert error == ErrorCode.none
+        assert fetch(ports[leader], "t", partition, base) == (ErrorCode.none, [b"a", b"b"])
 
 
 def test_confluent_kafka_produces_and_consumes_across_three_brokers(
-    tmp_path: Path, store_url: str
+    three_brokers: list[BrokerProcess],
 ) -> None:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
-    with running_cluster(tmp_path, store_url, 3) as brokers:
-        bootstrap = brokers[0].bootstrap  # one broker; the others come from Metadata
-        assert create_topic(brokers[0].port, "ck", 3) == ErrorCode.none
-        wait_for(lambda: set(leaders(brokers[0].port, "ck").values()) == {1, 2, 3})
-        failed: list[object] = []
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-        sent = [f"v{i}".encode() for i in range(300)]
-        for i, value in enumerate(sent):
-            producer.produce(
-                "ck", value, partition=i % 3, on_delivery=lambda e, _m: e and failed.append(e)
-            )
-        assert producer.flush(20) == 0
-        assert failed == []
-        consumer = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": "ck", "enable.auto.commit": False}
+    brokers = three_brokers
+    bootstrap = brokers[0].bootstrap  # one broker; the others come from Metadata
+    assert create_topic(brokers[0].port, "ck", 3) == ErrorCode.none
+    wait_for(lambda: set(leaders(brokers[0].port, "ck").values()) == {1, 2, 3})
+    failed: list[object] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    sent = [f"v{i}".encode() for i in range(300)]
+    for i, value in enumerate(sent):
+        producer.produce(
+            "ck", value, partition=i % 3, on_delivery=lambda e, _m: e and failed.append(e)
         )
-        consumer.assign([TopicPartition("ck", p, OFFSET_BEGINNING) for p in range(3)])
-        got: list[bytes] = []
-        wait_for(lambda: _poll_into(consumer, got) and len(got) >= len(sent), timeout=20)
-        consumer.close()
-        assert sorted(got) == sorted(sent)
+    assert producer.flush(20) == 0
+    assert failed == []
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "ck", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition("ck", p, OFFSET_BEGINNING) for p in range(3)])
+    got: list[bytes] = []
+    wait_for(lambda: _poll_into(consumer, got) and len(got) >= len(sent), timeout=20)
+    consumer.close()
+    assert sorted(got) == sorted(sent)
 
 
 def _poll_into(consumer: object, got: list[bytes]) -> bool:
@@ -105,37 +138,37 @@ def _poll_into(consumer: object, got: list[bytes]) -> bool:
 
 
 def test_kafka_python_produces_and_consumes_in_a_group_across_three_brokers(
-    tmp_path: Path, store_url: str
+    three_brokers: list[BrokerProcess],
 ) -> None:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-    with running_cluster(tmp_path, store_url, 3) as brokers:
-        bootstrap = brokers[1].bootstrap
-        assert create_topic(brokers[1].port, "kp", 3) == ErrorCode.none
-        wait_for(lambda: set(leaders(brokers[1].port, "kp").values()) == {1, 2, 3})
-        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
-        sent = [f"v{i}".encode() for i in range(150)]
-        futures = [producer.send("kp", v, partition=i % 3) for i, v in enumerate(sent)]
-        producer.flush(20)
-        assert {f.get(10).partition for f in futures} == {0, 1, 2}
-        producer.close()
-        # A consumer group: its coordinator is whichever broker leads its
-        # offsets partition, found through FindCoordinator.
-        consumer = KafkaConsumer(
-            "kp",
-            bootstrap_servers=bootstrap,
-            group_id="kp-group",
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            consumer_timeout_ms=2000,
-        )
-        got: list[bytes] = []
-        wait_for(lambda: got.extend(m.value for m in consumer) or len(got) >= len(sent), 20)
-        consumer.commit()
-        committed = {p: consumer.committed(TopicPartition("kp", p)) for p in range(3)}
-        consumer.close()
-        assert sorted(got) == sorted(sent)
-        assert sum(committed.values()) == len(sent)
+    brokers = three_brokers
+    bootstrap = brokers[1].bootstrap
+    assert create_topic(brokers[1].port, "kp", 3) == ErrorCode.none
+    wait_for(lambda: set(leaders(brokers[1].port, "kp").values()) == {1, 2, 3})
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    sent = [f"v{i}".encode() for i in range(150)]
+    futures = [producer.send("kp", v, partition=i % 3) for i, v in enumerate(sent)]
+    producer.flush(20)
+    assert {f.get(10).partition for f in futures} == {0, 1, 2}
+    producer.close()
+    # A consumer group: its coordinator is whichever broker leads its
+    # offsets partition, found through FindCoordinator.
+    consumer = KafkaConsumer(
+        "kp",
+        bootstrap_servers=bootstrap,
+        group_id="kp-group",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=2000,
+    )
+    got: list[bytes] = []
+    wait_for(lambda: got.extend(m.value for m in consumer) or len(got) >= len(sent), 20)
+    consumer.commit()
+    committed = {p: consumer.committed(TopicPartition("kp", p)) for p in range(3)}
+    consumer.close()
+    assert sorted(got) == sorted(sent)
+    assert sum(committed.values()) == len(sent)
 
 
 def test_kill_9_of_a_leader_moves_its_partitions_and_loses_no_acknowledged_record(

@@ -100,3 +100,11 @@ def test_kio_keeps_its_strategies_when_hypothesis_came_first() -> None:
         "print(st.from_type(i32).example() in range(-2**31, 2**31))\n"
     )
     assert out.strip() == "True"
+
+
+def test_the_command_line_imports_kio_without_hypothesis() -> None:
+    """Every `kgroups` process (a broker under `kgroups serve` too) starts without
+    kio's hypothesis strategies: on a machine with hypothesis installed they cost
+    a fresh interpreter more than the rest of its imports."""
+    out = _run("import sys\nimport kgroups.cli\nprint('hypothesis' in sys.modules)\n")
+    assert out.strip() == "False"

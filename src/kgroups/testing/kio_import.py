@@ -4,7 +4,8 @@ When hypothesis is installed, kio imports it on its own import to register
 strategies for kio's primitive types (``st.from_type(i32)``): a third of the
 CPU a fresh interpreter spends before its first test broker answers, for
 strategies a broker never uses. So the first import of kio made by
-``kgroups.testing`` hides hypothesis; a process that imported hypothesis
+``kgroups.testing`` or by the command line (``kgroups serve`` and every other
+command) hides hypothesis; a process that imported hypothesis
 before keeps kio's strategies, and one that imports it later has hypothesis
 in full, only without strategies registered for kio's types.
 """
