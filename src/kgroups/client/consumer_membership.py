@@ -400,7 +400,20 @@ class ConsumerMembership:
         log.info("group %s: %s (the heartbeat keeps the member current)", self.group_id, reason)
 
     def reset_generation_on_error(self, error: ErrorCode, sent: Generation) -> None:
-        # The next heartbeat meets the same error and fences the member.
+        """A commit made in ``sent`` was refused. UNKNOWN_MEMBER_ID under the
+        epoch the member still holds: the coordinator fenced it (its session
+        ran out while its heartbeats could not get through, say), so its
+        partitions are another member's already. It gives them up now, as
+        lost, rather than when its own heartbeat next gets an answer. Else the
+        next heartbeat, at once, says where the member stands."""
+        if (
+            error == ErrorCode.unknown_member_id
+            and self.in_group()
+            and sent.generation_id == self.epoch
+            and sent.member_id == self.member_id
+        ):
+            self._fence(error, 0.0)
+            return
         self._next_heartbeat = 0.0
 
 

@@ -238,3 +238,27 @@ def test_an_answer_to_a_heartbeat_sent_before_leaving_is_ignored_after_rejoining
     member.join(2.2)
     member.on_heartbeat_response(answer(epoch=3), before_leaving, 2.3)
     assert member.state is MemberState.JOINING and member.epoch == 0
+
+
+def test_a_commit_the_coordinator_answers_unknown_member_fences_the_member() -> None:
+    # The coordinator says it does not know the member (its session ran out
+    # while it could not heartbeat): its partitions are another member's now,
+    # and it gives them up at once, not when its own heartbeat gets through.
+    member, _ = _member()
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=5, partitions=(0,)), sent, 0.1)
+    assert member.on_reconciled(frozenset({(TOPIC_ID, 0)}), member.incarnation, 0.2)
+    made_in = member.generation_for_commit()
+    member.reset_generation_on_error(ErrorCode.unknown_member_id, made_in)
+    assert member.state is MemberState.FENCED and member.needs_release()
+
+
+def test_a_commit_answered_for_an_older_epoch_does_not_fence_the_member() -> None:
+    member, _ = _member()
+    _, sent = member.heartbeat_request(1, 0.0)
+    member.on_heartbeat_response(answer(epoch=5), sent, 0.1)
+    made_in = member.generation_for_commit()
+    _, sent = member.heartbeat_request(1, 2.1)
+    member.on_heartbeat_response(answer(epoch=6), sent, 2.2)
+    member.reset_generation_on_error(ErrorCode.unknown_member_id, made_in)
+    assert member.in_group() and member.epoch == 6
