@@ -24,7 +24,10 @@ the anomaly it finds; a correct broker gives none.
   librdkafka under the consumer protocol has no session timeout of its own,
   against Kafka too) owns them, as far as the group is concerned, until its
   last acknowledged commit: the coordinator's part is to hand them on only
-  once it stopped acknowledging that member.
+  once it stopped acknowledging that member. Time a member spent in one
+  client call far past that call's timeout (``stalled``: librdkafka stuck,
+  see wedged.py) is not counted: no broker can make a stuck client hear of a
+  revocation, and its next call to the group is fenced.
 - commit-regressed: a read of the committed offsets (or a new owner's first
   offset) behind a commit acknowledged before that read began.
 - aborted-read: a read_committed consumer returned a record of an aborted
@@ -208,8 +211,11 @@ def _ownership(
     intervals: dict[tuple[str, int], list[tuple[float, float, str]]] = defaultdict(list)
     last_seen: dict[str, float] = {}
     acknowledged: dict[str, list[float]] = defaultdict(list)  # commits, of unfenced members
+    stalls: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for op in ops:
         last_seen[op.process] = op.time
+        if op.f == "stalled":
+            stalls[op.process].append((op.value["since"], op.time))
         if op.process in unfenced and op.f == "commit" and op.type == OK:
             acknowledged[op.process].append(op.time)
         if op.type != OK or op.f not in ("assigned", "revoked"):
@@ -232,7 +238,9 @@ def _ownership(
             for other_start, other_end, other in spans[i + 1 :]:
                 if other_start >= end:
                     break
-                overlap = min(held, other_end) - other_start
+                overlap = _uncovered(
+                    other_start, min(held, other_end), stalls[owner] + stalls[other]
+                )
                 if stuck & {owner, other}:
                     continue
                 if other != owner and overlap > session_bound + deaf_s.get(group, 0.0):
@@ -245,6 +253,18 @@ def _ownership(
                             f" overlap {overlap:.1f} s",
                         ),
                     )
+
+
+def _uncovered(lo: float, hi: float, windows: list[tuple[float, float]]) -> float:
+    """How much of [lo, hi] no window covers."""
+    length = max(0.0, hi - lo)
+    at = lo
+    for start, end in sorted(windows):
+        start, end = max(start, at), min(end, hi)
+        if end > start:
+            length -= end - start
+            at = end
+    return length
 
 
 def _commits(ops: list[Op]) -> Finding:

@@ -284,10 +284,15 @@ class ConfluentTransformer:
     @contextlib.contextmanager
     def _calling(self) -> Iterator[None]:
         self.calling_since = time.monotonic()
+        since = self.history.now()
         try:
             yield
         finally:
             self.calling_since = None
+            if self.history.now() - since > STUCK_S:
+                # Far past the call's timeout: the client library was stuck
+                # (see wedged.py); the checker does not judge the member by it.
+                self.history.add(self.name, INFO, "stalled", since=since)
 
     def stuck(self) -> bool:
         """In one call far beyond its timeout: stuck in librdkafka (see

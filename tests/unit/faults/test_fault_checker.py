@@ -216,3 +216,17 @@ def test_a_member_cut_from_its_coordinator_is_judged_by_its_last_acknowledged_co
     assert [a.kind for a in check(h.ops, BOUND, unfenced=frozenset({"c1"})).anomalies] == [
         "double-owner"
     ]
+
+
+def test_time_a_member_spent_stalled_in_one_client_call_is_not_judged() -> None:
+    # c1 was stuck in a call from t=2 to t=40, far past its timeout: it could
+    # not hear that c2 had its partition since t=3.
+    h = H().add(0, "c1", OK, "assigned", group="g", partitions=[0])
+    h.add(3, "c2", OK, "assigned", group="g", partitions=[0])
+    h.add(40, "c1", INFO, "stalled", since=2.0)
+    h.add(40.5, "c1", OK, "revoked", group="g", partitions=[0])
+    h.add(50, "c2", OK, "poll", group="g", records=[])
+    assert kinds(h) == []
+    # Owning it at once outside the stall is still a double owner.
+    h.ops[-3] = Op(2, 40, "c1", INFO, "stalled", {"since": 30.0})
+    assert kinds(h) == ["double-owner"]
