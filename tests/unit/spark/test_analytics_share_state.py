@@ -144,7 +144,7 @@ def test_a_share_partitions_history_record_by_record() -> None:
         "event",
         "start_offset",
         "in_flight_end",
-        "to_redeliver",
+        "delivered_not_done",
         "acknowledged",
         "archived",
         "redelivered",
@@ -155,7 +155,7 @@ def test_a_share_partitions_history_record_by_record() -> None:
     )
     assert [tuple(row.get(c) for c in columns) for row in history] == [
         ("snapshot", 0, 0, 0, 0, 0, 0, None, 0, 0, 0),
-        ("snapshot", 5, 12, 5, 2, 0, 0, 5, 5, 5, 0),
+        ("snapshot", 5, 12, 5, 2, 0, 0, 5, 5, 0, 0),
         ("update", 5, 12, 3, 2, 2, 5, 0, 5, 5, 2),
         ("update", 12, 12, 0, 0, 0, 0, 7, 12, 5, 2),
         ("deleted", None, None, None, None, None, None, None, None, None, None),

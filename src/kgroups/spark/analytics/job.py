@@ -343,8 +343,8 @@ def run_analytics(
     share_reports = _share_reports(config, state, share_moves)
     progress.done(
         f"{state_size or 0} state records of "
-        f"{sum(len(r.partitions) for r in share_reports)} share partitions, "
-        f"{len(share_reports)} share groups"
+        f"{sum(len(r.partitions) for r in share_reports)} share partition(s), "
+        f"{len(share_reports)} share group(s)"
     )
 
     progress.step("writing report.html")
@@ -428,7 +428,7 @@ def _share_reports(
                 partition=row.partition,
                 start_offset=row.start_offset,
                 in_flight=row.in_flight_end - row.start_offset,
-                to_redeliver=row.to_redeliver,
+                delivered_not_done=row.delivered_not_done,
                 acknowledged=row.acknowledged,
                 archived=row.archived,
                 completed_total=row.completed_total,

@@ -13,13 +13,15 @@ new start offset unless it is -1 (Kafka's share coordinator applies them so).
 The records are replayed in log order, one row each, with what the state
 says at that moment about the records between the start offset and the last
 one it names (the in-flight window), and, over the history so far, how many
-distinct records the state has ever shown delivered, offered again or
-archived. The state is written when a delivery ends (acknowledged,
+distinct records the state has ever shown delivered, delivered more than
+once, or archived. The state is written when a delivery ends (acknowledged,
 released, timed out) or the start offset moves, not when records are
 acquired, so a record acquired and acknowledged between two writes never
 appears in it: the ``*_seen`` counts are lower bounds, and
 ``completed_total`` (how far the start offset moved) is the exact count of
-records done with, however they ended.
+records done with, however they ended. A record delivered and not done with
+(``delivered_not_done``) was either acquired when the state was written or
+offered again: stored, both are AVAILABLE with their delivery count.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ SHARE_STATE_SCHEMA = struct(
     ("snapshot_epoch", "int"),
     ("start_offset", "long"),
     ("in_flight_end", "long"),
-    ("to_redeliver", "long"),
+    ("delivered_not_done", "long"),
     ("acknowledged", "long"),
     ("archived", "long"),
     ("delivered", "long"),
@@ -146,8 +148,7 @@ class _Partition:
         for s in self.spans:
             if s.count >= 1:
                 self.delivered.add(s.first, s.last)
-            # Back to AVAILABLE after a delivery: its next one is a redelivery.
-            if s.count >= 2 or (s.state in _OFFERED and s.count >= 1):
+            if s.count >= 2:
                 self.redelivered.add(s.first, s.last)
             if s.state == _ARCHIVED:
                 self.archived.add(s.first, s.last)
@@ -206,7 +207,9 @@ def partition_history(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
                 "event": _EVENTS[kind],
                 "start_offset": start,
                 "in_flight_end": max([start] + [s.last + 1 for s in spans]),
-                "to_redeliver": _sum(s for s in spans if s.state in _OFFERED and s.count >= 1),
+                "delivered_not_done": _sum(
+                    s for s in spans if s.state in _OFFERED and s.count >= 1
+                ),
                 "acknowledged": _sum(s for s in spans if s.state == _ACKNOWLEDGED),
                 "archived": _sum(s for s in spans if s.state == _ARCHIVED),
                 "delivered": _sum(s for s in spans if s.count >= 1),

@@ -27,7 +27,7 @@ class SharePartitionNow:
     partition: int
     start_offset: int
     in_flight: int
-    to_redeliver: int
+    delivered_not_done: int
     acknowledged: int
     archived: int
     completed_total: int
@@ -130,7 +130,7 @@ def render_share_groups(reports: Sequence[ShareGroupReport]) -> str:
         f"<tr><td>{html.escape(r.group)}</td><td>{_cell(r.members)}</td>"
         f"<td>{len(r.partitions)}</td>"
         f"<td>{_cell(sum(p.completed_total for p in r.partitions))}</td>"
-        f"<td>{_cell(sum(p.to_redeliver for p in r.partitions))}</td>"
+        f"<td>{_cell(sum(p.delivered_not_done for p in r.partitions))}</td>"
         f"<td>{_cell(sum(p.redelivered_seen for p in r.partitions))}</td>"
         f"<td>{_cell(sum(p.archived_seen for p in r.partitions))}</td></tr>"
         for r in reports
@@ -140,7 +140,7 @@ def render_share_groups(reports: Sequence[ShareGroupReport]) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(p.topic)}</td><td>{p.partition}</td>"
             f"<td>{_cell(p.start_offset)}</td><td>{_cell(p.log_end)}</td><td>{_cell(p.lag)}</td>"
-            f"<td>{_cell(p.in_flight)}</td><td>{_cell(p.to_redeliver)}</td>"
+            f"<td>{_cell(p.in_flight)}</td><td>{_cell(p.delivered_not_done)}</td>"
             f"<td>{_cell(p.acknowledged)}</td><td>{_cell(p.archived)}</td>"
             f"<td>{_cell(p.completed_total)}</td><td>{_cell(p.redelivered_seen)}</td>"
             f"<td>{_cell(p.archived_seen)}</td></tr>"
@@ -153,7 +153,7 @@ def render_share_groups(reports: Sequence[ShareGroupReport]) -> str:
             f"{_chart(r, start, end)}"
             "<h3>Share partitions now</h3><table><tr><th>topic</th><th>partition</th>"
             "<th>start offset</th><th>log end</th><th>lag</th><th>in flight</th>"
-            "<th>to redeliver</th><th>acknowledged</th><th>archived</th>"
+            "<th>delivered, not done</th><th>acknowledged</th><th>archived</th>"
             "<th>done with (total)</th><th>redelivered (seen)</th><th>archived (seen)</th>"
             f"</tr>{rows}</table>" + (epoch_table(r.epochs) if r.epochs else "") + "</section>"
         )
@@ -163,6 +163,6 @@ def render_share_groups(reports: Sequence[ShareGroupReport]) -> str:
         "what happened: a record acquired and acknowledged between two stored states leaves "
         "no trace but the start offset's move.</p>"
         "<table><tr><th>group</th><th>members</th><th>share partitions</th>"
-        "<th>done with</th><th>to redeliver</th><th>redelivered (seen)</th>"
+        "<th>done with</th><th>delivered, not done</th><th>redelivered (seen)</th>"
         f"<th>archived (seen)</th></tr>{summary}</table>{''.join(sections)}"
     )
