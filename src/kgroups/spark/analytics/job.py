@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
-from kgroups.spark.analytics.consumer_epochs import consumer_epochs, share_epochs
+from kgroups.spark.analytics.consumer_epochs import EPOCHS_SCHEMA, consumer_epochs, share_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
 from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
@@ -321,10 +321,16 @@ def run_analytics(
 
     progress.step(f"reading {config.share_state_topic}: share partitions' delivery state")
     sc.setJobDescription("kgroups analytics: share groups")
-    share_moves = _kept(share_epochs(decoded, on_driver=small), small)
-    _save(share_moves, f"{out}/share_epochs")
     state_size = log_records(config.bootstrap, config.share_state_topic, config.security_keys)
     small_state = state_size is not None and state_size <= config.driver_read_records
+    share_records = any(kind.startswith("share_") for kind in kinds)
+    if share_records:
+        share_moves = _kept(share_epochs(decoded, on_driver=small), small)
+    else:  # no share group: nothing to sort
+        share_moves = spark.createDataFrame([], EPOCHS_SCHEMA).withColumn(
+            "time", F.timestamp_millis("record_ms")
+        )
+    _save(share_moves, f"{out}/share_epochs")
     if state_size:
         state_log = decoded_share_state_log(
             spark,
@@ -340,7 +346,8 @@ def run_analytics(
         small_state = True
     state = _kept(share_state(state_log, on_driver=small_state), small_state)
     _save(state, f"{out}/share_state")
-    share_reports = _share_reports(config, state, share_moves)
+    has_share = share_records or bool(state_size)
+    share_reports = _share_reports(config, state, share_moves) if has_share else []
     progress.done(
         f"{state_size or 0} state records of "
         f"{sum(len(r.partitions) for r in share_reports)} share partition(s), "
