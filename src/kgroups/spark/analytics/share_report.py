@@ -104,10 +104,13 @@ def _chart(report: ShareGroupReport, start: int, end: int) -> str:
                 points.append(f"{x(t):.1f},{y(series[j - 1][1]):.1f}")
             points.append(f"{x(t):.1f},{y(offset):.1f}")
         name = html.escape(f"{topic}-{partition}")
+        t_last, o_last = series[-1]
         parts.append(
             f'<g class="share-partition"><title>{name}</title>'
             f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
-            f'points="{" ".join(points)}"/></g>'
+            f'points="{" ".join(points)}"/>'
+            f'<text x="{x(t_last) - 4:.1f}" y="{y(o_last) - 4:.1f}" text-anchor="end" '
+            f'fill="{colour}">{name}</text></g>'
         )
     parts.append(
         f'<text x="{right}" y="{_HEIGHT - 4}" text-anchor="end" fill="#666">time (UTC)</text></svg>'
