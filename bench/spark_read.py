@@ -344,7 +344,7 @@ def main() -> None:
             summary = run_analytics(
                 spark,
                 AnalyticsConfig(bootstrap=broker.bootstrap, output=str(work / "analytics")),
-                Progress(steps=7),
+                Progress(steps=8),
             )
             out["analytics_seconds"] = round(time.perf_counter() - started, 1)
             out["analytics_commits_read"] = summary["commits"]

@@ -167,5 +167,11 @@ def test_a_share_partition_is_scraped_after_a_restart_before_any_fetch(tmp_path:
         assert _partition(m, "kafka_sharegroup_partition_end_offset") == 5
         assert _partition(m, "kafka_sharegroup_partition_lag") == 2
         assert _partition(m, "kafka_sharegroup_partition_acquired_records") == 0
+        # Later scrapes read the same share partition, not rebuilt from its state.
+        assert broker.broker is not None
+        views = broker.broker.share_partitions.stored_views
+        for _ in range(3):
+            assert _partition(_scrape(broker), "kafka_sharegroup_partition_lag") == 2
+        assert views.rebuilds == 1
     finally:
         broker.stop()

@@ -169,9 +169,9 @@ def test_analytics_on_a_recorded_scenario(
             interval_ms=5 * SECOND,
             now_ms=NOW,
         ),
-        Progress(steps=7, write=lines.append),
+        Progress(steps=8, write=lines.append),
     )
-    assert [line.split("]")[0] for line in lines[::2]] == [f"[analytics {i}/7" for i in range(1, 8)]
+    assert [line.split("]")[0] for line in lines[::2]] == [f"[analytics {i}/8" for i in range(1, 9)]
 
     commits = spark.read.parquet(f"{out}/commits")
     assert {r.value_version for r in commits.select("value_version").distinct().collect()} == {
@@ -253,7 +253,7 @@ def test_a_small_log_read_on_the_driver_gives_the_executors_tables(
                 now_ms=NOW,
                 driver_read_records=driver_records,
             ),
-            Progress(steps=7, write=lambda line: None),
+            Progress(steps=8, write=lambda line: None),
         )
     tables = ("commits", "generations", "lag", "partition_status", "group_status")
     for table in (*tables, "rebalances", "epochs"):
@@ -317,7 +317,7 @@ def test_analytics_on_real_groups(spark: Any, spark_broker: BrokerThread, tmp_pa
     run_analytics(
         spark,
         AnalyticsConfig(bootstrap=bootstrap, output=out, groups="live"),
-        Progress(steps=7, write=lambda line: None),
+        Progress(steps=8, write=lambda line: None),
     )
     causes = [
         r.cause.split(":")[0]
@@ -384,7 +384,7 @@ def test_analytics_on_a_real_consumer_group(
     run_analytics(
         spark,
         AnalyticsConfig(bootstrap=bootstrap, output=out, groups="kip848-live"),
-        Progress(steps=7, write=lines.append),
+        Progress(steps=8, write=lines.append),
     )
     assert "consumer_group_epoch" in lines[1] and "unknown" not in lines[1]
     epochs = spark.read.parquet(f"{out}/epochs").orderBy("offsets_offset").collect()
@@ -461,7 +461,7 @@ def test_small_log_runs_with_few_shuffle_partitions_and_no_progress_bars(
     ]
     assert others == []
     steps = [line.split("]")[0] for line in done.stderr.splitlines() if line.startswith("[")]
-    assert steps[1::2] == [f"[analytics {i}/7" for i in range(1, 8)]
+    assert steps[1::2] == [f"[analytics {i}/8" for i in range(1, 9)]
     summary = done.stdout.splitlines()
     assert len(summary) == 1 and f"of {len(SCENARIO) + 1} groups analysed" in summary[0]
     # Under 10 s on an idle 2-core machine; the first run on a machine also waits for

@@ -86,7 +86,7 @@ def test_analytics_reads_the_offsets_log_of_a_cluster(
     run_analytics(
         spark,
         AnalyticsConfig(bootstrap=bootstrap, output=out, groups="reader"),
-        Progress(steps=7, write=lambda line: None),
+        Progress(steps=8, write=lambda line: None),
     )
     lag = spark.read.parquet(f"{out}/lag").collect()
     assert len(committed) == 3 and sum(committed.values()) >= 60

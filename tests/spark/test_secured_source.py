@@ -158,7 +158,7 @@ def test_analytics_reads_a_secured_cluster_with_its_security_keys(
             security_keys=client,
             driver_read_records=driver_read_records,
         ),
-        Progress(steps=7, write=lambda line: None),
+        Progress(steps=8, write=lambda line: None),
     )
     lag = spark.read.parquet(f"{out}/lag").collect()
     assert [(r.committed_offset, r.log_end, r.lag_offsets) for r in lag] == [(3, 5, 2)]

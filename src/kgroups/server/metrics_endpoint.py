@@ -25,7 +25,6 @@ from kgroups.metrics.share_group_metrics import (
     write_share_groups,
 )
 from kgroups.protocol import apis
-from kgroups.share_partitions.persisted import restored
 
 if TYPE_CHECKING:
     from kgroups.coordinator.views import GroupView
@@ -185,10 +184,7 @@ class BrokerMetrics:
         manager = broker.share_partitions
         manager.expire_locks(broker.clock.now_ms())
         taken = manager.partitions()
-        stored = [
-            (key, restored(manager.config, start, batches))
-            for key, (start, batches) in manager.stored.items()
-        ]
+        stored = manager.stored_partitions()
         if not taken and not stored:
             return []
         served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}

@@ -21,6 +21,7 @@ from kgroups.share_partitions.partition import SharePartition
 from kgroups.share_partitions.persisted import restored
 from kgroups.share_partitions.sessions import ShareSessionCache
 from kgroups.share_partitions.state_records import StateBatch
+from kgroups.share_partitions.stored_views import StoredViews
 
 PartitionKey = tuple[str, uuid.UUID, int]
 """(group id, topic id, partition)."""
@@ -35,6 +36,7 @@ class SharePartitionManager:
         # State read back from __share_group_state, taken up at each share
         # partition's first use.
         self.stored: dict[PartitionKey, tuple[int, tuple[StateBatch, ...]]] = {}
+        self.stored_views = StoredViews()
         # Share partitions of deleted groups whose stored state must go.
         self.forgotten: list[PartitionKey] = []
         # Told when records of a share partition are offered again (a release,
@@ -88,6 +90,12 @@ class SharePartitionManager:
 
     def partitions(self) -> list[tuple[PartitionKey, SharePartition]]:
         return list(self._partitions.items())
+
+    def stored_partitions(self) -> list[tuple[PartitionKey, SharePartition]]:
+        """The share partitions whose stored state no use has taken up yet,
+        rebuilt from it to be read (not served): each kept until its stored
+        state changes or it is taken up."""
+        return self.stored_views.views(self.stored, self.config)
 
     def connection_closed(self, connection: object) -> None:
         """The sessions of a closed connection end, their records released."""

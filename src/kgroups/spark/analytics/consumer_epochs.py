@@ -17,6 +17,11 @@ coordinator logs each step, so the history is read straight from the records:
   the partitions it still has to revoke and those it still waits for;
 - ``regex_resolved``: a subscribed regular expression was resolved to topics;
 - ``group_deleted``: the group's tombstone.
+
+A share group (KIP-932) logs the same steps under its own record types
+(kinds ``share_*``, no regular expressions), so its history, the
+``share_epochs`` table, comes from the same function; a share member owns
+its target at once (nothing to revoke: a share partition has many owners).
 """
 
 from __future__ import annotations
@@ -25,14 +30,21 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kgroups.spark.analytics.arrow_map import map_sorted
+from kgroups.spark.analytics.arrow_map import ArrowFunction, map_sorted
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["CONSUMER_KINDS", "EPOCHS_SCHEMA", "consumer_epochs", "group_timeline"]
+__all__ = [
+    "CONSUMER_KINDS",
+    "EPOCHS_SCHEMA",
+    "SHARE_KINDS",
+    "consumer_epochs",
+    "group_timeline",
+    "share_epochs",
+]
 
 CONSUMER_KINDS = (
     "consumer_group_epoch",
@@ -45,6 +57,9 @@ CONSUMER_KINDS = (
     "consumer_member_assignment",
     "consumer_member_assignment_deleted",
     "consumer_regex",
+)
+SHARE_KINDS = tuple(
+    kind.replace("consumer_", "share_", 1) for kind in CONSUMER_KINDS if kind != "consumer_regex"
 )
 
 EPOCHS_SCHEMA = struct(
@@ -144,15 +159,18 @@ def _member_cause(member: _Member, previous: int | None, receiving: list[str]) -
     return "; ".join(parts)
 
 
-def group_timeline(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def group_timeline(
+    records: Iterable[dict[str, Any]], group_type: str = "consumer"
+) -> list[dict[str, Any]]:
     """The EPOCHS_SCHEMA rows of one group's records (DECODED_SCHEMA rows, in
-    log order)."""
+    log order); ``group_type``: ``consumer`` or ``share``, whose kinds they are."""
     out: list[dict[str, Any]] = []
     group: _Group | None = None
+    prefix = f"{group_type}_"
     for r in records:
         if group is None:
             group = _Group(r["group"])
-        kind = r["kind"]
+        kind = "consumer_" + r["kind"].removeprefix(prefix)
         member_id = str(r.get("member_id") or "")
         if kind == "consumer_member":
             subscription = (tuple(r["subscribed_topics"] or ()), r["subscribed_regex"])
@@ -231,8 +249,10 @@ def group_timeline(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _timelines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over consumer group records sorted by (group, offsets_offset)."""
+def _timelines(
+    batches: Iterator[pa.RecordBatch], group_type: str = "consumer"
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over a group type's records sorted by (group, offsets_offset)."""
     import pyarrow as pa
 
     arrow = arrow_of(EPOCHS_SCHEMA)
@@ -241,27 +261,42 @@ def _timelines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         out: list[dict[str, Any]] = []
         for row in batch.to_pylist():
             if current and row["group"] != current[0]["group"]:
-                out.extend(group_timeline(current))
+                out.extend(group_timeline(current, group_type))
                 current = []
             current.append(row)
         if out:
             yield pa.RecordBatch.from_pylist(out, schema=arrow)
     if current:
-        yield pa.RecordBatch.from_pylist(group_timeline(current), schema=arrow)
+        yield pa.RecordBatch.from_pylist(group_timeline(current, group_type), schema=arrow)
 
 
-def consumer_epochs(decoded: DataFrame, *, on_driver: bool = False) -> DataFrame:
-    """The ``epochs`` table: one row per epoch move of each consumer group
-    (``on_driver``: follow the records on the driver, see arrow_map)."""
+def _share_timelines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    return _timelines(batches, "share")
+
+
+def _epochs(
+    decoded: DataFrame, kinds: tuple[str, ...], function: ArrowFunction, on_driver: bool
+) -> DataFrame:
     from pyspark.sql import functions as F
 
-    records = decoded.filter(F.col("kind").isin(*CONSUMER_KINDS))
+    records = decoded.filter(F.col("kind").isin(*kinds))
     timelines = map_sorted(
         records,
-        _timelines,
+        function,
         EPOCHS_SCHEMA,
         keys=["group"],
         then=["offsets_offset"],
         on_driver=on_driver,
     )
     return timelines.withColumn("time", F.timestamp_millis("record_ms"))
+
+
+def consumer_epochs(decoded: DataFrame, *, on_driver: bool = False) -> DataFrame:
+    """The ``epochs`` table: one row per epoch move of each consumer group
+    (``on_driver``: follow the records on the driver, see arrow_map)."""
+    return _epochs(decoded, CONSUMER_KINDS, _timelines, on_driver)
+
+
+def share_epochs(decoded: DataFrame, *, on_driver: bool = False) -> DataFrame:
+    """The ``share_epochs`` table: the same for each share group."""
+    return _epochs(decoded, SHARE_KINDS, _share_timelines, on_driver)

@@ -10,7 +10,10 @@ Steps, each reported on stderr as it starts and ends:
    ``group_status`` (the ticks at ``now`` are the current status);
 6. write ``rebalances`` (each generation with its inferred cause) and
    ``epochs`` (each epoch move of each consumer group);
-7. write ``report.html``.
+7. read the share state topic and write ``share_state`` (each share
+   partition's stored delivery state, record by record) and
+   ``share_epochs`` (each epoch move of each share group);
+8. write ``report.html``.
 
 Every path is a Hadoop path (local, HDFS, S3A, ...), written by Spark or
 through Hadoop's FileSystem from the driver, so the job runs unchanged on a
@@ -30,21 +33,43 @@ from pyspark.sql import functions as F
 
 from kgroups.spark.analytics.arrow_map import map_sorted
 from kgroups.spark.analytics.burrow import GROUP_STATUS, SEVERITY, STATUS_SCHEMA, evaluate_sorted
-from kgroups.spark.analytics.consumer_epochs import consumer_epochs
+from kgroups.spark.analytics.consumer_epochs import EPOCHS_SCHEMA, consumer_epochs, share_epochs
 from kgroups.spark.analytics.lag import commit_lag, log_end_as_of, record_index, ticks
 from kgroups.spark.analytics.rebalances import rebalance_history
 from kgroups.spark.analytics.report import EpochMark, GroupReport, render_report
 from kgroups.spark.analytics.session import log_records, size_shuffles
-from kgroups.spark.analytics.tables import commits_table, decoded_offsets_log, generations_table
+from kgroups.spark.analytics.share_deliveries import share_state
+from kgroups.spark.analytics.share_report import (
+    ShareGroupReport,
+    SharePartitionNow,
+    render_share_groups,
+)
+from kgroups.spark.analytics.share_state_log import STATE_LOG_SCHEMA
+from kgroups.spark.analytics.tables import (
+    commits_table,
+    decoded_offsets_log,
+    decoded_share_state_log,
+    generations_table,
+)
 from kgroups.spark.cluster_calls import ClusterCalls
+from kgroups.spark.offset_spec import LATEST
 from kgroups.spark.options import TopicSelection
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
-__all__ = ["DRIVER_READ_RECORDS", "AnalyticsConfig", "Progress", "run_analytics", "write_text"]
+__all__ = [
+    "DRIVER_READ_RECORDS",
+    "STEPS",
+    "AnalyticsConfig",
+    "Progress",
+    "run_analytics",
+    "write_text",
+]
 
 OFFSETS_TOPIC = "__consumer_offsets"
+SHARE_STATE_TOPIC = "__share_group_state"
+STEPS = 8
 # Up to this many records, the offsets log and the data topics' index are read and
 # decoded on the driver, and the analyses' Python steps run there too: no Python
 # process is started beside the driver. Decoding takes about 20 CPU µs a record, so
@@ -54,6 +79,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 DRIVER_READ_RECORDS = 100_000
 _COMMIT_KINDS = ("offset_commit", "offset_deleted")
 _TICKS_PER_HISTORY = 120
+_POINTS_PER_SHARE_HISTORY = 240  # start offsets drawn per share partition, at most
 
 
 @dataclass(frozen=True)
@@ -61,6 +87,7 @@ class AnalyticsConfig:
     bootstrap: str
     output: str
     offsets_topic: str = OFFSETS_TOPIC
+    share_state_topic: str = SHARE_STATE_TOPIC
     groups: str | None = None
     """A regular expression the whole group id must match."""
     window: int = 10
@@ -116,7 +143,7 @@ def run_analytics(
     spark: SparkSession, config: AnalyticsConfig, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Run every step; returns the figures of the summary line."""
-    progress = progress or Progress(steps=7)
+    progress = progress or Progress(steps=STEPS)
     out = config.output.rstrip("/")
     sc = spark.sparkContext
 
@@ -292,22 +319,139 @@ def run_analytics(
         f"{sum(1 for m in moves if m.event == 'group_epoch')} consumer group epochs"
     )
 
+    progress.step(f"reading {config.share_state_topic}: share partitions' delivery state")
+    sc.setJobDescription("kgroups analytics: share groups")
+    state_size = log_records(config.bootstrap, config.share_state_topic, config.security_keys)
+    small_state = state_size is not None and state_size <= config.driver_read_records
+    share_records = any(kind.startswith("share_") for kind in kinds)
+    if share_records:
+        share_moves = _kept(share_epochs(decoded, on_driver=small), small)
+    else:  # no share group: nothing to sort
+        share_moves = spark.createDataFrame([], EPOCHS_SCHEMA).withColumn(
+            "time", F.timestamp_millis("record_ms")
+        )
+    _save(share_moves, f"{out}/share_epochs")
+    if state_size:
+        state_log = decoded_share_state_log(
+            spark,
+            config.bootstrap,
+            config.share_state_topic,
+            group_pattern=config.groups,
+            extra_options=config.kafka_options,
+            topic_names=topic_names,
+            on_driver=small_state,
+        )
+    else:  # no share partition has stored state: the topic is not there
+        state_log = spark.createDataFrame([], STATE_LOG_SCHEMA)
+        small_state = True
+    state = _kept(share_state(state_log, on_driver=small_state), small_state)
+    _save(state, f"{out}/share_state")
+    has_share = share_records or bool(state_size)
+    share_reports = _share_reports(config, state, share_moves) if has_share else []
+    progress.done(
+        f"{state_size or 0} state records of "
+        f"{sum(len(r.partitions) for r in share_reports)} share partition(s), "
+        f"{len(share_reports)} share group(s)"
+    )
+
     progress.step("writing report.html")
     reports = _group_reports(group_rows, status, history, moves, lag, now_ms)
     write_text(
         spark,
         f"{out}/report.html",
-        render_report(reports, now_ms, f"Consumer groups of {config.bootstrap}"),
+        render_report(
+            reports,
+            now_ms,
+            f"Consumer groups of {config.bootstrap}",
+            appendix=render_share_groups(share_reports),
+        ),
     )
-    progress.done(f"{out}/report.html ({len(reports)} groups)")
-    for df in (decoded, commits, generations, index, lag, status, group_status, rebalances, epochs):
+    progress.done(
+        f"{out}/report.html ({len(reports)} groups"
+        + (f", {len(share_reports)} share groups)" if share_reports else ")")
+    )
+    for df in (
+        decoded,
+        commits,
+        generations,
+        index,
+        lag,
+        status,
+        group_status,
+        rebalances,
+        epochs,
+        share_moves,
+        state,
+    ):
         df.unpersist()
     return {
         "records": sum(kinds.values()),
         "commits": kinds.get("offset_commit", 0),
         "groups": len(reports),
         "status": {r.group: r.status for r in reports},
+        "share_groups": len(share_reports),
     }
+
+
+def _share_reports(
+    config: AnalyticsConfig, state: DataFrame, moves: DataFrame
+) -> list[ShareGroupReport]:
+    """Each share group's part of the report: its share partitions' last stored
+    state (with their log end now), their start offsets over time (at most
+    _POINTS_PER_SHARE_HISTORY a partition) and the group's epochs."""
+    keys = ["group", "topic", "partition"]
+    stored = state.filter(F.col("event") != "deleted")
+    span = stored.agg(F.min("record_ms").alias("first"), F.max("record_ms").alias("last")).first()
+    reports: dict[str, ShareGroupReport] = {}
+    if span is not None and span.first is not None:
+        bucket_ms = max(1000, (span.last - span.first) // _POINTS_PER_SHARE_HISTORY)
+        points = (
+            stored.groupBy(*keys, F.floor(F.col("record_ms") / bucket_ms).alias("_bucket"))
+            .agg(F.max_by(F.struct("record_ms", "start_offset"), "state_offset").alias("p"))
+            .select(*keys, "p.record_ms", "p.start_offset")
+            .collect()
+        )
+        for row in _sorted(points, "group", "topic", "partition", "record_ms"):
+            report = reports.setdefault(row.group, ShareGroupReport(row.group))
+            series = report.starts.setdefault((row.topic, row.partition), [])
+            series.append((row.record_ms, row.start_offset))
+    last = (
+        state.groupBy(*keys)
+        .agg(F.max_by(F.struct(*state.columns), "state_offset").alias("last"))
+        .select("last.*")
+        .filter(F.col("event") != "deleted")
+        .collect()
+    )
+    ends: dict[tuple[str, int], int] = {}
+    if last:
+        with ClusterCalls(config.bootstrap, security_keys=config.security_keys) as calls:
+            existing = set(calls.partitions(TopicSelection(pattern=".*")))
+            wanted = {(r.topic, r.partition) for r in last} & existing
+            ends = dict(calls.offsets({tp: LATEST for tp in wanted})) if wanted else {}
+    for row in _sorted(last, "group", "topic", "partition"):
+        reports.setdefault(row.group, ShareGroupReport(row.group)).partitions.append(
+            SharePartitionNow(
+                topic=row.topic,
+                partition=row.partition,
+                start_offset=row.start_offset,
+                in_flight=row.in_flight_end - row.start_offset,
+                delivered_not_done=row.delivered_not_done,
+                acknowledged=row.acknowledged,
+                archived=row.archived,
+                completed_total=row.completed_total,
+                redelivered_seen=row.redelivered_seen,
+                archived_seen=row.archived_seen,
+                log_end=ends.get((row.topic, row.partition)),
+            )
+        )
+    marks = moves.select(
+        "group", "offsets_offset", "record_ms", "event", "epoch", "cause", "member_count"
+    ).collect()
+    for row in _sorted(marks, "group", "offsets_offset"):
+        reports.setdefault(row.group, ShareGroupReport(row.group)).epochs.append(
+            EpochMark(row.record_ms, row.event, row.epoch, row.cause, row.member_count)
+        )
+    return [reports[g] for g in sorted(reports)]
 
 
 def _kept(df: DataFrame, small: bool) -> DataFrame:

@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="directory for the Parquet tables and report.html (any Hadoop path)",
     )
     parser.add_argument("--offsets-topic", default="__consumer_offsets", metavar="TOPIC")
+    parser.add_argument(
+        "--share-state-topic",
+        default="__share_group_state",
+        metavar="TOPIC",
+        help="share partitions' stored delivery state (default __share_group_state)",
+    )
     parser.add_argument("--groups", metavar="REGEX", help="only groups whose id matches")
     parser.add_argument(
         "--window", type=int, default=10, help="commits per Burrow window (default 10)"
@@ -110,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap_server,
         output=args.output,
         offsets_topic=args.offsets_topic,
+        share_state_topic=args.share_state_topic,
         groups=args.groups,
         window=args.window,
         interval_ms=None if args.interval is None else int(args.interval * 1000),

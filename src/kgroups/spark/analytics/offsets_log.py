@@ -17,6 +17,12 @@ broker's own codec into kinds ``consumer_group_epoch`` (3),
 ``_deleted`` to its kind. Their assignments name topics by id: the ids are
 turned into names through ``topic_names`` (the cluster's topics now), and a
 topic deleted since keeps its id as its name.
+
+The share group (KIP-932) records, types 10-15, are decoded the same way by
+the share coordinator's codec into kinds ``share_member`` (10),
+``share_group_epoch`` (11), ``share_assignment_epoch`` (12),
+``share_target_assignment`` (13), ``share_member_assignment`` (14) and
+``share_state_partitions`` (15, kept undecoded by the coordinator too).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from kgroups.coordinator.records import (
     decode_key,
     decode_offset_commit_value,
 )
+from kgroups.coordinator.share import records as share_records
 from kgroups.spark.analytics.commit_columns import offset_commit_columns
 from kgroups.spark.analytics.row_types import arrow_of, struct
 
@@ -109,6 +116,16 @@ _CONSUMER_KINDS = {
     consumer_records.TARGET_ASSIGNMENT_MEMBER: "consumer_target_assignment",
     consumer_records.CURRENT_MEMBER_ASSIGNMENT: "consumer_member_assignment",
     consumer_records.REGULAR_EXPRESSION: "consumer_regex",
+}
+
+
+_SHARE_KINDS = {
+    share_records.MEMBER_METADATA: "share_member",
+    share_records.GROUP_METADATA: "share_group_epoch",
+    share_records.TARGET_ASSIGNMENT_METADATA: "share_assignment_epoch",
+    share_records.TARGET_ASSIGNMENT_MEMBER: "share_target_assignment",
+    share_records.CURRENT_MEMBER_ASSIGNMENT: "share_member_assignment",
+    share_records.STATE_PARTITION_METADATA: "share_state_partitions",
 }
 
 
@@ -207,6 +224,41 @@ def _consumer_group_record(
     return row
 
 
+def _share_group_record(
+    key: bytes, value: bytes | None, topic_names: Mapping[str, str]
+) -> dict[str, Any]:
+    """A share group record's columns, through the share coordinator's codec."""
+    decoded_key, decoded = share_records.decode_record(key, value)
+    row: dict[str, Any] = {"group": decoded_key.group_id}
+    kind = _SHARE_KINDS[decoded_key.record_type]
+    if decoded_key.member_id is not None:
+        row["member_id"] = decoded_key.member_id
+    if decoded is None:
+        return {**row, "kind": f"{kind}_deleted"}
+    row["kind"] = kind
+    if isinstance(decoded, share_records.GroupMetadataValue):
+        row["group_epoch"] = decoded.epoch
+    elif isinstance(decoded, share_records.MemberMetadataValue):
+        row.update(
+            client_id=decoded.client_id,
+            client_host=decoded.client_host,
+            subscribed_topics=sorted(decoded.subscribed_topic_names),
+        )
+    elif isinstance(decoded, share_records.TargetAssignmentMetadataValue):
+        row["assignment_epoch"] = decoded.assignment_epoch
+    elif isinstance(decoded, share_records.TargetAssignmentMemberValue):
+        row["target"] = _partitions(decoded.partitions, topic_names)
+    elif isinstance(decoded, share_records.CurrentMemberAssignmentValue):
+        row.update(
+            member_epoch=decoded.member_epoch,
+            previous_member_epoch=decoded.previous_member_epoch,
+            member_state=_state_name(decoded.state),
+            assigned=_partitions(decoded.assigned_partitions, topic_names),
+            pending_revocation=[],
+        )
+    return row
+
+
 def decode_record(
     key: bytes | None, value: bytes | None, topic_names: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -254,6 +306,8 @@ def decode_record(
         # Checked last: offset commits, nearly every record, pay nothing for it.
         if consumer_records.is_consumer_group_key(key):
             return {**row, **_consumer_group_record(key, value, topic_names or {})}
+        if share_records.is_share_group_key(key):
+            return {**row, **_share_group_record(key, value, topic_names or {})}
     except RecordFormatError as e:
         return {**row, "kind": "unknown", "error": f"value: {e}"}
     return {**row, "kind": "unknown", "error": f"key version {row['key_version']}"}

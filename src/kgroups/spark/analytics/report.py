@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from kgroups.spark.analytics.chart_axes import lag_ticks, time_ticks
 
-__all__ = ["EpochMark", "GroupReport", "render_report"]
+__all__ = ["EpochMark", "GroupReport", "epoch_table", "render_report", "when"]
 
 _COLOURS = {
     "OK": "#2e7d32",
@@ -77,7 +77,8 @@ class GroupReport:
         return [e for e in self.epochs if e.event == "group_epoch"]
 
 
-def _when(t_ms: int) -> str:
+def when(t_ms: int) -> str:
+    """A time of the report: UTC, to the second."""
     return datetime.fromtimestamp(t_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -123,7 +124,7 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
     for t, generation, cause, members, _ in report.rebalances:
         row = 0 if x(t) - rows_end[0] >= _LABEL_GAP else 1
         rows_end[row] = x(t)
-        tip = f"generation {generation} at {_when(t)}: {html.escape(cause)} ({members} members)"
+        tip = f"generation {generation} at {when(t)}: {html.escape(cause)} ({members} members)"
         parts.append(
             f'<g class="rebalance"><title>{tip}</title>'
             f'<line x1="{x(t):.1f}" y1="{upper - 4}" x2="{x(t):.1f}" y2="{lower}" '
@@ -132,7 +133,7 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
             f'text-anchor="middle" fill="#555">g{generation}</text></g>'
         )
     for mark in report.epochs:
-        tip = f"{html.escape(mark.event.replace('_', ' '))} at {_when(mark.t_ms)}: " + html.escape(
+        tip = f"{html.escape(mark.event.replace('_', ' '))} at {when(mark.t_ms)}: " + html.escape(
             mark.cause
         )
         style = _EPOCH_STYLE.get(mark.event)
@@ -168,7 +169,7 @@ def _chart(report: GroupReport, start: int, end: int) -> str:
         colour = _COLOURS.get(status, "#000")
         parts.append(
             f'<circle cx="{x(t):.1f}" cy="{y(lag):.1f}" r="2.5" fill="{colour}">'
-            f"<title>{_when(t)}: lag {lag}, {status}</title></circle>"
+            f"<title>{when(t)}: lag {lag}, {status}</title></circle>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -182,9 +183,9 @@ def _badge(status: str) -> str:
     )
 
 
-def _epoch_table(epochs: Sequence[EpochMark]) -> str:
+def epoch_table(epochs: Sequence[EpochMark]) -> str:
     rows = "".join(
-        f"<tr><td>{_when(e.t_ms)}</td><td>{html.escape(e.event.replace('_', ' '))}</td>"
+        f"<tr><td>{when(e.t_ms)}</td><td>{html.escape(e.event.replace('_', ' '))}</td>"
         f"<td>{'' if e.epoch is None else e.epoch}</td><td>{e.members}</td>"
         f"<td>{'' if e.reconciled_ms is None else f'{e.reconciled_ms / 1000:.1f} s'}</td>"
         f"<td>{html.escape(e.cause)}</td></tr>"
@@ -197,7 +198,10 @@ def _epoch_table(epochs: Sequence[EpochMark]) -> str:
     )
 
 
-def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) -> str:
+def render_report(
+    groups: Sequence[GroupReport], generated_ms: int, title: str, appendix: str = ""
+) -> str:
+    """The page; ``appendix``: more sections after the groups' (share groups)."""
     times = (
         [t for g in groups for t, _, _ in g.lag_series]
         + [t for g in groups for t, *_ in g.rebalances]
@@ -220,7 +224,7 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
             for topic, partition, committed, end_offset, lag, status in g.partitions
         )
         rebalance_rows = "".join(
-            f"<tr><td>{_when(t)}</td><td>{generation}</td><td>{members}</td>"
+            f"<tr><td>{when(t)}</td><td>{generation}</td><td>{members}</td>"
             f"<td>{'' if unstable is None else f'{unstable / 1000:.1f} s'}</td>"
             f"<td>{html.escape(cause)}</td></tr>"
             for t, generation, cause, members, unstable in g.rebalances
@@ -247,7 +251,7 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
                 if g.rebalances or not g.epochs
                 else ""
             )
-            + (_epoch_table(g.epochs) if g.epochs else "")
+            + (epoch_table(g.epochs) if g.epochs else "")
             + "</section>"
         )
     return (
@@ -257,9 +261,9 @@ def render_report(groups: Sequence[GroupReport], generated_ms: int, title: str) 
         "table{border-collapse:collapse;margin:8px 0}"
         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}"
         "section{margin-top:32px}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p>Generated {_when(generated_ms)} UTC; "
-        f"history from {_when(start)} to {_when(end)}.</p>"
+        f"<h1>{html.escape(title)}</h1><p>Generated {when(generated_ms)} UTC; "
+        f"history from {when(start)} to {when(end)}.</p>"
         "<h2>Current status</h2><table><tr><th>group</th><th>status</th><th>lag (offsets)</th>"
         f"<th>max lag (s)</th><th>rebalances</th></tr>{rows}</table>"
-        f"{''.join(sections)}</body></html>"
+        f"{''.join(sections)}{appendix}</body></html>"
     )
