@@ -4,10 +4,14 @@ from __future__ import annotations
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    """Kept for ever: the tests write records stamped years ago, which the
+    broker's retention check (every five minutes) would otherwise delete while
+    a module still reads them."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(20)
+    topic = NewTopic(name, partitions, 1, config={"retention.ms": "-1"})
+    admin.create_topics([topic])[name].result(20)
 
 
 def produce(
