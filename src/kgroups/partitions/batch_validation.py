@@ -306,7 +306,7 @@ def _check_keys(batch: memoryview) -> None:
 
 
 def assign_offsets(
-    buf: bytearray,
+    buf: bytearray | memoryview,
     batches: list[tuple[int, BatchHeader]],
     first_offset: int,
     *,
@@ -338,7 +338,7 @@ def assign_offsets(
 
 
 def _restamp(
-    buf: bytearray, pos: int, header: BatchHeader, attributes: int, max_timestamp: int
+    buf: bytearray | memoryview, pos: int, header: BatchHeader, attributes: int, max_timestamp: int
 ) -> None:
     _INT16.pack_into(buf, pos + ATTRIBUTES_OFFSET, attributes)
     _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)
