@@ -57,6 +57,8 @@ def read_request_header(
 
 
 def _skip_tagged_fields(frame: bytes | bytearray | memoryview, pos: int) -> int:
+    if isinstance(frame, bytearray):
+        frame = memoryview(frame).toreadonly()  # kio's varint reader takes no other
     try:
         count, size = read_unsigned_varint(frame, pos)
         pos += size
