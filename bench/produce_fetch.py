@@ -219,9 +219,18 @@ def against_mock(args: argparse.Namespace) -> None:
         created = admin.create_topics([NewTopic(t, MOCK_PARTITIONS, 1) for t in topics])
         for future in created.values():
             future.result(30)
-        for name, (bootstrap, _proc) in servers.items():
+        produced = {}
+        for name, (bootstrap, proc) in servers.items():
+            pid = proc.pid if proc is not None else None
+            cpu = cpu_seconds(pid)
             p = produce_idempotent(bootstrap, topics, args.per_topic, size)
+            p["server_cpu_s_per_100mb"] = round(
+                (cpu_seconds(pid) - cpu) * 100e6 / (count * size), 3
+            )
+            produced[name] = p
             print(json.dumps({"bench": "produce_fetch", "server": name, "produce": p}), flush=True)
+        ratio = round(produced["kgroups"]["mb_per_s"] / produced["mock"]["mb_per_s"], 2)
+        print(json.dumps({"bench": "produce_fetch", "produce_kgroups_vs_mock": ratio}), flush=True)
         for r in range(args.rounds):
             figures = {}
             order = list(servers) if r % 2 == 0 else list(reversed(servers))

@@ -164,3 +164,29 @@ def test_managing_credentials_needs_cluster_alter_and_describe(tmp_path: Path) -
         assert AdminClient(hank).list_topics(timeout=30).brokers
     finally:
         b.stop()
+
+
+def test_a_produce_bigger_than_one_read_after_authentication(sasl: ThreadBroker) -> None:
+    """A request read into a buffer of its own (past 64 KiB) still passes the
+    SASL session's checks and is written whole."""
+    config = confluent_config(sasl.bootstrap, "PLAIN")
+    topic = "t-big-sasl"
+    admin = AdminClient(config)
+    admin.create_topics([NewTopic(topic, 1)])[topic].result(30)
+    producer = Producer({**config, "linger.ms": 200, "batch.size": 1_000_000})
+    values = [bytes([i % 251]) * 1000 for i in range(300)]
+    for value in values:
+        producer.produce(topic, value)
+    assert producer.flush(30) == 0
+    consumer = Consumer({**config, "group.id": "g-big-sasl", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(got) < len(values) and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+    finally:
+        consumer.close()
+    assert got == values

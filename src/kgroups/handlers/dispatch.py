@@ -17,6 +17,7 @@ from kgroups.handlers.throttling import Mute, loop_time, throttle
 from kgroups.protocol import apis
 from kgroups.protocol.framing import frame
 from kgroups.protocol.header import MalformedHeader, peek_api, read_request_header, response_header
+from kgroups.protocol.produce_request import read_produce_in_place
 from kgroups.protocol.versions import upgrade
 from kgroups.quotas.entities import CONSUMER_BYTE_RATE
 from kgroups.runtime.context import ConnectionInfo, RequestContext
@@ -36,7 +37,7 @@ class BadRequest(ValueError):
 
 async def dispatch(
     broker: BrokerApi,
-    request: bytes,
+    request: bytes | bytearray,
     client_host: str,
     security: ConnectionSecurity = PLAINTEXT_SECURITY,
     mute: Mute | None = None,
@@ -51,7 +52,7 @@ async def dispatch(
 
 async def dispatch_parts(
     broker: BrokerApi,
-    request: bytes,
+    request: bytes | bytearray,
     client_host: str,
     security: ConnectionSecurity = PLAINTEXT_SECURITY,
     mute: Mute | None = None,
@@ -133,7 +134,7 @@ async def _handle_throttled(
 
 async def _dispatch_big(
     broker: BrokerApi,
-    request: bytes,
+    request: bytes | bytearray,
     client_host: str,
     codec: apis.ApiCodec,
     route: Route,
@@ -208,9 +209,23 @@ def _malformed(api_key: int, api_version: int, error: Exception) -> BadRequest:
     return BadRequest(f"malformed {apis.SUPPORTED[api_key].name} v{api_version} request: {error}")
 
 
-def _read(codec: apis.ApiCodec, request: bytes, to_newest: bool, api_key: int) -> tuple[Any, Any]:
-    header, offset = read_request_header(request, codec.request_header_flexible)
-    body, _size = codec.read_request(request, offset)
+def _read(
+    codec: apis.ApiCodec, request: bytes | bytearray, to_newest: bool, api_key: int
+) -> tuple[Any, Any]:
+    if isinstance(request, bytearray):
+        # A big frame read on its own: a Produce's records stay in it, the
+        # log stamps them there; anything else (and any unusual Produce) is
+        # read by kio, which takes read-only buffers.
+        view = memoryview(request).toreadonly()
+        header, offset = read_request_header(view, codec.request_header_flexible)
+        if api_key == apis.PRODUCE:
+            in_place = read_produce_in_place(request, offset, header.api_version)
+            if in_place is not None:
+                return header, in_place
+        body, _size = codec.read_request(view, offset)
+    else:
+        header, offset = read_request_header(request, codec.request_header_flexible)
+        body, _size = codec.read_request(request, offset)
     if to_newest:
         body = upgrade(body, apis.newest(api_key).request_type)
     return header, body

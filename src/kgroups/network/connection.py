@@ -211,6 +211,10 @@ async def serve_connection(
                 continue
             if broker.closing:
                 break
+            if isinstance(request, bytearray) and not request.startswith(_PRODUCE_PREFIX):
+                # A big frame read on its own: only Produce writes into it
+                # (offsets stamped into its batches), the rest take bytes.
+                request = bytes(request)
             response: bytes | ResponseParts | None = None
             if sasl is not None and sasl.intercepts(request):
                 answer, close = await sasl.answer(request)
@@ -243,7 +247,7 @@ async def serve_connection(
                     await writer.drain()
                 continue
             await until_pipelined(0)
-            if shortcuts and not faults.active:
+            if shortcuts and not faults.active and isinstance(request, bytes):
                 if request.startswith(HEARTBEAT_PREFIX):
                     response = answer_heartbeat(broker.coordinator, request)
                 elif request.startswith(CONSUMER_HEARTBEAT_PREFIX):

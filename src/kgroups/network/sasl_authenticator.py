@@ -64,16 +64,18 @@ class SaslAuthenticator:
         self._raw_tokens = False
         self._loop = asyncio.get_running_loop()
 
-    def intercepts(self, request: bytes) -> bool:
+    def intercepts(self, request: bytes | bytearray) -> bool:
         """Whether ``request`` is this object's to answer rather than dispatch's."""
         if not self._security.authenticated:
             return True
-        if request[:2] in _SASL_PREFIXES:
+        if bytes(request[:2]) in _SASL_PREFIXES:
             return True
         return self._expires_at is not None and self._loop.time() >= self._expires_at
 
-    async def answer(self, request: bytes) -> tuple[bytes | None, bool]:
+    async def answer(self, request: bytes | bytearray) -> tuple[bytes | None, bool]:
         """(response, close the connection after it)."""
+        if isinstance(request, bytearray):
+            request = bytes(request)
         if self._raw_tokens:
             return await self._raw_token(request)
         try:

@@ -14,11 +14,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 from asyncio import sslproto
-from collections.abc import Awaitable, Callable
 
-ClientConnected = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-# asyncio.start_server's default read buffer limit.
-_STREAM_LIMIT = 2**16
+from kgroups.network.request_stream import ClientConnected, stream_protocol
 
 
 class _AlertingTlsProtocol(sslproto.SSLProtocol):
@@ -52,8 +49,7 @@ async def start_tls_server(
     loop = asyncio.get_running_loop()
 
     def connection() -> asyncio.BaseProtocol:
-        reader = asyncio.StreamReader(limit=_STREAM_LIMIT, loop=loop)
-        streams = asyncio.StreamReaderProtocol(reader, client_connected, loop=loop)
+        streams = stream_protocol(client_connected, loop)
         # Told how the handshake ended; a refused one is already closed, nothing to do.
         handshake: asyncio.Future[None] = loop.create_future()
         handshake.add_done_callback(lambda f: f.cancelled() or f.exception())

@@ -197,13 +197,57 @@ def _check_records(
     count = header.records_count
     if not header.attributes & 0x07:
         end = pos + header.size
-        last, seen = _walk(payload, pos + HEADER_SIZE, end, 0, count, False, True)
+        start, seen = _skip_same_size_runs(payload, pos + HEADER_SIZE, end, 0, count)
+        last, seen = _walk(payload, start, end, seen, count, False, True)
         if last != end or seen != count:
             raise _count_mismatch(header, seen)
         return 0
     with memoryview(payload) as view:
         compressed = view[pos + HEADER_SIZE : pos + header.size]
         return _walk_chunks(iter_decompress(header.compression, compressed, budget), header)
+
+
+def _skip_same_size_runs(
+    data: bytes | bytearray | memoryview, pos: int, end: int, seen: int, count: int
+) -> tuple[int, int]:
+    """Pass over the runs of same-size records from ``pos`` as ``_walk`` would
+    (``seen`` records seen so far); returns where the walk goes on from.
+
+    A producer's records mostly come in a few runs of one size (a batch of
+    1 KB values changes size once, where offset deltas take a second byte).
+    In a run, every record's length prefix is the same bytes, one record size
+    apart: a strided slice per prefix byte, stripped of that byte, says how
+    long the run is, without a Python step per record. Short runs, and
+    anything ``_walk`` would refuse, are left to it."""
+    while pos < end and seen < count:
+        b = data[pos]
+        if b < 0x80:
+            width, v = 1, b
+        elif pos + 1 < end and data[pos + 1] < 0x80:
+            width, v = 2, (b & 0x7F) | (data[pos + 1] << 7)
+        else:
+            break
+        length = (v >> 1) ^ -(v & 1)
+        if length < _MIN_RECORD_SIZE - 1:
+            break
+        stride = length + width
+        run = min((end - pos) // stride, count - seen)
+        for i in range(width):
+            if run < _MIN_RUN:
+                break
+            column = data[pos + i : pos + run * stride : stride]
+            if isinstance(column, memoryview):
+                column = column.tobytes()
+            run = len(column) - len(column.lstrip(column[:1]))
+        if run < _MIN_RUN:
+            break
+        pos += run * stride
+        seen += run
+    return pos, seen
+
+
+# Runs shorter than this are walked record by record: cheaper than slicing.
+_MIN_RUN = 8
 
 
 def _walk_chunks(chunks: Iterable[bytes], header: BatchHeader) -> int:
@@ -306,7 +350,7 @@ def _check_keys(batch: memoryview) -> None:
 
 
 def assign_offsets(
-    buf: bytearray,
+    buf: bytearray | memoryview,
     batches: list[tuple[int, BatchHeader]],
     first_offset: int,
     *,
@@ -338,7 +382,7 @@ def assign_offsets(
 
 
 def _restamp(
-    buf: bytearray, pos: int, header: BatchHeader, attributes: int, max_timestamp: int
+    buf: bytearray | memoryview, pos: int, header: BatchHeader, attributes: int, max_timestamp: int
 ) -> None:
     _INT16.pack_into(buf, pos + ATTRIBUTES_OFFSET, attributes)
     _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)

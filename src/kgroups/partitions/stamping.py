@@ -5,8 +5,10 @@ bounds them: ``timestamp_bounds``), rebuilt in the topic's codec when its
 ``compression.type`` names one (``recompression``), checked against the
 idempotent producers' state (a batch written already is answered as a
 duplicate, not written again), and their offsets stamped into a copy of the
-payload. Once the copy is written, ``record_producers`` makes the producers'
-state follow.
+payload, or into the payload itself when it is a writable memoryview (a
+Produce request's records, read in place: protocol/produce_request.py). Once
+the batches are written, ``record_producers`` makes the producers' state
+follow.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class AppendResult(NamedTuple):
 
 
 class StampedBatches(NamedTuple):
-    buf: bytearray  # the batches, offsets stamped, ready to write
+    buf: bytearray | memoryview  # the batches, offsets stamped, ready to write
     batches: list[tuple[int, BatchHeader]]
     metas: list[BatchMeta]
     # Of several batches, the producers' new entries, to commit once written.
@@ -71,7 +73,8 @@ class StampingLog:
     def append(
         self, payload: bytes | bytearray | memoryview, now_ms: int, *, from_client: bool = True
     ) -> AppendResult:
-        """Validate, assign offsets and write a producer's batches (see ``stamp``)."""
+        """Validate, assign offsets and write a producer's batches (see ``stamp``;
+        a writable memoryview is stamped in place)."""
         raise NotImplementedError
 
     def append_batch(self, batch: bytes | bytearray | memoryview, now_ms: int) -> AppendResult:
@@ -140,7 +143,11 @@ def stamp(
             if duplicate is not None:
                 return duplicate_result(duplicate, config.log_append_time, log.log_start_offset)
 
-    buf = bytearray(payload)
+    # A writable view is the caller's frame (a Produce read in place): the
+    # offsets go where the batches lie. Anything else is copied first.
+    buf = (
+        payload if isinstance(payload, memoryview) and not payload.readonly else bytearray(payload)
+    )
     metas = assign_offsets(
         buf,
         batches,

@@ -7,6 +7,7 @@ because v13+ addresses topics by id only, Produce at v9 for the same reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from io import BytesIO
@@ -16,6 +17,7 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_writer
 
 from kgroups.protocol.bounds import bounded_reader
+from kgroups.protocol.produce_response import produce_response_encoder
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +188,13 @@ class ApiCodec:
     write_response: Any
     # Encoded responses by value, for APIs whose responses repeat (see _REPEATING).
     encoded: dict[object, bytes] | None = None
+    # An encoder of the response's own, where kio's writer is too slow for a
+    # response of many entries (Produce: protocol/produce_response.py).
+    encode_fast: Callable[[Any], bytes] | None = None
 
     def encode_response(self, response: object) -> bytes:
+        if self.encode_fast is not None:
+            return self.encode_fast(response)
         if self.encoded is not None:
             try:
                 payload = self.encoded.get(response)
@@ -218,6 +225,7 @@ def codec(api_key: int, api_version: int) -> ApiCodec:
         read_request=bounded_reader(request_type),
         write_response=entity_writer(response_type),
         encoded={} if api_key in _REPEATING else None,
+        encode_fast=produce_response_encoder(api_version) if api_key == PRODUCE else None,
     )
 
 

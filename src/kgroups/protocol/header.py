@@ -25,7 +25,7 @@ class RequestHeader:
     client_id: str | None
 
 
-def peek_api(frame: bytes) -> tuple[int, int, int]:
+def peek_api(frame: bytes | bytearray | memoryview) -> tuple[int, int, int]:
     """API key, API version and correlation id: the part every header version shares."""
     if len(frame) < 8:
         raise MalformedHeader(f"request of {len(frame)} bytes is shorter than a header")
@@ -33,7 +33,9 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     return key, version, correlation
 
 
-def read_request_header(frame: bytes, flexible: bool) -> tuple[RequestHeader, int]:
+def read_request_header(
+    frame: bytes | bytearray | memoryview, flexible: bool
+) -> tuple[RequestHeader, int]:
     """Parse the header; returns it and the offset at which the body starts."""
     key, version, correlation = peek_api(frame)
     pos = 8
@@ -45,7 +47,7 @@ def read_request_header(frame: bytes, flexible: bool) -> tuple[RequestHeader, in
     if length >= 0:
         if len(frame) < pos + length:
             raise MalformedHeader("truncated client id")
-        client_id = frame[pos : pos + length].decode("utf-8", "replace")
+        client_id = str(frame[pos : pos + length], "utf-8", "replace")
         pos += length
     elif length != -1:
         raise MalformedHeader(f"negative client id length {length}")
@@ -54,7 +56,9 @@ def read_request_header(frame: bytes, flexible: bool) -> tuple[RequestHeader, in
     return RequestHeader(key, version, correlation, client_id), pos
 
 
-def _skip_tagged_fields(frame: bytes, pos: int) -> int:
+def _skip_tagged_fields(frame: bytes | bytearray | memoryview, pos: int) -> int:
+    if isinstance(frame, bytearray):
+        frame = memoryview(frame).toreadonly()  # kio's varint reader takes no other
     try:
         count, size = read_unsigned_varint(frame, pos)
         pos += size

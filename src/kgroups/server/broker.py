@@ -22,6 +22,7 @@ from kgroups.metrics.client_metric_series import ClientMetricSeries
 from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
+from kgroups.network.request_stream import request_server
 from kgroups.network.tls import peer_subject, principal_mapper, server_context
 from kgroups.network.tls_server import start_tls_server
 from kgroups.partitions.append_waiters import AppendWaiters
@@ -189,9 +190,7 @@ class Broker:
                     SSL_HANDSHAKE_TIMEOUT_S,
                 )
             else:
-                self._servers[spec.name] = await asyncio.start_server(
-                    on_connection, host, spec.port, start_serving=False
-                )
+                self._servers[spec.name] = await request_server(on_connection, host, spec.port)
         bound = {name: self.listener_port(name) for name in self._servers}
         self.advertised_listeners = self.config.advertised_addresses(bound)
         self.advertised = self.advertised_listeners[self.config.inter_broker_listener()]

@@ -5,10 +5,11 @@ Theory of operation
 Offsets grow without gaps from ``log_start_offset`` to ``log_end_offset``; the
 segments partition that range, the newest (the *active* segment) taking appends.
 An append validates the producer's batches, checks idempotent-producer state,
-stamps offsets into a copy of the payload and writes it with a single
-``os.write``: acknowledged produce requests survive ``kill -9``. Surviving power
-loss needs ``flush()`` (see ``log_flush``), which may run on a worker thread while
-the event loop keeps appending.
+stamps offsets into the payload (a Produce's records where they lie in the
+request, anything else in a copy) and writes it with a single ``os.write``:
+acknowledged produce requests survive ``kill -9``. Surviving power loss needs
+``flush()`` (see ``log_flush``), which may run on a worker thread while the
+event loop keeps appending.
 
 With one replica, the high watermark is the log end offset. The last stable
 offset (LSO) is the first offset of the oldest open transaction (else the high
