@@ -18,7 +18,7 @@ Two figures, each the median (and max) over ``--runs``, in milliseconds:
 
 Prints one JSON line per figure.
 
-    python bench/embedded_start.py [--runs 9] [--fresh-only]
+    python bench/embedded_start.py [--runs 9] [--fresh-only] [--no-serve]
 
 The children inherit the environment: with ``PYTHONDONTWRITEBYTECODE`` set and
 no bytecode cache, every run measures compiling. Unset it and point
@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import socket
 import statistics
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -92,6 +96,57 @@ def fresh(child: str) -> tuple[float, dict[str, float]]:
     return elapsed, inner
 
 
+# Metadata v0, correlation id 7, client id "bench", all topics.
+METADATA_V0 = struct.pack(">hhih5si", 3, 0, 7, 5, b"bench", 0)
+
+
+def answers_metadata(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(struct.pack(">i", len(METADATA_V0)) + METADATA_V0)
+            size, correlation = struct.unpack(">ii", s.recv(8))
+            return correlation == 7 and size > 4
+    except OSError:
+        return False
+
+
+def process_cpu_ms(pid: int) -> float:
+    """User and system time of a running process (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def fresh_serve() -> tuple[float, dict[str, float]]:
+    """Spawn `kgroups serve` to its first answered Metadata, and its CPU time then."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory(prefix="kgroups-bench-") as data:
+        began = time.perf_counter()
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "kgroups", "serve", "--log-level", "WARNING"),
+                *("--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"),
+                *("--override", f"log.dirs={data}"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            while not answers_metadata(port):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"kgroups serve exited ({proc.returncode})")
+                time.sleep(0.005)
+            elapsed = (time.perf_counter() - began) * 1000
+            cpu = process_cpu_ms(proc.pid)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    return elapsed, {"cpu_ms": cpu}
+
+
 def report(kind: str, times: list[float], **inner: list[float]) -> None:
     figures: dict[str, Any] = {
         "kind": kind,
@@ -104,23 +159,28 @@ def report(kind: str, times: list[float], **inner: list[float]) -> None:
     print(json.dumps(figures), flush=True)
 
 
-def measure_fresh(runs: int) -> None:
+def measure_fresh(runs: int, serve: bool) -> None:
     # The interpreter alone.
     alone = "import json, time; print(json.dumps({'cpu_ms': time.process_time() * 1000}))"
     python = [fresh(alone) for _ in range(runs)]
     report("fresh_python_startup", [t for t, _ in python], cpu_ms=[p["cpu_ms"] for _, p in python])
-    for kind, child in (
-        ("fresh_embedded_thread", EMBEDDED_CHILD),
-        ("fresh_librdkafka_mock", MOCK_CHILD),
-    ):
-        totals: list[float] = []
-        inner: dict[str, list[float]] = {}
-        for _ in range(runs):
-            total, parts = fresh(child)
-            totals.append(total)
+    # Interleaved, so that each kind meets the same moments of a busy machine.
+    kinds: dict[str, Callable[[], tuple[float, dict[str, float]]]] = {
+        "fresh_embedded_thread": lambda: fresh(EMBEDDED_CHILD),
+        "fresh_librdkafka_mock": lambda: fresh(MOCK_CHILD),
+    }
+    if serve:
+        kinds["fresh_kgroups_serve"] = fresh_serve
+    totals: dict[str, list[float]] = {kind: [] for kind in kinds}
+    inner: dict[str, dict[str, list[float]]] = {kind: {} for kind in kinds}
+    for _ in range(runs):
+        for kind, measure in kinds.items():
+            total, parts = measure()
+            totals[kind].append(total)
             for name, value in parts.items():
-                inner.setdefault(name, []).append(value)
-        report(kind, totals, **inner)
+                inner[kind].setdefault(name, []).append(value)
+    for kind in kinds:
+        report(kind, totals[kind], **inner[kind])
 
 
 def first_ack(bootstrap: str) -> None:
@@ -166,8 +226,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--fresh-only", action="store_true", help="only the fresh interpreter figures")
+    ap.add_argument("--no-serve", action="store_true", help="without `kgroups serve`")
     args = ap.parse_args()
-    measure_fresh(args.runs)
+    measure_fresh(args.runs, not args.no_serve)
     if args.fresh_only:
         return
     kinds: dict[str, Callable[[], AbstractContextManager[str]]] = {

@@ -56,6 +56,18 @@ def test_starting_a_broker_leaves_heavy_modules_unimported() -> None:
         "urllib.request",
         # The crc32c package's version lookup (records/checksum.py).
         "importlib.metadata",
+        # A thread broker has no use for the subprocess broker (nor its ctypes).
+        "kgroups.testing.process_broker",
+        "ctypes",
+        # Pushed client metrics are read with the first push, kept with the
+        # metrics endpoint.
+        "kgroups.metrics.otlp",
+        "kgroups.metrics.client_metric_series",
+        # Share partitions' state machine, sessions and stored records come
+        # with the first share fetch (or stored state to load).
+        "kgroups.share_partitions.partition",
+        "kgroups.share_partitions.sessions",
+        "kgroups.share_partitions.state_records",
     ):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
 

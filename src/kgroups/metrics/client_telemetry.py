@@ -49,20 +49,22 @@ from kgroups.config.client_metrics import (
     parse_subscription,
 )
 from kgroups.errors import ErrorCode, KafkaError
-from kgroups.metrics.client_metric_series import ClientMetricSeries
-from kgroups.metrics.otlp import BadMetrics, Point, read_metrics_data
 from kgroups.protocol.types import i8, i32
 from kgroups.records.checksum import crc32c
 from kgroups.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, decompress
 
-# The telemetry APIs' schemas are imported with the first telemetry request
-# (this module is imported with the broker, which may never receive one).
+# The telemetry APIs' schemas and the OTLP reader are imported with the first
+# telemetry request (this module is imported with the broker, which may never
+# receive one); the receiver only with the metrics endpoint that shows it.
 if TYPE_CHECKING:
     from kio.schema.get_telemetry_subscriptions.v0 import (
         GetTelemetrySubscriptionsRequest,
         GetTelemetrySubscriptionsResponse,
     )
     from kio.schema.push_telemetry.v0 import PushTelemetryRequest, PushTelemetryResponse
+
+    from kgroups.metrics.client_metric_series import ClientMetricSeries
+    from kgroups.metrics.otlp import Point
 
 __all__ = [
     "AcceptedPush",
@@ -171,6 +173,8 @@ class AcceptedPush:
 def decode(accepted: AcceptedPush) -> list[Point] | None:
     """The pushed points, or None if the payload does not decompress (within
     its limit) or is not OTLP. Touches nothing shared: safe on any thread."""
+    from kgroups.metrics.otlp import BadMetrics, read_metrics_data
+
     try:
         data = decompress(accepted.compression, accepted.metrics, accepted.decompressed_limit)
         return read_metrics_data(data)

@@ -25,22 +25,13 @@ from kgroups.errors import ErrorCode, KafkaError
 from kgroups.records.batch import encode_batch
 from kgroups.runtime.partition_scan import scan_partition
 from kgroups.share_partitions.manager import PartitionKey
-from kgroups.share_partitions.partition import SharePartition
-from kgroups.share_partitions.persisted import state_batches
-from kgroups.share_partitions.state_records import (
-    SHARE_SNAPSHOT,
-    ShareSnapshotValue,
-    ShareStateKey,
-    StateBatch,
-    decode_key,
-    decode_snapshot,
-    encode_key,
-    encode_snapshot,
-)
 from kgroups.topics.placement import SHARE_GROUP_STATE_TOPIC, partition_for_share_key
 
+# The records' codec is imported with the first state written or read back.
 if TYPE_CHECKING:
     from kgroups.runtime.broker_core import BrokerCore
+    from kgroups.share_partitions.partition import SharePartition
+    from kgroups.share_partitions.state_records import StateBatch
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +54,8 @@ class ShareStateLog:
         """Write what changed in the broker's share partitions (those of
         ``keys``; None: all), and the tombstones of deleted groups' keys;
         NONE once durable."""
+        from kgroups.share_partitions.state_records import SHARE_SNAPSHOT, ShareStateKey, encode_key
+
         manager = self._broker.share_partitions
         records: dict[int, list[Record]] = {}
         now = self._broker.clock.now_ms()
@@ -78,6 +71,15 @@ class ShareStateLog:
         return await self._append(records, now)
 
     def _snapshot(self, key: PartitionKey, sp: SharePartition, now: int) -> Record:
+        from kgroups.share_partitions.persisted import state_batches
+        from kgroups.share_partitions.state_records import (
+            SHARE_SNAPSHOT,
+            ShareSnapshotValue,
+            ShareStateKey,
+            encode_key,
+            encode_snapshot,
+        )
+
         epoch, created = self._epochs.get(key, (-1, now))
         self._epochs[key] = (epoch + 1, created)
         value = ShareSnapshotValue(
@@ -142,6 +144,8 @@ def _load_one(
     stored: dict[PartitionKey, tuple[int, tuple[StateBatch, ...]]],
     epochs: dict[PartitionKey, tuple[int, int]],
 ) -> None:
+    from kgroups.share_partitions.state_records import SHARE_SNAPSHOT, decode_key, decode_snapshot
+
     key = decode_key(raw_key)
     if key.record_type != SHARE_SNAPSHOT:
         return  # ShareUpdate: Kafka's deltas; kgroups writes snapshots only

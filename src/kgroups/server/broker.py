@@ -18,7 +18,6 @@ from kgroups.config.dynamic_configs import DynamicConfigs
 from kgroups.config.errors import ConfigError
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.metrics.broker_stats import BrokerStats
-from kgroups.metrics.client_metric_series import ClientMetricSeries
 from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.metrics.http import HttpServer
 from kgroups.network.connection import ConnectionState, serve_connection
@@ -47,6 +46,7 @@ from kgroups.topics.names import MAX_PARTITIONS_PER_TOPIC
 
 if TYPE_CHECKING:
     from kgroups.handlers.marker_routes import Errors
+    from kgroups.metrics.client_metric_series import ClientMetricSeries
     from kgroups.runtime.peer_brokers import PeerBrokers
     from kgroups.runtime.txn_verification import TransactionVerifier
     from kgroups.security.acl_store import DurableAuthorizer
@@ -90,9 +90,7 @@ class Broker:
         # Clients' pushed metrics are received only where they can be read:
         # on the Prometheus endpoint.
         self.client_telemetry = ClientTelemetry(
-            self.clock,
-            config.get_int("telemetry.max.bytes"),
-            ClientMetricSeries() if config.get_int("metrics.port") >= 0 else None,
+            self.clock, config.get_int("telemetry.max.bytes"), _telemetry_receiver(config)
         )
         self._take_client_metrics_subscriptions(
             frozenset(
@@ -456,6 +454,14 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # empty (every interface) or a host name
+
+
+def _telemetry_receiver(config: BrokerConfig) -> ClientMetricSeries | None:
+    if config.get_int("metrics.port") < 0:
+        return None
+    from kgroups.metrics.client_metric_series import ClientMetricSeries
+
+    return ClientMetricSeries()
 
 
 def _default_log_config(config: BrokerConfig) -> LogConfig:

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from kgroups.share_partitions.config import SharePartitionConfig
-from kgroups.share_partitions.partition import SharePartition
-from kgroups.share_partitions.persisted import restored
-from kgroups.share_partitions.sessions import ShareSessionCache
-from kgroups.share_partitions.state_records import StateBatch
 from kgroups.share_partitions.stored_views import StoredViews
+
+# The state machine and the sessions are imported with the first share
+# partition and the first share session: a broker makes its manager at start.
+if TYPE_CHECKING:
+    from kgroups.share_partitions.partition import SharePartition
+    from kgroups.share_partitions.sessions import ShareSessionCache
+    from kgroups.share_partitions.state_records import StateBatch
 
 PartitionKey = tuple[str, uuid.UUID, int]
 """(group id, topic id, partition)."""
@@ -30,7 +34,8 @@ PartitionKey = tuple[str, uuid.UUID, int]
 class SharePartitionManager:
     def __init__(self, config: SharePartitionConfig, max_sessions: int) -> None:
         self.config = config
-        self.sessions = ShareSessionCache(max_sessions)
+        self._max_sessions = max_sessions
+        self._sessions: ShareSessionCache | None = None
         self._partitions: dict[PartitionKey, SharePartition] = {}
         self._by_group: dict[str, set[PartitionKey]] = {}
         # State read back from __share_group_state, taken up at each share
@@ -42,6 +47,14 @@ class SharePartitionManager:
         # Told when records of a share partition are offered again (a release,
         # a member gone), so fetches waiting for records look again.
         self.on_available: Callable[[PartitionKey], None] | None = None
+
+    @property
+    def sessions(self) -> ShareSessionCache:
+        if self._sessions is None:
+            from kgroups.share_partitions.sessions import ShareSessionCache
+
+            self._sessions = ShareSessionCache(self._max_sessions)
+        return self._sessions
 
     def available_again(self, key: PartitionKey) -> None:
         if self.on_available is not None:
@@ -59,6 +72,9 @@ class SharePartitionManager:
         """``config``: the group's own (its share.record.lock.duration.ms), if any."""
         partition = self._partitions.get(key)
         if partition is None:
+            from kgroups.share_partitions.partition import SharePartition
+            from kgroups.share_partitions.persisted import restored
+
             stored = self.stored.pop(key, None)
             if stored is None:
                 partition = SharePartition(config or self.config, start_offset())
@@ -99,14 +115,16 @@ class SharePartitionManager:
 
     def connection_closed(self, connection: object) -> None:
         """The sessions of a closed connection end, their records released."""
-        if connection is None:
+        if connection is None or self._sessions is None:
             return
-        for session in self.sessions.on_connection(connection):
+        for session in self._sessions.on_connection(connection):
             self.release_member(session.group_id, session.member_id)
 
     def set_start(self, key: PartitionKey, start_offset: int) -> None:
         """AlterShareGroupOffsets: the share partition starts again at
         ``start_offset``, nothing in flight."""
+        from kgroups.share_partitions.partition import SharePartition
+
         self.stored.pop(key, None)
         partition = SharePartition(self.config, start_offset)
         partition.changed = True

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeAlias
 
-from kgroups.share_partitions.config import SharePartitionConfig
-from kgroups.share_partitions.partition import SharePartition
-from kgroups.share_partitions.persisted import restored
-from kgroups.share_partitions.state_records import StateBatch
+# The share partitions' state machine is imported with the first view built:
+# the manager, made with the broker, keeps these views from its start.
+if TYPE_CHECKING:
+    from kgroups.share_partitions.config import SharePartitionConfig
+    from kgroups.share_partitions.partition import SharePartition
+    from kgroups.share_partitions.state_records import StateBatch
 
 StoredKey = tuple[str, uuid.UUID, int]
-StoredState = tuple[int, tuple[StateBatch, ...]]
+StoredState: TypeAlias = "tuple[int, tuple[StateBatch, ...]]"
 """(start offset, state batches), as the manager's ``stored`` holds them."""
 
 
@@ -38,6 +41,8 @@ class StoredViews:
     ) -> list[tuple[StoredKey, SharePartition]]:
         """A share partition for each key of ``stored``, built from its state
         only when that state is not the one the kept view was built from."""
+        from kgroups.share_partitions.persisted import restored
+
         kept = self._views
         views: dict[StoredKey, tuple[StoredState, SharePartition]] = {}
         for key, state in stored.items():

@@ -12,14 +12,20 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import kgroups.testing.kio_import  # noqa: F401 - kio first, without hypothesis (see there)
 from kgroups.clock import Clock
 from kgroups.testing.broker_clock import BrokerClock
 from kgroups.testing.faults import BrokerFaults, http_runner
-from kgroups.testing.process_broker import ProcessBroker, free_port
 from kgroups.testing.temp_dirs import new_data_root
-from kgroups.testing.thread_broker import ThreadBroker
+
+# Each kind is imported when a broker of that kind is made: a thread broker has
+# no use for the subprocess machinery (ctypes among it), and a process broker
+# none for the broker's own modules, which it runs in another interpreter.
+if TYPE_CHECKING:
+    from kgroups.testing.process_broker import ProcessBroker
+    from kgroups.testing.thread_broker import ThreadBroker
 
 
 class EmbeddedBroker:
@@ -44,31 +50,25 @@ class EmbeddedBroker:
         root = new_data_root() if data_dir is None else Path(data_dir)
         self.data_dir = root / "data" if self._own_dir else root
         props = {key: str(value) for key, value in (overrides or {}).items()}
-        if process and props.get("fault.admin.port", "0") == "0":
-            # How `faults` reaches the process (and tests in other languages too).
-            props["fault.admin.port"] = str(free_port())
         self.process = process
+        # One of the two, by kind.
+        self._thread: ThreadBroker | None = None
+        self._process: ProcessBroker | None = None
         try:
-            self._impl: ThreadBroker | ProcessBroker = (
-                ProcessBroker(
-                    self.data_dir,
-                    props,
-                    remove_on_parent_exit=self.data_dir.parent if self._own_dir else None,
-                )
-                if process
-                else ThreadBroker(self.data_dir, props, clock)
-            )
+            if process:
+                self._process = _process_broker(self.data_dir, props, self._own_dir)
+                self._impl: ThreadBroker | ProcessBroker = self._process
+                run_fault = http_runner(f"http://127.0.0.1:{props['fault.admin.port']}")
+            else:
+                self._thread = self._impl = _thread_broker(self.data_dir, props, clock)
+                run_fault = self._thread.run_fault
         except BaseException:  # a bad override: leave no temporary directory behind
             self._remove_own_dir()
             raise
         self._started = False
         if isinstance(clock, BrokerClock):
             clock.attach(self)
-        self.faults = BrokerFaults(
-            http_runner(f"http://127.0.0.1:{props['fault.admin.port']}")
-            if isinstance(self._impl, ProcessBroker)
-            else self._impl.run_fault
-        )
+        self.faults = BrokerFaults(run_fault)
         """Fault injection: coordinator errors and moves, forced rebalances,
         expired members, delayed or dropped answers, failed appends, paused
         partitions. See docs/testing.md."""
@@ -102,14 +102,14 @@ class EmbeddedBroker:
 
     def kill(self) -> None:
         """kill -9 the broker process (process=True only); restart() brings it back."""
-        if not isinstance(self._impl, ProcessBroker):
+        if self._process is None:
             raise RuntimeError("kill() needs EmbeddedBroker(process=True)")
-        self._impl.kill()
+        self._process.kill()
 
     def clock_moved(self) -> None:
         """Act on deadlines a virtual clock's jump has passed (BrokerClock)."""
-        impl = self._impl
-        if isinstance(impl, ThreadBroker) and impl.broker is not None:
+        impl = self._thread
+        if impl is not None and impl.broker is not None:
             broker = impl.broker
             impl.call(broker.coordinator.on_clock_moved)
             impl.call(broker.txn_coordinator.on_clock_moved)
@@ -150,3 +150,21 @@ class EmbeddedBroker:
         kind = "process" if self.process else "thread"
         where = self.bootstrap_servers if self._started else "stopped"
         return f"EmbeddedBroker({kind}, {where}, data_dir={self.data_dir})"
+
+
+def _thread_broker(data_dir: Path, props: dict[str, str], clock: Clock | None) -> ThreadBroker:
+    from kgroups.testing.thread_broker import ThreadBroker
+
+    return ThreadBroker(data_dir, props, clock)
+
+
+def _process_broker(data_dir: Path, props: dict[str, str], own_dir: bool) -> ProcessBroker:
+    """``props`` gains the fault admin port the broker is reached on."""
+    from kgroups.testing.process_broker import ProcessBroker, free_port
+
+    if props.get("fault.admin.port", "0") == "0":
+        # How `faults` reaches the process (and tests in other languages too).
+        props["fault.admin.port"] = str(free_port())
+    return ProcessBroker(
+        data_dir, props, remove_on_parent_exit=data_dir.parent if own_dir else None
+    )
