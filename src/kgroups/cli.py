@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -29,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="kgroups",
         description="A Kafka-wire-compatible broker built around Kafka's group coordinator.",
     )
-    parser.add_argument("--version", action="version", version=f"kgroups {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     serve = commands.add_parser("serve", help="run a broker", description="Run a broker.")
@@ -301,8 +300,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked for: importing
+    importlib.metadata and reading the installed distributions' metadata cost
+    every command (a broker's start too) more than its own imports."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"kgroups {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
     """The installed distribution's version; the package's own when run from a source tree."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("kgroups")
     except importlib.metadata.PackageNotFoundError:

@@ -120,3 +120,15 @@ def test_the_command_line_imports_kio_without_hypothesis() -> None:
     a fresh interpreter more than the rest of its imports."""
     out = _run("import sys\nimport kgroups.cli\nprint('hypothesis' in sys.modules)\n")
     assert out.strip() == "False"
+
+
+def test_the_command_line_reads_its_version_only_when_asked() -> None:
+    """Reading the installed distributions' metadata (for ``--version``) costs a
+    broker's start more than its command line's own imports."""
+    out = _run(
+        "import sys\n"
+        "from kgroups.cli import _parser\n"
+        "_parser().parse_args(['serve'])\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    assert out.strip() == "False"
