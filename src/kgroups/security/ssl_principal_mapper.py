@@ -30,11 +30,12 @@ _RULE = (
     r"|RULE:(?P<pattern>(?:\\.|[^\\/])*)/(?P<replacement>(?:\\.|[^\\/])*)/(?P<case>[LU]?).*?"
     r"|.*?"
 )
-_ONE_RULE = re.compile(_RULE)
 # Rules in a list: each with the blanks around it and the comma after it.
-_NEXT_RULE = re.compile(r"\s*(" + _RULE + r")\s*(?:,\s*|$)")
+_NEXT_RULE = r"\s*(" + _RULE + r")\s*(?:,\s*|$)"
 # Java names a group (?<name>...), Python (?P<name>...).
-_JAVA_NAMED_GROUP = re.compile(r"(?<!\\)\(\?<(?=[A-Za-z])")
+_JAVA_NAMED_GROUP = r"(?<!\\)\(\?<(?=[A-Za-z])"
+# Compiled at their first use (by re, which keeps them), not with the broker:
+# only an SSL listener with mapping rules reads any.
 
 
 class InvalidRules(ValueError):
@@ -135,12 +136,12 @@ class SslPrincipalMapper:
 
 
 def _split(rules: str) -> list[str]:
-    return [m.group(1) for m in _NEXT_RULE.finditer(rules.strip())]
+    return [m.group(1) for m in re.finditer(_NEXT_RULE, rules.strip())]
 
 
 def _parse(text: str) -> _Rule | None:
     """One rule; None for an empty one (skipped, as Kafka skips them)."""
-    m = _ONE_RULE.match(text)
+    m = re.match(_RULE, text)
     assert m is not None  # the last alternative matches anything
     if m.end() != len(text):
         raise InvalidRules(f"invalid rule {text!r}: {text[m.end() :]!r} is left over")
@@ -149,7 +150,7 @@ def _parse(text: str) -> _Rule | None:
     if m.group("pattern") is None:
         return None
     try:
-        pattern = re.compile(_JAVA_NAMED_GROUP.sub("(?P<", m.group("pattern")))
+        pattern = re.compile(re.sub(_JAVA_NAMED_GROUP, "(?P<", m.group("pattern")))
     except re.error as e:
         raise InvalidRules(f"invalid rule {text!r}: {e}") from None
     return _Rule(pattern, m.group("replacement"), m.group("case"), m.group("pattern"))
