@@ -122,13 +122,16 @@ def test_the_command_line_imports_kio_without_hypothesis() -> None:
     assert out.strip() == "False"
 
 
-def test_the_command_line_reads_its_version_only_when_asked() -> None:
-    """Reading the installed distributions' metadata (for ``--version``) costs a
-    broker's start more than its command line's own imports."""
+def test_the_command_line_parser_imports_what_its_command_needs() -> None:
+    """`kgroups serve` (a process broker) builds the parser of every command: it
+    reads the installed distributions' metadata only for ``--version``, and
+    imports the admin client only for a command that talks to a broker."""
     out = _run(
-        "import sys\n"
+        "import json, sys\n"
         "from kgroups.cli import _parser\n"
         "_parser().parse_args(['serve'])\n"
-        "print('importlib.metadata' in sys.modules)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
     )
-    assert out.strip() == "False"
+    loaded = set(json.loads(out))
+    assert "importlib.metadata" not in loaded
+    assert "kgroups.client.admin" not in loaded

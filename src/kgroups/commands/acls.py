@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from kgroups.client import acls
-from kgroups.client.admin import Admin
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.security.authorizer import (
     CLUSTER_NAME,
@@ -111,6 +109,10 @@ def describe(b: AclBinding) -> str:
 async def run(
     bootstrap: str, args: argparse.Namespace, security: ClientSecurity = PLAINTEXT
 ) -> str:
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client import acls
+    from kgroups.client.admin import Admin
+
     admin = Admin(bootstrap, security=security)
     try:
         if args.action == "add":

@@ -16,7 +16,6 @@ import argparse
 import json
 from typing import Any
 
-from kgroups.client.admin import Admin
 from kgroups.client.config_admin import (
     APPEND,
     BROKER,
@@ -95,6 +94,9 @@ async def run(args: argparse.Namespace, security: ClientSecurity) -> str:
         args.action == "describe" and args.entity_type == "client-metrics" and not args.entity_name
     )
     resource = (CLIENT_METRICS, "") if every_subscription else _resource(args)
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client.admin import Admin
+
     admin = Admin(args.bootstrap_server, security=security)
     try:
         if every_subscription:

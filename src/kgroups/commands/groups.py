@@ -7,15 +7,24 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.consumer_group_describe.v1.response import Assignment as ConsumerGroupAssignment
 from kio.schema.consumer_group_describe.v1.response import DescribedGroup as DescribedConsumerGroup
 
-from kgroups.client.admin import EARLIEST, LATEST, Admin, TopicPartition
-from kgroups.client.consumer_protocol import decode_assignment
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.errors import ErrorCode, KafkaError
+
+# The admin client is imported when a command runs: the command line's parser,
+# built for every command (`kgroups serve` too), imports this module.
+if TYPE_CHECKING:
+    from kgroups.client.admin import Admin, TopicPartition
+
+
+def _admin(bootstrap: str, security: ClientSecurity) -> Admin:
+    from kgroups.client.admin import Admin
+
+    return Admin(bootstrap, security=security)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -39,7 +48,7 @@ def check_datetime(value: str) -> None:
 async def list_groups(
     bootstrap: str, states: list[str], output: str, security: ClientSecurity = PLAINTEXT
 ) -> str:
-    admin = Admin(bootstrap, security=security)
+    admin = _admin(bootstrap, security)
     try:
         groups = await admin.list_groups(states)
     finally:
@@ -78,6 +87,8 @@ async def _partition_lags(
     owners: dict[TopicPartition, tuple[str, str, str]],
 ) -> list[PartitionLag]:
     """Lag of every partition the group committed to or a member owns."""
+    from kgroups.client.admin import LATEST
+
     topics: dict[str, set[int]] = {}
     for topic, partition in list(committed) + list(owners):
         topics.setdefault(topic, set()).add(partition)
@@ -125,7 +136,9 @@ def _coordinator_text(coordinator: dict[str, Any] | None) -> str:
 async def describe(
     bootstrap: str, group: str, output: str, security: ClientSecurity = PLAINTEXT
 ) -> str:
-    admin = Admin(bootstrap, security=security)
+    from kgroups.client.consumer_protocol import decode_assignment
+
+    admin = _admin(bootstrap, security)
     try:
         consumer_group = await admin.describe_consumer_group(group)
         if consumer_group is not None:
@@ -332,7 +345,9 @@ async def reset_offsets(
     output: str = "table",
     security: ClientSecurity = PLAINTEXT,
 ) -> str:
-    admin = Admin(bootstrap, security=security)
+    from kgroups.client.admin import EARLIEST, LATEST
+
+    admin = _admin(bootstrap, security)
     try:
         consumer_group = await admin.describe_consumer_group(group)
         members = (
@@ -395,7 +410,7 @@ async def reset_offsets(
 
 
 async def delete(bootstrap: str, group: str, security: ClientSecurity = PLAINTEXT) -> str:
-    admin = Admin(bootstrap, security=security)
+    admin = _admin(bootstrap, security)
     try:
         await admin.delete_group(group)
     finally:
@@ -406,7 +421,7 @@ async def delete(bootstrap: str, group: str, security: ClientSecurity = PLAINTEX
 async def delete_offsets(
     bootstrap: str, group: str, topic_spec: str, security: ClientSecurity = PLAINTEXT
 ) -> str:
-    admin = Admin(bootstrap, security=security)
+    admin = _admin(bootstrap, security)
     try:
         topic, partitions = parse_topic_partitions(topic_spec)
         if partitions is None:

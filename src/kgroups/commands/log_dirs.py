@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kgroups.client.admin import Admin
-from kgroups.client.log_dirs import LogDirDescription
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.commands.groups import table
 from kgroups.commands.usage import UsageError
 from kgroups.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from kgroups.client.log_dirs import LogDirDescription
 
 __all__ = ["add_arguments", "broker_list", "describe", "run", "topic_list"]
 
@@ -73,6 +74,9 @@ async def describe(
     security: ClientSecurity = PLAINTEXT,
 ) -> str:
     topics, asked = topic_list(topics_text), broker_list(brokers_text)
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client.admin import Admin
+
     admin = Admin(bootstrap, security=security)
     try:
         await admin.cluster.refresh([])

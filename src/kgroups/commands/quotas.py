@@ -16,7 +16,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kgroups.client.admin import Admin
 from kgroups.client.quota_admin import (
     MATCH_ANY,
     MATCH_DEFAULT,
@@ -96,6 +95,9 @@ async def run(args: argparse.Namespace, security: ClientSecurity) -> str:
     if args.action == "alter":
         entity = _entity(args.entities)
         changes = _changes(args)
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client.admin import Admin
+
     admin = Admin(args.bootstrap_server, security=security)
     try:
         if args.action == "describe":

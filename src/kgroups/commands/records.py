@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgroups.client.admin import Admin
 from kgroups.client.security import PLAINTEXT, ClientSecurity
 from kgroups.commands.groups import table
 from kgroups.commands.usage import UsageError
@@ -87,6 +86,9 @@ async def delete(
 ) -> tuple[str, bool]:
     """The answer to print, and whether every partition succeeded."""
     offsets = read_offsets(offset_file)
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client.admin import Admin
+
     admin = Admin(bootstrap, security=security)
     try:
         results = await admin.delete_records(offsets)

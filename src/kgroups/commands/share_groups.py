@@ -13,13 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kgroups.client.admin import EARLIEST, LATEST, Admin, TopicPartition
 from kgroups.client.security import ClientSecurity
-from kgroups.client.share_group_admin import DescribedShareGroup
 from kgroups.commands.groups import check_datetime, parse_topic_partitions, table
 from kgroups.errors import ErrorCode, KafkaError
+
+# The admin client is imported when the command runs: the command line's
+# parser, built for every command (`kgroups serve` too), imports this module.
+if TYPE_CHECKING:
+    from kgroups.client.admin import Admin, TopicPartition
+    from kgroups.client.share_group_admin import DescribedShareGroup
 
 __all__ = ["add_parsers", "run"]
 
@@ -72,6 +76,9 @@ def add_parsers(commands: Any) -> list[argparse.ArgumentParser]:
 async def run(args: argparse.Namespace, security: ClientSecurity) -> str:
     if args.action == "reset-offsets" and args.to_datetime is not None:
         check_datetime(args.to_datetime)
+    # Imported when the command runs, not with the command line's parser.
+    from kgroups.client.admin import Admin
+
     admin = Admin(args.bootstrap_server, security=security)
     try:
         if args.action == "list":
@@ -226,6 +233,8 @@ async def _empty_or_missing(admin: Admin, group: str) -> None:
 
 
 async def _reset(admin: Admin, args: argparse.Namespace) -> str:
+    from kgroups.client.admin import EARLIEST, LATEST
+
     group: str = args.group
     await _empty_or_missing(admin, group)
     plan: dict[TopicPartition, int] = {}
