@@ -7,11 +7,17 @@ Two figures, each the median (and max) over ``--runs``, in milliseconds:
   reported beside. For kgroups: ``from kgroups.testing import EmbeddedBroker``,
   ``EmbeddedBroker()`` (a thread broker), then one Metadata request over a raw
   socket (no client library to import); the child also reports its import and
-  start times, and the CPU time it spent in all (``cpu_ms``: the figure to
-  compare on a loaded machine, where the wall clock mostly measures the wait
-  for a core). For librdkafka's mock cluster (``rd_kafka_mock_cluster_new``,
+  start times (``EmbeddedBroker()`` imports the broker's own modules), and the
+  CPU time it spent in all (``cpu_ms``: the figure to compare on a loaded
+  machine, where the wall clock mostly measures the wait for a core). For
+  librdkafka's mock cluster (``rd_kafka_mock_cluster_new``,
   reached from confluent-kafka through ``test.mock.num.brokers``): importing
   confluent_kafka, a Producer with one mock broker, and its first metadata.
+  For ``kgroups serve`` (what ``EmbeddedBroker(process=True)`` runs): spawning
+  it on an empty temporary directory to its first answered Metadata request,
+  the bench connecting until it listens; its ``cpu_ms`` is the process's user
+  and system time then, read from /proc (in 10 ms ticks). The kinds take
+  turns, run after run, so that each meets the same moments of a busy machine.
 - ``warm_*``: in this interpreter, everything imported, from the call to a
   confluent-kafka producer's first acknowledgement, for EmbeddedBroker in a
   thread and in a subprocess and for the mock in a subprocess.
@@ -164,7 +170,6 @@ def measure_fresh(runs: int, serve: bool) -> None:
     alone = "import json, time; print(json.dumps({'cpu_ms': time.process_time() * 1000}))"
     python = [fresh(alone) for _ in range(runs)]
     report("fresh_python_startup", [t for t, _ in python], cpu_ms=[p["cpu_ms"] for _, p in python])
-    # Interleaved, so that each kind meets the same moments of a busy machine.
     kinds: dict[str, Callable[[], tuple[float, dict[str, float]]]] = {
         "fresh_embedded_thread": lambda: fresh(EMBEDDED_CHILD),
         "fresh_librdkafka_mock": lambda: fresh(MOCK_CHILD),
