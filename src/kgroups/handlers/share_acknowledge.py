@@ -71,6 +71,14 @@ async def handle(
     except SessionError as e:
         return acknowledge_error(e.code, str(e))
     session.connection = ctx.connection
+    await broker.share_state.ensure_loaded(
+        [
+            (group_id, t.topic_id, int(p.partition_index))
+            for t in request.topics
+            if t.topic_id is not None
+            for p in t.partitions
+        ]
+    )
     now = broker.clock.now_ms()
     topics = []
     for topic in request.topics:

@@ -127,6 +127,9 @@ async def handle(
     except SessionError as e:
         return fetch_error(e.code, str(e))
     session.connection = ctx.connection
+    # Share partitions acknowledged here that this broker does not hold yet
+    # take their state from the share coordinator first.
+    await broker.share_state.ensure_loaded([(group_id, t, p) for t, p in acks if t is not None])
     now = broker.clock.now_ms()
     ack_errors = {
         key: ErrorCode.unknown_topic_id
@@ -233,6 +236,11 @@ async def _fetch(
     if max_bytes == 0 or max_records == 0:
         return {}  # nothing asked for: no records, no wait
     errors = _unreadable(broker, session)
+    not_loaded = await broker.share_state.ensure_loaded(
+        [(session.group_id, t, p) for t, p in session.partitions if (t, p) not in errors]
+    )
+    for (_group, t, p), error in not_loaded.items():
+        errors[(t, p)] = PartitionRead(error)
     readable = _rotated(
         [key for key in session.partitions if key not in errors],
         int(request.share_session_epoch),
