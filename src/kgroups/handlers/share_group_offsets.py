@@ -1,8 +1,9 @@
 """A share group's start offsets for admins (KIP-932).
 
 DescribeShareGroupOffsets (v1 adds the lag, KIP-1226): each share
-partition's start offset and lag, from the broker's share partitions (and
-the state stored in ``__share_group_state`` that none has taken up yet).
+partition's start offset and lag, from the broker's share partitions, or
+else from its state at the share coordinator (ReadShareGroupStateSummary,
+in process or at the broker leading its ``__share_group_state`` partition).
 
 AlterShareGroupOffsets sets start offsets, DeleteShareGroupOffsets forgets a
 topic's share partitions (the next fetch starts them where
@@ -22,6 +23,7 @@ high watermark not yet acknowledged or archived (-1 when not known).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from typing import TYPE_CHECKING
@@ -84,7 +86,7 @@ async def describe(
         groups.append(
             DescribeShareGroupOffsetsResponseGroup(
                 group_id=group.group_id,
-                topics=_topics(broker, group.group_id, wanted),
+                topics=await _topics(broker, group.group_id, wanted),
                 error_code=ErrorCode.none,
             )
         )
@@ -121,7 +123,7 @@ def _stored_partitions(broker: BrokerApi, group_id: str) -> set[tuple[str, int]]
     return out
 
 
-def _topics(
+async def _topics(
     broker: BrokerApi, group_id: str, wanted: set[tuple[str, int]]
 ) -> tuple[DescribeShareGroupOffsetsResponseTopic, ...]:
     by_topic: dict[str, list[int]] = {}
@@ -135,15 +137,21 @@ def _topics(
                 topic_name=TopicName(name),
                 topic_id=None if topic is None else topic.topic_id,
                 partitions=tuple(
-                    _partition(broker, group_id, None if topic is None else topic.topic_id, name, p)
-                    for p in partitions
+                    await asyncio.gather(
+                        *(
+                            _partition(
+                                broker, group_id, None if topic is None else topic.topic_id, name, p
+                            )
+                            for p in partitions
+                        )
+                    )
                 ),
             )
         )
     return tuple(topics)
 
 
-def _partition(
+async def _partition(
     broker: BrokerApi, group_id: str, topic_id: uuid.UUID | None, name: str, partition: int
 ) -> DescribeShareGroupOffsetsResponsePartition:
     if topic_id is None or not broker.topics.partition_exists(name, partition):
@@ -164,6 +172,11 @@ def _partition(
     elif (stored := manager.stored.get(key)) is not None:
         start = stored[0]
         done = _done_in(stored[1], start)
+    else:
+        summary = await broker.share_state.persister.summary(key)
+        if summary.error is ErrorCode.none and summary.start_offset != _UNINITIALIZED:
+            start = summary.start_offset
+            done = max(0, summary.delivery_complete_count)
     lag = -1
     if start != _UNINITIALIZED:
         try:

@@ -36,7 +36,11 @@ from typing import TYPE_CHECKING
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.home import LeadershipChange
 from kgroups.partitions.log import NotInMemory
-from kgroups.share_coordinator.answers import UNINITIALIZED_START_OFFSET, KeyAnswer
+from kgroups.share_coordinator.answers import (
+    READ_UNINITIALIZED,
+    UNINITIALIZED_START_OFFSET,
+    KeyAnswer,
+)
 from kgroups.share_partitions.manager import PartitionKey
 from kgroups.share_partitions.persisted import state_batches
 from kgroups.share_partitions.state_records import StateBatch
@@ -92,7 +96,7 @@ class ShareStateLog:
         if leader_epoch is None:
             return ErrorCode.not_leader_or_follower
         answer = await self._persister.read(key, leader_epoch)
-        if answer.error is ErrorCode.invalid_request:
+        if _never_initialized(answer):
             # Never initialised: as the group coordinator would, at state epoch 0.
             initialized = await self._persister.initialize(key, 0, UNINITIALIZED_START_OFFSET)
             if initialized.error is not ErrorCode.none:
@@ -146,7 +150,7 @@ class ShareStateLog:
         if leader_epoch is None:
             return None
         answer = await self._persister.read(key, leader_epoch)
-        if answer.error is ErrorCode.invalid_request:
+        if _never_initialized(answer):
             init = await self._persister.initialize(key, 0, UNINITIALIZED_START_OFFSET)
             if init.error is not ErrorCode.none:
                 return None
@@ -211,3 +215,7 @@ class ShareStateLog:
                 gone.append(key)
         if gone:
             self.drop(gone)
+
+
+def _never_initialized(answer: KeyAnswer) -> bool:
+    return answer.error is ErrorCode.invalid_request and answer.message == READ_UNINITIALIZED
