@@ -54,6 +54,7 @@ from kio.schema.share_group_describe.v1 import ShareGroupDescribeRequest
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.share_group_state import delete_topics_state
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 from kgroups.share_partitions.state_records import StateBatch
 from kgroups.share_partitions.states import RecordState
@@ -263,6 +264,13 @@ async def delete(
             )
         )
     stored = await broker.share_state.persist_changes()
+    if answer.error_code is ErrorCode.none and stored is ErrorCode.none:
+        forgotten = [
+            topic.topic_id
+            for t in request.topics
+            if (topic := broker.topics.get(t.topic_name)) is not None
+        ]
+        stored = await delete_topics_state(broker, ctx, group_id, forgotten)
     return dataclasses.replace(
         answer,
         error_code=answer.error_code if stored is ErrorCode.none else stored,

@@ -141,6 +141,17 @@ class ShareStateLog:
             if epochs is None:
                 return ErrorCode.coordinator_not_available
         answer = await self._persister.write(key, epochs[0], epochs[1], start, batches)
+        if answer.error is ErrorCode.fenced_state_epoch:
+            # Initialized again meanwhile. With no start offset (the group
+            # coordinator's first initialization), what this leader holds is
+            # all there is: it writes again at the new state epoch. A start
+            # offset set by an admin wins: the share partition is dropped.
+            read = await self._persister.read(key, epochs[1])
+            if read.error is ErrorCode.none and read.start_offset == UNINITIALIZED_START_OFFSET:
+                self._epochs[key] = (read.state_epoch, epochs[1])
+                answer = await self._persister.write(
+                    key, read.state_epoch, epochs[1], start, batches
+                )
         return self._outcome(key, answer)
 
     async def _adopt(self, key: PartitionKey) -> tuple[int, int] | None:
