@@ -185,7 +185,8 @@ class ShareStateLog:
             return answer.error
         leader_epoch = self._leader_epoch(key)
         if leader_epoch is None:
-            self._epochs.pop(key, None)  # whoever leads it reads it
+            # Another broker leads the topic partition: it reads the new state.
+            self.drop([key])
             return ErrorCode.none
         read = await self._persister.read(key, leader_epoch)
         if read.error is ErrorCode.none:
