@@ -61,6 +61,8 @@ class ShareStateLog:
         # Per share partition held here: its state epoch and the leader epoch
         # of the topic partition it was read at.
         self._epochs: dict[PartitionKey, tuple[int, int]] = {}
+        # One write of a share partition at a time.
+        self._locks: dict[PartitionKey, asyncio.Lock] = {}
         broker.partitions.on_leadership_change(self._on_leadership_change)
 
     @property
@@ -121,8 +123,8 @@ class ShareStateLog:
         calls = []
         for key in manager.take_reset():
             calls.append(self._reset(key))
-        for key, sp in manager.take_changed(keys):
-            calls.append(self._write(key, sp.start_offset, state_batches(sp)))
+        for key, _sp in manager.take_changed(keys):
+            calls.append(self._write_latest(key))
         forgotten, manager.forgotten = manager.forgotten, []
         for key in forgotten:
             self._epochs.pop(key, None)
@@ -131,6 +133,22 @@ class ShareStateLog:
             return ErrorCode.none
         errors = [e for e in await asyncio.gather(*calls) if e is not ErrorCode.none]
         return errors[0] if errors else ErrorCode.none
+
+    async def _write_latest(self, key: PartitionKey) -> ErrorCode:
+        """Write the share partition's state as it is once the writes of it
+        before are answered: one write of a key at a time, so that a write
+        retried (the coordinator moved) never lands after a newer one. A
+        write that failed leaves the share partition to be written again."""
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            sp = self._broker.share_partitions.get(key)
+            if sp is None:
+                return ErrorCode.none  # dropped meanwhile: nothing of it to keep here
+            sp.changed = False
+            error = await self._write(key, sp.start_offset, state_batches(sp))
+            if error is not ErrorCode.none and error not in _FENCED:
+                sp.changed = True
+        return error
 
     async def _write(
         self, key: PartitionKey, start: int, batches: tuple[StateBatch, ...]
@@ -210,6 +228,9 @@ class ShareStateLog:
         manager = self._broker.share_partitions
         for key in keys:
             self._epochs.pop(key, None)
+            lock = self._locks.get(key)
+            if lock is not None and not lock.locked():
+                del self._locks[key]
             manager.unload(key)
 
     def _on_leadership_change(self, change: LeadershipChange) -> None:
