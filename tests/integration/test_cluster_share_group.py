@@ -1,17 +1,26 @@
 """A share group in a cluster of three brokers, with kgroups' ShareConsumer:
 the group's members fetch each partition at the broker leading it (three
-brokers, one partition each), and every record is processed once."""
+brokers, one partition each), and every record is processed once; a
+ShareFetch at another broker is told where the leader is."""
 
 from __future__ import annotations
 
 import time
+import uuid
+from datetime import timedelta
 from pathlib import Path
 
-from cluster_brokers import create_topic, leaders, produce, running_cluster, wait_for
+from cluster_brokers import create_topic, leaders, metadata, produce, running_cluster, wait_for
 from config_admin_wire import SET, configs, incremental
+from kio.schema.share_fetch.v2 import ShareFetchRequest
+from kio.schema.share_fetch.v2.request import FetchPartition, FetchTopic
+from kio.static.primitive import i32Timedelta
 
 from kgroups.client.share_consumer import ShareConsumer
 from kgroups.errors import ErrorCode
+from kgroups.protocol.types import GroupId, i32
+
+from raw_wire import call_once
 
 TOPIC = "jobs"
 GROUP = "workers"
@@ -50,6 +59,17 @@ def test_a_share_group_consumes_partitions_led_by_three_brokers(
             values = sorted(v for v in expected if v.startswith(f"job-{p}-".encode()))
             assert produce(port_of[led[p]], TOPIC, p, *values)[0] is ErrorCode.none
 
+        # Partition 0 fetched at a broker that does not lead it.
+        other = next(i for i in port_of if i != led[0])
+        topic_id = metadata(brokers[0].port, TOPIC).topics[0].topic_id
+        misdirected = call_once(port_of[other], _share_fetch(topic_id))
+        (answer,) = misdirected.responses[0].partitions
+        assert answer.error_code is ErrorCode.not_leader_or_follower
+        assert answer.current_leader.leader_id == led[0]
+        assert [(e.node_id, e.port) for e in misdirected.node_endpoints] == [
+            (led[0], port_of[led[0]])
+        ]
+
         bootstrap = ",".join(b.bootstrap for b in brokers)
         consumers = []
         for i in range(2):
@@ -73,3 +93,24 @@ def test_a_share_group_consumes_partitions_led_by_three_brokers(
         finally:
             for consumer in consumers:
                 consumer.close()
+
+
+def _share_fetch(topic_id: uuid.UUID) -> ShareFetchRequest:
+    return ShareFetchRequest(
+        group_id=GroupId(GROUP),
+        member_id="m1",
+        share_session_epoch=i32(0),
+        max_wait=i32Timedelta.parse(timedelta(0)),
+        min_bytes=i32(1),
+        max_bytes=i32(1 << 20),
+        max_records=i32(500),
+        batch_size=i32(500),
+        is_renew_ack=False,
+        topics=(
+            FetchTopic(
+                topic_id=topic_id,
+                partitions=(FetchPartition(partition_index=i32(0), acknowledgement_batches=()),),
+            ),
+        ),
+        forgotten_topics_data=(),
+    )
