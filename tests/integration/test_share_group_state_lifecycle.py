@@ -16,6 +16,10 @@ from cluster_brokers import create_topic, metadata
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest
 from kio.schema.delete_share_group_offsets.v0 import DeleteShareGroupOffsetsRequest
 from kio.schema.delete_share_group_offsets.v0.request import DeleteShareGroupOffsetsRequestTopic
+from kio.schema.describe_share_group_offsets.v1 import DescribeShareGroupOffsetsRequest
+from kio.schema.describe_share_group_offsets.v1.request import (
+    DescribeShareGroupOffsetsRequestGroup,
+)
 from kio.schema.read_share_group_state_summary.v1 import ReadShareGroupStateSummaryRequest
 from kio.schema.read_share_group_state_summary.v1 import request as summary_wire
 from kio.schema.share_group_heartbeat.v1 import ShareGroupHeartbeatRequest
@@ -78,6 +82,15 @@ def test_assigned_partitions_are_initialized_and_deleted_with_the_group(
     assert joined.error_code is ErrorCode.none
     # Initialized at the group epoch, to start where share.auto.offset.reset says.
     assert summaries(broker, topic_id) == [(1, -1), (1, -1)]
+    # Described with every topic: the partitions the group coordinator initialized.
+    described = call_once(
+        broker.port,
+        DescribeShareGroupOffsetsRequest(
+            groups=(DescribeShareGroupOffsetsRequestGroup(group_id=GroupId(GROUP), topics=None),)
+        ),
+    )
+    (topic,) = described.groups[0].topics
+    assert [(p.partition_index, p.start_offset) for p in topic.partitions] == [(0, -1), (1, -1)]
     assert heartbeat(broker, -1, None).error_code is ErrorCode.none  # leaves
     deleted = call_once(broker.port, DeleteGroupsRequest(groups_names=(GroupId(GROUP),)))
     assert deleted.results[0].error_code is ErrorCode.none

@@ -52,6 +52,7 @@ from kio.schema.describe_share_group_offsets.v1.response import (
 )
 from kio.schema.share_group_describe.v1 import ShareGroupDescribeRequest
 
+from kgroups.coordinator.share.records import ShareStatePlan
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.share_group_state import delete_topics_state
@@ -81,6 +82,7 @@ async def describe(
             continue
         wanted = (
             _stored_partitions(broker, group.group_id)
+            | await _initialized_partitions(broker, ctx, group.group_id)
             if group.topics is None
             else {(str(t.topic_name), int(p)) for t in group.topics for p in t.partitions}
         )
@@ -110,6 +112,25 @@ async def _share_group_error(
         return e.error_code, None
     (described,) = response.groups
     return described.error_code, described.error_message
+
+
+async def _initialized_partitions(
+    broker: BrokerApi, ctx: RequestContext, group_id: str
+) -> set[tuple[str, int]]:
+    """The partitions whose share state the group coordinator initialized
+    (record 15): in a cluster, most share partitions live at other brokers."""
+    try:
+        plan: ShareStatePlan = await broker.coordinator.call(
+            group_id, ctx, lambda shard, c, now: shard.share_state_partitions(group_id, c, now)
+        )
+    except KafkaError:
+        return set()
+    out: set[tuple[str, int]] = set()
+    for t in plan.partitions:
+        topic = broker.topics.by_id(t.topic_id)
+        if topic is not None:
+            out.update((topic.name, p) for p in t.partitions)
+    return out
 
 
 def _stored_partitions(broker: BrokerApi, group_id: str) -> set[tuple[str, int]]:
