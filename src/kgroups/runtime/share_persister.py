@@ -111,25 +111,32 @@ class SharePersister:
     async def _call(
         self, key: Key, api_key: int, handler: KeyHandler, request: Callable[[], Any]
     ) -> KeyAnswer:
-        runtime = self._runtime
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout_s
         backoff = _FIRST_BACKOFF_S
         while True:
-            runtime.ensure_topic()
-            coordinator = runtime.coordinator_of(runtime.partition_for(key))
-            if coordinator < 0:
-                answer = refused(ErrorCode.coordinator_not_available)
-            elif coordinator == self._broker.broker_id:
-                answer = await runtime.call(key, self._context(api_key), handler)
-            else:
-                answer = await self._send(coordinator, api_key, request())
+            answer = await self._call_once(key, api_key, handler, request)
             if answer.error not in _RETRIED or loop.time() + backoff > deadline:
                 return answer
             if self._broker.closing:
                 return answer
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _MAX_BACKOFF_S)
+
+    async def _call_once(
+        self, key: Key, api_key: int, handler: KeyHandler, request: Callable[[], Any]
+    ) -> KeyAnswer:
+        runtime = self._runtime
+        try:
+            runtime.ensure_topic()
+            coordinator = runtime.coordinator_of(runtime.partition_for(key))
+        except KafkaError as e:  # the topic could not be made (the store is away)
+            return refused(e.error_code)
+        if coordinator < 0:
+            return refused(ErrorCode.coordinator_not_available)
+        if coordinator == self._broker.broker_id:
+            return await runtime.call(key, self._context(api_key), handler)
+        return await self._send(coordinator, api_key, request())
 
     def _context(self, api_key: int) -> RequestContext:
         version = (
