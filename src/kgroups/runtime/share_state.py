@@ -16,8 +16,9 @@ through the persister).
   (WriteShareGroupState with its state and leader epochs); the request is
   answered once the coordinator says it is durable. A write fenced
   (FENCED_LEADER_EPOCH: another broker leads the topic partition now;
-  FENCED_STATE_EPOCH: the group coordinator initialised it again) drops the
-  share partition here: its next use reads it again.
+  FENCED_STATE_EPOCH: it was initialised again) or refused because its
+  state was deleted drops the share partition here: its next use reads it
+  again.
 - **Start reset** (AlterShareGroupOffsets) initialises the state again at
   the next state epoch; a deleted group's or topic's share partitions have
   their state deleted (DeleteShareGroupState).
@@ -39,6 +40,7 @@ from kgroups.partitions.log import NotInMemory
 from kgroups.share_coordinator.answers import (
     READ_UNINITIALIZED,
     UNINITIALIZED_START_OFFSET,
+    WRITE_UNINITIALIZED,
     KeyAnswer,
 )
 from kgroups.share_partitions.manager import PartitionKey
@@ -159,17 +161,6 @@ class ShareStateLog:
             if epochs is None:
                 return ErrorCode.coordinator_not_available
         answer = await self._persister.write(key, epochs[0], epochs[1], start, batches)
-        if answer.error is ErrorCode.fenced_state_epoch:
-            # Initialized again meanwhile. With no start offset (the group
-            # coordinator's first initialization), what this leader holds is
-            # all there is: it writes again at the new state epoch. A start
-            # offset set by an admin wins: the share partition is dropped.
-            read = await self._persister.read(key, epochs[1])
-            if read.error is ErrorCode.none and read.start_offset == UNINITIALIZED_START_OFFSET:
-                self._epochs[key] = (read.state_epoch, epochs[1])
-                answer = await self._persister.write(
-                    key, read.state_epoch, epochs[1], start, batches
-                )
         return self._outcome(key, answer)
 
     async def _adopt(self, key: PartitionKey) -> tuple[int, int] | None:
@@ -220,6 +211,9 @@ class ShareStateLog:
     def _outcome(self, key: PartitionKey, answer: KeyAnswer) -> ErrorCode:
         if answer.error in _FENCED:
             log.info("share partition %s was fenced (%s): dropped", key, answer.error.name)
+            self.drop([key])
+        elif answer.error is ErrorCode.invalid_request and answer.message == WRITE_UNINITIALIZED:
+            log.info("the state of share partition %s was deleted: dropped", key)
             self.drop([key])
         return answer.error
 
