@@ -11,9 +11,12 @@ the shard follows that leadership as the group coordinator's shards follow
 order (a ShareUpdate is a change on top of the snapshot before it, so the
 newest record of a key is not enough), through the shard's ``replay``.
 
-The topic keeps its records (``cleanup.policy=delete`` with no retention
-limit), as Kafka's ``__share_group_state`` does: compaction would drop the
-updates a snapshot needs.
+The topic is compacted. Kafka's keeps every record and prunes, with
+DeleteRecords, what comes before the oldest snapshot it still needs, since
+its updates carry only what changed; a kgroups leader writes its whole
+in-flight state in every write, so the newest record of a key, snapshot or
+update, is all that loading needs, and compaction keeps exactly that (a
+deletion tombstones both kinds of key).
 """
 
 from __future__ import annotations
@@ -72,11 +75,7 @@ class ShareCoordinatorRuntime(ShardRuntime[ShareCoordinatorShard]):
         broker = self._broker
         if broker.topics.get(self.topic) is not None:
             return
-        configs = {
-            "cleanup.policy": "delete",
-            "retention.ms": "-1",
-            "segment.bytes": str(self._segment_bytes),
-        }
+        configs = {"cleanup.policy": "compact", "segment.bytes": str(self._segment_bytes)}
         broker.create_topic(self.topic, self.partitions, configs)
         if self._gain_all:
             for p in range(self.partitions):

@@ -200,11 +200,13 @@ class ShareCoordinatorShard:
         )
         if leader_epoch == current.leader_epoch:
             return _answer(ctx, answer)
+        # The whole state again (Kafka writes no batches here): each update
+        # holds the whole state, which compaction of the topic relies on.
         update = ShareUpdateValue(
             snapshot_epoch=current.snapshot_epoch,
             leader_epoch=leader_epoch,
             start_offset=current.start_offset,
-            state_batches=(),
+            state_batches=current.state_batches,
         )
         if current.updates_since_snapshot >= self._updates_per_snapshot:
             record = _snapshot_record(
@@ -262,8 +264,12 @@ class ShareCoordinatorShard:
             return _answer(ctx, error)
         if key not in self._states:
             return _answer(ctx, OK)
-        tombstone = (encode_key(ShareStateKey(SHARE_SNAPSHOT, *key)), None)
-        return self._change(key, tombstone, ctx, OK)
+        # Both kinds of key: in a compacted topic, an update outliving its
+        # snapshot's tombstone would bring the state back at loading.
+        tombstones: list[Record] = [
+            (encode_key(ShareStateKey(kind, *key)), None) for kind in (SHARE_SNAPSHOT, SHARE_UPDATE)
+        ]
+        return self._change(key, tombstones, ctx, OK)
 
     def summary(self, key: Key, ctx: RequestContext, now_ms: int) -> ShareStateResult:
         """ReadShareGroupStateSummary for one share partition; one never
@@ -306,14 +312,16 @@ class ShareCoordinatorShard:
         return None
 
     def _change(
-        self, key: Key, record: Record, ctx: RequestContext, answer: KeyAnswer
+        self, key: Key, records: Record | list[Record], ctx: RequestContext, answer: KeyAnswer
     ) -> ShareStateResult:
-        """Apply the record now (as replay would), keep how to take it back."""
+        """Apply the records now (as replay would), keep how to take them back."""
+        batch = records if isinstance(records, list) else [records]
         batch_id = self._next_batch
         self._next_batch += 1
         self._in_flight[batch_id] = _InFlight((key, self._states.get(key)), ctx.reply_to)
-        self.replay(*record)
-        return ShareStateResult([record], [(ctx.reply_to, answer)], batch_id)
+        for record in batch:
+            self.replay(*record)
+        return ShareStateResult(batch, [(ctx.reply_to, answer)], batch_id)
 
     # -- replay ----------------------------------------------------------------
 

@@ -204,3 +204,33 @@ def test_written_batches_replace_the_kept_ones_for_their_offsets() -> None:
     assert combine((StateBatch(0, 1, ARCHIVED, 5),), (StateBatch(2, 3, ARCHIVED, 5),), 0) == (
         StateBatch(0, 3, ARCHIVED, 5),
     )
+
+
+def test_the_newest_record_of_each_key_is_enough_to_load_as_compaction_keeps_it() -> None:
+    s = shard(updates_per_snapshot=10)
+    records = []
+    for result in (
+        s.initialize(KEY, 1, 0, ctx(), 0),
+        s.write(KEY, 1, 0, 0, (StateBatch(0, 4, AVAILABLE, 1),), ctx(), 0),
+        s.write(
+            KEY, 1, 0, 2, (StateBatch(2, 4, AVAILABLE, 1), StateBatch(5, 6, ARCHIVED, 1)), ctx(), 0
+        ),
+        s.read(KEY, 4, ctx(), 0),  # a new leader's epoch
+    ):
+        durable(s, result)
+        records.extend(result.records)
+    newest = {raw_key: (raw_key, raw_value) for raw_key, raw_value in records}
+    compacted = sorted(newest.values(), key=records.index)
+    loaded = shard(updates_per_snapshot=10)
+    for raw_key, raw_value in compacted:
+        loaded.replay(raw_key, raw_value)
+    state = loaded.state(KEY)
+    assert state is not None
+    assert (state.leader_epoch, state.start_offset) == (4, 2)
+    assert state.state_batches == (StateBatch(2, 4, AVAILABLE, 1), StateBatch(5, 6, ARCHIVED, 1))
+    # A deletion leaves no update behind to bring the state back.
+    deleted = s.delete(KEY, ctx(), 0)
+    assert {decode_key(k).record_type for k, v in deleted.records if v is None} == {
+        SHARE_SNAPSHOT,
+        SHARE_UPDATE,
+    }
