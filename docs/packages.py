@@ -36,6 +36,7 @@ NOTES = {
     "cluster": "lease, leaders, live brokers",
     "coordinator": "group coordinators (sans IO)",
     "share_partitions": "share-group record states (sans IO)",
+    "share_coordinator": "share partitions' state (sans IO)",
     "transactions": "transaction coordinator (sans IO)",
 }
 

@@ -39,6 +39,9 @@ from kio.schema.create_topics.v7.request import CreatableTopic
 from kio.schema.delete_groups.v2 import DeleteGroupsRequest
 from kio.schema.delete_records.v2 import DeleteRecordsRequest
 from kio.schema.delete_records.v2.request import DeleteRecordsPartition, DeleteRecordsTopic
+from kio.schema.delete_share_group_state.v0 import DeleteShareGroupStateRequest
+from kio.schema.delete_share_group_state.v0.request import DeleteStateData
+from kio.schema.delete_share_group_state.v0.request import PartitionData as DeleteStatePartition
 from kio.schema.delete_topics.v5 import DeleteTopicsRequest as DeleteTopicsRequestV5
 from kio.schema.delete_topics.v6 import DeleteTopicsRequest
 from kio.schema.delete_topics.v6.request import DeleteTopicState
@@ -92,6 +95,9 @@ from kio.schema.offset_for_leader_epoch.v4.request import (
 )
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
+from kio.schema.read_share_group_state.v0 import ReadShareGroupStateRequest
+from kio.schema.read_share_group_state.v0.request import PartitionData as ReadStatePartition
+from kio.schema.read_share_group_state.v0.request import ReadStateData
 from kio.schema.share_fetch.v2 import ShareFetchRequest
 from kio.schema.share_group_describe.v1 import ShareGroupDescribeRequest
 from kio.schema.share_group_heartbeat.v1 import ShareGroupHeartbeatRequest
@@ -491,6 +497,40 @@ CASES = [
         O.CLUSTER_ACTION,
         CLUSTER_DENIED,
         lambda r: ErrorCode(r.markers[0].topics[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "ReadShareGroupState",
+        ReadShareGroupStateRequest(
+            group_id="orders-app",
+            topics=(
+                ReadStateData(
+                    topic_id=uuid.UUID(int=1),
+                    partitions=(ReadStatePartition(partition=i32(0), leader_epoch=i32(0)),),
+                ),
+            ),
+        ),
+        C,
+        CLUSTER_NAME,
+        O.CLUSTER_ACTION,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.results[0].partitions[0].error_code),
+    ),
+    ApiCase(
+        "DeleteShareGroupState",
+        DeleteShareGroupStateRequest(
+            group_id="orders-app",
+            topics=(
+                DeleteStateData(
+                    topic_id=uuid.UUID(int=1),
+                    partitions=(DeleteStatePartition(partition=i32(0)),),
+                ),
+            ),
+        ),
+        C,
+        CLUSTER_NAME,
+        O.CLUSTER_ACTION,
+        CLUSTER_DENIED,
+        lambda r: ErrorCode(r.results[0].partitions[0].error_code),
     ),
     ApiCase(
         "CreateTopics",

@@ -521,3 +521,40 @@ def decode_records_of(data: bytes) -> list[Any]:
     """The records of every batch in ``data``."""
     view = memoryview(data)
     return [r for pos, h in iter_batches(view) for r in decode_records(view[pos : pos + h.size])]
+
+
+def test_a_share_partition_initialized_again_is_dropped_by_its_leader(
+    broker: BrokerThread,
+) -> None:
+    """Its state initialized again (as a group coordinator on another broker
+    does after DeleteShareGroupOffsets, for the group's next member), the
+    leader's next write is fenced: the acknowledgement fails, and the share
+    partition starts again where the new state says (no start offset:
+    share.auto.offset.reset, latest), not where the leader had it."""
+    from kio.schema.initialize_share_group_state.v0 import InitializeShareGroupStateRequest
+    from kio.schema.initialize_share_group_state.v0 import request as init_wire
+
+    topic_id = _topic(broker, 5)
+    assert acquired(share_fetch(broker, topic_id, "m1", 1)) == [(0, 4, 1)]
+    reinitialized = call_once(
+        broker.port,
+        InitializeShareGroupStateRequest(
+            group_id=GROUP,
+            topics=(
+                init_wire.InitializeStateData(
+                    topic_id=topic_id,
+                    partitions=(
+                        init_wire.PartitionData(
+                            partition=i32(0), state_epoch=i32(5), start_offset=i64(-1)
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    )
+    assert reinitialized.results[0].partitions[0].error_code is ErrorCode.none
+    fenced = share_ack(broker, topic_id, "m1", 2, ((0, 4, ACCEPT),))
+    assert fenced.responses[0].partitions[0].error_code is ErrorCode.fenced_state_epoch
+    assert acquired(share_fetch(broker, topic_id, "m2", 0, wait_ms=0)) == []
+    assert produce(broker.port, "t", 0, b"new")[0] is ErrorCode.none
+    assert acquired(share_fetch(broker, topic_id, "m2", 1)) == [(5, 5, 1)]

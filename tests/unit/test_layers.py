@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("storage", "postgres_store"),  # its two homes: local files, PostgreSQL
     ("cluster", "coordinator", "client"),
     ("transactions", "metrics", "share_partitions"),
+    ("share_coordinator",),  # keeps share partitions' state (KIP-932)
     ("runtime",),  # the coordinators hosted
     ("handlers",),  # request handling
     ("network",),

@@ -755,6 +755,14 @@ _SETTINGS: tuple[Setting, ...] = (
         1,
         kind=INT,
     ),
+    Setting(
+        "share.coordinator.snapshot.update.records.per.snapshot",
+        integer,
+        500,
+        "ShareUpdate records between two ShareSnapshots of a share partition.",
+        0,
+        kind=INT,
+    ),
     # Not a Kafka key: its URL may carry the store's password, so PASSWORD.
     Setting(
         "cluster.store.url",

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from kio.schema.sync_group.v5.response import SyncGroupResponse
     from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 
+    from kgroups.coordinator.share.records import ShareStatePlan
+
 # A string, so that the schemas load with the first response built, not with
 # this module (which the broker imports at start).
 Response: TypeAlias = """(
@@ -45,6 +47,7 @@ Response: TypeAlias = """(
     | AlterShareGroupOffsetsResponse
     | DeleteShareGroupOffsetsResponse
     | TxnOffsetCommitResponse
+    | ShareStatePlan
     | ErrorCode
 )"""  # ErrorCode: a transaction marker's outcome
 

@@ -15,6 +15,7 @@ appends durable or failed), are in shard_partition.py.
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Collection
 
 from kio.schema.alter_share_group_offsets.v0.response import AlterShareGroupOffsetsResponse
@@ -63,6 +64,7 @@ from kgroups.coordinator.share.messages import (
     share_heartbeat_request,
     share_heartbeat_response,
 )
+from kgroups.coordinator.share.records import ShareStatePlan, TopicPartitions
 from kgroups.coordinator.turn import Turn
 from kgroups.coordinator.views import (
     describe_groups_response,
@@ -289,6 +291,63 @@ class GroupCoordinatorShard(ShardPartition):
             AlterShareGroupOffsetsResponse if create else DeleteShareGroupOffsetsResponse
         )(throttle_time=NO_THROTTLE, error_code=error, error_message=message, responses=())
         fx.reply(ctx.reply_to, reply)
+        return self._result(fx, now_ms)
+
+    def share_state_to_initialize(self, group_id: str, ctx: RequestContext, now_ms: int) -> Result:
+        """The share group's partitions whose share state is to be initialized
+        (marked initializing), with the state epoch to initialize them at."""
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        if self._loading or group_id not in self._share.table.groups:
+            fx.reply(ctx.reply_to, ShareStatePlan(error=int(ErrorCode.group_id_not_found)))
+        else:
+            records, epoch, todo = self._share.state_to_initialize(group_id, self._topics, now_ms)
+            fx.records.extend(records)  # already applied
+            fx.reply(ctx.reply_to, ShareStatePlan(group_epoch=epoch, partitions=tuple(todo)))
+        return self._result(fx, now_ms)
+
+    def share_state_initialized(
+        self, group_id: str, done: tuple[TopicPartitions, ...], ctx: RequestContext, now_ms: int
+    ) -> Result:
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        if not self._loading:
+            fx.records.extend(self._share.state_initialized(group_id, list(done)))
+        fx.reply(ctx.reply_to, ShareStatePlan())
+        return self._result(fx, now_ms)
+
+    def share_state_partitions(self, group_id: str, ctx: RequestContext, now_ms: int) -> Result:
+        """The partitions whose share state the share group has (initialized
+        or initializing), and whether it has no members."""
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        group = self._share.table.get(group_id)
+        if self._loading:
+            fx.reply(
+                ctx.reply_to, ShareStatePlan(error=int(ErrorCode.coordinator_load_in_progress))
+            )
+        elif group is None:
+            fx.reply(ctx.reply_to, ShareStatePlan(error=int(ErrorCode.group_id_not_found)))
+        else:
+            state = self._share.state_partitions(group_id)
+            fx.reply(
+                ctx.reply_to,
+                ShareStatePlan(
+                    group_epoch=group.group_epoch,
+                    partitions=state.initialized + state.initializing,
+                    empty=not group.members,
+                ),
+            )
+        return self._result(fx, now_ms)
+
+    def share_state_forgotten(
+        self, group_id: str, topic_ids: frozenset[uuid.UUID], ctx: RequestContext, now_ms: int
+    ) -> Result:
+        fx = Effects()
+        self._begin((group_id, MEMBERS))
+        if not self._loading:
+            fx.records.extend(self._share.state_forgotten(group_id, set(topic_ids)))
+        fx.reply(ctx.reply_to, ShareStatePlan())
         return self._result(fx, now_ms)
 
     def _delete_share_groups(self, group_ids: Collection[str], fx: Effects) -> dict[str, ErrorCode]:

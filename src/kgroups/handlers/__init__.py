@@ -119,6 +119,11 @@ ROUTES.update(
         apis.DESCRIBE_SHARE_GROUP_OFFSETS: Route("share_group_offsets.describe"),
         apis.ALTER_SHARE_GROUP_OFFSETS: Route("share_group_offsets.alter"),
         apis.DELETE_SHARE_GROUP_OFFSETS: Route("share_group_offsets.delete"),
+        apis.INITIALIZE_SHARE_GROUP_STATE: Route("share_state_apis.initialize"),
+        apis.READ_SHARE_GROUP_STATE: Route("share_state_apis.read"),
+        apis.WRITE_SHARE_GROUP_STATE: Route("share_state_apis.write"),
+        apis.DELETE_SHARE_GROUP_STATE: Route("share_state_apis.delete"),
+        apis.READ_SHARE_GROUP_STATE_SUMMARY: Route("share_state_apis.summary"),
     }
 )
 

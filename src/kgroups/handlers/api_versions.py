@@ -28,7 +28,7 @@ _CONSUMER_PROTOCOL_APIS = frozenset((apis.CONSUMER_GROUP_HEARTBEAT, apis.CONSUME
 # are not advertised, as in Kafka without a ClientTelemetryReceiver, so
 # clients do not collect metrics nobody reads.
 _TELEMETRY_APIS = frozenset((apis.GET_TELEMETRY_SUBSCRIPTIONS, apis.PUSH_TELEMETRY))
-# Nor, without "share" there (or in a cluster), the share group APIs.
+# Nor, without "share" there, the share group APIs.
 _SHARE_APIS = frozenset(
     (
         apis.SHARE_GROUP_HEARTBEAT,

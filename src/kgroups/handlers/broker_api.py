@@ -12,6 +12,7 @@ from kgroups.metrics.client_telemetry import ClientTelemetry
 from kgroups.runtime.broker_core import BrokerCore
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.peer_brokers import PeerBrokers
+from kgroups.runtime.share_coordinator_runtime import ShareCoordinatorRuntime
 from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.runtime.txn_verification import TransactionVerifier
@@ -21,7 +22,10 @@ from kgroups.security.acl_store import DurableAuthorizer
 class BrokerApi(BrokerCore, Protocol):
     coordinator: CoordinatorRuntime
     share_state: ShareStateLog
-    """Where share partitions' state is kept (``__share_group_state``)."""
+    """This broker's share partitions' side of their state: read at first
+    use, written as it changes, through the share coordinator."""
+    share_coordinator: ShareCoordinatorRuntime
+    """The share coordinator of the ``__share_group_state`` partitions led here."""
     txn_coordinator: TransactionRuntime
     transactions: TransactionVerifier | None
     """Verifies transactional produce (KIP-890); None accepts every batch."""

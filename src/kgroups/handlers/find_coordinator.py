@@ -1,5 +1,8 @@
 """FindCoordinator: the leader of the group's `__consumer_offsets` partition,
-or of the transactional id's `__transaction_state` partition (key type 1).
+of the transactional id's `__transaction_state` partition (key type 1), or of
+a share partition key's `__share_group_state` partition (key type 2, Kafka's
+``group:topicId:partition`` with the topic id in Kafka's base64 form: where
+the state of that share partition is kept).
 
 Each coordinator runtime's ``leaders`` says who that is (this broker when it
 runs alone; none while the partition has no leader: COORDINATOR_NOT_AVAILABLE).
@@ -8,6 +11,8 @@ Asking creates the internal topic on first use.
 
 from __future__ import annotations
 
+import base64
+import uuid
 from typing import TYPE_CHECKING
 
 from kio.schema.find_coordinator.v3 import FindCoordinatorResponse as FindCoordinatorResponseV3
@@ -28,6 +33,7 @@ Found = tuple[ErrorCode, str | None, int, str, int]
 
 GROUP = 0
 TRANSACTION = 1
+SHARE = 2
 
 
 async def handle(
@@ -69,6 +75,8 @@ async def handle(
 def _find(broker: BrokerApi, listener: str, key_type: int, key: str) -> Found:
     if key_type == TRANSACTION:
         return _find_transaction(broker, listener, key)
+    if key_type == SHARE:
+        return _find_share(broker, listener, key)
     if key_type != GROUP:
         return _no_coordinator(ErrorCode.invalid_request, f"Unknown key type {key_type}")
     if not key:
@@ -96,6 +104,32 @@ def _find_transaction(broker: BrokerApi, listener: str, transactional_id: str) -
     except KafkaError as e:
         return _no_coordinator(e.error_code, e.message)
     return _at_leader(broker, listener, runtime.leaders.leader_of(partition, listener))
+
+
+def _find_share(broker: BrokerApi, listener: str, key: str) -> Found:
+    parsed = _share_key(key)
+    if parsed is None:
+        return _no_coordinator(ErrorCode.invalid_request, f"Invalid share coordinator key: {key}")
+    runtime = broker.share_coordinator
+    runtime.ensure_topic()
+    partition = runtime.partition_for(parsed)
+    return _at_leader(broker, listener, runtime.leaders.leader_of(partition, listener))
+
+
+def _share_key(key: str) -> tuple[str, uuid.UUID, int] | None:
+    """``group:topicId:partition``, as Kafka's SharePartitionKey writes it."""
+    parts = key.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0]:
+        return None
+    group, topic, partition = parts
+    try:
+        topic_id = uuid.UUID(bytes=base64.urlsafe_b64decode(topic + "=" * (-len(topic) % 4)))
+        number = int(partition)
+    except ValueError:
+        return None
+    if number < 0:
+        return None
+    return group, topic_id, number
 
 
 def _at_leader(broker: BrokerApi, listener: str, leader: Leader | None) -> Found:

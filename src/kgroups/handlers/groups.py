@@ -48,6 +48,7 @@ from kgroups.handlers.common import (
     OPERATIONS_OMITTED,
     with_every_group_operation,
 )
+from kgroups.handlers.share_group_state import delete_group_state
 from kgroups.handlers.txn_commit_verification import verify_txn_commit
 from kgroups.protocol import apis
 from kgroups.protocol.types import GroupId, i32, i64
@@ -291,6 +292,14 @@ async def delete_groups(
 ) -> DeleteGroupsResponse:
     results: dict[str, ErrorCode] = {}
     for partition, group_ids in _by_partition(broker, request.groups_names).items():
+        for g in list(group_ids):
+            # A share group's share state goes first (Kafka 4.2's order).
+            error = await delete_group_state(broker, ctx, g)
+            if error is not ErrorCode.none:
+                results[g] = error
+                group_ids.remove(g)
+        if not group_ids:
+            continue
         part = DeleteGroupsRequest(groups_names=tuple(GroupId(g) for g in group_ids))
         try:
             response: DeleteGroupsResponse = await broker.coordinator.call_partition(

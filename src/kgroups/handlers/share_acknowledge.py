@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import uuid
 from typing import TYPE_CHECKING
 
 from kio.schema.share_acknowledge.v2 import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from kio.schema.share_acknowledge.v2.response import (
     LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionData,
     ShareAcknowledgeTopicResponse,
 )
@@ -25,6 +27,8 @@ from kgroups.errors import ErrorCode
 from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
+from kgroups.handlers.share_leaders import MOVED, current_leader, endpoints
+from kgroups.protocol.types import BrokerId
 from kgroups.share_partitions.sessions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
@@ -71,6 +75,14 @@ async def handle(
     except SessionError as e:
         return acknowledge_error(e.code, str(e))
     session.connection = ctx.connection
+    await broker.share_state.ensure_loaded(
+        [
+            (group_id, t.topic_id, int(p.partition_index))
+            for t in request.topics
+            if t.topic_id is not None
+            for p in t.partitions
+        ]
+    )
     now = broker.clock.now_ms()
     topics = []
     for topic in request.topics:
@@ -94,9 +106,7 @@ async def handle(
                 PartitionData(
                     partition_index=p.partition_index,
                     error_code=error,
-                    current_leader=LeaderIdAndEpoch(
-                        leader_id=i32(broker.broker_id), leader_epoch=i32(-1)
-                    ),
+                    current_leader=_leader(broker, topic.topic_id, int(p.partition_index)),
                 )
             )
         topics.append(
@@ -136,5 +146,25 @@ async def handle(
         error_code=ErrorCode.none,
         acquisition_lock_timeout=i32Timedelta.parse(datetime.timedelta(milliseconds=lock_ms)),
         responses=tuple(topics),
-        node_endpoints=(),
+        node_endpoints=_endpoints(broker, ctx.listener, topics),
+    )
+
+
+def _leader(broker: BrokerApi, topic_id: uuid.UUID | None, partition: int) -> LeaderIdAndEpoch:
+    leader, epoch = current_leader(broker, topic_id, partition)
+    return LeaderIdAndEpoch(leader_id=i32(leader), leader_epoch=i32(epoch))
+
+
+def _endpoints(
+    broker: BrokerApi, listener: str, topics: list[ShareAcknowledgeTopicResponse]
+) -> tuple[NodeEndpoint, ...]:
+    moved = [
+        int(p.current_leader.leader_id)
+        for t in topics
+        for p in t.partitions
+        if p.error_code in MOVED
+    ]
+    return tuple(
+        NodeEndpoint(node_id=BrokerId(node), host=host, port=i32(port))
+        for node, host, port in endpoints(broker, listener, moved)
     )

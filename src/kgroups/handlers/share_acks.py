@@ -7,7 +7,8 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from kgroups.errors import ErrorCode
+from kgroups.errors import ErrorCode, KafkaError
+from kgroups.partitions.log import NotInMemory
 from kgroups.share_partitions import AcknowledgementBatch, AcknowledgeType
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def acknowledge(
         return ErrorCode.unknown_topic_id
     sp = broker.share_partitions.get((group_id, topic_id, partition))
     if sp is None:
-        return ErrorCode.unknown_topic_or_partition
+        return _not_held(broker, topic_id, partition)
     sp.expire(now_ms)
     acks = [
         AcknowledgementBatch(int(b.first_offset), int(b.last_offset), tuple(b.acknowledge_types))
@@ -56,3 +57,17 @@ def acknowledge(
     if error is ErrorCode.none and any(AcknowledgeType.RELEASE in a.types for a in acks):
         broker.share_partitions.available_again((group_id, topic_id, partition))
     return error
+
+
+def _not_held(broker: BrokerApi, topic_id: uuid.UUID, partition: int) -> ErrorCode:
+    """Why a share partition is not here: another broker leads the topic
+    partition, or nothing of it was fetched here."""
+    topic = broker.topics.by_id(topic_id)
+    if topic is not None and 0 <= partition < topic.partitions:
+        try:
+            broker.partitions.log(topic.name, partition)
+        except KafkaError as e:
+            return e.error_code
+        except NotInMemory:
+            pass
+    return ErrorCode.unknown_topic_or_partition

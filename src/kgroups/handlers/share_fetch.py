@@ -40,6 +40,7 @@ from kio.schema.share_fetch.v2 import ShareFetchRequest, ShareFetchResponse
 from kio.schema.share_fetch.v2.response import (
     AcquiredRecords,
     LeaderIdAndEpoch,
+    NodeEndpoint,
     PartitionData,
     ShareFetchableTopicResponse,
 )
@@ -50,6 +51,7 @@ from kgroups.handlers.common import NO_THROTTLE
 from kgroups.handlers.fetch import quota_window_bytes
 from kgroups.handlers.share_acks import acknowledge
 from kgroups.handlers.share_groups import share_protocol_enabled
+from kgroups.handlers.share_leaders import MOVED, current_leader, endpoints
 from kgroups.handlers.share_reads import (
     GroupSettings,
     PartitionRead,
@@ -57,8 +59,10 @@ from kgroups.handlers.share_reads import (
     group_settings,
     pending_bytes,
     read_and_acquire,
+    store_reads,
 )
 from kgroups.partitions.log import NotInMemory
+from kgroups.protocol.types import BrokerId
 from kgroups.share_partitions.manager import PartitionKey
 from kgroups.share_partitions.sessions import (
     FINAL_EPOCH,
@@ -127,6 +131,9 @@ async def handle(
     except SessionError as e:
         return fetch_error(e.code, str(e))
     session.connection = ctx.connection
+    # Share partitions acknowledged here that this broker does not hold yet
+    # take their state from the share coordinator first.
+    await broker.share_state.ensure_loaded([(group_id, t, p) for t, p in acks if t is not None])
     now = broker.clock.now_ms()
     ack_errors = {
         key: ErrorCode.unknown_topic_id
@@ -156,14 +163,15 @@ async def handle(
             )
     lock_ms = broker.share_partitions.config.record_lock_duration_ms
     own_lock = group_settings(broker, group_id).record_lock_duration_ms
+    topics = _topics(broker, reads, ack_errors, full=epoch == INITIAL_EPOCH, session=session)
     return ShareFetchResponse(
         throttle_time=NO_THROTTLE,
         error_code=ErrorCode.none,
         acquisition_lock_timeout=i32Timedelta.parse(
             datetime.timedelta(milliseconds=own_lock if own_lock is not None else lock_ms)
         ),
-        responses=_topics(broker, reads, ack_errors, full=epoch == INITIAL_EPOCH, session=session),
-        node_endpoints=(),
+        responses=topics,
+        node_endpoints=_endpoints(broker, ctx.listener, topics),
     )
 
 
@@ -233,6 +241,11 @@ async def _fetch(
     if max_bytes == 0 or max_records == 0:
         return {}  # nothing asked for: no records, no wait
     errors = _unreadable(broker, session)
+    not_loaded = await broker.share_state.ensure_loaded(
+        [(session.group_id, t, p) for t, p in session.partitions if (t, p) not in errors]
+    )
+    for (_group, t, p), error in not_loaded.items():
+        errors[(t, p)] = PartitionRead(error)
     readable = _rotated(
         [key for key in session.partitions if key not in errors],
         int(request.share_session_epoch),
@@ -272,7 +285,11 @@ async def _fetch(
                 or broker.closing
                 or _has_bytes(broker, group_id, fetching, settings, share, min_bytes)
             ):
-                return errors | _read(broker, session, request, fetching, settings, max_bytes, now)
+                from_store = await store_reads(broker, group_id, fetching, settings, share)
+                now = broker.clock.now_ms()
+                return errors | _read(
+                    broker, session, request, fetching, settings, max_bytes, now, from_store
+                )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(waiter.wait(), remaining)
         finally:
@@ -317,6 +334,7 @@ def _read(
     settings: GroupSettings,
     max_bytes: int,
     now: int,
+    from_store: dict[SessionPartition, bytes],
 ) -> dict[SessionPartition, PartitionRead]:
     """Each partition reads up to its share of max_bytes and what is left
     of it; until one has read records, its first batch comes whole."""
@@ -340,6 +358,7 @@ def _read(
             now,
             min_one=min_one,
             batch_size=int(request.batch_size),
+            from_store=from_store.get(key),
         )
         reads[key] = read
         if read.records:
@@ -395,9 +414,21 @@ def _topics(
 
 
 def _leader(broker: BrokerApi, topic_id: uuid.UUID | None, partition: int) -> LeaderIdAndEpoch:
-    topic = None if topic_id is None else broker.topics.by_id(topic_id)
-    epoch = -1
-    if topic is not None:
-        with contextlib.suppress(KafkaError, NotInMemory):
-            epoch = broker.partitions.log(topic.name, partition).leader_epoch
-    return LeaderIdAndEpoch(leader_id=i32(broker.broker_id), leader_epoch=i32(epoch))
+    leader, epoch = current_leader(broker, topic_id, partition)
+    return LeaderIdAndEpoch(leader_id=i32(leader), leader_epoch=i32(epoch))
+
+
+def _endpoints(
+    broker: BrokerApi, listener: str, topics: tuple[ShareFetchableTopicResponse, ...]
+) -> tuple[NodeEndpoint, ...]:
+    """The endpoints of the leaders named for partitions that moved."""
+    moved = [
+        int(p.current_leader.leader_id)
+        for t in topics
+        for p in t.partitions
+        if p.error_code in MOVED or ErrorCode(p.acknowledge_error_code) in MOVED
+    ]
+    return tuple(
+        NodeEndpoint(node_id=BrokerId(node), host=host, port=i32(port))
+        for node, host, port in endpoints(broker, listener, moved)
+    )

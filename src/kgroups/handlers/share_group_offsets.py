@@ -1,8 +1,9 @@
 """A share group's start offsets for admins (KIP-932).
 
 DescribeShareGroupOffsets (v1 adds the lag, KIP-1226): each share
-partition's start offset and lag, from the broker's share partitions (and
-the state stored in ``__share_group_state`` that none has taken up yet).
+partition's start offset and lag, from the broker's share partitions, or
+else from its state at the share coordinator (ReadShareGroupStateSummary,
+in process or at the broker leading its ``__share_group_state`` partition).
 
 AlterShareGroupOffsets sets start offsets, DeleteShareGroupOffsets forgets a
 topic's share partitions (the next fetch starts them where
@@ -22,6 +23,7 @@ high watermark not yet acknowledged or archived (-1 when not known).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from typing import TYPE_CHECKING
@@ -50,8 +52,10 @@ from kio.schema.describe_share_group_offsets.v1.response import (
 )
 from kio.schema.share_group_describe.v1 import ShareGroupDescribeRequest
 
+from kgroups.coordinator.share.records import ShareStatePlan
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE
+from kgroups.handlers.share_group_state import delete_topics_state
 from kgroups.protocol.types import GroupId, TopicName, i32, i64
 from kgroups.share_partitions.state_records import StateBatch
 from kgroups.share_partitions.states import RecordState
@@ -78,13 +82,14 @@ async def describe(
             continue
         wanted = (
             _stored_partitions(broker, group.group_id)
+            | await _initialized_partitions(broker, ctx, group.group_id)
             if group.topics is None
             else {(str(t.topic_name), int(p)) for t in group.topics for p in t.partitions}
         )
         groups.append(
             DescribeShareGroupOffsetsResponseGroup(
                 group_id=group.group_id,
-                topics=_topics(broker, group.group_id, wanted),
+                topics=await _topics(broker, group.group_id, wanted),
                 error_code=ErrorCode.none,
             )
         )
@@ -109,6 +114,25 @@ async def _share_group_error(
     return described.error_code, described.error_message
 
 
+async def _initialized_partitions(
+    broker: BrokerApi, ctx: RequestContext, group_id: str
+) -> set[tuple[str, int]]:
+    """The partitions whose share state the group coordinator initialized
+    (record 15): in a cluster, most share partitions live at other brokers."""
+    try:
+        plan: ShareStatePlan = await broker.coordinator.call(
+            group_id, ctx, lambda shard, c, now: shard.share_state_partitions(group_id, c, now)
+        )
+    except KafkaError:
+        return set()
+    out: set[tuple[str, int]] = set()
+    for t in plan.partitions:
+        topic = broker.topics.by_id(t.topic_id)
+        if topic is not None:
+            out.update((topic.name, p) for p in t.partitions)
+    return out
+
+
 def _stored_partitions(broker: BrokerApi, group_id: str) -> set[tuple[str, int]]:
     manager = broker.share_partitions
     keys = [key for key, _sp in manager.of_group(group_id)]
@@ -121,7 +145,7 @@ def _stored_partitions(broker: BrokerApi, group_id: str) -> set[tuple[str, int]]
     return out
 
 
-def _topics(
+async def _topics(
     broker: BrokerApi, group_id: str, wanted: set[tuple[str, int]]
 ) -> tuple[DescribeShareGroupOffsetsResponseTopic, ...]:
     by_topic: dict[str, list[int]] = {}
@@ -135,15 +159,21 @@ def _topics(
                 topic_name=TopicName(name),
                 topic_id=None if topic is None else topic.topic_id,
                 partitions=tuple(
-                    _partition(broker, group_id, None if topic is None else topic.topic_id, name, p)
-                    for p in partitions
+                    await asyncio.gather(
+                        *(
+                            _partition(
+                                broker, group_id, None if topic is None else topic.topic_id, name, p
+                            )
+                            for p in partitions
+                        )
+                    )
                 ),
             )
         )
     return tuple(topics)
 
 
-def _partition(
+async def _partition(
     broker: BrokerApi, group_id: str, topic_id: uuid.UUID | None, name: str, partition: int
 ) -> DescribeShareGroupOffsetsResponsePartition:
     if topic_id is None or not broker.topics.partition_exists(name, partition):
@@ -164,6 +194,11 @@ def _partition(
     elif (stored := manager.stored.get(key)) is not None:
         start = stored[0]
         done = _done_in(stored[1], start)
+    else:
+        summary = await broker.share_state.persister.summary(key)
+        if summary.error is ErrorCode.none and summary.start_offset != _UNINITIALIZED:
+            start = summary.start_offset
+            done = max(0, summary.delivery_complete_count)
     lag = -1
     if start != _UNINITIALIZED:
         try:
@@ -250,6 +285,13 @@ async def delete(
             )
         )
     stored = await broker.share_state.persist_changes()
+    if answer.error_code is ErrorCode.none and stored is ErrorCode.none:
+        forgotten = [
+            topic.topic_id
+            for t in request.topics
+            if (topic := broker.topics.get(t.topic_name)) is not None
+        ]
+        stored = await delete_topics_state(broker, ctx, group_id, forgotten)
     return dataclasses.replace(
         answer,
         error_code=answer.error_code if stored is ErrorCode.none else stored,

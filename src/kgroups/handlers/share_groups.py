@@ -26,6 +26,7 @@ from kgroups.coordinator.share.messages import (
 )
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.handlers.common import NO_THROTTLE, with_every_group_operation
+from kgroups.handlers.share_group_state import initialize_assigned
 from kgroups.protocol.types import GroupId
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ async def heartbeat(
         )
     except KafkaError as e:
         return share_heartbeat_response(share_heartbeat_error(e.error_code))
+    if response.error_code is ErrorCode.none and response.member_epoch >= 0:
+        # Newly assigned partitions have their share state before they are fetched.
+        await initialize_assigned(broker, ctx, request.group_id)
     return response
 
 

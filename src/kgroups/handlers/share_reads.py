@@ -27,6 +27,7 @@ from kgroups.config.group_config import (
 from kgroups.config.iso_durations import parse_duration_ms
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.log import NotInMemory, PartitionLog
+from kgroups.partitions.log import PartitionRead as LogRead
 from kgroups.records.batch import BatchHeader, iter_batches
 from kgroups.share_partitions import AcquiredRange, SharePartition
 
@@ -132,7 +133,7 @@ class _LogPieces:
 
     def __init__(
         self,
-        log: PartitionLog,
+        log: PartitionLog | _StoreBacked,
         offset: int,
         end: int,
         max_bytes: int,
@@ -194,6 +195,81 @@ class _LogPieces:
             yield from batches
 
 
+class _StoreBacked:
+    """A log whose batches not in memory (a cluster's older batches, which
+    the store holds) come from a read of the store made before: ``data``,
+    the batches from the one holding ``offset`` on."""
+
+    def __init__(self, log: PartitionLog, data: bytes) -> None:
+        self._log = log
+        self._batches = [
+            (h.base_offset, h.last_offset, pos, h.size) for pos, h in iter_batches(data)
+        ]
+        self._data = data
+
+    def read(self, position: int, max_bytes: int, max_offset: int, min_one: bool) -> bytes:
+        try:
+            return bytes(
+                self._log.read(position, max_bytes, max_offset=max_offset, min_one=min_one)
+            )
+        except NotInMemory:
+            pass
+        start = end = None
+        for base, last, pos, size in self._batches:
+            if last < position:
+                continue
+            if base >= max_offset:
+                break
+            if start is None:
+                if size > max_bytes and not min_one:
+                    break
+                start, end = pos, pos + size
+            elif pos + size - start <= max_bytes:
+                end = pos + size
+            else:
+                break
+        if start is None or end is None:
+            raise NotInMemory
+        return self._data[start:end]
+
+
+async def store_reads(
+    broker: BrokerApi,
+    group_id: str,
+    keys: list[tuple[uuid.UUID, int]],
+    settings: GroupSettings,
+    max_bytes: int,
+) -> dict[tuple[uuid.UUID, int], bytes]:
+    """For the partitions whose next records only the store holds (a
+    cluster's leader that took the partition over), those records, read
+    from the store before the fetch acquires them."""
+    reads: list[tuple[tuple[uuid.UUID, int], LogRead]] = []
+    for topic_id, partition in keys:
+        topic = broker.topics.by_id(topic_id)
+        if topic is None:
+            continue
+        try:
+            log = broker.partitions.log(topic.name, partition)
+            sp = share_partition(broker, group_id, topic_id, partition, log, settings)
+            offset = sp.next_fetch_offset()
+            end = log.last_stable_offset if settings.read_committed else log.high_watermark
+            if offset >= end:
+                continue
+            log.read(offset, 1, max_offset=end, min_one=True)
+        except NotInMemory:
+            reads.append(
+                ((topic_id, partition), LogRead(topic.name, partition, offset, max_bytes, end))
+            )
+        except KafkaError:
+            continue
+    if not reads:
+        return {}
+    results = await broker.partitions.read_many([r for _k, r in reads])
+    return {
+        key: got for (key, _r), got in zip(reads, results, strict=True) if isinstance(got, bytes)
+    }
+
+
 def read_and_acquire(
     broker: BrokerApi,
     group_id: str,
@@ -207,6 +283,7 @@ def read_and_acquire(
     now_ms: int,
     min_one: bool = True,
     batch_size: int | None = None,
+    from_store: bytes | None = None,
 ) -> PartitionRead:
     topic = broker.topics.by_id(topic_id)
     if topic is None:
@@ -222,7 +299,10 @@ def read_and_acquire(
         if offset >= end:
             return PartitionRead()
         aborted = log.aborted_transactions(offset, end) if settings.read_committed else []
-        pieces = _LogPieces(log, offset, end, max_bytes, aborted, min_one)
+        source: PartitionLog | _StoreBacked = (
+            log if from_store is None else _StoreBacked(log, from_store)
+        )
+        pieces = _LogPieces(source, offset, end, max_bytes, aborted, min_one)
         first_piece = pieces.read()
     except NotInMemory:
         return PartitionRead()  # older batches a cluster's store holds: not read here yet

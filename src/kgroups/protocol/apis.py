@@ -78,6 +78,11 @@ GET_TELEMETRY_SUBSCRIPTIONS = 71
 PUSH_TELEMETRY = 72
 LIST_CONFIG_RESOURCES = 74
 DESCRIBE_TOPIC_PARTITIONS = 75
+INITIALIZE_SHARE_GROUP_STATE = 83
+READ_SHARE_GROUP_STATE = 84
+WRITE_SHARE_GROUP_STATE = 85
+DELETE_SHARE_GROUP_STATE = 86
+READ_SHARE_GROUP_STATE_SUMMARY = 87
 SHARE_GROUP_HEARTBEAT = 76
 SHARE_GROUP_DESCRIBE = 77
 SHARE_FETCH = 78
@@ -154,6 +159,13 @@ SUPPORTED: dict[int, ApiRange] = {
         ApiRange(DESCRIBE_SHARE_GROUP_OFFSETS, "DescribeShareGroupOffsets", 0, 1),
         ApiRange(ALTER_SHARE_GROUP_OFFSETS, "AlterShareGroupOffsets", 0, 0),
         ApiRange(DELETE_SHARE_GROUP_OFFSETS, "DeleteShareGroupOffsets", 0, 0),
+        # The share coordinator's APIs, sent between brokers (Kafka 4.2's
+        # versions; v1 of the write and the summary carry KIP-1226's count).
+        ApiRange(INITIALIZE_SHARE_GROUP_STATE, "InitializeShareGroupState", 0, 0),
+        ApiRange(READ_SHARE_GROUP_STATE, "ReadShareGroupState", 0, 0),
+        ApiRange(WRITE_SHARE_GROUP_STATE, "WriteShareGroupState", 0, 1),
+        ApiRange(DELETE_SHARE_GROUP_STATE, "DeleteShareGroupState", 0, 0),
+        ApiRange(READ_SHARE_GROUP_STATE_SUMMARY, "ReadShareGroupStateSummary", 0, 1),
     )
 }
 

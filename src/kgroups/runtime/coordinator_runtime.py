@@ -59,11 +59,9 @@ class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
         # group.coordinator.rebalance.protocols lists "consumer" (KIP-848).
         self.consumer_protocol_enabled = "consumer" in cfg.rebalance_protocols()
         # ... and "share" (KIP-932; Kafka 4.2 enables it with the share.version
-        # feature), served by a broker alone: a cluster's brokers would each
-        # keep their own share partitions.
-        self.share_protocol_enabled = (
-            "share" in cfg.rebalance_protocols() and broker.cluster is None
-        )
+        # feature), alone or in a cluster: share partitions live at their topic
+        # partitions' leaders, their state at the share coordinator.
+        self.share_protocol_enabled = "share" in cfg.rebalance_protocols()
 
     @functools.cached_property
     def consumer_config(self) -> ConsumerGroupConfig:

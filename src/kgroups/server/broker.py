@@ -32,6 +32,8 @@ from kgroups.quotas.stored import CLIENT_QUOTAS, stored_quotas
 from kgroups.runtime.coordinator_runtime import CoordinatorRuntime
 from kgroups.runtime.faults import Faults
 from kgroups.runtime.producer_ids import ProducerIdManager
+from kgroups.runtime.share_coordinator_runtime import ShareCoordinatorRuntime
+from kgroups.runtime.share_persister import SharePersister
 from kgroups.runtime.share_state import ShareStateLog
 from kgroups.runtime.transaction_runtime import TransactionRuntime
 from kgroups.security.authorizer import parse_super_users
@@ -110,7 +112,13 @@ class Broker:
             config.get_int("group.share.max.share.sessions"),
         )
         self.share_partitions.on_available = self._share_records_available
-        self.share_state = ShareStateLog(self)
+        # The share coordinator keeps share partitions' state; this broker's
+        # share partitions read and write it through the persister, in
+        # process or at the broker leading the key's partition.
+        self.share_coordinator = ShareCoordinatorRuntime(self)
+        self.share_state = ShareStateLog(
+            self, SharePersister(self, self.share_coordinator, lambda: self.peers)
+        )
         self.coordinator = CoordinatorRuntime(self)
         self.txn_coordinator = TransactionRuntime(self, self._write_markers)
         # Transactional produce is verified with the id's coordinator (KIP-890),
@@ -198,9 +206,6 @@ class Broker:
             await self.cluster.start()
         # Before clients come: a test sets its faults up front.
         self.fault_admin = await start_fault_admin(self)
-        if self.cluster is None:
-            # Share partitions take their stored state up before any fetch.
-            await self.share_state.load()
         for server in self._servers.values():
             await server.start_serving()
         self._background.append(asyncio.create_task(self._idle_connections_loop()))
@@ -210,6 +215,7 @@ class Broker:
             self._background.append(asyncio.create_task(loop))
         self.coordinator.start()
         self.txn_coordinator.start()
+        self.share_coordinator.start()
         if self.config.get_int("metrics.port") >= 0:
             # Imported only when enabled: its pages read the group coordinator.
             from kgroups.server.metrics_endpoint import start_metrics_server
@@ -254,6 +260,7 @@ class Broker:
         if self.fault_admin is not None:
             await self.fault_admin.close()
         await self.txn_coordinator.stop()
+        await self.share_coordinator.stop()
         await self.coordinator.stop()
         # Idle connections close now; busy ones get SHUTDOWN_GRACE_S to answer.
         # Closing the transport ends a connection's task (cancelling the task

@@ -184,10 +184,30 @@ class BrokerMetrics:
         manager = broker.share_partitions
         manager.expire_locks(broker.clock.now_ms())
         taken = manager.partitions()
-        stored = manager.stored_partitions()
+        stored = list(manager.stored_partitions())
+        served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}
+        # Share partitions not used here since the broker started, whose
+        # state the share coordinator on this broker holds.
+        known = {key for key, _sp in taken} | set(manager.stored)
+        for shard in broker.share_coordinator.shards():
+            for key in shard.share_partitions():
+                state = shard.state(key)
+                topic = broker.topics.by_id(key[1])
+                if (
+                    key in known
+                    or state is None
+                    or state.start_offset < 0
+                    or topic is None
+                    or (topic.name, key[2]) not in served
+                ):
+                    continue
+                from kgroups.share_partitions.persisted import restored
+
+                stored.append(
+                    (key, restored(manager.config, state.start_offset, state.state_batches))
+                )
         if not taken and not stored:
             return []
-        served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}
         rows: list[SharePartitionRow] = []
         for (group, topic_id, partition), sp in taken + stored:
             topic = broker.topics.by_id(topic_id)

@@ -1,9 +1,10 @@
 """A broker's share partitions and share sessions, sans IO: the state the
 ShareFetch and ShareAcknowledge handlers read and change.
 
-A share partition whose state was stored (``stored``, filled at start from
-``__share_group_state``) takes it up at its first use; one of a deleted
-group is dropped, and named in ``forgotten`` for its stored state to go.
+A share partition whose state was read from the share coordinator
+(``stored``) takes it up at its first use; one of a deleted group is
+dropped, and named in ``forgotten`` for its stored state to go; one whose
+start was reset is named in ``take_reset`` for its state to start again.
 
 A share partition is made on the first fetch of its group; its start offset
 is where ``share.auto.offset.reset`` says (the handler asks the log). A
@@ -44,6 +45,8 @@ class SharePartitionManager:
         self.stored_views = StoredViews()
         # Share partitions of deleted groups whose stored state must go.
         self.forgotten: list[PartitionKey] = []
+        # Share partitions whose start was reset, whose state starts again.
+        self._reset: list[PartitionKey] = []
         # Told when records of a share partition are offered again (a release,
         # a member gone), so fetches waiting for records look again.
         self.on_available: Callable[[PartitionKey], None] | None = None
@@ -127,9 +130,21 @@ class SharePartitionManager:
 
         self.stored.pop(key, None)
         partition = SharePartition(self.config, start_offset)
-        partition.changed = True
         self._partitions[key] = partition
         self._by_group.setdefault(key[0], set()).add(key)
+        self._reset.append(key)
+
+    def take_reset(self) -> list[PartitionKey]:
+        """The share partitions whose start was reset since last taken."""
+        reset, self._reset = self._reset, []
+        return reset
+
+    def unload(self, key: PartitionKey) -> None:
+        """Forget a share partition held here (another broker leads it now,
+        or its state moved on): its stored state stays where it is."""
+        self._partitions.pop(key, None)
+        self.stored.pop(key, None)
+        self._by_group.get(key[0], set()).discard(key)
 
     def forget_topic(self, group_id: str, topic_id: uuid.UUID) -> None:
         """DeleteShareGroupOffsets: the group's share partitions of the topic

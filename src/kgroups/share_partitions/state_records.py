@@ -14,7 +14,7 @@ flexible, the group id (string), the topic id (uuid) and the partition
 a state batch being first_offset int64, last_offset int64, delivery_state
 int8 (0 available, 2 acknowledged, 4 archived) and delivery_count int16. A
 snapshot holds a share partition's whole state; an update, the batches that
-changed since the snapshot. kgroups writes snapshots and reads both.
+changed since the snapshot. The share coordinator writes and reads both.
 """
 
 from __future__ import annotations
@@ -144,3 +144,13 @@ def _read_batches(reader: Reader) -> tuple[StateBatch, ...]:
         reader.tagged_fields()
         batches.append(batch)
     return tuple(batches)
+
+
+def encode_update(value: ShareUpdateValue) -> bytes:
+    writer = Writer(_VALUE_VERSION, flexible=True)
+    writer.int32(value.snapshot_epoch)
+    writer.int32(value.leader_epoch)
+    writer.int64(value.start_offset)
+    _write_batches(writer, value.state_batches)
+    writer.uvarint(0)  # no tagged fields
+    return writer.getvalue()

@@ -47,8 +47,11 @@ from kgroups.coordinator.share.records import (
     Record,
     ShareGroupKey,
     ShareGroupValue,
+    StatePartitionMetadataValue,
+    StatePartitions,
     TargetAssignmentMemberValue,
     TargetAssignmentMetadataValue,
+    TopicPartitions,
     encode_record,
 )
 from kgroups.coordinator.share.table import ShareGroupTable
@@ -323,6 +326,85 @@ class ShareGroupCoordinator:
         )
         return self._take_records()
 
+    # -- share partitions' state (record 15) ----------------------------------
+
+    def state_partitions(self, group_id: str) -> StatePartitions:
+        group = self.table.get(group_id)
+        return StatePartitions.decode(None if group is None else group.state_partitions)
+
+    def state_to_initialize(
+        self, group_id: str, topics: TopicsView, now_ms: int
+    ) -> tuple[list[Record], int, list[TopicPartitions]]:
+        """The partitions of the group's target assignment whose share state
+        is not initialized yet, and the group epoch to initialize them at
+        (their state epoch); those not yet marked initializing are marked
+        so (record 15), as Kafka's group coordinator does before it sends
+        InitializeShareGroupState. The records are already applied."""
+        group = self.table.get(group_id)
+        if group is None:
+            return [], 0, []
+        state = StatePartitions.decode(group.state_partitions)
+        done = {(t.topic_id, p) for t in state.initialized for p in t.partitions}
+        pending = {(t.topic_id, p) for t in state.initializing for p in t.partitions}
+        names = {
+            info.topic_id: name
+            for name in group.subscribed_topic_names()
+            if (info := topics.lookup(name)) is not None
+        }
+        wanted: dict[uuid.UUID, set[int]] = {}
+        for assignment in group.target_assignment.values():
+            for topic_id, partitions in assignment.items():
+                if topic_id in names:
+                    wanted.setdefault(topic_id, set()).update(
+                        p for p in partitions if (topic_id, p) not in done
+                    )
+        todo = [
+            TopicPartitions(topic_id, names[topic_id], tuple(sorted(ps)), now_ms)
+            for topic_id, ps in sorted(wanted.items(), key=lambda kv: str(kv[0]))
+            if ps
+        ]
+        new = [t for t in todo if any((t.topic_id, p) not in pending for p in t.partitions)]
+        if new:
+            initializing = _merged(state.initializing, new)
+            self._write_state(
+                group_id, StatePartitions(initializing, state.initialized, state.deleting)
+            )
+        return self._take_records(), group.group_epoch, todo
+
+    def state_initialized(self, group_id: str, done: list[TopicPartitions]) -> list[Record]:
+        """Their share state is initialized: from initializing to initialized."""
+        group = self.table.get(group_id)
+        if group is None or not done:
+            return []
+        state = StatePartitions.decode(group.state_partitions)
+        finished = {(t.topic_id, p) for t in done for p in t.partitions}
+        initializing = _without(state.initializing, finished)
+        initialized = _merged(state.initialized, done)
+        self._write_state(group_id, StatePartitions(initializing, initialized, state.deleting))
+        return self._take_records()
+
+    def state_forgotten(self, group_id: str, topic_ids: set[uuid.UUID]) -> list[Record]:
+        """The share state of these topics was deleted (DeleteShareGroupOffsets)."""
+        group = self.table.get(group_id)
+        if group is None or group.state_partitions is None:
+            return []
+        state = StatePartitions.decode(group.state_partitions)
+        self._write_state(
+            group_id,
+            StatePartitions(
+                tuple(t for t in state.initializing if t.topic_id not in topic_ids),
+                tuple(t for t in state.initialized if t.topic_id not in topic_ids),
+                tuple(d for d in state.deleting if d[0] not in topic_ids),
+            ),
+        )
+        return self._take_records()
+
+    def _write_state(self, group_id: str, state: StatePartitions) -> None:
+        self._emit(
+            ShareGroupKey(STATE_PARTITION_METADATA, group_id),
+            StatePartitionMetadataValue(state.encode()),
+        )
+
     # -- deletion ------------------------------------------------------------
 
     def delete_group(self, group_id: str) -> list[Record]:
@@ -376,3 +458,30 @@ def _validate(request: ShareHeartbeatRequest) -> None:
             )
     elif request.member_epoch < LEAVE_GROUP_MEMBER_EPOCH:
         raise ShareHeartbeatError(ErrorCode.invalid_request, "MemberEpoch is invalid.")
+
+
+def _merged(
+    topics: tuple[TopicPartitions, ...], more: list[TopicPartitions]
+) -> tuple[TopicPartitions, ...]:
+    by_id = {t.topic_id: t for t in topics}
+    for t in more:
+        kept = by_id.get(t.topic_id)
+        if kept is None:
+            by_id[t.topic_id] = t
+        else:
+            partitions = tuple(sorted(set(kept.partitions) | set(t.partitions)))
+            by_id[t.topic_id] = TopicPartitions(
+                t.topic_id, t.topic_name, partitions, kept.create_timestamp
+            )
+    return tuple(by_id.values())
+
+
+def _without(
+    topics: tuple[TopicPartitions, ...], gone: set[tuple[uuid.UUID, int]]
+) -> tuple[TopicPartitions, ...]:
+    out = []
+    for t in topics:
+        partitions = tuple(p for p in t.partitions if (t.topic_id, p) not in gone)
+        if partitions:
+            out.append(TopicPartitions(t.topic_id, t.topic_name, partitions, t.create_timestamp))
+    return tuple(out)

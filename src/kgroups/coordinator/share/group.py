@@ -81,7 +81,7 @@ class ShareGroup:
         self.metadata_hash = 0
         self.members: dict[str, ShareGroupMember] = {}
         self.target_assignment: dict[str, Assignment] = {}
-        # Record 15 as read, written back unchanged (kgroups does not write it yet).
+        # Record 15's value: which partitions' share state is initialized.
         self.state_partitions: bytes | None = None
         # The topics version the metadata hash was last checked against (not stored).
         self.topics_version_seen = -1

@@ -17,8 +17,10 @@ type key fields                            value v0 fields
      group, member
 14   ShareGroupCurrentMemberAssignment:    member_epoch int32, previous int32,
      group, member                         state int8, [assigned]
-15   ShareGroupStatePartitionMetadata:     read and kept as bytes: which
-     group                                 partitions' share state exists
+15   ShareGroupStatePartitionMetadata:     [initializing: topic_id, topic_name,
+     group                                 [partition], create_timestamp],
+                                           [initialized: the same],
+                                           [deleting: topic_id, topic_name]
 ==== ===================================== ===================================
 
 A ``None`` value is a tombstone.
@@ -26,6 +28,7 @@ A ``None`` value is a tombstone.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -94,9 +97,85 @@ class CurrentMemberAssignmentValue:
 
 @dataclass(frozen=True, slots=True)
 class StatePartitionMetadataValue:
-    """Kept as read: kgroups does not write it yet."""
+    """Kept as bytes (``state_partitions`` reads them): which partitions'
+    share state the group coordinator initialized, or is initializing."""
 
     raw: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions:
+    topic_id: uuid.UUID
+    topic_name: str
+    partitions: tuple[int, ...]
+    create_timestamp: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StatePartitions:
+    """Record 15's value, decoded."""
+
+    initializing: tuple[TopicPartitions, ...] = ()
+    initialized: tuple[TopicPartitions, ...] = ()
+    deleting: tuple[tuple[uuid.UUID, str], ...] = ()
+
+    def encode(self) -> bytes:
+        writer = Writer(VALUE_VERSION, flexible=True)
+        for topics in (self.initializing, self.initialized):
+            writer.array_length(len(topics))
+            for t in topics:
+                writer.uuid(t.topic_id)
+                writer.string(t.topic_name)
+                writer.array_length(len(t.partitions))
+                for p in t.partitions:
+                    writer.int32(p)
+                writer.int64(t.create_timestamp)
+                writer.uvarint(0)
+        writer.array_length(len(self.deleting))
+        for topic_id, name in self.deleting:
+            writer.uuid(topic_id)
+            writer.string(name)
+            writer.uvarint(0)
+        writer.uvarint(0)  # no tagged fields
+        return writer.getvalue()
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> StatePartitions:
+        if data is None:
+            return cls()
+        reader = Reader(data, flexible=True)
+        version = reader.int16()
+        if version != VALUE_VERSION:
+            raise RecordFormatError(f"record type 15: unknown value version {version}")
+        lists = []
+        for _ in range(2):
+            topics = []
+            for _ in range(reader.array_length()):
+                topic_id, name = reader.uuid(), reader.string()
+                partitions = tuple(reader.int32() for _ in range(reader.array_length()))
+                created = reader.int64()
+                reader.tagged_fields()
+                topics.append(TopicPartitions(topic_id, name, partitions, created))
+            lists.append(tuple(topics))
+        deleting = []
+        for _ in range(reader.array_length()):
+            deleting.append((reader.uuid(), reader.string()))
+            reader.tagged_fields()
+        reader.tagged_fields()
+        return cls(lists[0], lists[1], tuple(deleting))
+
+
+@dataclass(frozen=True, slots=True)
+class ShareStatePlan:
+    """What the group coordinator's shell is told of a share group's share
+    state: the partitions to initialize and the state epoch to use, or the
+    partitions whose state exists (to delete); ``error`` if the group is
+    not a share group here."""
+
+    error: int = 0
+    group_epoch: int = 0
+    partitions: tuple[TopicPartitions, ...] = ()
+    empty: bool = True
 
 
 ShareGroupValue: TypeAlias = (

@@ -9,7 +9,7 @@ see (Metadata, ListGroups, DescribeGroups).
 
 from __future__ import annotations
 
-from kgroups.handlers.access import cluster, groups, share, topics, transactions
+from kgroups.handlers.access import cluster, groups, share, share_state, topics, transactions
 from kgroups.handlers.access.checks import Guard
 from kgroups.protocol import apis
 from kgroups.security.authorizer import Operation
@@ -37,6 +37,11 @@ GUARDS: dict[int, Guard] = {
     apis.DESCRIBE_SHARE_GROUP_OFFSETS: share.describe_share_group_offsets,
     apis.ALTER_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.READ),
     apis.DELETE_SHARE_GROUP_OFFSETS: share.share_offsets_change_guard(Operation.DELETE),
+    apis.INITIALIZE_SHARE_GROUP_STATE: share_state.initialize,
+    apis.READ_SHARE_GROUP_STATE: share_state.read,
+    apis.WRITE_SHARE_GROUP_STATE: share_state.write,
+    apis.DELETE_SHARE_GROUP_STATE: share_state.delete,
+    apis.READ_SHARE_GROUP_STATE_SUMMARY: share_state.summary,
     apis.TXN_OFFSET_COMMIT: transactions.txn_offset_commit,
     apis.DESCRIBE_TRANSACTIONS: transactions.describe_transactions,
     apis.LIST_TRANSACTIONS: transactions.list_transactions,
