@@ -11,7 +11,8 @@ would), so that their records are counted where they are.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import uuid
+from typing import TYPE_CHECKING, cast
 
 from kgroups.metrics.client_telemetry_metrics import write_client_telemetry
 from kgroups.metrics.exposition import CONTENT_TYPE, Exposition, partition_labels
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
     from kgroups.coordinator.views import GroupView
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.partitions.log import PartitionLog
+    from kgroups.share_coordinator.shard import ShareState
     from kgroups.share_partitions import SharePartition
+    from kgroups.share_partitions.state_records import StateBatch
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +187,11 @@ class BrokerMetrics:
         manager = broker.share_partitions
         manager.expire_locks(broker.clock.now_ms())
         taken = manager.partitions()
-        stored = list(manager.stored_partitions())
         served = {(topic, partition): plog for topic, partition, plog in broker.partitions.served()}
         # Share partitions not used here since the broker started, whose
         # state the share coordinator on this broker holds.
-        known = {key for key, _sp in taken} | set(manager.stored)
+        known = {key for key, _sp in taken}
+        elsewhere: dict[tuple[str, uuid.UUID, int], ShareState] = {}
         for shard in broker.share_coordinator.shards():
             for key in shard.share_partitions():
                 state = shard.state(key)
@@ -201,11 +204,8 @@ class BrokerMetrics:
                     or (topic.name, key[2]) not in served
                 ):
                     continue
-                from kgroups.share_partitions.persisted import restored
-
-                stored.append(
-                    (key, restored(manager.config, state.start_offset, state.state_batches))
-                )
+                elsewhere[key] = state
+        stored = manager.stored_partitions(elsewhere, _start_and_batches)
         if not taken and not stored:
             return []
         rows: list[SharePartitionRow] = []
@@ -265,3 +265,9 @@ def _share_partition_row(
         tally.lock_timeouts,
         tally.archived,
     )
+
+
+def _start_and_batches(state: object) -> tuple[int, tuple[StateBatch, ...]]:
+    """A share coordinator's record of a share partition, as the manager keeps one."""
+    record = cast("ShareState", state)
+    return record.start_offset, record.state_batches

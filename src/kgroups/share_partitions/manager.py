@@ -15,8 +15,8 @@ records released in every partition of the group.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, cast
 
 from kgroups.share_partitions.config import SharePartitionConfig
 from kgroups.share_partitions.stored_views import StoredViews
@@ -110,11 +110,27 @@ class SharePartitionManager:
     def partitions(self) -> list[tuple[PartitionKey, SharePartition]]:
         return list(self._partitions.items())
 
-    def stored_partitions(self) -> list[tuple[PartitionKey, SharePartition]]:
+    def stored_partitions(
+        self,
+        elsewhere: Mapping[PartitionKey, object] | None = None,
+        unpack: Callable[[object], tuple[int, tuple[StateBatch, ...]]] | None = None,
+    ) -> list[tuple[PartitionKey, SharePartition]]:
         """The share partitions whose stored state no use has taken up yet,
         rebuilt from it to be read (not served): each kept until its stored
-        state changes or it is taken up."""
-        return self.stored_views.views(self.stored, self.config)
+        state changes or it is taken up. ``elsewhere``: more such states (the
+        share coordinator's records), each made (start, batches) by ``unpack``."""
+        if not elsewhere:
+            return self.stored_views.views(self.stored, self.config)
+        assert unpack is not None
+        states: dict[PartitionKey, object] = dict(elsewhere)
+        states.update(self.stored)
+
+        def unpack_any(state: object) -> tuple[int, tuple[StateBatch, ...]]:
+            if isinstance(state, tuple):
+                return cast("tuple[int, tuple[StateBatch, ...]]", state)
+            return unpack(state)
+
+        return self.stored_views.views(states, self.config, unpack_any)
 
     def connection_closed(self, connection: object) -> None:
         """The sessions of a closed connection end, their records released."""

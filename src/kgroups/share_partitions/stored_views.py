@@ -15,8 +15,8 @@ the next call.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 # The share partitions' state machine is imported with the first view built:
 # the manager, made with the broker, keeps these views from its start.
@@ -32,23 +32,29 @@ StoredState: TypeAlias = "tuple[int, tuple[StateBatch, ...]]"
 
 class StoredViews:
     def __init__(self) -> None:
-        self._views: dict[StoredKey, tuple[StoredState, SharePartition]] = {}
+        self._views: dict[StoredKey, tuple[object, SharePartition]] = {}
         self.rebuilds = 0
         """Views built so far: what a scrape of unchanged state does not add to."""
 
     def views(
-        self, stored: Mapping[StoredKey, StoredState], config: SharePartitionConfig
+        self,
+        stored: Mapping[StoredKey, object],
+        config: SharePartitionConfig,
+        unpack: Callable[[object], StoredState] | None = None,
     ) -> list[tuple[StoredKey, SharePartition]]:
         """A share partition for each key of ``stored``, built from its state
-        only when that state is not the one the kept view was built from."""
+        only when that state is not the one the kept view was built from.
+        A value is a ``StoredState``, or whatever ``unpack`` makes one of
+        (an immutable record of the share coordinator, say)."""
         from kgroups.share_partitions.persisted import restored
 
         kept = self._views
-        views: dict[StoredKey, tuple[StoredState, SharePartition]] = {}
+        views: dict[StoredKey, tuple[object, SharePartition]] = {}
         for key, state in stored.items():
             view = kept.get(key)
             if view is None or view[0] is not state:
-                view = (state, restored(config, *state))
+                start, batches = unpack(state) if unpack else cast("StoredState", state)
+                view = (state, restored(config, start, batches))
                 self.rebuilds += 1
             views[key] = view
         self._views = views
