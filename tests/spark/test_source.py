@@ -245,6 +245,9 @@ def test_bad_options_name_the_option(
         else:
             df.writeStream.format("memory").queryName("never").start().processAllAvailable()
     assert named in str(raised.value)
+    # The option error alone: nothing raised while cleaning up after it.
+    assert "UnboundLocalError" not in str(raised.value)
+    assert "cannot access local variable" not in str(raised.value)
 
 
 def test_writing_without_a_topic_names_the_option(spark: Any, spark_broker: BrokerThread) -> None:
