@@ -130,3 +130,29 @@ def test_available_now_stream_commits_to_its_group_through_connect(
     }:
         assert time.monotonic() < deadline, "the group never reached the stream's end"
         time.sleep(0.2)
+
+
+def test_bad_stream_option_reaches_the_client_alone(
+    remote: Any, spark_broker: BrokerThread
+) -> None:
+    from kgroups.spark.source import KafkaDataSource
+
+    remote.dataSource.register(KafkaDataSource)
+    query = (
+        remote.readStream.format("kgroups")
+        .option("kafka.bootstrap.servers", spark_broker.bootstrap)
+        .option("subscribe", "connect-stream")
+        .option("maxOffsetsPerTrigger", "-3")
+        .load()
+        .writeStream.format("memory")
+        .queryName("connect_never")
+        .start()
+    )
+    try:
+        with pytest.raises(Exception) as raised:
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    message = str(raised.value)
+    assert "option 'maxOffsetsPerTrigger': '-3' is not a positive integer" in message
+    assert "UnboundLocalError" not in message
