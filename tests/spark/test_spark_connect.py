@@ -95,12 +95,12 @@ def test_batch_read_and_write_through_connect(remote: Any, spark_broker: BrokerT
 def test_available_now_stream_commits_to_its_group_through_connect(
     remote: Any, spark_broker: BrokerThread, tmp_path: Path
 ) -> None:
-    from kgroups.spark.source import KafkaDataSource
+    import kgroups.spark
 
     bootstrap = spark_broker.bootstrap
     create_topic(bootstrap, "connect-stream", 2)
     produce(bootstrap, "connect-stream", [(None, f"s{i}".encode(), i % 2) for i in range(90)])
-    remote.dataSource.register(KafkaDataSource)
+    kgroups.spark.register(remote)
 
     query = (
         remote.readStream.format("kgroups")
@@ -135,9 +135,9 @@ def test_available_now_stream_commits_to_its_group_through_connect(
 def test_bad_stream_option_reaches_the_client_alone(
     remote: Any, spark_broker: BrokerThread
 ) -> None:
-    from kgroups.spark.source import KafkaDataSource
+    import kgroups.spark
 
-    remote.dataSource.register(KafkaDataSource)
+    kgroups.spark.register(remote)
     query = (
         remote.readStream.format("kgroups")
         .option("kafka.bootstrap.servers", spark_broker.bootstrap)
