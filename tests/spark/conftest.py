@@ -40,6 +40,9 @@ def spark() -> Iterator[Any]:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # Where a Spark Connect server started on this context listens (test_spark_connect).
+        .config("spark.connect.grpc.binding.address", "127.0.0.1")
+        .config("spark.connect.grpc.binding.port", "0")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

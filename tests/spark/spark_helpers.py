@@ -1,4 +1,4 @@
-"""Topics for the Spark tests, created and filled with confluent-kafka."""
+"""Topics for the Spark tests, created, filled and checked with confluent-kafka."""
 
 from __future__ import annotations
 
@@ -27,3 +27,16 @@ def produce(
     for key, value, partition in records:
         producer.produce(topic, value=value, key=key, partition=partition, headers=headers)
     assert producer.flush(30) == 0
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The offsets ``group`` has committed for ``topic``, by partition."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    request = ConsumerGroupTopicPartitions(
+        group, [TopicPartition(topic, p) for p in range(partitions)]
+    )
+    result = admin.list_consumer_group_offsets([request])[group].result(10)
+    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}

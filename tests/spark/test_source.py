@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_helpers import create_topic, produce
+from spark_helpers import committed_offsets, create_topic, produce
 
 from broker_thread import BrokerThread
 
@@ -84,18 +84,6 @@ def test_batch_read_equals_what_was_written(spark: Any, spark_broker: BrokerThre
     ) == sorted(expected)
 
 
-def _committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    request = ConsumerGroupTopicPartitions(
-        group, [TopicPartition(topic, p) for p in range(partitions)]
-    )
-    result = admin.list_consumer_group_offsets([request])[group].result(10)
-    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
-
-
 def test_stream_restarts_without_gap_or_duplicate_and_commits_to_its_group(
     spark: Any, spark_broker: BrokerThread, tmp_path: Path
 ) -> None:
@@ -126,7 +114,7 @@ def test_stream_restarts_without_gap_or_duplicate_and_commits_to_its_group(
     seen = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(set(seen)) < 3:
-        total = sum(_committed(bootstrap, "events-to-parquet", "events", 2).values())
+        total = sum(committed_offsets(bootstrap, "events-to-parquet", "events", 2).values())
         if total and (not seen or total != seen[-1]):
             seen.append(total)
         time.sleep(0.2)
@@ -142,7 +130,7 @@ def test_stream_restarts_without_gap_or_duplicate_and_commits_to_its_group(
     for partition in (0, 1):
         offsets = sorted(r.offset for r in rows if r.partition == partition)
         assert offsets == list(range(250)), f"partition {partition}: gap or duplicate"
-    assert _committed(bootstrap, "events-to-parquet", "events", 2) == {0: 250, 1: 250}
+    assert committed_offsets(bootstrap, "events-to-parquet", "events", 2) == {0: 250, 1: 250}
 
 
 def test_available_now_drains_and_stops(spark: Any, spark_broker: BrokerThread) -> None:
@@ -245,6 +233,9 @@ def test_bad_options_name_the_option(
         else:
             df.writeStream.format("memory").queryName("never").start().processAllAvailable()
     assert named in str(raised.value)
+    # The option error alone: nothing raised while cleaning up after it.
+    assert "UnboundLocalError" not in str(raised.value)
+    assert "cannot access local variable" not in str(raised.value)
 
 
 def test_writing_without_a_topic_names_the_option(spark: Any, spark_broker: BrokerThread) -> None:

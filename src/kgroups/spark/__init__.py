@@ -9,6 +9,7 @@
 
 The options, schema and behaviour follow Spark's own Kafka source; streaming
 reads can also commit their progress to a consumer group (option ``group.id``).
+``spark`` may also be a Spark Connect session (``SparkSession.builder.remote``).
 See docs/spark.md. Needs the ``spark`` extra (pyspark, pyarrow).
 """
 
@@ -18,14 +19,19 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
 
 __all__ = ["FORMAT", "register"]
 
 FORMAT = "kgroups"
 
 
-def register(spark: SparkSession) -> None:
-    """Make ``format("kgroups")`` available in this session."""
+def register(spark: SparkSession | ConnectSparkSession) -> None:
+    """Make ``format("kgroups")`` available in this session, classic or Spark Connect.
+
+    Over Spark Connect the class goes to the server by reference: the server's
+    Python workers must be able to import kgroups (see docs/spark.md).
+    """
     from kgroups.spark.source import KafkaDataSource
 
     spark.dataSource.register(KafkaDataSource)

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from kgroups.spark.batch_reader import KafkaBatchReader
 from kgroups.spark.options import ReadOptions, WriteOptions
+from kgroups.spark.refused_stream_reader import RefusedStreamReader
 from kgroups.spark.schema import kafka_schema
 from kgroups.spark.stream_reader import KafkaStreamReader
 from kgroups.spark.writer import KafkaBatchWriter, KafkaStreamWriter, check_write_schema
@@ -38,7 +39,10 @@ class KafkaDataSource(DataSource):
         return KafkaBatchReader(ReadOptions.parse(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return KafkaStreamReader(ReadOptions.parse(self.options, streaming=True))
+        try:
+            return KafkaStreamReader(ReadOptions.parse(self.options, streaming=True))
+        except Exception as e:  # reported by the reader's first call: see RefusedStreamReader
+            return RefusedStreamReader(e)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = WriteOptions.parse(self.options)
