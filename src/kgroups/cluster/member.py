@@ -89,6 +89,9 @@ class ClusterHost(Protocol):
 TopicPartition = tuple[str, int]
 
 _MIN_TURN_SPACING_S = 0.1
+# Between attempts to reach the store at start: doubling up to the maximum.
+_START_BACKOFF_S = 0.5
+_START_BACKOFF_MAX_S = 5.0
 
 
 class ClusterMember:
@@ -142,12 +145,23 @@ class ClusterMember:
     # -- lifecycle ---------------------------------------------------------------
 
     async def start(self) -> None:
-        """Create the tables if needed, register and read the cluster once."""
-        found = await self._control.run(ensure_schema)
-        cluster_id = await self._control.run(read_cluster_id)
-        self._broker.topics.cluster_id = cluster_id
-        self._broker.topics.mirror(())  # the store's topics, not the local registry's
-        await self._read_security()  # the store's ACLs and users, not the data dir's files
+        """Create the tables if needed, register and read the cluster once.
+        A store that cannot be reached is waited for, as a Kafka broker waits
+        for its controllers: a store restarting or failing over, or one
+        stalled for a moment, must not leave a broker down for good."""
+        backoff_s = _START_BACKOFF_S
+        while True:
+            try:
+                found = await self._control.run(ensure_schema)
+                cluster_id = await self._control.run(read_cluster_id)
+                self._broker.topics.cluster_id = cluster_id
+                self._broker.topics.mirror(())  # the store's topics, not the local registry's
+                await self._read_security()  # the store's ACLs and users, not the data dir's
+                break
+            except StoreUnavailable as e:
+                log.warning("cluster store unavailable at start (%s); trying again", e)
+                await asyncio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, _START_BACKOFF_MAX_S)
         log.info(
             "cluster store schema version %d (found %d), cluster id %s",
             SCHEMA_VERSION,
