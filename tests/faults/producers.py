@@ -78,7 +78,9 @@ class ConfluentProducer:
                 topic=self.topic,
                 value=value,
                 partition=msg.partition(),
-                offset=msg.offset(),
+                # None when librdkafka acknowledged it implicitly (a later
+                # batch of the partition was): written, offset unknown (-1).
+                offset=-1 if msg.offset() is None else msg.offset(),
             )
         else:
             self.history.add(self.name, INFO, "produce", value=value, error=str(err))
