@@ -68,7 +68,7 @@ def test_dev_cluster_serves_clients_and_ctrl_c_stops_everything(tmp_path: Path) 
         assert sorted(got) == sorted(f"v{i}".encode() for i in range(10))
 
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 0
+        assert proc.wait(120) == 0  # generous: brokers hand over, on a busy machine
         assert not [pid for pid in pids if _alive(pid)]
     finally:
         if proc.poll() is None:
@@ -120,7 +120,7 @@ def test_dev_cluster_ha_fails_over_and_ctrl_c_stops_everything() -> None:
         assert delivered == [None]
 
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0
+        assert proc.wait(120) == 0  # generous: brokers hand over, on a busy machine
         assert not [pid for pid in pids if _alive(pid)]
         # The PostgreSQL restarted as a standby after the kill is gone too.
         servers = "\n".join(x for x in lines if x.startswith(("etcd:", "PostgreSQL ")))

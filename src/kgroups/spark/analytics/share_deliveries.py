@@ -196,9 +196,13 @@ def partition_history(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
             start = r["start_offset"] if r["start_offset"] >= 0 else previous
         if start is None:  # an update with no snapshot before it (compacted away)
             start = min((s.first for s in p.spans), default=0)
-        p.start = start
-        p.first_start = start if p.first_start is None else p.first_start
-        p.spans = _from(p.spans, start)
+        # -1: initialized by the group coordinator, the start not chosen yet
+        # (the first fetch chooses it): nothing has moved.
+        initialized = start >= 0
+        if initialized:
+            p.start = start
+            p.first_start = start if p.first_start is None else p.first_start
+            p.spans = _from(p.spans, start)
         p.see()
         spans = p.spans
         out.append(
@@ -215,8 +219,8 @@ def partition_history(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
                 "delivered": _sum(s for s in spans if s.count >= 1),
                 "redelivered": _sum(s for s in spans if s.count >= 2),
                 "max_delivery_count": max((s.count for s in spans), default=0),
-                "completed": None if previous is None else start - previous,
-                "completed_total": start - p.first_start,
+                "completed": None if previous is None or not initialized else start - previous,
+                "completed_total": start - p.first_start if initialized else None,
                 "delivered_seen": p.delivered.total,
                 "redelivered_seen": p.redelivered.total,
                 "archived_seen": p.archived.total,
