@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from kio.schema.errors import ErrorCode
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest, OffsetCommitRequestPartition
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponse,
@@ -27,6 +26,7 @@ from kio.schema.txn_offset_commit.v5.response import (
     TxnOffsetCommitResponseTopic,
 )
 
+from kgroups.coordinator.commit_request import CommitPartition, CommitRequest
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import (
@@ -100,7 +100,7 @@ class OffsetHandlers:
 
     def offset_commit(
         self,
-        req: OffsetCommitRequest,
+        req: CommitRequest,
         ctx: RequestContext,
         now: int,
         fx: Effects,
@@ -115,7 +115,7 @@ class OffsetHandlers:
         # One pass over the partitions, without a per-partition answer: most
         # commits answer every partition alike, and only the exceptions are kept.
         exceptions: dict[tuple[str, int], ErrorCode] = {}
-        to_commit: list[tuple[TopicPartition, OffsetCommitRequestPartition]] = []
+        to_commit: list[tuple[TopicPartition, CommitPartition]] = []
         partition_exists = self._partition_exists
         for topic in req.topics:
             name = topic.name
@@ -139,8 +139,10 @@ class OffsetHandlers:
         expire = now + retention_ms if retention_ms >= 0 else None
         committed: list[tuple[TopicPartition, CommittedOffset]] = []
         for tp, p in to_commit:
-            metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
-            if _java_length(metadata) > max_metadata:
+            metadata = p.committed_metadata
+            if not metadata:  # empty or null, as nearly every commit's
+                metadata = NO_METADATA
+            elif _java_length(metadata) > max_metadata:
                 exceptions[tp] = ErrorCode.offset_metadata_too_large
                 continue
             committed.append(
@@ -157,7 +159,7 @@ class OffsetHandlers:
             self._txn.plain_commit(group_id, [tp for tp, _offset in committed])
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
-    def _commit_error(self, req: OffsetCommitRequest, version: int, now: int) -> ErrorCode | None:
+    def _commit_error(self, req: CommitRequest, version: int, now: int) -> ErrorCode | None:
         """What the group's state answers the commit; None: store it."""
         generation = req.generation_id_or_member_epoch
         group = self._table.get(req.group_id)
@@ -245,9 +247,7 @@ class OffsetHandlers:
         self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
         return None
 
-    def _create_and_store(
-        self, group: ClassicGroup | None, req: OffsetCommitRequest, now: int
-    ) -> None:
+    def _create_and_store(self, group: ClassicGroup | None, req: CommitRequest, now: int) -> None:
         self._table.create(req.group_id, now)
 
     # -- OffsetFetch -------------------------------------------------------
@@ -292,7 +292,7 @@ class OffsetHandlers:
         )
 
 
-def _store_offsets(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> None:
+def _store_offsets(group: ClassicGroup | None, req: CommitRequest, now: int) -> None:
     """Stored as they come."""
 
 
@@ -302,7 +302,7 @@ def _not_found_from_v9(
     return ErrorCode.group_id_not_found if version >= 9 else ErrorCode.illegal_generation
 
 
-def _members_only(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> ErrorCode:
+def _members_only(group: ClassicGroup | None, req: CommitRequest, now: int) -> ErrorCode:
     assert group is not None
     error = validate_current_member(group, req.member_id, req.group_instance_id)
     # A member's generation is never -1.
