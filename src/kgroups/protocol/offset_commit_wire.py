@@ -17,6 +17,7 @@ one varint byte announces in a flexible version.
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import NamedTuple
 
@@ -30,8 +31,8 @@ _INT64 = struct.Struct(">q")
 _OFFSET = struct.Struct(">iq")
 # Partition index, committed offset, committed leader epoch (v6 on).
 _OFFSET_EPOCH = struct.Struct(">iqi")
-# The same, then a compact metadata length and the tagged fields count (v8 on).
-_EMPTY_METADATA_PARTITION = struct.Struct(">iqiBB")
+# The same, then (skipped) an empty compact metadata and no tagged fields (v8 on).
+_EMPTY_METADATA_PARTITION = struct.Struct(">iqi2x")
 _NEWEST = apis.SUPPORTED[apis.OFFSET_COMMIT].max_version
 _OLDEST = apis.SUPPORTED[apis.OFFSET_COMMIT].min_version
 _LAST_WITH_RETENTION = 4
@@ -49,9 +50,22 @@ class WirePartition(NamedTuple):
     committed_metadata: str | None
 
 
+class BarePartition(NamedTuple):
+    """A partition committed with empty metadata, as nearly every one is:
+    made straight from the three numbers unpacked."""
+
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+
+    @property
+    def committed_metadata(self) -> str:
+        return ""
+
+
 class WireTopic(NamedTuple):
     name: str
-    partitions: tuple[WirePartition, ...]
+    partitions: tuple[WirePartition | BarePartition, ...]
 
 
 class WireCommit(NamedTuple):
@@ -72,6 +86,7 @@ class WireCommitRequest(NamedTuple):
 
 
 _new = tuple.__new__
+_bare = functools.partial(_new, BarePartition)
 
 
 def read_offset_commit(frame: bytes) -> WireCommitRequest | None:
@@ -167,12 +182,7 @@ def _read_flexible(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
         # The usual partition, 18 bytes: index, offset, leader epoch, empty
         # metadata (length byte 1), no tagged fields (0); all read at once.
         if block[16::18] == b"\x01" * count and block[17::18] == bytes(count):
-            topics.append(
-                _new(
-                    WireTopic,
-                    (name, tuple([_new(WirePartition, (*r[:3], "")) for r in unpack_all(block)])),
-                )
-            )
+            topics.append(_new(WireTopic, (name, tuple(map(_bare, unpack_all(block))))))
             pos = end
             if frame[pos] != 0:  # topic tagged fields
                 return None
