@@ -35,10 +35,11 @@ from kgroups.coordinator.current_member import (
 )
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.group_records import offset_record
+from kgroups.coordinator.group_records import offset_key, offset_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.records import NO_LEADER_EPOCH, encode_offset_commit_value_v3
 from kgroups.coordinator.responses import NO_THROTTLE, commit_response
 from kgroups.coordinator.state import (
     CREATE_AND_STORE,
@@ -136,8 +137,35 @@ class OffsetHandlers:
 
         group_id = req.group_id
         max_metadata = self._config.offset_metadata_max_bytes
-        expire = now + retention_ms if retention_ms >= 0 else None
         committed: list[tuple[TopicPartition, CommittedOffset]] = []
+        if retention_ms < 0:
+            # The usual commit: each offset's record (value v3) made in the
+            # same pass, and the offsets applied as replay would apply them.
+            records = fx.records
+            for tp, p in to_commit:
+                metadata = p.committed_metadata
+                if not metadata:
+                    metadata = NO_METADATA
+                elif _java_length(metadata) > max_metadata:
+                    exceptions[tp] = ErrorCode.offset_metadata_too_large
+                    continue
+                offset = p.committed_offset
+                epoch = p.committed_leader_epoch
+                committed.append(
+                    (tp, _new_tuple(CommittedOffset, (offset, epoch, metadata, now, None)))
+                )
+                records.append(
+                    (
+                        offset_key(group_id, tp),
+                        encode_offset_commit_value_v3(
+                            offset, epoch if epoch >= 0 else NO_LEADER_EPOCH, metadata, now
+                        ),
+                    )
+                )
+            self._table.apply_offsets(group_id, committed)
+            self._stored(group_id, committed, req, ctx, fx, exceptions)
+            return
+        expire = now + retention_ms
         for tp, p in to_commit:
             metadata = p.committed_metadata
             if not metadata:  # empty or null, as nearly every commit's
@@ -155,6 +183,18 @@ class OffsetHandlers:
                 )
             )
         fx.emit_offsets(group_id, committed, self._table)
+        self._stored(group_id, committed, req, ctx, fx, exceptions)
+
+    def _stored(
+        self,
+        group_id: str,
+        committed: list[tuple[TopicPartition, CommittedOffset]],
+        req: CommitRequest,
+        ctx: RequestContext,
+        fx: Effects,
+        exceptions: dict[tuple[str, int], ErrorCode],
+    ) -> None:
+        """The commit's offsets are applied: settle pending transactional ones, answer."""
         if group_id in self._pending_groups:
             self._txn.plain_commit(group_id, [tp for tp, _offset in committed])
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
