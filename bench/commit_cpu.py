@@ -42,18 +42,19 @@ _GC_THRESHOLDS = (20_000, 20, 50)  # as `kgroups serve` sets them
 Handle = Callable[[bytes], Awaitable[bytes | None]]
 
 
-def handler(broker: Broker, general: bool) -> Handle:
-    """What a connection does with one request frame (without its size)."""
+def handler(broker: Broker, general: bool) -> tuple[Handle, str]:
+    """What a connection does with one request frame (without its size), and
+    which path that is (a broker without the fast path has only the general one)."""
 
     async def general_path(request: bytes) -> bytes | None:
         return await dispatch(broker, request, "127.0.0.1")
 
     if general:
-        return general_path
+        return general_path, "general"
     try:
         from kgroups.handlers.fast_commit import OFFSET_COMMIT_PREFIX, answer_commit
     except ImportError:
-        return general_path
+        return general_path, "general"
 
     async def fast_path(request: bytes) -> bytes | None:
         if request.startswith(OFFSET_COMMIT_PREFIX):
@@ -62,7 +63,7 @@ def handler(broker: Broker, general: bool) -> Handle:
                 return await committed
         return await dispatch(broker, request, "127.0.0.1")
 
-    return fast_path
+    return fast_path, "fast"
 
 
 async def committer(handle: Handle, request: bytes, commits: int) -> None:
@@ -89,7 +90,7 @@ async def main_async(args: argparse.Namespace) -> None:
     await broker.start()
     try:
         broker.create_topic("t", ONE_TOPIC["t"], {})
-        handle = handler(broker, args.general)
+        handle, path = handler(broker, args.general)
         await run_once(handle, COMMITTERS * 20)  # groups created, code warm
         per_commit = [await run_once(handle, args.commits) for _ in range(args.runs)]
         if args.profile:
@@ -104,7 +105,7 @@ async def main_async(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "bench": "commit_cpu",
-                "path": "general" if args.general else "fast",
+                "path": path,
                 "committers": COMMITTERS,
                 "partitions_per_commit": 10,
                 "cpu_us_per_commit": round(statistics.median(per_commit) * 1e6, 1),

@@ -29,7 +29,7 @@ from kgroups.protocol.types import GroupId, TopicName
 from kgroups.server.broker import Broker
 from kgroups.testing import EmbeddedBroker
 
-from commit_frames import VERSIONS, commit_frame
+from commit_frames import VERSIONS, commit_frame, commit_request
 from raw_wire import call, decode_response, encode_request, read_frame
 
 HOST = "127.0.0.1"
@@ -201,6 +201,15 @@ def test_unknown_topics_and_partitions_take_the_general_path(broker: EmbeddedBro
         assert ErrorCode.unknown_topic_or_partition in _errors(frame, general)
 
 
+def test_a_topic_named_twice_takes_the_general_path(broker: EmbeddedBroker) -> None:
+    request = commit_request(9, "twice", {"t": [0]})
+    twice = dataclasses.replace(request, topics=request.topics + request.topics)
+    frame = encode_request(twice, correlation=77)[4:]
+    fast, general = _both(broker, frame)
+    assert fast is None and general is not None
+    assert _errors(frame, general) == {ErrorCode.none}
+
+
 def test_a_commit_through_a_connection_is_stored(broker: EmbeddedBroker) -> None:
     inner = _inner(broker)
     before = inner.stats.offset_commits
@@ -225,4 +234,3 @@ def test_a_commit_through_a_connection_is_stored(broker: EmbeddedBroker) -> None
     }
     assert offsets == {("t", 0): 1000, ("t", 1): 1001, ("t", 2): 1002, ("u", 0): 1000}
     assert inner.stats.offset_commits - before == 4
-    assert encode_request  # the frames above are kio's own encoding
