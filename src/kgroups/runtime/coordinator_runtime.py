@@ -1,7 +1,8 @@
 """The group coordinator's runtime: a GroupCoordinatorShard per
 `__consumer_offsets` partition, hosted by ``ShardRuntime`` (shard_runtime.py),
 plus what only groups need: the offsets topic, the partition of a group, the
-heartbeats answered on the connection, topic deletions and injected faults."""
+heartbeats answered and the offset commits taken on the connection, topic
+deletions and injected faults."""
 
 from __future__ import annotations
 
