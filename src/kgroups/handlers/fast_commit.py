@@ -69,11 +69,9 @@ def answer_commit(
         found = topics.get(topic.name)
         if found is None:
             return None
-        count = found.partitions
         indexes = tuple([p.partition_index for p in topic.partitions])
-        for index in indexes:
-            if not 0 <= index < count:
-                return None
+        if indexes and (min(indexes) < 0 or max(indexes) >= found.partitions):
+            return None
         layout.append((topic.name, indexes))
         partitions += len(indexes)
     if len(layout) > 1 and len({name for name, _ in layout}) < len(layout):
