@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kgroups.coordinator.group_records import offset_record
+from kgroups.coordinator.group_records import offset_key, offset_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.records import NO_LEADER_EPOCH, encode_offset_commit_value_v3
 from kgroups.coordinator.result import AppendToken, Record, Response, Result
 
 
@@ -36,12 +37,30 @@ class Effects:
         (v3). A value with an expiry time (v1) cannot hold the leader epoch, so
         it takes the full replay path and the state keeps only what was stored."""
         records = self.records
-        apply_offset = table.apply_offset
+        plain = True
         for partition, offset in offsets:
-            record = offset_record(group_id, partition, offset)
-            records.append(record)
             if offset.expire_timestamp_ms is None:
-                apply_offset(group_id, partition, offset)
+                epoch = offset.leader_epoch
+                records.append(
+                    (
+                        offset_key(group_id, partition),
+                        encode_offset_commit_value_v3(
+                            offset.offset,
+                            epoch if epoch >= 0 else NO_LEADER_EPOCH,
+                            offset.metadata,
+                            offset.commit_timestamp_ms,
+                        ),
+                    )
+                )
+            else:
+                plain = False
+                records.append(offset_record(group_id, partition, offset))
+        if plain:
+            table.apply_offsets(group_id, offsets)
+            return
+        for (partition, offset), record in zip(offsets, records[-len(offsets) :], strict=True):
+            if offset.expire_timestamp_ms is None:
+                table.apply_offset(group_id, partition, offset)
             else:
                 table.apply(*record)
 

@@ -62,12 +62,12 @@ def group_tombstone(group_id: str) -> Record:
 
 # A committer writes the same keys commit after commit: each is encoded once.
 @lru_cache(maxsize=1 << 16)
-def _offset_key(group_id: str, partition: TopicPartition) -> bytes:
+def offset_key(group_id: str, partition: TopicPartition) -> bytes:
     return encode_offset_commit_key(group_id, partition.topic, partition.partition)
 
 
 def offset_record(group_id: str, partition: TopicPartition, offset: CommittedOffset) -> Record:
-    key = _offset_key(group_id, partition)
+    key = offset_key(group_id, partition)
     if offset.expire_timestamp_ms is None:  # v3, written straight from the fields
         leader_epoch = offset.leader_epoch if offset.leader_epoch >= 0 else NO_LEADER_EPOCH
         return key, encode_offset_commit_value_v3(
@@ -77,4 +77,4 @@ def offset_record(group_id: str, partition: TopicPartition, offset: CommittedOff
 
 
 def offset_tombstone(group_id: str, partition: TopicPartition) -> Record:
-    return _offset_key(group_id, partition), None
+    return offset_key(group_id, partition), None

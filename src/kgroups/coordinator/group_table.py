@@ -155,6 +155,27 @@ class GroupTable:
             # no tombstone follows for it (Kafka writes none at generation 0).
             self._remove(group)
 
+    def apply_offsets(
+        self, group_id: str, offsets: list[tuple[TopicPartition, CommittedOffset]]
+    ) -> None:
+        """``apply_offset`` of each of one group's new offsets, in order, with
+        the group looked up and the journal read once."""
+        if not offsets:
+            return
+        group = self._groups.get(group_id)
+        journal = self.journal
+        if journal is not None:
+            journaled = journal.offsets
+            stored = {} if group is None else group.offsets
+            for partition, _offset in offsets:
+                key = (group_id, partition)
+                if key not in journaled:
+                    journaled[key] = stored.get(partition)
+        if group is None:
+            # Offsets without group metadata make a simple (Empty) group.
+            group = self.create(group_id, None)
+        group.offsets.update(offsets)
+
     def apply_group_metadata(self, group_id: str, value: GroupMetadataValue | None) -> None:
         group = self._groups.get(group_id)
         if value is None:

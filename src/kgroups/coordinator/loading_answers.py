@@ -10,7 +10,6 @@ from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.response import JoinGroupResponse
 from kio.schema.leave_group.v5.response import LeaveGroupResponse
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_commit.v9.response import OffsetCommitResponse
 from kio.schema.offset_delete.v0.response import OffsetDeleteResponse
 from kio.schema.offset_fetch.v9.response import OffsetFetchResponse
@@ -19,6 +18,7 @@ from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 from kio.schema.txn_offset_commit.v5.response import TxnOffsetCommitResponse
 from kio.schema.types import GroupId
 
+from kgroups.coordinator.commit_request import CommitRequest
 from kgroups.coordinator.consumer import HeartbeatAnswer
 from kgroups.coordinator.consumer_messages import heartbeat_error
 from kgroups.coordinator.offset_handlers import fetch_response, txn_commit_response
@@ -57,7 +57,7 @@ def consumer_group_heartbeat() -> HeartbeatAnswer:
     return heartbeat_error(LOADING)
 
 
-def offset_commit(req: OffsetCommitRequest) -> OffsetCommitResponse:
+def offset_commit(req: CommitRequest) -> OffsetCommitResponse:
     return offset_commit_response(
         (TopicPartition(t.name, p.partition_index), LOADING)
         for t in req.topics

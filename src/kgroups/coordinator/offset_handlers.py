@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from kio.schema.errors import ErrorCode
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest, OffsetCommitRequestPartition
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.offset_fetch.v9.response import (
     OffsetFetchResponse,
@@ -27,6 +26,7 @@ from kio.schema.txn_offset_commit.v5.response import (
     TxnOffsetCommitResponseTopic,
 )
 
+from kgroups.coordinator.commit_request import CommitPartition, CommitRequest
 from kgroups.coordinator.config import CoordinatorConfig
 from kgroups.coordinator.context import RequestContext
 from kgroups.coordinator.current_member import (
@@ -35,10 +35,11 @@ from kgroups.coordinator.current_member import (
 )
 from kgroups.coordinator.effects import Effects
 from kgroups.coordinator.group import ClassicGroup
-from kgroups.coordinator.group_records import offset_record
+from kgroups.coordinator.group_records import offset_key, offset_record
 from kgroups.coordinator.group_table import GroupTable
 from kgroups.coordinator.membership import Membership
 from kgroups.coordinator.offsets import CommittedOffset, TopicPartition
+from kgroups.coordinator.records import NO_LEADER_EPOCH, encode_offset_commit_value_v3
 from kgroups.coordinator.responses import NO_THROTTLE, commit_response
 from kgroups.coordinator.state import (
     CREATE_AND_STORE,
@@ -100,7 +101,7 @@ class OffsetHandlers:
 
     def offset_commit(
         self,
-        req: OffsetCommitRequest,
+        req: CommitRequest,
         ctx: RequestContext,
         now: int,
         fx: Effects,
@@ -115,7 +116,7 @@ class OffsetHandlers:
         # One pass over the partitions, without a per-partition answer: most
         # commits answer every partition alike, and only the exceptions are kept.
         exceptions: dict[tuple[str, int], ErrorCode] = {}
-        to_commit: list[tuple[TopicPartition, OffsetCommitRequestPartition]] = []
+        to_commit: list[tuple[TopicPartition, CommitPartition]] = []
         partition_exists = self._partition_exists
         for topic in req.topics:
             name = topic.name
@@ -136,11 +137,40 @@ class OffsetHandlers:
 
         group_id = req.group_id
         max_metadata = self._config.offset_metadata_max_bytes
-        expire = now + retention_ms if retention_ms >= 0 else None
         committed: list[tuple[TopicPartition, CommittedOffset]] = []
+        if retention_ms < 0:
+            # The usual commit: each offset's record (value v3) made in the
+            # same pass, and the offsets applied as replay would apply them.
+            records = fx.records
+            for tp, p in to_commit:
+                metadata = p.committed_metadata
+                if not metadata:
+                    metadata = NO_METADATA
+                elif _java_length(metadata) > max_metadata:
+                    exceptions[tp] = ErrorCode.offset_metadata_too_large
+                    continue
+                offset = p.committed_offset
+                epoch = p.committed_leader_epoch
+                committed.append(
+                    (tp, _new_tuple(CommittedOffset, (offset, epoch, metadata, now, None)))
+                )
+                records.append(
+                    (
+                        offset_key(group_id, tp),
+                        encode_offset_commit_value_v3(
+                            offset, epoch if epoch >= 0 else NO_LEADER_EPOCH, metadata, now
+                        ),
+                    )
+                )
+            self._table.apply_offsets(group_id, committed)
+            self._stored(group_id, committed, req, ctx, fx, exceptions)
+            return
+        expire = now + retention_ms
         for tp, p in to_commit:
-            metadata = NO_METADATA if p.committed_metadata is None else p.committed_metadata
-            if _java_length(metadata) > max_metadata:
+            metadata = p.committed_metadata
+            if not metadata:  # empty or null, as nearly every commit's
+                metadata = NO_METADATA
+            elif _java_length(metadata) > max_metadata:
                 exceptions[tp] = ErrorCode.offset_metadata_too_large
                 continue
             committed.append(
@@ -153,11 +183,23 @@ class OffsetHandlers:
                 )
             )
         fx.emit_offsets(group_id, committed, self._table)
+        self._stored(group_id, committed, req, ctx, fx, exceptions)
+
+    def _stored(
+        self,
+        group_id: str,
+        committed: list[tuple[TopicPartition, CommittedOffset]],
+        req: CommitRequest,
+        ctx: RequestContext,
+        fx: Effects,
+        exceptions: dict[tuple[str, int], ErrorCode],
+    ) -> None:
+        """The commit's offsets are applied: settle pending transactional ones, answer."""
         if group_id in self._pending_groups:
             self._txn.plain_commit(group_id, [tp for tp, _offset in committed])
         fx.reply(ctx.reply_to, commit_response(req.topics, ErrorCode.none, exceptions))
 
-    def _commit_error(self, req: OffsetCommitRequest, version: int, now: int) -> ErrorCode | None:
+    def _commit_error(self, req: CommitRequest, version: int, now: int) -> ErrorCode | None:
         """What the group's state answers the commit; None: store it."""
         generation = req.generation_id_or_member_epoch
         group = self._table.get(req.group_id)
@@ -245,9 +287,7 @@ class OffsetHandlers:
         self._membership.reschedule_session(group, member, now, member.session_timeout_ms)
         return None
 
-    def _create_and_store(
-        self, group: ClassicGroup | None, req: OffsetCommitRequest, now: int
-    ) -> None:
+    def _create_and_store(self, group: ClassicGroup | None, req: CommitRequest, now: int) -> None:
         self._table.create(req.group_id, now)
 
     # -- OffsetFetch -------------------------------------------------------
@@ -292,7 +332,7 @@ class OffsetHandlers:
         )
 
 
-def _store_offsets(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> None:
+def _store_offsets(group: ClassicGroup | None, req: CommitRequest, now: int) -> None:
     """Stored as they come."""
 
 
@@ -302,7 +342,7 @@ def _not_found_from_v9(
     return ErrorCode.group_id_not_found if version >= 9 else ErrorCode.illegal_generation
 
 
-def _members_only(group: ClassicGroup | None, req: OffsetCommitRequest, now: int) -> ErrorCode:
+def _members_only(group: ClassicGroup | None, req: CommitRequest, now: int) -> ErrorCode:
     assert group is not None
     error = validate_current_member(group, req.member_id, req.group_instance_id)
     # A member's generation is never -1.

@@ -17,7 +17,6 @@ from kio.schema.errors import ErrorCode
 from kio.schema.heartbeat.v4.response import HeartbeatResponse
 from kio.schema.join_group.v9.response import JoinGroupResponse, JoinGroupResponseMember
 from kio.schema.leave_group.v5.response import LeaveGroupResponse, MemberResponse
-from kio.schema.offset_commit.v9.request import OffsetCommitRequestTopic
 from kio.schema.offset_commit.v9.response import (
     OffsetCommitResponse,
     OffsetCommitResponsePartition,
@@ -26,6 +25,7 @@ from kio.schema.offset_commit.v9.response import (
 from kio.schema.sync_group.v5.response import SyncGroupResponse
 from kio.static.primitive import i32Timedelta
 
+from kgroups.coordinator.commit_request import CommitTopic
 from kgroups.coordinator.offsets import TopicPartition
 from kgroups.protocol.types import TopicName, i32
 from kgroups.protocol.versions import join_protocol_name, leave_error
@@ -114,15 +114,15 @@ def offset_commit_response(
 
 
 def commit_response(
-    topics: Sequence[OffsetCommitRequestTopic],
+    topics: Sequence[CommitTopic],
     error: ErrorCode,
     exceptions: Mapping[tuple[str, int], ErrorCode],
 ) -> OffsetCommitResponse:
     """The answer to the partitions of ``topics``: ``error``, unless ``exceptions``
     names another for a partition."""
-    if not exceptions and sum(len(t.partitions) for t in topics) <= _CACHED_PARTITIONS:
+    if not exceptions and sum(len(t.partitions) for t in topics) <= CACHED_PARTITIONS:
         layout = tuple([(t.name, tuple([p.partition_index for p in t.partitions])) for t in topics])
-        return _uniform_commit_response(layout, error)
+        return uniform_commit_response(layout, error)
     return offset_commit_response(
         (
             TopicPartition(t.name, p.partition_index),
@@ -135,12 +135,12 @@ def commit_response(
 
 # A committer sends the same partitions again and again, and nearly always gets
 # one error for all: the same answer, built once (entities are immutable). Only
-# answers of up to _CACHED_PARTITIONS partitions are kept, which bounds the memory.
-_CACHED_PARTITIONS = 128
+# answers of up to CACHED_PARTITIONS partitions are kept, which bounds the memory.
+CACHED_PARTITIONS = 128
 
 
 @lru_cache(maxsize=1024)
-def _uniform_commit_response(
+def uniform_commit_response(
     layout: tuple[tuple[str, tuple[int, ...]], ...], error: ErrorCode
 ) -> OffsetCommitResponse:
     return offset_commit_response(

@@ -29,7 +29,6 @@ from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9.request import JoinGroupRequest
 from kio.schema.leave_group.v5.request import LeaveGroupRequest
 from kio.schema.list_groups.v5.request import ListGroupsRequest
-from kio.schema.offset_commit.v9.request import OffsetCommitRequest
 from kio.schema.offset_delete.v0.request import OffsetDeleteRequest
 from kio.schema.offset_fetch.v9.request import OffsetFetchRequestGroup
 from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
@@ -38,6 +37,7 @@ from kio.schema.sync_group.v5.request import SyncGroupRequest
 from kio.schema.txn_offset_commit.v5.request import TxnOffsetCommitRequest
 
 import kgroups.coordinator.loading_answers as loading
+from kgroups.coordinator.commit_request import CommitRequest
 from kgroups.coordinator.consumer.offsets import offset_commit_error
 from kgroups.coordinator.consumer_messages import (
     consumer_group_describe_response,
@@ -372,7 +372,7 @@ class GroupCoordinatorShard(ShardPartition):
     # -- offsets -----------------------------------------------------------
 
     def offset_commit(
-        self, req: OffsetCommitRequest, ctx: RequestContext, now_ms: int, retention_ms: int = -1
+        self, req: CommitRequest, ctx: RequestContext, now_ms: int, retention_ms: int = -1
     ) -> Result:
         fx = Effects()
         self._begin((req.group_id, MEMBERS))

@@ -30,6 +30,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from kgroups.handlers.dispatch import BadRequest, dispatch, dispatch_parts
+from kgroups.handlers.fast_commit import OFFSET_COMMIT_PREFIX, answer_commit
 from kgroups.handlers.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
     HEARTBEAT_PREFIX,
@@ -98,7 +99,8 @@ async def serve_connection(
     unsent_bytes = 0
     stats = broker.stats
     faults = broker.faults
-    # The shortcuts answer heartbeats without dispatch, so without ACL checks.
+    # The shortcuts answer heartbeats and take offset commits without
+    # dispatch, so without ACL checks.
     shortcuts = broker.authorizer is None
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
@@ -252,6 +254,14 @@ async def serve_connection(
                     response = answer_heartbeat(broker.coordinator, request)
                 elif request.startswith(CONSUMER_HEARTBEAT_PREFIX):
                     response = answer_consumer_heartbeat(broker.coordinator, request, host)
+                elif request.startswith(OFFSET_COMMIT_PREFIX):
+                    committed = answer_commit(broker, request, host)
+                    if committed is not None:
+                        state.busy = True
+                        started = clock()
+                        response = await committed
+                        state.busy = False
+                        request_seconds[request[1]] += clock() - started
             if response is None:
                 state.busy = True
                 started = clock()

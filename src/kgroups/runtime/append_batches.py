@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from kgroups.errors import ErrorCode, KafkaError
 from kgroups.partitions.log import PartitionLog
-from kgroups.records.batch import encode_batch
+from kgroups.records.batch import encode_batch, encode_keyed_batch
 from kgroups.runtime.coordinator_driver import Append
 
 __all__ = ["append_marker", "encoded_batches"]
@@ -57,7 +57,7 @@ def encoded_batches(appends: list[Append], now: int) -> Sequence[tuple[list[Appe
 def _shared(appends: list[Append], now: int) -> list[tuple[list[Append], bytes]]:
     """Plain appends' records: one batch, unless it would pass _BATCH_BYTES;
     then halves, down to one append per batch."""
-    batch = encode_batch([(k, v, (), now) for append in appends for k, v in append.records])
+    batch = encode_keyed_batch([record for append in appends for record in append.records], now)
     if len(batch) <= _BATCH_BYTES or len(appends) == 1:
         return [(appends, batch)]
     half = len(appends) // 2

@@ -1,7 +1,8 @@
 """The group coordinator's runtime: a GroupCoordinatorShard per
 `__consumer_offsets` partition, hosted by ``ShardRuntime`` (shard_runtime.py),
 plus what only groups need: the offsets topic, the partition of a group, the
-heartbeats answered on the connection, topic deletions and injected faults."""
+heartbeats answered and the offset commits taken on the connection, topic
+deletions and injected faults."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgroups.coordinator.config import CoordinatorConfig
+from kgroups.coordinator.context import RequestContext as CoordinatorContext
 from kgroups.errors import ErrorCode, KafkaError
+from kgroups.protocol import apis
 from kgroups.protocol.consumer_heartbeat_wire import UnchangedHeartbeat
 from kgroups.runtime.coordinator_driver import (
     TIMED_OUT,
@@ -22,8 +25,8 @@ from kgroups.runtime.shard_runtime import Reply, ShardRuntime
 from kgroups.topics.placement import OFFSETS_TOPIC, partition_for_group
 
 if TYPE_CHECKING:
+    from kgroups.coordinator.commit_request import CommitRequest
     from kgroups.coordinator.consumer.config import ConsumerGroupConfig
-    from kgroups.coordinator.context import RequestContext as CoordinatorContext
     from kgroups.coordinator.result import Result
     from kgroups.coordinator.shard import GroupCoordinatorShard
     from kgroups.coordinator.share.config import ShareGroupConfig
@@ -204,6 +207,31 @@ class CoordinatorRuntime(ShardRuntime["GroupCoordinatorShard"]):
             client_host,
             self._broker.clock.now_ms(),
         )
+
+    def offset_commit_now(
+        self,
+        commit: CommitRequest,
+        api_version: int,
+        client_id: str,
+        client_host: str,
+        retention_ms: int = -1,
+    ) -> Reply | None:
+        """``call`` of ``GroupCoordinatorShard.offset_commit`` without its
+        coroutine: the reply future, completed once the commit's records are
+        durable (as ``call``'s, it may hold TIMED_OUT), or None when the
+        commit has to go through ``call`` (the partition is not served here,
+        is loading, or its load failed: ``call`` says so)."""
+        group_id = commit.group_id
+        partition = partition_for_group(group_id, self.partitions)
+        shard = self._shards.get(partition)
+        if shard is None or self._stopped or partition in self._failed or shard.loading:
+            return None
+        reach = request_reach(group_id, apis.OFFSET_COMMIT)
+        reply = Reply(reach, self._loop or self._running_loop())
+        context = CoordinatorContext(api_version, client_id, client_host, reply)
+        now = self._broker.clock.now_ms()
+        self._submit(partition, shard.offset_commit(commit, context, now, retention_ms), reach)
+        return reply
 
     async def complete_transaction(
         self,
