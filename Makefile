@@ -22,7 +22,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src/
 
+# Compiled once here: the tests start hundreds of broker processes, and each
+# would compile every module again where PYTHONDONTWRITEBYTECODE is set.
 test: lint typecheck browser store-ha kcat
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/pytest -q -n 2 --dist loadfile  # two workers, a test file stays on one
 
 # The analytics report's page test drives Debian's chromium, headless.
