@@ -5,6 +5,7 @@ ShareFetch at another broker is told where the leader is."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from datetime import timedelta
@@ -16,6 +17,7 @@ from kio.schema.share_fetch.v2 import ShareFetchRequest
 from kio.schema.share_fetch.v2.request import FetchPartition, FetchTopic
 from kio.static.primitive import i32Timedelta
 
+from kgroups.client.admin import Admin
 from kgroups.client.share_consumer import ShareConsumer
 from kgroups.errors import ErrorCode
 from kgroups.protocol.types import GroupId, i32
@@ -93,6 +95,18 @@ def test_a_share_group_consumes_partitions_led_by_three_brokers(
         finally:
             for consumer in consumers:
                 consumer.close()
+
+        # Every share partition's lag, from any broker: nothing is left to do,
+        # on partitions the coordinator's broker does not lead too.
+        async def offsets() -> list[tuple[int, int, int | None]]:
+            admin = Admin(bootstrap)
+            try:
+                found = await admin.describe_share_group_offsets(GROUP)
+            finally:
+                await admin.close()
+            return sorted((o.partition, o.start_offset, o.lag) for o in found)
+
+        assert asyncio.run(offsets()) == [(p, 50, 0) for p in range(3)]
 
 
 def _share_fetch(topic_id: uuid.UUID) -> ShareFetchRequest:

@@ -47,6 +47,7 @@ from kgroups.postgres_store.fencing import Writer
 from kgroups.postgres_store.gained import read_gained
 from kgroups.postgres_store.home import StoreHome
 from kgroups.postgres_store.producer_ids import allocate_producer_ids
+from kgroups.postgres_store.reads import partition_offsets
 from kgroups.postgres_store.schema import SCHEMA_VERSION, ensure_schema
 from kgroups.postgres_store.security import (
     Security,
@@ -491,6 +492,14 @@ class ClusterMember:
         configs = await self._control.run(lambda s: alter_configs(s, rtype, name, plan))
         self._broker.dynamic_configs.put(rtype, name, configs)
         return configs
+
+    async def high_watermark(self, topic: str, partition: int) -> int:
+        """A partition's high watermark as the store holds it, whichever
+        broker leads it (for answers about partitions led elsewhere)."""
+        offsets = await self._control.run(
+            lambda s: s.transaction(lambda cur: partition_offsets(cur, topic, partition)[1])
+        )
+        return offsets.high_watermark
 
     async def delete_topics(self, names: list[str]) -> dict[str, KafkaError]:
         def work(store: Store) -> dict[str, KafkaError]:

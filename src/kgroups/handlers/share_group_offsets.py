@@ -201,10 +201,9 @@ async def _partition(
             done = max(0, summary.delivery_complete_count)
     lag = -1
     if start != _UNINITIALIZED:
-        try:
-            lag = max(0, broker.partitions.log(name, partition).high_watermark - start - done)
-        except KafkaError:
-            lag = -1
+        high_watermark = await _high_watermark(broker, name, partition)
+        if high_watermark is not None:
+            lag = max(0, high_watermark - start - done)
     return DescribeShareGroupOffsetsResponsePartition(
         partition_index=i32(partition),
         start_offset=i64(start),
@@ -320,3 +319,18 @@ async def _change_allowed(
     except KafkaError as e:
         return kind(throttle_time=NO_THROTTLE, error_code=e.error_code, responses=())
     return answer
+
+
+async def _high_watermark(broker: BrokerApi, name: str, partition: int) -> int | None:
+    """The partition's high watermark: this broker's if it leads it, else, in
+    a cluster, the store's (another broker leads it); None if unknown."""
+    try:
+        return broker.partitions.log(name, partition).high_watermark
+    except KafkaError:
+        pass
+    if broker.cluster is None:
+        return None
+    try:
+        return await broker.cluster.high_watermark(name, partition)
+    except KafkaError:
+        return None
