@@ -34,6 +34,9 @@ def test_dev_cluster_serves_clients_and_ctrl_c_stops_everything(tmp_path: Path) 
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Started with SIGINT ignored, as a script's background job is:
+        # Ctrl-C must stop it all the same.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     lines: list[str] = []
     try:

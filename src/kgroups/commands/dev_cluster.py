@@ -62,6 +62,10 @@ def run(
     if ha and (missing := local_patroni.available()) is not None:
         raise MissingExtra(f"kgroups dev-cluster --ha: {missing}")
     signal.signal(signal.SIGTERM, _on_sigterm)
+    # Ctrl-C stops the cluster even when started with SIGINT ignored (as a
+    # background job of a script, or by a parent that ignores it), which
+    # Python would otherwise keep.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     data = data_dir if data_dir is not None else Path(tempfile.mkdtemp(prefix="kgroups-dev-"))
     data.mkdir(parents=True, exist_ok=True)
     postgres: LocalPostgres | local_patroni.LocalPatroni = (

@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.runtime.shard_runtime import Reply
 
-# A request frame starts with its API key, int16 big-endian.
-OFFSET_COMMIT_PREFIX = b"\x00\x08"
 _FIRST_FLEXIBLE = 8
 # A commit's topics with their partitions, in the request's order.
 Layout = tuple[tuple[str, tuple[int, ...]], ...]

@@ -30,7 +30,6 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from kgroups.handlers.dispatch import BadRequest, dispatch, dispatch_parts
-from kgroups.handlers.fast_commit import OFFSET_COMMIT_PREFIX, answer_commit
 from kgroups.handlers.fast_heartbeat import (
     CONSUMER_HEARTBEAT_PREFIX,
     HEARTBEAT_PREFIX,
@@ -49,6 +48,9 @@ from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
 if TYPE_CHECKING:
     from kgroups.handlers.broker_api import BrokerApi
     from kgroups.network.sasl_authenticator import SaslAuthenticator
+
+# OffsetCommit's API key, as a request frame starts (int16 big-endian).
+OFFSET_COMMIT_PREFIX = b"\x00\x08"
 
 log = logging.getLogger(__name__)
 
@@ -255,6 +257,9 @@ async def serve_connection(
                 elif request.startswith(CONSUMER_HEARTBEAT_PREFIX):
                     response = answer_consumer_heartbeat(broker.coordinator, request, host)
                 elif request.startswith(OFFSET_COMMIT_PREFIX):
+                    # Imported with the first commit: it brings the group schemas.
+                    from kgroups.handlers.fast_commit import answer_commit
+
                     committed = answer_commit(broker, request, host)
                     if committed is not None:
                         state.busy = True
