@@ -16,6 +16,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from kgroups.protocol import apis
+from kgroups.protocol.hand_read import (
+    Unexpected,
+    compact_string,
+)
 
 _HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
 _INT16 = struct.Struct(">h")
@@ -72,10 +76,10 @@ def _read_fields(version: int, rest: bytes) -> UnchangedHeartbeat | None:
         client_id = rest[2:pos].decode()
         if rest[pos] != 0:  # header tagged fields
             return None
-        group_id, pos = _compact_string(rest, pos + 1)
-        member_id, pos = _compact_string(rest, pos)
+        group_id, pos = compact_string(rest, pos + 1)
+        member_id, pos = compact_string(rest, pos)
         (member_epoch,) = _INT32.unpack_from(rest, pos)
-    except (IndexError, struct.error, UnicodeDecodeError, _Unexpected):
+    except (IndexError, struct.error, UnicodeDecodeError, Unexpected):
         return None
     if pos + 4 + len(tail) != len(rest):
         return None
@@ -109,10 +113,6 @@ def _answer_parts(version: int, member_id: str) -> tuple[bytes, bytes]:
     return head, b"\xff\x00"
 
 
-class _Unexpected(Exception):
-    pass
-
-
 def _varint(value: int) -> bytes:
     out = bytearray()
     while value >= 0x80:
@@ -120,16 +120,3 @@ def _varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
-
-
-def _compact_string(frame: bytes, pos: int) -> tuple[str, int]:
-    # Length + 1 as an unsigned varint; one byte covers strings under 127 bytes,
-    # which every group and member id of a real client is.
-    length = frame[pos] - 1
-    if length < 0 or length >= 0x7F:
-        raise _Unexpected
-    pos += 1
-    end = pos + length
-    if end > len(frame):
-        raise _Unexpected
-    return frame[pos:end].decode(), end

@@ -15,6 +15,13 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from kgroups.protocol import apis
+from kgroups.protocol.hand_read import (
+    Unexpected,
+    compact_nullable_string,
+    compact_string,
+    nullable_string,
+    string,
+)
 
 _HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
 _INT16 = struct.Struct(">h")
@@ -58,21 +65,21 @@ def _read_fields(version: int, rest: bytes) -> HeartbeatFields | None:
             if rest[pos] != 0:  # header tagged fields
                 return None
             pos += 1
-            group_id, pos = _compact_string(rest, pos)
+            group_id, pos = compact_string(rest, pos)
             (generation_id,) = _INT32.unpack_from(rest, pos)
-            member_id, pos = _compact_string(rest, pos + 4)
-            instance_id, pos = _compact_nullable_string(rest, pos)
+            member_id, pos = compact_string(rest, pos + 4)
+            instance_id, pos = compact_nullable_string(rest, pos)
             if rest[pos] != 0:  # body tagged fields
                 return None
             pos += 1
         else:
-            group_id, pos = _string(rest, pos)
+            group_id, pos = string(rest, pos)
             (generation_id,) = _INT32.unpack_from(rest, pos)
-            member_id, pos = _string(rest, pos + 4)
+            member_id, pos = string(rest, pos + 4)
             instance_id = None
             if version >= _WITH_INSTANCE_ID:
-                instance_id, pos = _nullable_string(rest, pos)
-    except (IndexError, struct.error, UnicodeDecodeError, _Unexpected):
+                instance_id, pos = nullable_string(rest, pos)
+    except (IndexError, struct.error, UnicodeDecodeError, Unexpected):
         return None
     if pos != len(rest):
         return None
@@ -94,49 +101,3 @@ def _answer_tail(version: int, error_code: int) -> bytes:
     if version >= _FIRST_FLEXIBLE:
         return b"\x00" + body + b"\x00"  # header tags, body, body tags
     return body
-
-
-class _Unexpected(Exception):
-    pass
-
-
-def _string(frame: bytes, pos: int) -> tuple[str, int]:
-    value, pos = _nullable_string(frame, pos)
-    if value is None:
-        raise _Unexpected
-    return value, pos
-
-
-def _nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
-    (length,) = _INT16.unpack_from(frame, pos)
-    pos += 2
-    if length < 0:
-        if length != -1:
-            raise _Unexpected
-        return None, pos
-    end = pos + length
-    if end > len(frame):
-        raise _Unexpected
-    return frame[pos:end].decode(), end
-
-
-def _compact_string(frame: bytes, pos: int) -> tuple[str, int]:
-    value, pos = _compact_nullable_string(frame, pos)
-    if value is None:
-        raise _Unexpected
-    return value, pos
-
-
-def _compact_nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
-    # Length + 1 as an unsigned varint; one byte covers strings under 127 bytes,
-    # which every group and member id of a real client is.
-    length = frame[pos] - 1
-    if length >= 0x7F:
-        raise _Unexpected
-    pos += 1
-    if length < 0:
-        return None, pos
-    end = pos + length
-    if end > len(frame):
-        raise _Unexpected
-    return frame[pos:end].decode(), end

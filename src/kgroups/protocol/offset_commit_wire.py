@@ -22,6 +22,13 @@ import struct
 from typing import NamedTuple
 
 from kgroups.protocol import apis
+from kgroups.protocol.hand_read import (
+    Unexpected,
+    compact_nullable_string,
+    compact_string,
+    nullable_string,
+    string,
+)
 
 _HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
 _INT16 = struct.Struct(">h")
@@ -102,7 +109,7 @@ def read_offset_commit(frame: bytes) -> WireCommitRequest | None:
             read = _read_flexible(frame, version)
         else:
             read = _read_fixed(frame, version)
-    except (IndexError, struct.error, UnicodeDecodeError, _Unexpected):
+    except (IndexError, struct.error, UnicodeDecodeError, Unexpected):
         return None
     if read is None:
         return None
@@ -112,13 +119,13 @@ def read_offset_commit(frame: bytes) -> WireCommitRequest | None:
 
 def _read_fixed(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
     """Versions 2 to 7: request header v1, int16-length strings, int32 arrays."""
-    client_id, pos = _nullable_string(frame, 8)
-    group_id, pos = _string(frame, pos)
+    client_id, pos = nullable_string(frame, 8)
+    group_id, pos = string(frame, pos)
     (generation,) = _INT32.unpack_from(frame, pos)
-    member_id, pos = _string(frame, pos + 4)
+    member_id, pos = string(frame, pos + 4)
     instance_id = None
     if version >= _FIRST_WITH_INSTANCE_ID:
-        instance_id, pos = _nullable_string(frame, pos)
+        instance_id, pos = nullable_string(frame, pos)
     if version <= _LAST_WITH_RETENTION:
         (retention,) = _INT64.unpack_from(frame, pos)
         if retention != _NO_RETENTION:
@@ -131,7 +138,7 @@ def _read_fixed(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
         return None
     topics = []
     for _ in range(topic_count):
-        name, pos = _string(frame, pos)
+        name, pos = string(frame, pos)
         (count,) = _INT32.unpack_from(frame, pos)
         pos += 4
         if not 0 <= count <= len(frame) - pos:
@@ -145,7 +152,7 @@ def _read_fixed(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
                 index, offset = _OFFSET.unpack_from(frame, pos)
                 epoch = NO_LEADER_EPOCH
                 pos += 12
-            metadata, pos = _nullable_string(frame, pos)
+            metadata, pos = nullable_string(frame, pos)
             partitions.append(_new(WirePartition, (index, offset, epoch, metadata)))
         topics.append(_new(WireTopic, (name, tuple(partitions))))
     if pos != len(frame):
@@ -157,13 +164,13 @@ def _read_fixed(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
 def _read_flexible(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
     """Versions 8 and 9: request header v2, compact strings and arrays,
     tagged fields (which must be empty)."""
-    client_id, pos = _nullable_string(frame, 8)  # the header's client id stays int16
+    client_id, pos = nullable_string(frame, 8)  # the header's client id stays int16
     if frame[pos] != 0:  # header tagged fields
         return None
-    group_id, pos = _compact_string(frame, pos + 1)
+    group_id, pos = compact_string(frame, pos + 1)
     (generation,) = _INT32.unpack_from(frame, pos)
-    member_id, pos = _compact_string(frame, pos + 4)
-    instance_id, pos = _compact_nullable_string(frame, pos)
+    member_id, pos = compact_string(frame, pos + 4)
+    instance_id, pos = compact_nullable_string(frame, pos)
     topic_count = frame[pos] - 1
     pos += 1
     if not 0 <= topic_count < 0x7F:
@@ -172,7 +179,7 @@ def _read_flexible(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
     unpack = _OFFSET_EPOCH.unpack_from
     unpack_all = _EMPTY_METADATA_PARTITION.iter_unpack
     for _ in range(topic_count):
-        name, pos = _compact_string(frame, pos)
+        name, pos = compact_string(frame, pos)
         count = frame[pos] - 1
         pos += 1
         if not 0 <= count < 0x7F:
@@ -215,49 +222,3 @@ def _read_flexible(frame: bytes, version: int) -> tuple[str, WireCommit] | None:
         return None
     commit = _new(WireCommit, (group_id, generation, member_id, instance_id, tuple(topics)))
     return client_id or "", commit
-
-
-class _Unexpected(Exception):
-    pass
-
-
-def _string(frame: bytes, pos: int) -> tuple[str, int]:
-    value, pos = _nullable_string(frame, pos)
-    if value is None:
-        raise _Unexpected
-    return value, pos
-
-
-def _nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
-    (length,) = _INT16.unpack_from(frame, pos)
-    pos += 2
-    if length < 0:
-        if length != -1:
-            raise _Unexpected
-        return None, pos
-    end = pos + length
-    if end > len(frame):
-        raise _Unexpected
-    return frame[pos:end].decode(), end
-
-
-def _compact_string(frame: bytes, pos: int) -> tuple[str, int]:
-    value, pos = _compact_nullable_string(frame, pos)
-    if value is None:
-        raise _Unexpected
-    return value, pos
-
-
-def _compact_nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
-    # Length + 1 as an unsigned varint; one byte covers strings under 127
-    # bytes, which every group id, member id and topic name of a real client is.
-    length = frame[pos] - 1
-    if length >= 0x7F:
-        raise _Unexpected
-    pos += 1
-    if length < 0:
-        return None, pos
-    end = pos + length
-    if end > len(frame):
-        raise _Unexpected
-    return frame[pos:end].decode(), end
