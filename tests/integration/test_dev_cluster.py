@@ -137,3 +137,38 @@ def test_dev_cluster_ha_fails_over_and_ctrl_c_stops_everything() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def test_the_brokers_of_a_killed_dev_cluster_stop(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgroups", "dev-cluster", "--brokers", "2", "--base-port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    pids: list[int] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while not lines or not lines[-1].startswith("bootstrap: "):
+            assert time.monotonic() < deadline, lines
+            line = proc.stdout.readline()
+            assert line, f"dev-cluster exited: {lines}"
+            lines.append(line.strip())
+        pids = [int(p) for p in re.findall(r"\(pid (\d+)", "\n".join(lines))]
+        brokers = pids[1:]  # after PostgreSQL's
+        assert len(brokers) == 2
+        proc.kill()  # kill -9: no Ctrl-C, no cleanup of its own
+        proc.wait(10)
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in brokers):
+            assert time.monotonic() < deadline, [p for p in brokers if _alive(p)]
+            time.sleep(0.2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in pids:  # PostgreSQL does not watch its parent yet
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -16,6 +16,7 @@ multi-host URL; kill the primary's PostgreSQL to watch a failover.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -72,6 +73,9 @@ def run(
         local_patroni.LocalPatroni() if ha else LocalPostgres()
     )
     processes: list[subprocess.Popen[bytes]] = []
+    # The brokers read the other end and stop when this process is gone,
+    # however it ends (kill -9 included): the kernel closes this end then.
+    parent_pipe, _keep_open = os.pipe()
     try:
         postgres.start()
         url = postgres.create_database(DATABASE)
@@ -86,7 +90,7 @@ def run(
             _print_ha_store(postgres, url)
         ports = [base_port + i if base_port else _free_port() for i in range(brokers)]
         for broker_id, port in enumerate(ports, 1):
-            processes.append(_start_broker(url, broker_id, port, data, log_level))
+            processes.append(_start_broker(url, broker_id, port, data, log_level, parent_pipe))
             print(
                 f"broker {broker_id}: 127.0.0.1:{port} (pid {processes[-1].pid}, "
                 f"log {data / f'b{broker_id}.log'})",
@@ -130,7 +134,7 @@ def _print_ha_store(store: LocalPatroni, url: str) -> None:
 
 
 def _start_broker(
-    url: str, broker_id: int, port: int, data: Path, log_level: str
+    url: str, broker_id: int, port: int, data: Path, log_level: str, parent_pipe: int
 ) -> subprocess.Popen[bytes]:
     overrides = [
         f"cluster.store.url={url}",
@@ -139,12 +143,19 @@ def _start_broker(
         f"log.dirs={data / f'b{broker_id}'}",
     ]
     args = [sys.executable, "-m", "kgroups", "serve", "--log-level", log_level]
+    args += ["--parent-pipe", str(parent_pipe)]
     for override in overrides:
         args += ["--override", override]
     with open(data / f"b{broker_id}.log", "ab") as log:
         # A session of its own: Ctrl-C reaches this process only, which then
         # stops the brokers in order.
-        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(parent_pipe,),
+        )
 
 
 def _wait_until_live(url: str, ports: list[int], processes: list[subprocess.Popen[bytes]]) -> None:
