@@ -18,7 +18,7 @@ from faults.cluster import GROUP_SESSION_MS, QUIET, FaultCluster, HaStore
 from faults.history import INFO, INVOKE, OK, History
 from faults.liveness import hung, liveness
 from faults.nemesis import KINDS, Fault, Nemesis, schedule
-from faults.transactions import DEAF_S
+from faults.transactions import DEAF_S, TRANSACTION_TIMEOUT_S
 from faults.workloads import (
     OUTPUT,
     PARTITIONS,
@@ -35,8 +35,11 @@ from faults.workloads import (
 SESSION_SLACK_S = 3.0
 # After the last fault heals, every workload must work again within this
 # (liveness.py): beyond the group's session timeout and the rebalance, and
-# librdkafka's longest reconnection backoff (10 s).
-PROGRESS_BOUND_S = 30.0
+# librdkafka's longest reconnection backoff (10 s); and beyond the timeout of
+# a transaction left open by a client the faults cut off, whose pending
+# offsets keep the group's stable offset reads (UNSTABLE_OFFSET_COMMIT), and
+# so its new owner, waiting until the coordinator aborts it, as on Kafka.
+PROGRESS_BOUND_S = TRANSACTION_TIMEOUT_S + 30.0
 SETTLE_S = 2.0  # once every workload made progress, for the last reads to land
 STOP_S = 60.0  # for the workloads to close their clients
 
