@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import threading
 from typing import Any
 
 from faults.cluster import QUIET
 from faults.history import INFO, INVOKE, OK, History
+
+
+def _debug() -> dict[str, object]:
+    """librdkafka's debug contexts from KGROUPS_FAULT_PRODUCER_DEBUG (e.g.
+    ``eos,msg``: its idempotence state and each retry, to explain a duplicate)."""
+    contexts = os.environ.get("KGROUPS_FAULT_PRODUCER_DEBUG")
+    return {"debug": contexts, "log_level": 7} if contexts else {"log_level": QUIET}
 
 
 class ConfluentProducer:
@@ -35,10 +43,10 @@ class ConfluentProducer:
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
-                "log_level": QUIET,
                 "message.timeout.ms": 30000,
                 "socket.timeout.ms": 10000,
                 "topic.metadata.refresh.interval.ms": 2000,
+                **_debug(),
             }
         )
 

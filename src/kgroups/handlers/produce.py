@@ -213,6 +213,9 @@ def _append(
     except RecordsRejected as e:
         return _failed(partition, e.error_code, e.message, e.record_errors), None
     except KafkaError as e:
+        if e.error_code == ErrorCode.out_of_order_sequence_number:
+            # The producer must bump its epoch (or fail): worth an operator's eye.
+            log.warning("produce to %s-%d refused: %s", topic, partition, e.message)
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.partitions.appended(topic, partition, plog)
     if not result.duplicate:
