@@ -5,6 +5,7 @@ address's rate closed unserved."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import time
 from datetime import timedelta
@@ -16,9 +17,13 @@ from client_quota_wire import alter
 from cluster_brokers import create_topic, produce
 from kio.schema.fetch.v12 import FetchRequest
 from kio.schema.fetch.v12.request import FetchPartition, FetchTopic
+from kio.schema.heartbeat.v4 import HeartbeatRequest
+from kio.schema.join_group.v9 import JoinGroupRequest
+from kio.schema.join_group.v9.request import JoinGroupRequestProtocol
 from kio.schema.metadata.v12 import MetadataRequest
 from kio.schema.produce.v9 import ProduceRequest
 from kio.schema.produce.v9.request import PartitionProduceData, TopicProduceData
+from kio.schema.sync_group.v5 import SyncGroupRequest
 from kio.static.primitive import Records, i32Timedelta, i64
 
 from kgroups.clock import ManualClock
@@ -146,6 +151,50 @@ def test_request_percentage_throttles_any_request(virtual_broker: Any) -> None:
     assert alter(b.port, [(CLIENT, [("request_percentage", 0.0001)])])[0][0] == ErrorCode.none
     with socket.create_connection(("127.0.0.1", b.port), 20) as s:
         assert _ms(call(s, metadata)[0]) > 0
+
+
+def test_request_percentage_throttles_heartbeats_too(virtual_broker: Any) -> None:
+    """A member's heartbeats count against its request quota, however the
+    broker answers them."""
+    b, _clock = virtual_broker
+    session = i32Timedelta.parse(timedelta(seconds=30))
+    join = JoinGroupRequest(
+        group_id="hb",
+        session_timeout=session,
+        rebalance_timeout=session,
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=(JoinGroupRequestProtocol(name="range", metadata=b""),),
+        reason=None,
+    )
+    with socket.create_connection(("127.0.0.1", b.port), 20) as s:
+        first = call(s, join)[0]
+        joined = call(s, dataclasses.replace(join, member_id=first.member_id))[0]
+        synced = call(
+            s,
+            SyncGroupRequest(
+                group_id="hb",
+                generation_id=joined.generation_id,
+                member_id=joined.member_id,
+                group_instance_id=None,
+                protocol_type="consumer",
+                protocol_name="range",
+                assignments=(),
+            ),
+        )[0]
+        assert synced.error_code == ErrorCode.none
+        heartbeat = HeartbeatRequest(
+            group_id="hb",
+            generation_id=joined.generation_id,
+            member_id=joined.member_id,
+            group_instance_id=None,
+        )
+        before = call(s, heartbeat)[0]
+        assert before.error_code == ErrorCode.none and _ms(before) == 0
+        assert alter(b.port, [(CLIENT, [("request_percentage", 0.0001)])])[0][0] == ErrorCode.none
+        after = call(s, heartbeat)[0]
+        assert after.error_code == ErrorCode.none and _ms(after) > 0
 
 
 def test_connections_over_the_address_rate_are_closed_unserved(virtual_broker: Any) -> None:

@@ -41,6 +41,7 @@ from kgroups.handlers.response_parts import ResponseParts
 from kgroups.handlers.throttling import Mute
 from kgroups.network.file_sender import FileSender
 from kgroups.protocol.framing import BadFrame, FrameReader
+from kgroups.quotas.entities import REQUEST_PERCENTAGE
 from kgroups.records.file_region import RegionGone
 from kgroups.runtime.context import ConnectionInfo
 from kgroups.security.peer import PLAINTEXT_SECURITY, ConnectionSecurity
@@ -104,6 +105,7 @@ async def serve_connection(
     # The shortcuts answer heartbeats and take offset commits without
     # dispatch, so without ACL checks.
     shortcuts = broker.authorizer is None
+    quotas = broker.quotas
     requests, request_seconds = stats.requests, stats.request_seconds
     stats.connections += 1
     stats.connections_created += 1
@@ -251,7 +253,13 @@ async def serve_connection(
                     await writer.drain()
                 continue
             await until_pipelined(0)
-            if shortcuts and not faults.active and isinstance(request, bytes):
+            if (
+                shortcuts
+                and not faults.active
+                and isinstance(request, bytes)
+                # The shortcuts are not metered: a request quota sends all through dispatch.
+                and not quotas.sets(REQUEST_PERCENTAGE)
+            ):
                 if request.startswith(HEARTBEAT_PREFIX):
                     response = answer_heartbeat(broker.coordinator, request)
                 elif request.startswith(CONSUMER_HEARTBEAT_PREFIX):
