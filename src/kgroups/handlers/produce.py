@@ -90,6 +90,11 @@ async def handle(
     for partitions, i, name in doubtful:
         if not await still_leader(broker, name, partitions[i].index):
             partitions[i] = _failed(partitions[i].index, ErrorCode.not_leader_or_follower, None)
+        elif partitions[i].error_code == ErrorCode.out_of_order_sequence_number:
+            # From the state the store agrees with: the producer must bump its
+            # epoch or fail, worth an operator's eye.
+            answer = partitions[i]
+            log.warning("produce to %s-%d refused: %s", name, answer.index, answer.error_message)
     for partitions, i, flushed in flushes:
         try:
             await flushed
@@ -213,9 +218,6 @@ def _append(
     except RecordsRejected as e:
         return _failed(partition, e.error_code, e.message, e.record_errors), None
     except KafkaError as e:
-        if e.error_code == ErrorCode.out_of_order_sequence_number:
-            # The producer must bump its epoch (or fail): worth an operator's eye.
-            log.warning("produce to %s-%d refused: %s", topic, partition, e.message)
         return _failed(partition, e.error_code, e.message), None
     flushed = broker.partitions.appended(topic, partition, plog)
     if not result.duplicate:
