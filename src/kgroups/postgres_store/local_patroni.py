@@ -115,6 +115,19 @@ class LocalPatroni:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
+    def reaper_args(self) -> list[str]:
+        """What ``commands.dev_cluster_reaper`` must end if its starter dies:
+        Patroni first (it would restart its PostgreSQL), etcd, the servers."""
+        args: list[str] = []
+        for process in [*self._patroni.values(), self._etcd]:
+            if process is not None:
+                args += ["--kill", str(process.pid)]
+        for node in self.nodes:
+            args += ["--postgres", str(node.data)]
+        if self._dir is not None:
+            args += ["--remove", str(self._dir)]
+        return args
+
     def stop_node(self, name: str, *, signalled: bool = False) -> None:
         """Stop one member: Patroni stops its PostgreSQL (fast shutdown) on SIGTERM."""
         process = self._patroni.pop(name, None)

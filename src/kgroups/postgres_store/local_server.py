@@ -88,6 +88,12 @@ class LocalPostgres:
         """The postmaster's pid; its workers share it as their process group."""
         return None if self._process is None else self._process.pid
 
+    def reaper_args(self) -> list[str]:
+        """What ``commands.dev_cluster_reaper`` must end if its starter dies."""
+        if self._dir is None:
+            return []
+        return ["--postgres", str(self._dir / "data"), "--remove", str(self._dir)]
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
