@@ -24,9 +24,11 @@ typecheck: $(STAMP)
 
 # Compiled once here: the tests start hundreds of broker processes, and each
 # would compile every module again where PYTHONDONTWRITEBYTECODE is set.
+# Three workers on two cores: most tests wait (on sessions, timeouts, child
+# processes) far more than they compute; a test file stays on one worker.
 test: lint typecheck browser store-ha kcat
 	$(BIN)/python -m compileall -q src >/dev/null
-	$(BIN)/pytest -q -n 2 --dist loadfile  # two workers, a test file stays on one
+	$(BIN)/pytest -q -n 3 --dist loadfile
 
 # The analytics report's page test drives Debian's chromium, headless.
 browser:
