@@ -1,7 +1,8 @@
 """A share group in a cluster of three brokers, with kgroups' ShareConsumer:
 the group's members fetch each partition at the broker leading it (three
 brokers, one partition each), and every record is processed once; a
-ShareFetch at another broker is told where the leader is."""
+ShareFetch at another broker is told where the leader is; offsets an admin
+moves back are read again from there at every leader."""
 
 from __future__ import annotations
 
@@ -107,6 +108,30 @@ def test_a_share_group_consumes_partitions_led_by_three_brokers(
             return sorted((o.partition, o.start_offset, o.lag) for o in found)
 
         assert asyncio.run(offsets()) == [(p, 50, 0) for p in range(3)]
+
+        # An admin moves the empty group back to the start, through the group
+        # coordinator's broker: the leaders of the other partitions, which
+        # still hold their share partitions, must not go on from 50.
+        async def rewind() -> None:
+            admin = Admin(bootstrap)
+            try:
+                await admin.alter_share_group_offsets(GROUP, {(TOPIC, p): 0 for p in range(3)})
+            finally:
+                await admin.close()
+
+        asyncio.run(rewind())
+        assert asyncio.run(offsets()) == [(p, 0, 50) for p in range(3)]
+        again = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": GROUP})
+        again.subscribe([TOPIC])
+        try:
+            processed = []
+            deadline = time.monotonic() + 60
+            while len(processed) < len(expected):
+                assert time.monotonic() < deadline, sorted(processed)[:5]
+                processed += [record.value or b"" for record in again.poll(0.1)]
+            assert sorted(processed) == sorted(expected)
+        finally:
+            again.close()
 
 
 def _share_fetch(topic_id: uuid.UUID) -> ShareFetchRequest:

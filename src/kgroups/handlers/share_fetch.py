@@ -131,6 +131,8 @@ async def handle(
     except SessionError as e:
         return fetch_error(e.code, str(e))
     session.connection = ctx.connection
+    if epoch == INITIAL_EPOCH and broker.cluster is not None:
+        await broker.share_state.drop_outdated([(group_id, t, p) for t, p in session.partitions])
     # Share partitions acknowledged here that this broker does not hold yet
     # take their state from the share coordinator first.
     await broker.share_state.ensure_loaded([(group_id, t, p) for t, p in acks if t is not None])

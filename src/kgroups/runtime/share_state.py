@@ -116,6 +116,33 @@ class ShareStateLog:
             manager.stored[key] = (answer.start_offset, answer.state_batches)
         return ErrorCode.none
 
+    async def drop_outdated(self, keys: Iterable[PartitionKey]) -> None:
+        """Drop the share partitions held here whose stored state moved on
+        without this broker: in a cluster, an admin's AlterShareGroupOffsets or
+        DeleteShareGroupOffsets goes to the group coordinator's broker, which
+        initialises or deletes the state there while no member is in the
+        group. Asked when a share session starts, for the share partitions no
+        member holds records of; their next use reads them again."""
+        manager = self._broker.share_partitions
+        held = []
+        for key in keys:
+            sp = manager.get(key)
+            if key in self._epochs and (sp is None or not sp.holds_acquired()):
+                held.append(key)
+        if not held:
+            return
+        answers = await asyncio.gather(*(self._persister.summary(key) for key in held))
+        outdated = []
+        for key, answer in zip(held, answers, strict=True):
+            epochs = self._epochs.get(key)
+            if answer.error is not ErrorCode.none or epochs is None:
+                continue  # unknown: kept, a fenced write still drops it
+            if answer.start_offset == UNINITIALIZED_START_OFFSET or answer.state_epoch != epochs[0]:
+                outdated.append(key)
+        if outdated:
+            log.info("share partitions %s moved on in the share coordinator: dropped", outdated)
+            self.drop(outdated)
+
     async def persist_changes(self, keys: Iterable[PartitionKey] | None = None) -> ErrorCode:
         """Write what changed in the broker's share partitions (those of
         ``keys``; None: all), start resets and deletions; NONE once durable,

@@ -87,6 +87,14 @@ class SharePartition:
                     return max(first, self.start_offset)
         return self.end_offset
 
+    def holds_acquired(self) -> bool:
+        """Whether any member holds records of it now."""
+        return any(
+            delivery.state is RecordState.ACQUIRED
+            for batch in self._batches.values()
+            for _first, _last, delivery in batch.deliveries()
+        )
+
     def can_acquire(self) -> bool:
         """Whether a fetch may find something to acquire: AVAILABLE records,
         or room for new ones."""
