@@ -121,17 +121,34 @@ def test_a_share_group_consumes_partitions_led_by_three_brokers(
 
         asyncio.run(rewind())
         assert asyncio.run(offsets()) == [(p, 0, 50) for p in range(3)]
-        again = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": GROUP})
-        again.subscribe([TOPIC])
-        try:
-            processed = []
-            deadline = time.monotonic() + 60
-            while len(processed) < len(expected):
-                assert time.monotonic() < deadline, sorted(processed)[:5]
-                processed += [record.value or b"" for record in again.poll(0.1)]
-            assert sorted(processed) == sorted(expected)
-        finally:
-            again.close()
+        assert _read_all(bootstrap, len(expected)) == sorted(expected)
+
+        # Deleted offsets: the next member starts where share.auto.offset.reset
+        # says (earliest), again at every leader.
+        async def delete() -> None:
+            admin = Admin(bootstrap)
+            try:
+                assert await admin.delete_share_group_offsets(GROUP, [TOPIC]) == {TOPIC: None}
+            finally:
+                await admin.close()
+
+        asyncio.run(delete())
+        assert _read_all(bootstrap, len(expected)) == sorted(expected)
+
+
+def _read_all(bootstrap: str, count: int) -> list[bytes]:
+    """What one new member of the group reads until it has ``count`` records."""
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": GROUP})
+    consumer.subscribe([TOPIC])
+    try:
+        processed: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(processed) < count:
+            assert time.monotonic() < deadline, sorted(processed)[:5]
+            processed += [record.value or b"" for record in consumer.poll(0.1)]
+        return sorted(processed)
+    finally:
+        consumer.close()
 
 
 def _share_fetch(topic_id: uuid.UUID) -> ShareFetchRequest:

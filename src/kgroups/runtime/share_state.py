@@ -124,20 +124,26 @@ class ShareStateLog:
         group. Asked when a share session starts, for the share partitions no
         member holds records of; their next use reads them again."""
         manager = self._broker.share_partitions
-        held = []
+        held: dict[PartitionKey, int] = {}  # the start offset known here
         for key in keys:
             sp = manager.get(key)
-            if key in self._epochs and (sp is None or not sp.holds_acquired()):
-                held.append(key)
+            if key not in self._epochs:
+                continue
+            if sp is None:
+                held[key] = manager.stored.get(key, (UNINITIALIZED_START_OFFSET, ()))[0]
+            elif not sp.changed and not sp.holds_acquired():  # nothing unwritten, nobody's
+                held[key] = sp.start_offset
         if not held:
             return
         answers = await asyncio.gather(*(self._persister.summary(key) for key in held))
         outdated = []
-        for key, answer in zip(held, answers, strict=True):
+        for (key, start), answer in zip(held.items(), answers, strict=True):
             epochs = self._epochs.get(key)
             if answer.error is not ErrorCode.none or epochs is None:
                 continue  # unknown: kept, a fenced write still drops it
-            if answer.start_offset == UNINITIALIZED_START_OFFSET or answer.state_epoch != epochs[0]:
+            initialized_again = answer.state_epoch != epochs[0]
+            deleted = answer.start_offset == UNINITIALIZED_START_OFFSET != start
+            if initialized_again or deleted:
                 outdated.append(key)
         if outdated:
             log.info("share partitions %s moved on in the share coordinator: dropped", outdated)
