@@ -9,6 +9,7 @@ conftest.py may redefine.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,24 @@ if TYPE_CHECKING:
     from kgroups.testing.broker_clock import BrokerClock
     from kgroups.testing.embedded_broker import EmbeddedBroker
     from kgroups.testing.helpers import KafkaHelpers
+
+
+def _unmark_kgroups_for_rewrite() -> None:
+    """pytest rewrites the asserts of every module of a distribution that
+    provides a plugin, so kgroups' whole package would be imported through
+    an AST pass: slower (no bytecode cache where PYTHONDONTWRITEBYTECODE is
+    set), and on CPython 3.11 liable to fail when two threads import at once
+    ("AST constructor recursion depth mismatch"), as a broker thread's first
+    imports beside a test's do. Only this module needs pytest's eye, and it is
+    loaded by now. pytest offers no public switch for a package, hence its
+    hook's own set, left alone if it is not there."""
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set):
+            marked.discard("kgroups")
+
+
+_unmark_kgroups_for_rewrite()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
